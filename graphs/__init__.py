@@ -1,0 +1,1 @@
+"""Strategy graphs: wiring only. Each module exposes ``build_graph(...)`` and a compiled ``graph``."""

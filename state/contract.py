@@ -1,0 +1,154 @@
+"""The input/output contract every strategy graph shares.
+
+Input: ``question`` and either ``document`` (one text) or ``documents`` (a list of ``{"title", "text"}``).
+Output: ``answer``, ``rationale``, ``confidence``, ``evidence`` (the chunks the answer rests on, with
+document and character offsets), ``chunks`` (every chunk with its status), and ``stats``.
+
+Pydantic at the boundary (validation with clear messages), plain data inside.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from longgraph.errors import InputError
+
+
+class DocumentIn(BaseModel):
+    """One input document; its title labels it in prompts and provenance."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = ""
+    text: str
+
+
+class GraphInput(BaseModel):
+    """What a caller gives a strategy graph."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1)
+    document: str | None = None
+    documents: list[DocumentIn] | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> GraphInput:
+        if not self.question.strip():
+            raise ValueError("question is empty")
+        if (self.document is None) == (self.documents is None):
+            raise ValueError("give exactly one of 'document' or 'documents'")
+        if self.documents is not None and not self.documents:
+            raise ValueError("'documents' is an empty list")
+        return self
+
+    def as_documents(self) -> list[DocumentIn]:
+        if self.document is not None:
+            return [DocumentIn(title="", text=self.document)]
+        assert self.documents is not None
+        return list(self.documents)
+
+
+def parse_input(raw: object) -> GraphInput:
+    """Validate raw input into a :class:`GraphInput`, raising :class:`InputError` with the reasons."""
+    if isinstance(raw, GraphInput):
+        return raw
+    try:
+        return GraphInput.model_validate(raw)
+    except ValueError as exc:  # pydantic.ValidationError is a ValueError
+        raise InputError(f"invalid input: {exc}".replace("\n", "; ")) from exc
+
+
+class ChunkPart(BaseModel):
+    """A contiguous span of one document inside a chunk (character offsets into that document's text)."""
+
+    doc_index: int
+    title: str
+    start: int
+    end: int
+
+
+class Chunk(BaseModel):
+    """A piece of the input. Usually one span of one document; several small documents may share a
+    chunk, each keeping its own title and boundaries (``parts``)."""
+
+    id: int
+    parts: list[ChunkPart]
+    tokens: int
+    text: str
+    """What the model is shown: the spans, each headed by its document's title when there is one."""
+
+    @property
+    def doc_index(self) -> int:
+        return self.parts[0].doc_index
+
+    @property
+    def title(self) -> str:
+        return self.parts[0].title
+
+    @property
+    def start(self) -> int:
+        return self.parts[0].start
+
+    @property
+    def end(self) -> int:
+        return self.parts[-1].end if len({p.doc_index for p in self.parts}) == 1 else self.parts[0].end
+
+
+ChunkStatus = Literal["used", "no_information", "filtered", "failed"]
+
+
+class ChunkReport(BaseModel):
+    """What became of one chunk: every chunk of the input appears in the result exactly once."""
+
+    id: int
+    parts: list[ChunkPart]
+    tokens: int
+    status: ChunkStatus
+    reason: str | None = None
+    answer: str | None = None
+    confidence: float | None = None
+    raw_output: str | None = None
+
+
+class Evidence(BaseModel):
+    """A span the answer rests on: a chunk (or a quote inside it) with its provenance."""
+
+    chunk_id: int
+    doc_index: int
+    title: str
+    start: int
+    end: int
+    confidence: float | None = None
+    text: str = ""
+    verified: bool = True
+    """False when a quoted span could not be found in its chunk (a possible hallucination)."""
+
+
+class Stats(BaseModel):
+    """What a run cost."""
+
+    llm_calls: int = 0
+    failed_calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls_by_stage: dict[str, int] = Field(default_factory=dict)
+    collapse_rounds: int = 0
+    seconds: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+    """Decisions a user should know about (fallbacks taken, evidence trimmed...)."""
+
+
+class GraphOutput(BaseModel):
+    """What a strategy graph returns."""
+
+    answer: str
+    rationale: str = ""
+    confidence: float | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    chunks: list[ChunkReport] = Field(default_factory=list)
+    stats: Stats = Field(default_factory=Stats)
+    strategy: str = ""
