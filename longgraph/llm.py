@@ -221,11 +221,12 @@ async def call_structured(
     schema: type[T],
     variables: dict[str, str],
     parse_retries: int,
+    work: str = "",
 ) -> StructuredCall[T]:
     """Render, ask, parse, retry on parse failure; consult and fill the result cache.
 
-    Transport failures propagate as :class:`EndpointError` (the caller decides whether one chunk's
-    failure is recorded or ends the run); parse failures come back as a failed ``StructuredCall``.
+    Transport failures propagate as :class:`EndpointError`, naming ``work`` (e.g. "map of chunk 7") as
+    left undone; parse failures come back as a failed ``StructuredCall``.
     """
     usage = Usage()
     attempts = parse_retries + 1
@@ -259,6 +260,10 @@ async def call_structured(
             reply = await llm.complete(messages, stage=stage, schema=schema)
         except _ModeChanged:
             continue  # re-render for text mode; does not count as an attempt
+        except EndpointError as exc:
+            if not work or exc.undone:
+                raise
+            raise EndpointError(str(exc).split(" (endpoint ")[0], endpoint=exc.endpoint, undone=work) from exc
         usage.calls += 1
         usage.calls_by_stage[stage] = usage.calls_by_stage.get(stage, 0) + 1
         usage.prompt_tokens += reply.prompt_tokens

@@ -128,6 +128,7 @@ async def collapse_group(task: CollapseTask, runtime: ContextRuntime, *, llm: LL
     result = await call_structured(
         llm(context), load_prompts(strategy), "collapse", task=context.task, schema=MapOutput,
         variables={"context": join_notes(notes), "question": task["question"]}, parse_retries=context.parse_retries,
+        work=f"collapse of group {task['index']} in round {task['round']}",
     )  # fmt: skip
     report_progress("collapse", total=task["total"], message=f"round {task['round']}")
     group = CollapsedGroup(index=task["index"], sources=sources, output=result.value, error=result.error)

@@ -31,6 +31,7 @@ async def map_chunk(task: MapTask, runtime: ContextRuntime, *, llm: LLMProvider,
     result = await call_structured(
         llm(context), load_prompts(strategy), "map", task=context.task, schema=MapOutput,
         variables={"context": chunk.text, "question": task["question"]}, parse_retries=context.parse_retries,
+        work=f"map of chunk {chunk.id} (and any map call not finished)",
     )  # fmt: skip
     report_progress("map", total=task["total"])
     outcome = MappedChunk(chunk_id=chunk.id, output=result.value, error=result.error, raw=None if result.value else result.raw)

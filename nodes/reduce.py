@@ -23,6 +23,7 @@ async def reduce_notes(state: dict[str, Any], runtime: ContextRuntime, *, llm: L
     result = await call_structured(
         llm(context), load_prompts(strategy), "reduce", task=context.task, schema=ReduceOutput,
         variables={"context": join_notes(notes), "question": state["question"]}, parse_retries=context.parse_retries,
+        work="the reduce stage",
     )  # fmt: skip
     report_progress("reduce", total=1)
     if result.value is not None:

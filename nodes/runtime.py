@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
@@ -37,7 +36,10 @@ def as_node(stage: StageFn, /, **injected: Any) -> RunnableLambda[Any, Any]:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
             return pool.submit(caller.run, asyncio.run, stage(state, runtime, **injected)).result()
 
-    functools.update_wrapper(run_async, stage)
+    # Not functools.wraps: RunnableLambda reads the signature (it must see ``config``), and wraps
+    # would point it at the stage's own.
+    run_async.__name__ = run_sync.__name__ = name
+    run_async.__doc__ = run_sync.__doc__ = stage.__doc__
     return RunnableLambda(run_sync, afunc=run_async, name=name)
 
 

@@ -77,7 +77,7 @@ class Context:
     auto: json_schema, falling back to text for an endpoint that rejects it."""
     tokenizer: str | None = field(default_factory=_env("tokenizer", None))
     """Path to the served model's tokenizer (exact counts); None: cl100k_base, offline."""
-    max_collapse_rounds: int = field(default_factory=_env("max_collapse_rounds", 6, int))
+    max_collapse_rounds: int = field(default_factory=_env("max_collapse_rounds", 5, int))
     max_failed_fraction: float = field(default_factory=_env("max_failed_fraction", 0.5, float))
     """A run whose share of failed chunks exceeds this raises instead of answering from the rest."""
     cache_path: str | None = field(default_factory=_env("cache_path", None))

@@ -1,0 +1,208 @@
+"""The ``longgraph`` command: ``ask`` a question of long files, manage the embedded ``model`` server.
+
+Errors are one line on stderr and a non-zero exit (2: bad input or settings, 3: the endpoint), never
+a traceback (``--debug`` shows one). Progress goes to stderr as a ``rich`` bar; the answer (or, with
+``--json``, the whole result) goes to stdout, so it can be piped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from longgraph.errors import InputError, LonggraphError
+from longgraph.nodes.runtime import Progress as ProgressEvent
+
+app = typer.Typer(
+    name="longgraph",
+    help="Read documents far longer than a model's context window (LLM×MapReduce and friends).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+stderr = Console(stderr=True)
+T = TypeVar("T")
+
+_BINARY_SNIFF = 8192
+
+
+def read_document(path: str) -> tuple[str, str, list[str]]:
+    """(title, text, notes) for a path or ``-`` (stdin); a clear :class:`InputError` otherwise."""
+    notes: list[str] = []
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        title = "stdin"
+    else:
+        file = Path(path)
+        if not file.exists():
+            raise InputError(f"{path}: no such file")
+        if file.is_dir():
+            raise InputError(f"{path}: is a directory, not a file")
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+        title = file.name
+    if b"\x00" in data[:_BINARY_SNIFF]:
+        raise InputError(f"{path}: looks like binary data (NUL bytes), not text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        notes.append(f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD")
+    return title, text.replace("\x00", ""), notes
+
+
+class _Bars:
+    """A rich progress bar per stage, fed by the graph's custom stream events."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        stage = event.get("stage", "?")
+        label = stage if not event.get("message") or stage != "collapse" else f"{stage} ({event['message']})"
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(label, total=event.get("total", 1))
+        task = self.tasks[stage]
+        self.progress.update(task, total=event.get("total"), description=label)
+        self.progress.advance(task, event.get("advance", 1))
+
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | None]:
+    if not enabled:
+        yield None
+        return
+    with Progress(
+        TextColumn("[bold]{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=stderr, transient=False,
+    ) as progress:  # fmt: skip
+        yield _Bars(progress)
+
+
+def run_cli(action: Callable[[], T], *, debug: bool) -> T:
+    """Run ``action``; turn every failure into one line and an exit code."""
+    try:
+        return action()
+    except LonggraphError as exc:
+        if debug:
+            raise
+        stderr.print(f"[red]error:[/red] {exc}", highlight=False, markup=True, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        stderr.print("interrupted")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        if debug:
+            raise
+        message = " ".join(str(exc).split())[:400]
+        stderr.print(f"[red]error:[/red] unexpected {type(exc).__name__}: {message} (rerun with --debug)", soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+Opt = typer.Option
+
+
+@app.command()
+def ask(
+    files: Annotated[list[str], typer.Argument(help="Text files to read ('-' for stdin); several become documents.")],
+    question: Annotated[str, Opt("--question", "-q", help="The question to answer.")],
+    strategy: Annotated[str, Opt(help="Strategy graph: see `longgraph strategies`.")] = "mapreduce",
+    as_json: Annotated[bool, Opt("--json", help="Print the whole result as JSON.")] = False,
+    base_url: Annotated[list[str] | None, Opt(help="OpenAI-compatible base URL(s); repeat for replicas.")] = None,
+    api_key: Annotated[str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)] = None,
+    model: Annotated[str | None, Opt(help="Served model name (default: the endpoint's first).")] = None,
+    context_window: Annotated[int | None, Opt(help="L: tokens one call may use.")] = None,
+    chunk_size: Annotated[int | None, Opt(help="Tokens of text per chunk (default: derived from L).")] = None,
+    max_output_tokens: Annotated[int | None, Opt()] = None,
+    temperature: Annotated[float | None, Opt()] = None,
+    max_concurrency: Annotated[int | None, Opt(help="Requests in flight per endpoint.")] = None,
+    task: Annotated[str | None, Opt(help="qa, mc, retrieval, code, math or summary.")] = None,
+    request_timeout: Annotated[float | None, Opt("--timeout", help="Seconds per request.")] = None,
+    max_retries: Annotated[int | None, Opt("--retries", help="Retries per request.")] = None,
+    structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
+    tokenizer: Annotated[str | None, Opt(help="Path to the model's tokenizer (default cl100k_base).")] = None,
+    cache: Annotated[str | None, Opt(help="SQLite file caching map/collapse answers across runs.")] = None,
+    resume: Annotated[str | None, Opt(help="Thread id: checkpoint this run and resume it if interrupted.")] = None,
+    checkpoint_db: Annotated[str, Opt(help="SQLite file for checkpoints (with --resume).")] = "longgraph-checkpoints.sqlite",
+    no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
+    debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
+) -> None:
+    """Answer QUESTION about FILES."""
+    from longgraph.api import aask
+
+    settings: dict[str, Any] = {
+        "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
+        "api_key": api_key, "model": model, "context_window": context_window, "chunk_size": chunk_size,
+        "max_output_tokens": max_output_tokens, "temperature": temperature, "max_concurrency": max_concurrency,
+        "task": task, "request_timeout": request_timeout, "max_retries": max_retries,
+        "structured_output": structured_output, "tokenizer": tokenizer, "cache_path": cache,
+    }  # fmt: skip
+    settings = {k: v for k, v in settings.items() if v is not None}
+
+    def action() -> None:
+        import asyncio
+
+        documents, notes = [], []
+        for path in files:
+            title, text, file_notes = read_document(path)
+            documents.append({"title": title, "text": text})
+            notes += file_notes
+        with progress_bars(not no_progress and not debug) as on_progress:
+            result = asyncio.run(
+                aask(
+                    question, documents=documents, strategy=strategy, on_progress=on_progress,
+                    checkpoint_path=checkpoint_db if resume else None, thread_id=resume,
+                    **settings,
+                )
+            )  # fmt: skip
+        result.stats.notes = notes + result.stats.notes
+        if as_json:
+            print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        else:
+            print(result.answer)
+            for note in result.stats.notes:
+                stderr.print(f"note: {note}", highlight=False, soft_wrap=True)
+
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
+    run_cli(action, debug=debug)
+
+
+@app.command()
+def strategies() -> None:
+    """List the strategies."""
+    from longgraph.strategies import STRATEGIES
+
+    for s in STRATEGIES.values():
+        print(f"{s.name:<24} {s.description}")
+
+
+def _register_subapps() -> None:
+    from longgraph.cli_model import model_app
+
+    app.add_typer(model_app, name="model", help="The embedded model server (vLLM on CPU, SmolLM2-135M).")
+
+
+try:
+    _register_subapps()
+except ModuleNotFoundError:  # TEMP until cli_model lands
+    pass
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

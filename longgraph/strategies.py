@@ -1,0 +1,52 @@
+"""The strategy registry: names users pass to ``ask``/``longgraph ask --strategy``, mapped to graph builders.
+
+Graph modules are imported lazily, so the CLI starts fast and a strategy with extra dependencies
+costs nothing until used. A builder takes the LLM provider and an optional checkpointer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from longgraph.errors import ConfigurationError
+from longgraph.llm import LLMProvider, default_provider
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    module: str
+    builder: str
+    description: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("mapreduce", "longgraph.graphs.mapreduce", "build_graph", "LLM×MapReduce: map, collapse, reduce with calibrated confidence"),
+    )
+}
+
+
+def register(strategy: Strategy) -> None:
+    """Add a strategy (for plug-ins and the evaluation baselines)."""
+    STRATEGIES[strategy.name] = strategy
+
+
+def build_strategy(
+    name: str, llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    try:
+        strategy = STRATEGIES[name]
+    except KeyError as exc:
+        raise ConfigurationError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}") from exc
+    module = importlib.import_module(strategy.module)
+    builder = getattr(module, strategy.builder)
+    graph: CompiledStateGraph[Any, Any, Any, Any] = builder(llm, checkpointer=checkpointer, **dict(strategy.options))
+    return graph

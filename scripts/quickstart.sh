@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Fresh machine to first answer: set up, then read a long real document (Paul Graham essays with a
+# planted fact) with LLM×MapReduce on the embedded model server, and print the answer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec .venv/bin/longgraph demo "$@"
