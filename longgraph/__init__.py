@@ -3,31 +3,48 @@
 Divide-and-conquer methods from the literature (LLM×MapReduce, Segment+, ...) as LangGraph graphs on
 any OpenAI-compatible endpoint. ``ask`` is the one-line entry point; the graphs themselves are in
 ``longgraph.graphs`` (``from longgraph.graphs.mapreduce import graph``).
+
+Names are imported lazily: ``import longgraph.testing.stub_server`` (a subprocess in the tests) and
+``longgraph --help`` should not pay for LangGraph's import.
 """
 
-from longgraph.api import aask, ask
-from longgraph.errors import (
-    ConfigurationError,
-    EndpointError,
-    InputError,
-    LonggraphError,
-    StructuredOutputError,
-    TooManyFailures,
-)
-from longgraph.state.context import Context
-from longgraph.state.contract import GraphInput, GraphOutput
+from __future__ import annotations
 
-__all__ = [
-    "ConfigurationError",
-    "Context",
-    "EndpointError",
-    "GraphInput",
-    "GraphOutput",
-    "InputError",
-    "LonggraphError",
-    "StructuredOutputError",
-    "TooManyFailures",
-    "aask",
-    "ask",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from longgraph.api import aask, ask
+    from longgraph.errors import (
+        ConfigurationError,
+        EndpointError,
+        InputError,
+        LonggraphError,
+        StructuredOutputError,
+        TooManyFailures,
+    )
+    from longgraph.state.context import Context
+    from longgraph.state.contract import GraphInput, GraphOutput
+
+_EXPORTS = {
+    "aask": "longgraph.api",
+    "ask": "longgraph.api",
+    "ConfigurationError": "longgraph.errors",
+    "EndpointError": "longgraph.errors",
+    "InputError": "longgraph.errors",
+    "LonggraphError": "longgraph.errors",
+    "StructuredOutputError": "longgraph.errors",
+    "TooManyFailures": "longgraph.errors",
+    "Context": "longgraph.state.context",
+    "GraphInput": "longgraph.state.contract",
+    "GraphOutput": "longgraph.state.contract",
+}
+__all__ = sorted(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'longgraph' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -180,6 +180,51 @@ def ask(
 
 
 @app.command()
+def demo(
+    tokens: Annotated[int, Opt(help="Length of the demo document in tokens.")] = 24_000,
+    depth: Annotated[float, Opt(help="Where the planted fact sits (0 = start, 1 = end).")] = 0.6,
+    strategy: Annotated[str, Opt()] = "mapreduce",
+    base_url: Annotated[list[str] | None, Opt(help="Use this endpoint instead of the embedded server.")] = None,
+    chunk_size: Annotated[int, Opt(help="Tokens per chunk (small chunks suit the 135M model).")] = 1500,
+    seed: Annotated[int, Opt()] = 7,
+    debug: Annotated[bool, Opt()] = False,
+) -> None:
+    """Read a long real document (Paul Graham essays with a planted fact) and answer a question about it."""
+    from longgraph.api import aask
+
+    def action() -> None:
+        import asyncio
+
+        from longgraph.evals.data.needle import build_needle
+
+        instance = build_needle(target_tokens=tokens, n=1, seed=seed, depth=depth)[0]
+        stderr.print(
+            f"document: {instance.actual_tokens:,} tokens of Paul Graham essays, a fact planted at depth {depth:.0%}\n"
+            f"question: {instance.question}"
+        )
+        settings: dict[str, Any] = {"chunk_size": chunk_size, "temperature": 0.0}
+        if base_url:
+            settings["base_url"] = base_url[0] if len(base_url) == 1 else base_url
+        with progress_bars(not debug) as on_progress:
+            result = asyncio.run(
+                aask(
+                    instance.question, documents=instance.documents, strategy=strategy, on_progress=on_progress,
+                    start_embedded=True, **settings,
+                )
+            )  # fmt: skip
+        used = sum(c.status == "used" for c in result.chunks)
+        print(f"answer: {result.answer}")
+        print(f"gold:   {'; '.join(instance.gold_answers)}")
+        print(
+            f"{len(result.chunks)} chunks ({used} used), {result.stats.llm_calls} LLM calls, "
+            f"{result.stats.prompt_tokens:,}+{result.stats.completion_tokens:,} tokens, {result.stats.seconds:.1f} s"
+        )
+
+    logging.basicConfig(level=logging.DEBUG if debug else logging.INFO, stream=sys.stderr, format="%(message)s")
+    run_cli(action, debug=debug)
+
+
+@app.command()
 def strategies() -> None:
     """List the strategies."""
     from longgraph.strategies import STRATEGIES

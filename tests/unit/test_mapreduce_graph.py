@@ -116,7 +116,7 @@ def test_unparseable_chunk_is_recorded_as_failed_with_its_raw_output() -> None:
     document = planted(60_000, at=0.2, fact=poison) + "\n\n" + planted(60_000)
 
     def refuses_on_poison(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
-        if _stage(messages) == "map" and poison in str(messages[-1]["content"]):
+        if any(poison in str(m["content"]) for m in messages):
             return "I refuse to answer in a format."
         return oracle_responder(messages, extras)
 
