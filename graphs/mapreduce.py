@@ -1,9 +1,9 @@
 """LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → gather → [collapse ∥ → gather]* → reduce.
 
-    START → chunk ──Send per chunk──▶ map_chunk → gather_map → plan_reduction
-    plan_reduction ──fits──▶ reduce → finalize → END
-    plan_reduction ──too long──Send per group──▶ collapse_group → gather_collapse → plan_reduction
-    plan_reduction ──no information──▶ finalize
+START → chunk ──Send per chunk──▶ map_chunk → gather_map → plan_reduction
+plan_reduction ──fits──▶ reduce → finalize → END
+plan_reduction ──too long──Send per group──▶ collapse_group → gather_collapse → plan_reduction
+plan_reduction ──no information──▶ finalize
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.collapse import collapse_group, gather_collapse, gather_map, plan_reduction, route_reduction
+from longgraph.nodes.collapse import (
+    collapse_group,
+    gather_collapse,
+    gather_map,
+    plan_reduction,
+    route_reduction,
+)
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.map import fan_out_map, map_chunk
 from longgraph.nodes.prepare import chunk_input

@@ -39,7 +39,19 @@ _EXPORTS = {
     "GraphInput": "longgraph.state.contract",
     "GraphOutput": "longgraph.state.contract",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ConfigurationError",
+    "Context",
+    "EndpointError",
+    "GraphInput",
+    "GraphOutput",
+    "InputError",
+    "LonggraphError",
+    "StructuredOutputError",
+    "TooManyFailures",
+    "aask",
+    "ask",
+]
 __version__ = "0.1.0"
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
 
 from longgraph.endpoint import resolve_context
 from longgraph.errors import ConfigurationError
@@ -53,9 +55,9 @@ def prepare_context(
     return resolve_context(ctx)
 
 
-def run_config(context: Context, thread_id: str | None = None) -> dict[str, Any]:
+def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig:
     """LangGraph run config: bounded parallelism and a recursion limit that fits the collapse bound."""
-    config: dict[str, Any] = {
+    config: RunnableConfig = {
         "max_concurrency": max(1, context.max_concurrency) * max(1, len(context.base_urls)),
         "recursion_limit": 16 + 4 * context.max_collapse_rounds,
     }
@@ -68,7 +70,7 @@ async def aask(
     question: str,
     document: str | None = None,
     *,
-    documents: Sequence[DocumentIn | dict[str, str]] | None = None,
+    documents: Sequence[DocumentIn | Mapping[str, Any]] | None = None,
     strategy: str = "mapreduce",
     context: Context | dict[str, Any] | None = None,
     llm: LLMProvider | None = None,
@@ -85,7 +87,11 @@ async def aask(
     again with the same thread resumes it, redoing only the calls that had not finished.
     """
     graph_input = parse_input(
-        {"question": question, "document": document, "documents": list(documents) if documents is not None else None}
+        {
+            "question": question,
+            "document": document,
+            "documents": list(documents) if documents is not None else None,
+        }
     ).model_dump(exclude_none=True)
     ctx = prepare_context(context, settings, start_embedded=start_embedded and llm is None)
     if checkpoint_path is not None and thread_id is None:
@@ -95,7 +101,9 @@ async def aask(
         if checkpoint_path is not None:
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-            checkpointer = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(checkpoint_path)))
+            checkpointer = await stack.enter_async_context(
+                AsyncSqliteSaver.from_conn_string(str(checkpoint_path))
+            )
         graph = build_strategy(strategy, llm or default_provider, checkpointer=checkpointer)
         config = run_config(ctx, thread_id)
         run_input: dict[str, Any] | None = graph_input
@@ -105,11 +113,12 @@ async def aask(
                 log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
                 run_input = None
         result: dict[str, Any] = {}
-        async for mode, payload in graph.astream(run_input, config, context=ctx, stream_mode=["custom", "values"]):
+        stream = graph.astream(run_input, config, context=ctx, stream_mode=["custom", "values"])
+        async for mode, payload in stream:
             if mode == "custom" and on_progress is not None:
-                on_progress(payload)
+                on_progress(cast(Progress, payload))
             elif mode == "values":
-                result = payload
+                result = cast(dict[str, Any], payload)
     return GraphOutput.model_validate(result)
 
 
@@ -119,4 +128,6 @@ def ask(question: str, document: str | None = None, **kwargs: Any) -> GraphOutpu
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(aask(question, document, **kwargs))
-    raise ConfigurationError("longgraph.ask() was called inside a running event loop: use `await longgraph.aask(...)`")
+    raise ConfigurationError(
+        "longgraph.ask() was called inside a running event loop: use `await longgraph.aask(...)`"
+    )

@@ -45,7 +45,9 @@ class ResultCache:
 
     def put(self, key: str, stage: str, raw: str) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw))
+            self._db.execute(
+                "INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw)
+            )
             self._db.commit()
 
     def __len__(self) -> int:

@@ -58,7 +58,9 @@ def read_document(path: str) -> tuple[str, str, list[str]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
-        notes.append(f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD")
+        notes.append(
+            f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
+        )
     return title, text.replace("\x00", ""), notes
 
 
@@ -107,7 +109,10 @@ def run_cli(action: Callable[[], T], *, debug: bool) -> T:
         if debug:
             raise
         message = " ".join(str(exc).split())[:400]
-        stderr.print(f"[red]error:[/red] unexpected {type(exc).__name__}: {message} (rerun with --debug)", soft_wrap=True)
+        stderr.print(
+            f"[red]error:[/red] unexpected {type(exc).__name__}: {message} (rerun with --debug)",
+            soft_wrap=True,
+        )
         raise typer.Exit(1) from None
 
 
@@ -116,12 +121,18 @@ Opt = typer.Option
 
 @app.command()
 def ask(
-    files: Annotated[list[str], typer.Argument(help="Text files to read ('-' for stdin); several become documents.")],
+    files: Annotated[
+        list[str], typer.Argument(help="Text files to read ('-' for stdin); several become documents.")
+    ],
     question: Annotated[str, Opt("--question", "-q", help="The question to answer.")],
     strategy: Annotated[str, Opt(help="Strategy graph: see `longgraph strategies`.")] = "mapreduce",
     as_json: Annotated[bool, Opt("--json", help="Print the whole result as JSON.")] = False,
-    base_url: Annotated[list[str] | None, Opt(help="OpenAI-compatible base URL(s); repeat for replicas.")] = None,
-    api_key: Annotated[str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)] = None,
+    base_url: Annotated[
+        list[str] | None, Opt(help="OpenAI-compatible base URL(s); repeat for replicas.")
+    ] = None,
+    api_key: Annotated[
+        str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)
+    ] = None,
     model: Annotated[str | None, Opt(help="Served model name (default: the endpoint's first).")] = None,
     context_window: Annotated[int | None, Opt(help="L: tokens one call may use.")] = None,
     chunk_size: Annotated[int | None, Opt(help="Tokens of text per chunk (default: derived from L).")] = None,
@@ -134,8 +145,12 @@ def ask(
     structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
     tokenizer: Annotated[str | None, Opt(help="Path to the model's tokenizer (default cl100k_base).")] = None,
     cache: Annotated[str | None, Opt(help="SQLite file caching map/collapse answers across runs.")] = None,
-    resume: Annotated[str | None, Opt(help="Thread id: checkpoint this run and resume it if interrupted.")] = None,
-    checkpoint_db: Annotated[str, Opt(help="SQLite file for checkpoints (with --resume).")] = "longgraph-checkpoints.sqlite",
+    resume: Annotated[
+        str | None, Opt(help="Thread id: checkpoint this run and resume it if interrupted.")
+    ] = None,
+    checkpoint_db: Annotated[
+        str, Opt(help="SQLite file for checkpoints (with --resume).")
+    ] = "longgraph-checkpoints.sqlite",
     no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
@@ -175,7 +190,11 @@ def ask(
             for note in result.stats.notes:
                 stderr.print(f"note: {note}", highlight=False, soft_wrap=True)
 
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s: %(message)s",
+    )
     run_cli(action, debug=debug)
 
 
@@ -184,7 +203,9 @@ def demo(
     tokens: Annotated[int, Opt(help="Length of the demo document in tokens.")] = 24_000,
     depth: Annotated[float, Opt(help="Where the planted fact sits (0 = start, 1 = end).")] = 0.6,
     strategy: Annotated[str, Opt()] = "mapreduce",
-    base_url: Annotated[list[str] | None, Opt(help="Use this endpoint instead of the embedded server.")] = None,
+    base_url: Annotated[
+        list[str] | None, Opt(help="Use this endpoint instead of the embedded server.")
+    ] = None,
     chunk_size: Annotated[int, Opt(help="Tokens per chunk (small chunks suit the 135M model).")] = 1500,
     seed: Annotated[int, Opt()] = 7,
     debug: Annotated[bool, Opt()] = False,
@@ -220,7 +241,9 @@ def demo(
             f"{result.stats.prompt_tokens:,}+{result.stats.completion_tokens:,} tokens, {result.stats.seconds:.1f} s"
         )
 
-    logging.basicConfig(level=logging.DEBUG if debug else logging.INFO, stream=sys.stderr, format="%(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.INFO, stream=sys.stderr, format="%(message)s"
+    )
     run_cli(action, debug=debug)
 
 

@@ -155,7 +155,9 @@ class LLMClient:
                     message = await endpoint.model.ainvoke(list(messages), **kwargs)
                 except openai.BadRequestError as exc:
                     if "extra_body" in kwargs and self._mode_setting == "auto" and _rejects_schema(exc):
-                        log.warning("endpoint %s rejects json_schema output; using the text protocol", endpoint.url)
+                        log.warning(
+                            "endpoint %s rejects json_schema output; using the text protocol", endpoint.url
+                        )
                         self.mode = "text"
                         raise _ModeChanged from exc
                     raise EndpointError(
@@ -209,7 +211,11 @@ def _reply(message: BaseMessage, url: str) -> Reply:
 
 
 def to_messages(pairs: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-    return [SystemMessage(content) if role == "system" else HumanMessage(content) for role, content in pairs if content]
+    return [
+        SystemMessage(content) if role == "system" else HumanMessage(content)
+        for role, content in pairs
+        if content
+    ]
 
 
 async def call_structured(
@@ -239,7 +245,9 @@ async def call_structured(
         )
         if attempt > 0:
             messages.append(
-                HumanMessage(f"Your previous answer could not be read ({error}). Answer again, exactly in the required format.")
+                HumanMessage(
+                    f"Your previous answer could not be read ({error}). Answer again, exactly in the required format."
+                )
             )
         key = cache_key(
             messages=[(m.type, m.content) for m in messages],
@@ -280,7 +288,9 @@ async def call_structured(
         if llm.cache is not None:
             llm.cache.put(key, stage, raw)
         return StructuredCall(value=value, raw=raw, error=None, usage=usage)
-    return StructuredCall(value=None, raw=raw, error=f"unparseable after {attempts} attempt(s): {error}", usage=usage)
+    return StructuredCall(
+        value=None, raw=raw, error=f"unparseable after {attempts} attempt(s): {error}", usage=usage
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -297,9 +307,9 @@ class PerLoopProvider(abc.ABC):
     """
 
     def __init__(self) -> None:
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], LLMClient]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[Any, ...], LLMClient]
+        ] = weakref.WeakKeyDictionary()
 
     def __call__(self, context: Context) -> LLMClient:
         per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})

@@ -29,7 +29,12 @@ class Strategy:
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("mapreduce", "longgraph.graphs.mapreduce", "build_graph", "LLM×MapReduce: map, collapse, reduce with calibrated confidence"),
+        Strategy(
+            "mapreduce",
+            "longgraph.graphs.mapreduce",
+            "build_graph",
+            "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
+        ),
     )
 }
 
@@ -45,8 +50,12 @@ def build_strategy(
     try:
         strategy = STRATEGIES[name]
     except KeyError as exc:
-        raise ConfigurationError(f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}") from exc
+        raise ConfigurationError(
+            f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}"
+        ) from exc
     module = importlib.import_module(strategy.module)
     builder = getattr(module, strategy.builder)
-    graph: CompiledStateGraph[Any, Any, Any, Any] = builder(llm, checkpointer=checkpointer, **dict(strategy.options))
+    graph: CompiledStateGraph[Any, Any, Any, Any] = builder(
+        llm, checkpointer=checkpointer, **dict(strategy.options)
+    )
     return graph

@@ -12,7 +12,7 @@ from longgraph.errors import ConfigurationError
 from longgraph.prompts import PromptSet
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
-from longgraph.structured import format_instructions
+from longgraph.structured import Mode, format_instructions
 from longgraph.tokenizer import Tokenizer
 
 _PER_MESSAGE_TOKENS = 8
@@ -32,8 +32,10 @@ def prompt_overhead(
     tokenizer: Tokenizer,
 ) -> int:
     """Tokens of the prompt for ``stage`` with an empty text slot."""
-    modes = ("json_schema", "text") if context.structured_output == "auto" else (
-        ("text",) if context.structured_output == "text" else ("json_schema",)
+    modes: tuple[Mode, ...] = (
+        ("json_schema", "text")
+        if context.structured_output == "auto"
+        else (("text",) if context.structured_output == "text" else ("json_schema",))
     )
     worst = 0
     for mode in modes:
@@ -55,7 +57,9 @@ def text_budget(
     tokenizer: Tokenizer,
 ) -> int:
     """Tokens of text one ``stage`` call can take; raises when the window cannot hold any."""
-    overhead = prompt_overhead(prompts, stage, context=context, question=question, schema=schema, tokenizer=tokenizer)
+    overhead = prompt_overhead(
+        prompts, stage, context=context, question=question, schema=schema, tokenizer=tokenizer
+    )
     budget = context.context_window - overhead - context.max_output_tokens - margin(context)
     if budget < 64:
         raise ConfigurationError(

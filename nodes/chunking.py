@@ -74,7 +74,9 @@ def _cut_long_runs(text: str, start: int, end: int) -> list[tuple[int, int]]:
     for match in _LONG_RUN.finditer(text, start, end):
         if match.start() > cursor:
             pieces.append((cursor, match.start()))
-        pieces.extend((s, min(s + _MAX_RUN, match.end())) for s in range(match.start(), match.end(), _MAX_RUN))
+        pieces.extend(
+            (s, min(s + _MAX_RUN, match.end())) for s in range(match.start(), match.end(), _MAX_RUN)
+        )
         cursor = match.end()
     if cursor < end:
         pieces.append((cursor, end))
@@ -117,7 +119,9 @@ def _atoms_of_document(doc_index: int, text: str, budget: int, tokenizer: Tokeni
     return atoms
 
 
-def _split_oversized(doc_index: int, text: str, start: int, end: int, budget: int, counter: _Counter) -> list[Atom]:
+def _split_oversized(
+    doc_index: int, text: str, start: int, end: int, budget: int, counter: _Counter
+) -> list[Atom]:
     """A paragraph over budget: sentences; a sentence over budget: whitespace, then hard token cuts."""
     atoms: list[Atom] = []
     sentences = _spans(text, start, end, _SENTENCE_END)
@@ -141,7 +145,9 @@ def _pieces_without_long_runs(text: str, start: int, end: int) -> list[tuple[int
     return spans
 
 
-def _hard_split(doc_index: int, text: str, start: int, end: int, budget: int, tokenizer: Tokenizer) -> list[Atom]:
+def _hard_split(
+    doc_index: int, text: str, start: int, end: int, budget: int, tokenizer: Tokenizer
+) -> list[Atom]:
     starts = [start + offset for offset in tokenizer.token_starts(text[start:end])]
     atoms = []
     for i in range(0, len(starts), budget):
@@ -160,7 +166,9 @@ def _merge_small(atoms: list[Atom], budget: int) -> list[Atom]:
     for atom in atoms:
         if merged and merged[-1].tokens + _SEPARATOR_TOKENS + atom.tokens <= budget // 2:
             last = merged[-1]
-            merged[-1] = Atom(last.doc_index, last.start, atom.end, last.tokens + _SEPARATOR_TOKENS + atom.tokens)
+            merged[-1] = Atom(
+                last.doc_index, last.start, atom.end, last.tokens + _SEPARATOR_TOKENS + atom.tokens
+            )
         else:
             merged.append(atom)
     return merged
@@ -216,17 +224,25 @@ def split_into_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: T
     labels = [title_label(doc.title) for doc in documents]
     label_tokens = tokenizer.count_batch(labels) if any(labels) else [0] * len(documents)
     if max(label_tokens, default=0) >= budget // 2:
-        raise ConfigurationError(f"a document title takes {max(label_tokens)} tokens of a {budget}-token chunk budget")
+        raise ConfigurationError(
+            f"a document title takes {max(label_tokens)} tokens of a {budget}-token chunk budget"
+        )
     atoms: list[Atom] = []
     for index, doc in enumerate(documents):
-        atoms.extend(_atoms_of_document(index, doc.text, budget - label_tokens[index] - _SEPARATOR_TOKENS, tokenizer))
+        atoms.extend(
+            _atoms_of_document(index, doc.text, budget - label_tokens[index] - _SEPARATOR_TOKENS, tokenizer)
+        )
     groups = _pack(atoms, budget, label_tokens)
     _rebalance_tail(groups, budget, label_tokens)
     return [_to_chunk(i, group, documents, labels, label_tokens) for i, group in enumerate(groups)]
 
 
 def _to_chunk(
-    chunk_id: int, atoms: list[Atom], documents: Sequence[DocumentIn], labels: list[str], label_tokens: Sequence[int]
+    chunk_id: int,
+    atoms: list[Atom],
+    documents: Sequence[DocumentIn],
+    labels: list[str],
+    label_tokens: Sequence[int],
 ) -> Chunk:
     parts: list[ChunkPart] = []
     for atom in atoms:

@@ -30,7 +30,9 @@ from longgraph.state.outputs import MapOutput, ReduceOutput
 from longgraph.tokenizer import get_tokenizer
 
 
-async def gather_map(state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce") -> dict[str, Any]:
+async def gather_map(
+    state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce"
+) -> dict[str, Any]:
     """Order map outcomes by chunk, check the failure budget, keep the notes that carry information."""
     mapped = sorted(state.get("mapped") or [], key=lambda m: m.chunk_id)
     failed = [m for m in mapped if m.output is None]
@@ -41,8 +43,15 @@ async def gather_map(state: dict[str, Any], runtime: ContextRuntime, *, strategy
             f"{'…' if len(failed) > 20 else ''}); first error: {failed[0].error}"
         )
     tokenizer = get_tokenizer(resolve_tokenizer_spec(runtime.context))
-    informative = [([m.chunk_id], m.output) for m in mapped if m.output is not None and m.output.has_information]
-    return {"notes": make_notes(informative, tokenizer), "collapse_round": 0, "previous_tokens": None, "groups": []}
+    informative = [
+        ([m.chunk_id], m.output) for m in mapped if m.output is not None and m.output.has_information
+    ]
+    return {
+        "notes": make_notes(informative, tokenizer),
+        "collapse_round": 0,
+        "previous_tokens": None,
+        "groups": [],
+    }
 
 
 def group_in_order(notes: Sequence[Note], budget: int) -> list[list[Note]]:
@@ -71,7 +80,9 @@ def keep_best_fitting(notes: Sequence[Note], budget: int) -> tuple[list[Note], l
     return [n for i, n in enumerate(notes) if i in kept], [n for i, n in enumerate(notes) if i not in kept]
 
 
-async def plan_reduction(state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce") -> dict[str, Any]:
+async def plan_reduction(
+    state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce"
+) -> dict[str, Any]:
     """Decide: reduce now, collapse another round (and how to group), or fall back."""
     context = runtime.context
     notes: list[Note] = state.get("notes") or []
@@ -80,11 +91,15 @@ async def plan_reduction(state: dict[str, Any], runtime: ContextRuntime, *, stra
     prompts = load_prompts(strategy)
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     question = state["question"]
-    reduce_budget = text_budget(prompts, "reduce", context=context, question=question, schema=ReduceOutput, tokenizer=tokenizer)
+    reduce_budget = text_budget(
+        prompts, "reduce", context=context, question=question, schema=ReduceOutput, tokenizer=tokenizer
+    )
     total = sum(n.tokens for n in notes)
     if total <= reduce_budget:
         return {"groups": []}
-    collapse_budget = text_budget(prompts, "collapse", context=context, question=question, schema=MapOutput, tokenizer=tokenizer)
+    collapse_budget = text_budget(
+        prompts, "collapse", context=context, question=question, schema=MapOutput, tokenizer=tokenizer
+    )
     groups = group_in_order(notes, collapse_budget)
     round_no = state.get("collapse_round", 0)
     previous = state.get("previous_tokens")
@@ -115,12 +130,17 @@ def route_reduction(state: dict[str, Any]) -> list[Send] | Literal["reduce", "fi
         return "reduce"
     round_no = state.get("collapse_round", 0) + 1
     return [
-        Send("collapse_group", CollapseTask(index=i, notes=g, question=state["question"], round=round_no, total=len(groups)))
+        Send(
+            "collapse_group",
+            CollapseTask(index=i, notes=g, question=state["question"], round=round_no, total=len(groups)),
+        )
         for i, g in enumerate(groups)
     ]
 
 
-async def collapse_group(task: CollapseTask, runtime: ContextRuntime, *, llm: LLMProvider, strategy: str = "mapreduce") -> dict[str, Any]:
+async def collapse_group(
+    task: CollapseTask, runtime: ContextRuntime, *, llm: LLMProvider, strategy: str = "mapreduce"
+) -> dict[str, Any]:
     """Collapse one group of notes into one note of the same structure."""
     context = runtime.context
     notes = task["notes"]
@@ -149,7 +169,10 @@ async def gather_collapse(state: dict[str, Any], runtime: ContextRuntime) -> dic
     ]
     items = [(g.sources, g.output) for g in groups if g.output is not None and g.output.has_information]
     emptied = [
-        (source, f"the collapse of its group (round {state.get('collapse_round', 0) + 1}) found no information")
+        (
+            source,
+            f"the collapse of its group (round {state.get('collapse_round', 0) + 1}) found no information",
+        )
         for g in groups
         if g.output is not None and not g.output.has_information
         for source in g.sources

@@ -44,7 +44,12 @@ def chunk_reports(
             reports.append(ChunkReport(**base, status="failed", reason=m.error, raw_output=m.raw))
         elif not m.output.has_information:
             reports.append(
-                ChunkReport(**base, status="no_information", answer=m.output.answer, confidence=m.output.confidence_score)
+                ChunkReport(
+                    **base,
+                    status="no_information",
+                    answer=m.output.answer,
+                    confidence=m.output.confidence_score,
+                )
             )
         elif chunk.id in set_aside:
             reports.append(
@@ -54,11 +59,17 @@ def chunk_reports(
                 )
             )  # fmt: skip
         else:
-            reports.append(ChunkReport(**base, status="used", answer=m.output.answer, confidence=m.output.confidence_score))
+            reports.append(
+                ChunkReport(
+                    **base, status="used", answer=m.output.answer, confidence=m.output.confidence_score
+                )
+            )
     return reports
 
 
-def evidence_for(answer: str, notes: Sequence[Note], chunks: Sequence[Chunk], mapped: Sequence[MappedChunk]) -> list[Evidence]:
+def evidence_for(
+    answer: str, notes: Sequence[Note], chunks: Sequence[Chunk], mapped: Sequence[MappedChunk]
+) -> list[Evidence]:
     """The chunks behind the notes that support the answer (all final notes if none clearly does)."""
     support = supporting_notes(answer, notes) or list(notes)
     by_id = {c.id: c for c in chunks}
@@ -93,7 +104,9 @@ def build_stats(state: dict[str, Any]) -> Stats:
     )
 
 
-async def finalize(state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce") -> dict[str, Any]:
+async def finalize(
+    state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce"
+) -> dict[str, Any]:
     """The output contract; with no informative note, the answer is the paper's NO INFORMATION."""
     chunks: list[Chunk] = state.get("input_chunks") or []
     mapped: list[MappedChunk] = state.get("mapped") or []

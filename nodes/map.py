@@ -9,17 +9,21 @@ from langgraph.types import Send
 from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.runtime import ContextRuntime, report_progress
 from longgraph.prompts import load_prompts
-from longgraph.state.mapreduce import MapTask, MappedChunk
+from longgraph.state.mapreduce import MappedChunk, MapTask
 from longgraph.state.outputs import MapOutput
 
 
 def fan_out_map(state: dict[str, Any]) -> list[Send]:
     """One ``Send`` per chunk; ``max_concurrency`` (the LLM client's semaphore) bounds what runs at once."""
     chunks = state["input_chunks"]
-    return [Send("map_chunk", MapTask(chunk=c, question=state["question"], total=len(chunks))) for c in chunks]
+    return [
+        Send("map_chunk", MapTask(chunk=c, question=state["question"], total=len(chunks))) for c in chunks
+    ]
 
 
-async def map_chunk(task: MapTask, runtime: ContextRuntime, *, llm: LLMProvider, strategy: str = "mapreduce") -> dict[str, Any]:
+async def map_chunk(
+    task: MapTask, runtime: ContextRuntime, *, llm: LLMProvider, strategy: str = "mapreduce"
+) -> dict[str, Any]:
     """Extract information, rationale, answer and calibrated confidence from one chunk.
 
     A parse failure (after the bounded retries) is recorded with the raw answer; a transport failure
@@ -34,5 +38,7 @@ async def map_chunk(task: MapTask, runtime: ContextRuntime, *, llm: LLMProvider,
         work=f"map of chunk {chunk.id} (and any map call not finished)",
     )  # fmt: skip
     report_progress("map", total=task["total"])
-    outcome = MappedChunk(chunk_id=chunk.id, output=result.value, error=result.error, raw=None if result.value else result.raw)
+    outcome = MappedChunk(
+        chunk_id=chunk.id, output=result.value, error=result.error, raw=None if result.value else result.raw
+    )
     return {"mapped": [outcome], "usage": result.usage.as_dict()}

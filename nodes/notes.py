@@ -12,8 +12,10 @@ from longgraph.tokenizer import Tokenizer
 def _source_label(sources: Sequence[int]) -> str:
     if len(sources) == 1:
         return f"chunk {sources[0]}"
-    return f"chunks {sources[0]}-{sources[-1]}" if list(sources) == list(range(sources[0], sources[-1] + 1)) else (
-        "chunks " + ", ".join(map(str, sources))
+    return (
+        f"chunks {sources[0]}-{sources[-1]}"
+        if list(sources) == list(range(sources[0], sources[-1] + 1))
+        else ("chunks " + ", ".join(map(str, sources)))
     )
 
 

@@ -17,7 +17,12 @@ from longgraph.tokenizer import get_tokenizer
 
 
 def chunk_budget(
-    graph_input: GraphInput, runtime: ContextRuntime, *, strategy: str, stage: str, schema: type[StructuredOutput]
+    graph_input: GraphInput,
+    runtime: ContextRuntime,
+    *,
+    strategy: str,
+    stage: str,
+    schema: type[StructuredOutput],
 ) -> tuple[int, list[str]]:
     """The chunk size: ``chunk_size`` when set and it fits, else what the window leaves."""
     context = runtime.context
@@ -39,12 +44,19 @@ def chunk_budget(
 
 
 def chunk_documents(
-    raw_state: dict[str, Any], runtime: ContextRuntime, *, strategy: str, stage: str, schema: type[StructuredOutput],
+    raw_state: dict[str, Any],
+    runtime: ContextRuntime,
+    *,
+    strategy: str,
+    stage: str,
+    schema: type[StructuredOutput],
     size: int | None = None,
 ) -> dict[str, Any]:
     """Shared by every strategy: returns ``input_chunks``, ``started_at`` and any ``decisions``."""
     started = time.time()
-    graph_input = parse_input({k: raw_state.get(k) for k in ("question", "document", "documents") if raw_state.get(k) is not None})
+    graph_input = parse_input(
+        {k: raw_state.get(k) for k in ("question", "document", "documents") if raw_state.get(k) is not None}
+    )
     documents = graph_input.as_documents()
     if not any(doc.text.strip() for doc in documents):
         raise InputError("the document has no text (empty or whitespace only)")
@@ -58,12 +70,23 @@ def chunk_documents(
         budget = size
     tokenizer = get_tokenizer(resolve_tokenizer_spec(runtime.context))
     chunks: list[Chunk] = split_into_chunks(documents, budget, tokenizer)
-    report_progress("chunk", total=len(chunks), advance=len(chunks), message=f"{len(chunks)} chunks of ≤{budget} tokens")
-    return {"input_chunks": chunks, "started_at": started, "decisions": decisions, "question": graph_input.question}
+    report_progress(
+        "chunk", total=len(chunks), advance=len(chunks), message=f"{len(chunks)} chunks of ≤{budget} tokens"
+    )
+    return {
+        "input_chunks": chunks,
+        "started_at": started,
+        "decisions": decisions,
+        "question": graph_input.question,
+    }
 
 
 async def chunk_input(
-    state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce", stage: str = "map",
+    state: dict[str, Any],
+    runtime: ContextRuntime,
+    *,
+    strategy: str = "mapreduce",
+    stage: str = "map",
     schema: type[StructuredOutput] | None = None,
 ) -> dict[str, Any]:
     """The chunk node: chunks sized for ``stage`` of ``strategy`` (the map stage by default)."""

@@ -12,7 +12,9 @@ from longgraph.state.mapreduce import Note
 from longgraph.state.outputs import ReduceOutput
 
 
-async def reduce_notes(state: dict[str, Any], runtime: ContextRuntime, *, llm: LLMProvider, strategy: str = "mapreduce") -> dict[str, Any]:
+async def reduce_notes(
+    state: dict[str, Any], runtime: ContextRuntime, *, llm: LLMProvider, strategy: str = "mapreduce"
+) -> dict[str, Any]:
     """Ask for Rationale and Answer over all notes.
 
     If the answer cannot be parsed after the bounded retries, the most confident note's answer is
@@ -27,11 +29,17 @@ async def reduce_notes(state: dict[str, Any], runtime: ContextRuntime, *, llm: L
     )  # fmt: skip
     report_progress("reduce", total=1)
     if result.value is not None:
-        return {"answer": result.value.answer.strip(), "rationale": result.value.rationale.strip(), "usage": result.usage.as_dict()}
+        return {
+            "answer": result.value.answer.strip(),
+            "rationale": result.value.rationale.strip(),
+            "usage": result.usage.as_dict(),
+        }
     best = max(notes, key=lambda n: n.output.confidence_score)
     return {
         "answer": best.output.answer.strip(),
         "rationale": best.output.rationale.strip(),
         "usage": result.usage.as_dict(),
-        "decisions": [f"the reduce answer was unparseable ({result.error}); answered with the most confident note"],
+        "decisions": [
+            f"the reduce answer was unparseable ({result.error}); answered with the most confident note"
+        ],
     }

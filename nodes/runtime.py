@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime, get_runtime
 
 from longgraph.state.context import Context
 
-StageFn = Callable[..., Awaitable[Any]]
+StageFn = Callable[..., Coroutine[Any, Any, Any]]
 
 
 def as_node(stage: StageFn, /, **injected: Any) -> RunnableLambda[Any, Any]:
@@ -34,13 +34,18 @@ def as_node(stage: StageFn, /, **injected: Any) -> RunnableLambda[Any, Any]:
         runtime = get_runtime(Context)
         caller = contextvars.copy_context()
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
-            return pool.submit(caller.run, asyncio.run, stage(state, runtime, **injected)).result()
+            coroutine = stage(state, runtime, **injected)
+            return pool.submit(caller.run, _run_coroutine, coroutine).result()
 
     # Not functools.wraps: RunnableLambda reads the signature (it must see ``config``), and wraps
     # would point it at the stage's own.
     run_async.__name__ = run_sync.__name__ = name
     run_async.__doc__ = run_sync.__doc__ = stage.__doc__
     return RunnableLambda(run_sync, afunc=run_async, name=name)
+
+
+def _run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    return asyncio.run(coroutine)
 
 
 class Progress(TypedDict, total=False):

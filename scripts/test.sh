@@ -7,5 +7,5 @@ bash scripts/setup.sh
 VENV=${LONGGRAPH_VENV:-.venv}
 export PATH="$PWD/$VENV/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LANGGRAPH_CLI_NO_ANALYTICS=1
 echo "== ruff";   ruff check .
-echo "== mypy";   mypy --strict longgraph graphs nodes state prompts evals
+echo "== mypy";   bash scripts/typecheck.sh
 echo "== pytest"; python -m pytest -q "$@"

@@ -107,7 +107,9 @@ class Context:
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
         if self.chunk_size is not None and (not isinstance(self.chunk_size, int) or self.chunk_size <= 0):
-            raise ConfigurationError(f"chunk_size must be a positive integer or unset, got {self.chunk_size!r}")
+            raise ConfigurationError(
+                f"chunk_size must be a positive integer or unset, got {self.chunk_size!r}"
+            )
         if self.max_output_tokens >= self.context_window:
             raise ConfigurationError(
                 f"max_output_tokens ({self.max_output_tokens}) must be smaller than context_window "
@@ -118,7 +120,9 @@ class Context:
         if self.request_timeout <= 0:
             raise ConfigurationError(f"request_timeout must be positive, got {self.request_timeout!r}")
         if not 0.0 <= self.max_failed_fraction <= 1.0:
-            raise ConfigurationError(f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}")
+            raise ConfigurationError(
+                f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}"
+            )
 
     @property
     def base_urls(self) -> list[str]:

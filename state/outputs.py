@@ -16,7 +16,9 @@ NO_INFORMATION = "[NO INFORMATION]"
 def is_no_information(answer: str) -> bool:
     """Decide NO INFORMATION on the parsed Answer field alone (never on a substring elsewhere)."""
     normalised = answer.strip().strip(".").strip().strip('"').upper()
-    return normalised in ("[NO INFORMATION]", "NO INFORMATION", "") or normalised.startswith("[NO INFORMATION]")
+    return normalised in ("[NO INFORMATION]", "NO INFORMATION", "") or normalised.startswith(
+        "[NO INFORMATION]"
+    )
 
 
 class StructuredOutput(BaseModel):
@@ -32,7 +34,9 @@ class MapOutput(StructuredOutput):
     extracted_information: str = Field(description="Key facts from the text relevant to the question.")
     rationale: str = Field(description="How the extracted information leads to the answer.")
     answer: str = Field(description=f"The intermediate answer, or {NO_INFORMATION}.")
-    confidence_score: float = Field(ge=0, le=5, description="Confidence out of 5, per the calibration rubric.")
+    confidence_score: float = Field(
+        ge=0, le=5, description="Confidence out of 5, per the calibration rubric."
+    )
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {
         "extracted information": "extracted_information",
@@ -66,7 +70,9 @@ class ReduceOutput(StructuredOutput):
 class SegmentNote(StructuredOutput):
     """A Segment+ note: Evidence quotes original sentences, Reasoning compresses partial answers."""
 
-    evidence: list[str] = Field(description="Sentences quoted verbatim from the text that bear on the question.")
+    evidence: list[str] = Field(
+        description="Sentences quoted verbatim from the text that bear on the question."
+    )
     reasoning: str = Field(description="Entities, events and partial answers, compressed.")
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"evidence": "evidence", "reasoning": "reasoning"}

@@ -93,4 +93,6 @@ class FakeProvider(PerLoopProvider):
         self.url = url
 
     def build(self, context: Context) -> LLMClient:
-        return self.client_for(context, [Endpoint(url=self.url, model=self.model)], context.model or "scripted")
+        return self.client_for(
+            context, [Endpoint(url=self.url, model=self.model)], context.model or "scripted"
+        )

@@ -13,7 +13,9 @@ TOK = get_tokenizer(None)
 
 
 def _para(i: int, sentences: int = 5) -> str:
-    return " ".join(f"Paragraph {i} sentence {j} talks about topic {i * 7 + j} in some detail." for j in range(sentences))
+    return " ".join(
+        f"Paragraph {i} sentence {j} talks about topic {i * 7 + j} in some detail." for j in range(sentences)
+    )
 
 
 def _covered(chunks: list[Chunk], doc_index: int, text: str) -> str:

@@ -21,12 +21,19 @@ from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_resp
 from longgraph.tests.conftest import FACT, QUESTION, planted
 
 # base_url is never contacted (the provider is fake); setting it keeps the embedded server out of the picture.
-SMALL = {"context_window": 2048, "max_output_tokens": 256, "structured_output": "json_schema", "base_url": "http://fake.invalid/v1"}
+SMALL = {
+    "context_window": 2048,
+    "max_output_tokens": 256,
+    "structured_output": "json_schema",
+    "base_url": "http://fake.invalid/v1",
+}
 
 
 def _run(model: BaseChatModel, document: str, question: str = QUESTION, **settings: Any) -> GraphOutput:
     graph = build_graph(FakeProvider(model))
-    return GraphOutput.model_validate(graph.invoke({"question": question, "document": document}, context={**SMALL, **settings}))
+    return GraphOutput.model_validate(
+        graph.invoke({"question": question, "document": document}, context={**SMALL, **settings})
+    )
 
 
 def _stage(messages: Sequence[Mapping[str, Any]]) -> str:
@@ -83,7 +90,12 @@ def test_collapse_runs_when_notes_exceed_the_window() -> None:
         if stage == "reduce":
             return json.dumps({"rationale": "most confident", "answer": "smoked plums"})
         return json.dumps(
-            {"extracted_information": "detail " * 60, "rationale": "r", "answer": "smoked plums", "confidence_score": 3}
+            {
+                "extracted_information": "detail " * 60,
+                "rationale": "r",
+                "answer": "smoked plums",
+                "confidence_score": 3,
+            }
         )
 
     model = ScriptedChatModel(responder=verbose)
@@ -101,10 +113,14 @@ def test_collapse_that_cannot_shrink_falls_back_instead_of_looping() -> None:
         if stage == "reduce":
             return json.dumps({"rationale": "r", "answer": "plums"})
         size = 150 if stage == "map" else 900
-        return json.dumps({"extracted_information": "x " * size, "rationale": "r", "answer": "plums", "confidence_score": 2})
+        return json.dumps(
+            {"extracted_information": "x " * size, "rationale": "r", "answer": "plums", "confidence_score": 2}
+        )
 
     out = _run(ScriptedChatModel(responder=stubborn), planted(150_000))
-    assert any("collapse" in note and "highest-confidence" in note for note in out.stats.notes), out.stats.notes
+    assert any("collapse" in note and "highest-confidence" in note for note in out.stats.notes), (
+        out.stats.notes
+    )
     statuses = {c.status for c in out.chunks}
     assert "filtered" in statuses
     assert all(c.reason for c in out.chunks if c.status == "filtered")
@@ -178,7 +194,9 @@ def _down(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> s
 def test_failover_to_a_healthy_replica(planted_document: str) -> None:
     dead, alive = ScriptedChatModel(responder=_down), ScriptedChatModel()
     graph = build_graph(_TwoReplicas(dead, alive))
-    out = GraphOutput.model_validate(graph.invoke({"question": QUESTION, "document": planted_document}, context=SMALL))
+    out = GraphOutput.model_validate(
+        graph.invoke({"question": QUESTION, "document": planted_document}, context=SMALL)
+    )
     assert "smoked plums" in out.answer
     assert len(alive.calls) == out.stats.llm_calls
 
@@ -208,7 +226,9 @@ def test_result_cache_makes_a_repeated_question_free(tmp_path: Any, planted_docu
 
 
 def test_multi_document_evidence_names_the_document() -> None:
-    docs = [{"title": f"report-{i}", "text": planted(8_000, fact=f"Filler fact number {i}.")} for i in range(5)]
+    docs = [
+        {"title": f"report-{i}", "text": planted(8_000, fact=f"Filler fact number {i}.")} for i in range(5)
+    ]
     docs[3]["text"] = planted(8_000)
     graph = build_graph(FakeProvider())
     out = GraphOutput.model_validate(graph.invoke({"question": QUESTION, "documents": docs}, context=SMALL))

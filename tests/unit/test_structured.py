@@ -13,10 +13,26 @@ from longgraph.structured import format_instructions, parse_structured, response
     ("text", "answer", "confidence"),
     [
         ("Extracted Information: a\nRationale: b\nAnswer: Paris\nConfidence Score: 4", "Paris", 4.0),
-        ("**Extracted Information:** a\n**Rationale**: b\n**Answer:** Paris\n**Confidence Score:** 4.5/5", "Paris", 4.5),
-        ("1. Extracted Information: a\n2. Rationale: b\n3. Answer: Paris\n4. Confidence Score (out of 5): 3 points", "Paris", 3.0),
-        ('```json\n{"extracted_information": "a", "rationale": "b", "answer": "Paris", "confidence_score": 5}\n```', "Paris", 5.0),
-        ('Sure! {"extracted_information": "a", "rationale": "b", "answer": "Paris", "confidence_score": "2"}', "Paris", 2.0),
+        (
+            "**Extracted Information:** a\n**Rationale**: b\n**Answer:** Paris\n**Confidence Score:** 4.5/5",
+            "Paris",
+            4.5,
+        ),
+        (
+            "1. Extracted Information: a\n2. Rationale: b\n3. Answer: Paris\n4. Confidence Score (out of 5): 3 points",
+            "Paris",
+            3.0,
+        ),
+        (
+            '```json\n{"extracted_information": "a", "rationale": "b", "answer": "Paris", "confidence_score": 5}\n```',
+            "Paris",
+            5.0,
+        ),
+        (
+            'Sure! {"extracted_information": "a", "rationale": "b", "answer": "Paris", "confidence_score": "2"}',
+            "Paris",
+            2.0,
+        ),
         ("Extracted Information: a\nRationale: b\nAnswer: Paris\nConfidence Score: 9", "Paris", 5.0),
     ],
 )
@@ -50,7 +66,9 @@ def test_no_information_is_decided_on_the_answer_field() -> None:
 
 
 def test_other_schemas() -> None:
-    note = parse_structured('Evidence:\n- "The sky is blue."\n- Grass is green.\nReasoning: colours', SegmentNote)
+    note = parse_structured(
+        'Evidence:\n- "The sky is blue."\n- Grass is green.\nReasoning: colours', SegmentNote
+    )
     assert note.evidence == ["The sky is blue.", "Grass is green."] and note.reasoning == "colours"
     assert parse_structured("Decision: Remove", FilterDecision).decision == "Remove"
     assert parse_structured("Rationale: r\nAnswer: 42", ReduceOutput).answer == "42"
@@ -61,4 +79,9 @@ def test_format_instructions_match_the_parser() -> None:
     assert '"confidence_score"' in format_instructions(MapOutput, "json_schema")
     rf = response_format(MapOutput)
     assert rf["type"] == "json_schema"
-    assert set(rf["json_schema"]["schema"]["properties"]) == {"extracted_information", "rationale", "answer", "confidence_score"}
+    assert set(rf["json_schema"]["schema"]["properties"]) == {
+        "extracted_information",
+        "rationale",
+        "answer",
+        "confidence_score",
+    }
