@@ -18,6 +18,7 @@ import abc
 import asyncio
 import dataclasses
 import logging
+import random
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -135,8 +136,9 @@ class LLMClient:
         return ", ".join(e.url for e in self.endpoints)
 
     def _pick(self, exclude: set[str]) -> Endpoint | None:
+        """The least-loaded replica; ties broken at random so that short-lived clients spread too."""
         candidates = [e for e in self.endpoints if e.url not in exclude]
-        return min(candidates, key=lambda e: e.in_flight) if candidates else None
+        return min(candidates, key=lambda e: (e.in_flight, random.random())) if candidates else None
 
     async def complete(
         self, messages: Sequence[BaseMessage], *, stage: str, schema: type[StructuredOutput] | None = None
