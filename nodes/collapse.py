@@ -14,7 +14,7 @@ the reason. A group whose collapse answer cannot be parsed keeps its highest-con
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from langgraph.types import Overwrite, Send
 
@@ -54,9 +54,20 @@ async def gather_map(
     }
 
 
-def group_in_order(notes: Sequence[Note], budget: int) -> list[list[Note]]:
-    """Consecutive groups, each filled until the next note would exceed ``budget`` tokens."""
-    groups: list[list[Note]] = []
+class _Measured(Protocol):
+    @property
+    def tokens(self) -> int: ...
+
+
+MeasuredT = TypeVar("MeasuredT", bound=_Measured)
+
+
+def group_in_order(notes: Sequence[MeasuredT], budget: int) -> list[list[MeasuredT]]:
+    """Consecutive groups, each filled until the next note would exceed ``budget`` tokens.
+
+    Generic over anything with a ``tokens`` count: the Segment+ merge batches its notes with it too.
+    """
+    groups: list[list[MeasuredT]] = []
     used = 0
     for note in notes:
         if groups and used + note.tokens <= budget:

@@ -92,3 +92,14 @@ class MergedReasoning(StructuredOutput):
     reasoning: str
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"reasoning": "reasoning"}
+
+
+class FreeTextNote(StructuredOutput):
+    """Segment+ "no structure" ablation: one free-text note per segment (and per merged batch).
+
+    One field, so it still travels the one structured path (constrained decoding or a ``Note:`` label).
+    """
+
+    note: str = Field(description="Everything in the text that helps answer the question, in free text.")
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {"note": "note", "merged note": "note"}

@@ -1,0 +1,128 @@
+"""Where a quoted sentence comes from: locate a model's quote in the original document.
+
+Segment+ asks for Evidence "quoted from the segment"; a small model quotes with different case,
+collapsed whitespace, straight instead of curly quotes, a dropped comma, or an elision ("A … B").
+So a quote is compared to its segment as a sequence of words (letters and digits; each CJK character
+is a word of its own, since CJK text has no spaces): case, whitespace and punctuation are ignored,
+the word order must match exactly, and an elided quote matches when its fragments occur in order.
+The reported span runs from the first to the last matched word of the original text, plus the
+closing punctuation the quote itself ends with.
+
+A quote that cannot be found is kept, flagged ``verified=False``, with the span of its whole
+segment: it may be a hallucination, and hiding it would hide that.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from longgraph.state.contract import Chunk, DocumentIn, Evidence, parse_input
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_ELLIPSIS = re.compile(r"\s*(?:\.\s*\.\s*\.|…|\[\s*(?:\.\.\.|…)\s*\])\s*")
+_TRAILING_PUNCTUATION = re.compile(r"[^\w\s\"'“”‘’]+$")
+
+
+@dataclass(frozen=True)
+class _Words:
+    """The words of a text, casefolded and joined by single spaces, with their original offsets."""
+
+    padded: str
+    """The words joined by single spaces, with a space before the first and after the last."""
+    offsets: list[int]
+    """Where each word's leading space is in ``padded`` (= the word's start in the joined words)."""
+    starts: list[int]
+    ends: list[int]
+
+    @classmethod
+    def of(cls, text: str, base: int = 0) -> _Words:
+        words, offsets, starts, ends = [], [], [], []
+        cursor = 0
+        for match in _WORD.finditer(text):
+            word = match.group().casefold()
+            words.append(word)
+            offsets.append(cursor)
+            cursor += len(word) + 1
+            starts.append(base + match.start())
+            ends.append(base + match.end())
+        return cls(padded=f" {' '.join(words)} ", offsets=offsets, starts=starts, ends=ends)
+
+
+def words_of(text: str) -> list[str]:
+    """The casefolded words of ``text`` as the matcher sees them."""
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def _find(quote: str, haystack: _Words, text: str, base: int) -> tuple[int, int] | None:
+    fragments = [words_of(f) for f in _ELLIPSIS.split(quote)]
+    fragments = [f for f in fragments if f]
+    if not fragments or not haystack.offsets:
+        return None
+    cursor, start, end = 0, -1, -1
+    for fragment in fragments:
+        if cursor >= len(haystack.offsets):
+            return None
+        found = haystack.padded.find(f" {' '.join(fragment)} ", haystack.offsets[cursor])
+        if found < 0:
+            return None
+        first = bisect.bisect_left(haystack.offsets, found)
+        last = first + len(fragment) - 1
+        if start < 0:
+            start = haystack.starts[first]
+        end = haystack.ends[last]
+        cursor = last + 1
+    tail = _TRAILING_PUNCTUATION.search(quote.strip().strip("\"'“”‘’").rstrip())
+    for char in tail.group() if tail else "":
+        if end - base < len(text) and text[end - base] == char:
+            end += 1
+        else:
+            break
+    return start, end
+
+
+def has_words(quote: str) -> bool:
+    """Whether a quote holds any word at all (blank or punctuation-only quotes are not evidence)."""
+    return _WORD.search(quote) is not None
+
+
+def locate_quotes(quotes: Sequence[str], chunk: Chunk, documents: Sequence[DocumentIn]) -> list[Evidence]:
+    """One :class:`Evidence` per quote: its exact span in its document, or the segment's, unverified.
+
+    Each part of the chunk (a span of one document) is searched in the original text, in order; the
+    first occurrence wins.
+    """
+    parts = [
+        (part, documents[part.doc_index].text[part.start : part.end])
+        for part in chunk.parts
+        if part.doc_index < len(documents)
+    ]
+    indexed = [(part, text, _Words.of(text, part.start)) for part, text in parts]
+    located: list[Evidence] = []
+    for quote in quotes:
+        evidence = None
+        for part, text, words in indexed:
+            span = _find(quote, words, text, part.start)
+            if span is not None:
+                evidence = Evidence(
+                    chunk_id=chunk.id, doc_index=part.doc_index, title=part.title, start=span[0],
+                    end=span[1], text=quote, verified=True,
+                )  # fmt: skip
+                break
+        if evidence is None:
+            evidence = Evidence(
+                chunk_id=chunk.id, doc_index=chunk.doc_index, title=chunk.title, start=chunk.start,
+                end=chunk.end, text=quote, verified=False,
+            )  # fmt: skip
+        located.append(evidence)
+    return located
+
+
+def documents_of(state: Mapping[str, Any]) -> list[DocumentIn]:
+    """The run's input documents (the chunk offsets index into their original texts)."""
+    raw = {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
+    return parse_input(raw).as_documents()
