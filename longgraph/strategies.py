@@ -35,6 +35,59 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
         ),
+        Strategy(
+            "segment-plus",
+            "longgraph.graphs.segment_plus",
+            "build_graph",
+            "Segment+: evidence/reasoning notes per segment, filtered, merged in batches, answered from notes",
+        ),
+        Strategy(
+            "segment-plus-no-filter",
+            "longgraph.graphs.segment_plus",
+            "build_graph",
+            "Segment+ ablation without the Keep/Remove filter (every note is merged)",
+            options=(("use_filter", False), ("name", "segment-plus-no-filter")),
+        ),
+        Strategy(
+            "segment-plus-no-structure",
+            "longgraph.graphs.segment_plus",
+            "build_graph",
+            "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
+            options=(("structured", False), ("name", "segment-plus-no-structure")),
+        ),
+        Strategy(
+            "segment-plus-plain",
+            "longgraph.graphs.segment_plus",
+            "build_graph",
+            "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
+            options=(("use_filter", False), ("structured", False), ("name", "segment-plus-plain")),
+        ),
+        Strategy(
+            "mapreduce-segment-merge",
+            "longgraph.graphs.mapreduce_segment_merge",
+            "build_graph",
+            "LLM×MapReduce with the Segment+ merge as its collapse stage",
+        ),
+        Strategy(
+            "truncate",
+            "longgraph.graphs.truncate",
+            "build_graph",
+            "Baseline: the whole input in one call if it fits, else its prefix that fits (cut recorded)",
+        ),
+        Strategy(
+            "rag-bm25",
+            "longgraph.graphs.rag",
+            "build_graph",
+            "Baseline: top-k chunks by BM25, one call",
+            options=(("retriever", "bm25"),),
+        ),
+        Strategy(
+            "rag-embed",
+            "longgraph.graphs.rag",
+            "build_graph",
+            "Baseline: top-k chunks by embeddings (bundled MiniLM or an /embeddings endpoint), one call",
+            options=(("retriever", "embed"),),
+        ),
     )
 }
 

