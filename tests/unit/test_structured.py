@@ -85,3 +85,18 @@ def test_format_instructions_match_the_parser() -> None:
         "answer",
         "confidence_score",
     }
+
+
+def test_json_cut_off_by_the_token_limit_is_closed_and_read() -> None:
+    cut = '{"extracted_information": "a", "rationale": "b", "answer": "Paris", "confidence_score": 4.5'
+    assert parse_structured(cut, MapOutput).answer == "Paris"
+    with pytest.raises(StructuredOutputError):  # cut before the score: not enough of the schema
+        parse_structured('{"extracted_information": "a", "rationale": "b", "answer": "Par', MapOutput)
+
+
+def test_string_lengths_scale_with_the_output_budget() -> None:
+    small = response_format(MapOutput, 128)["json_schema"]["schema"]["properties"]
+    large = response_format(MapOutput, 4096)["json_schema"]["schema"]["properties"]
+    assert small["extracted_information"]["maxLength"] < large["extracted_information"]["maxLength"]
+    budget_chars = sum(p.get("maxLength", 0) for p in small.values())
+    assert budget_chars <= 128 * 3
