@@ -9,16 +9,20 @@ and returns the validated :class:`~longgraph.state.contract.GraphOutput`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
 from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from longgraph.endpoint import resolve_context
-from longgraph.errors import ConfigurationError
+from longgraph.checkpointing import checkpoint_serializer
+from longgraph.endpoint import EMBEDDED_PROMPT_VARIANT, resolve_context
+from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.runtime import Progress
 from longgraph.state.context import Context, coerce_context
@@ -51,19 +55,52 @@ def prepare_context(
         ctx = ctx.replace(
             base_url=info.base_url, model=ctx.model or info.model,
             tokenizer=ctx.tokenizer or (str(info.tokenizer_path) if info.tokenizer_path else None),
+            prompt_variant=ctx.prompt_variant or EMBEDDED_PROMPT_VARIANT,
         )  # fmt: skip
     return resolve_context(ctx)
 
 
 def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig:
-    """LangGraph run config: bounded parallelism and a recursion limit that fits the collapse bound."""
-    config: RunnableConfig = {
-        "max_concurrency": max(1, context.max_concurrency) * max(1, len(context.base_urls)),
-        "recursion_limit": 16 + 4 * context.max_collapse_rounds,
-    }
+    """LangGraph run config: a recursion limit that fits the collapse bound.
+
+    Requests in flight are capped by the LLM client's semaphore (``context.max_concurrency`` per
+    endpoint), not by LangGraph's ``max_concurrency``: that one gates every background coroutine of
+    the run, checkpoint writes included, so with more chunks than slots a finished map call's result
+    would wait behind every queued map task before being saved, and a run killed mid-map would lose
+    all of them.
+    """
+    config: RunnableConfig = {"recursion_limit": 16 + 4 * context.max_collapse_rounds}
     if thread_id is not None:
         config["configurable"] = {"thread_id": thread_id}
     return config
+
+
+def input_fingerprint(strategy: str, graph_input: Mapping[str, Any]) -> str:
+    """A digest of what a thread was started with, stored in its checkpoints.
+
+    Resuming a thread with another question, document or strategy would silently answer the old
+    input (a resumed run ignores the new one), so a mismatch is refused instead.
+    """
+    blob = json.dumps({"strategy": strategy, "input": graph_input}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+_FINGERPRINT_KEY = "longgraph_input"
+
+
+def _open_sqlite_path(path: str | Path, what: str) -> str:
+    """Create the folder of a SQLite file and reject a path that cannot hold one, naming it."""
+    file = Path(path).expanduser()
+    if file.is_dir():
+        raise ConfigurationError(f"{what} {file}: is a directory, not a file")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        if file.exists():
+            with closing(sqlite3.connect(file)) as db:  # reading the schema fails on a non-database
+                db.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigurationError(f"{what} {file}: cannot be used ({exc})") from exc
+    return str(file)
 
 
 async def aask(
@@ -86,6 +123,12 @@ async def aask(
     ``checkpoint_path`` and ``thread_id`` the run is checkpointed to SQLite after every step; calling
     again with the same thread resumes it, redoing only the calls that had not finished.
     """
+    repairs: list[str] = []
+    question = _repaired(question, "the question", repairs)
+    if isinstance(document, str):
+        document = _repaired(document, "the document", repairs)
+    if documents is not None:
+        documents = [_repaired_document(doc, i, repairs) for i, doc in enumerate(documents)]
     graph_input = parse_input(
         {
             "question": question,
@@ -93,33 +136,100 @@ async def aask(
             "documents": list(documents) if documents is not None else None,
         }
     ).model_dump(exclude_none=True)
-    ctx = prepare_context(context, settings, start_embedded=start_embedded and llm is None)
-    if checkpoint_path is not None and thread_id is None:
+    if checkpoint_path is not None and not thread_id:
         raise ConfigurationError("a checkpointed run needs a thread_id (to resume it later)")
+    try:
+        ctx = prepare_context(context, settings, start_embedded=start_embedded and llm is None)
+    except EndpointError as exc:
+        if exc.undone:
+            raise
+        raise EndpointError(
+            str(exc).split(" (endpoint ")[0], endpoint=exc.endpoint, undone="the whole run (no call was made)"
+        ) from exc
     async with AsyncExitStack() as stack:
         checkpointer = None
         if checkpoint_path is not None:
+            import aiosqlite
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-            checkpointer = await stack.enter_async_context(
-                AsyncSqliteSaver.from_conn_string(str(checkpoint_path))
-            )
+            db_path = await asyncio.to_thread(_open_sqlite_path, checkpoint_path, "checkpoint database")
+            connection = await stack.enter_async_context(aiosqlite.connect(db_path))
+            # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
+            checkpointer = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
         graph = build_strategy(strategy, llm or default_provider, checkpointer=checkpointer)
         config = run_config(ctx, thread_id)
         run_input: dict[str, Any] | None = graph_input
         if checkpointer is not None:
+            fingerprint = input_fingerprint(strategy, graph_input)
+            config["metadata"] = {_FINGERPRINT_KEY: fingerprint}
             snapshot = await graph.aget_state(config)
-            if snapshot.next:  # an interrupted run: resume it instead of starting over
+            if snapshot.metadata is not None:
+                stored = snapshot.metadata.get(_FINGERPRINT_KEY)
+                if stored != fingerprint:
+                    raise ConfigurationError(
+                        f"thread {thread_id!r} in {checkpoint_path} holds a run with another question, "
+                        "document or strategy: resume it with the same input, or use a new thread id"
+                    )
+                if not snapshot.next:  # finished before: its result is in the checkpoint
+                    log.info("thread %s already finished; returning its stored result", thread_id)
+                    result = GraphOutput.model_validate(snapshot.values)
+                    result.stats.notes = [
+                        *repairs,
+                        *result.stats.notes,
+                        f"the stored result of finished thread {thread_id!r}",
+                    ]
+                    return result
                 log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
                 run_input = None
-        result: dict[str, Any] = {}
-        stream = graph.astream(run_input, config, context=ctx, stream_mode=["custom", "values"])
+        result_values: dict[str, Any] = {}
+        stream = graph.astream(
+            run_input,
+            config,
+            context=ctx,
+            stream_mode=["custom", "values"],
+            # Each step's checkpoint is written before the next step starts, so a killed run
+            # loses at most the calls in flight.
+            durability="sync" if checkpointer is not None else None,
+        )
         async for mode, payload in stream:
             if mode == "custom" and on_progress is not None:
                 on_progress(cast(Progress, payload))
             elif mode == "values":
-                result = cast(dict[str, Any], payload)
-    return GraphOutput.model_validate(result)
+                result_values = cast(dict[str, Any], payload)
+    output = GraphOutput.model_validate(result_values)
+    output.stats.notes = [*repairs, *output.stats.notes]
+    return output
+
+
+def _repaired(text: str, what: str, repairs: list[str]) -> str:
+    """``text`` with lone surrogates (not Unicode; they cannot be sent or stored) replaced by U+FFFD.
+
+    They come from ``surrogateescape`` decoding or broken JSON; the CLI treats invalid UTF-8 in a
+    file the same way. Surrogate pairs written as two code points are joined, not replaced.
+    """
+    if not isinstance(text, str):
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        count = fixed.count("\ufffd") - text.count("\ufffd")
+        repairs.append(f"{what}: {count} lone surrogate code point(s) (invalid Unicode) replaced with U+FFFD")
+        return fixed
+    return text
+
+
+def _repaired_document(
+    doc: DocumentIn | Mapping[str, Any], index: int, repairs: list[str]
+) -> DocumentIn | Mapping[str, Any]:
+    raw = doc.model_dump() if isinstance(doc, DocumentIn) else doc
+    if not isinstance(raw, Mapping):
+        return doc  # parse_input names the problem
+    fixed = {
+        key: _repaired(value, f"document {index} {key}", repairs) if key in ("title", "text") else value
+        for key, value in raw.items()
+    }
+    return fixed if fixed != raw else doc
 
 
 def ask(question: str, document: str | None = None, **kwargs: Any) -> GraphOutput:

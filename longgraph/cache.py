@@ -10,10 +10,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
+
+from longgraph.errors import ConfigurationError
+
+
+def longgraph_home() -> Path:
+    """``$LONGGRAPH_HOME`` or ``~/.cache/longgraph`` (the embedded server keeps its files there too)."""
+    home = os.environ.get("LONGGRAPH_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".cache" / "longgraph"
+
+
+def default_cache_path() -> Path:
+    """Where ``longgraph ask`` caches answers unless told otherwise: asking again should be free."""
+    return longgraph_home() / "results.sqlite"
+
+
+def default_checkpoint_path() -> Path:
+    """Where ``longgraph ask --resume`` keeps its checkpoints unless told otherwise."""
+    return longgraph_home() / "checkpoints.sqlite"
 
 
 def cache_key(**parts: Any) -> str:
@@ -26,37 +45,52 @@ class ResultCache:
     """``key -> raw model answer`` in one SQLite file."""
 
     def __init__(self, path: str | Path) -> None:
+        # Opened on first use, not here: the provider builds clients inside a running event loop,
+        # where file I/O would block it (a LangGraph server refuses that), while get/put run in a
+        # worker thread (see ``call_structured``).
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, stage TEXT, raw TEXT NOT NULL, "
-                "created REAL DEFAULT (unixepoch('subsec')))"
-            )
-            self._db.commit()
+        self._db: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection (caller holds the lock); a clear error for a path that cannot hold one."""
+        if self._db is None:
+            try:
+                if self.path.is_dir():
+                    raise IsADirectoryError(21, "is a directory")
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, stage TEXT, raw TEXT NOT NULL, "
+                    "created REAL DEFAULT (unixepoch('subsec')))"
+                )
+                db.commit()
+            except (OSError, sqlite3.Error) as exc:
+                raise ConfigurationError(f"result cache {self.path}: cannot be used ({exc})") from exc
+            self._db = db
+        return self._db
 
     def get(self, key: str) -> str | None:
         with self._lock:
-            row = self._db.execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone()
+            row = self._connection().execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def put(self, key: str, stage: str, raw: str) -> None:
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw)
-            )
-            self._db.commit()
+            db = self._connection()
+            db.execute("INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw))
+            db.commit()
 
     def __len__(self) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+            return int(self._connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 _OPEN: dict[Path, ResultCache] = {}
@@ -67,7 +101,9 @@ def open_cache(path: str | None) -> ResultCache | None:
     """One connection per file per process (opening SQLite per call would dominate cached runs)."""
     if not path:
         return None
-    resolved = Path(path).expanduser().resolve()
+    # Not resolve()/abspath(): they stat or getcwd, and this runs inside the event loop. Two spellings
+    # of one file get two connections, which WAL handles.
+    resolved = Path(path).expanduser()
     with _OPEN_LOCK:
         cache = _OPEN.get(resolved)
         if cache is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,9 +18,10 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from longgraph.errors import InputError, LonggraphError
+from longgraph.errors import EndpointError, InputError, LonggraphError
 from longgraph.nodes.runtime import Progress as ProgressEvent
 
 app = typer.Typer(
@@ -93,14 +95,20 @@ def progress_bars(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | N
         yield _Bars(progress)
 
 
-def run_cli(action: Callable[[], T], *, debug: bool) -> T:
-    """Run ``action``; turn every failure into one line and an exit code."""
+def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) -> T:
+    """Run ``action``; turn every failure into one line and an exit code.
+
+    ``hint`` is appended to endpoint failures (e.g. how to resume a checkpointed run).
+    """
     try:
         return action()
     except LonggraphError as exc:
         if debug:
             raise
-        stderr.print(f"[red]error:[/red] {exc}", highlight=False, markup=True, soft_wrap=True)
+        message = " ".join(str(exc).split())
+        if hint and isinstance(exc, EndpointError):
+            message += f"; {hint}"
+        stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         stderr.print("interrupted")
@@ -110,7 +118,7 @@ def run_cli(action: Callable[[], T], *, debug: bool) -> T:
             raise
         message = " ".join(str(exc).split())[:400]
         stderr.print(
-            f"[red]error:[/red] unexpected {type(exc).__name__}: {message} (rerun with --debug)",
+            f"[red]error:[/red] unexpected {type(exc).__name__}: {escape(message)} (rerun with --debug)",
             soft_wrap=True,
         )
         raise typer.Exit(1) from None
@@ -144,18 +152,40 @@ def ask(
     max_retries: Annotated[int | None, Opt("--retries", help="Retries per request.")] = None,
     structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
     tokenizer: Annotated[str | None, Opt(help="Path to the model's tokenizer (default cl100k_base).")] = None,
-    cache: Annotated[str | None, Opt(help="SQLite file caching map/collapse answers across runs.")] = None,
+    cache: Annotated[
+        str | None,
+        Opt(
+            help="SQLite file caching model answers across runs, so asking again costs no calls "
+            "(default: $LONGGRAPH_CACHE_PATH, else results.sqlite in $LONGGRAPH_HOME or ~/.cache/longgraph).",
+            show_default=False,
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, Opt("--no-cache", help="Neither read nor write the result cache (fresh samples).")
+    ] = False,
     resume: Annotated[
-        str | None, Opt(help="Thread id: checkpoint this run and resume it if interrupted.")
+        str | None,
+        Opt(help="Thread id: checkpoint this run; run again with the same id to resume it if interrupted."),
     ] = None,
     checkpoint_db: Annotated[
-        str, Opt(help="SQLite file for checkpoints (with --resume).")
-    ] = "longgraph-checkpoints.sqlite",
+        str | None,
+        Opt(
+            help="SQLite file for checkpoints, with --resume (default: checkpoints.sqlite in $LONGGRAPH_HOME "
+            "or ~/.cache/longgraph).",
+            show_default=False,
+        ),
+    ] = None,
     no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer QUESTION about FILES."""
     from longgraph.api import aask
+    from longgraph.cache import default_cache_path, default_checkpoint_path
+
+    if no_cache:
+        cache = ""  # not None: that would fall back to $LONGGRAPH_CACHE_PATH
+    elif cache is None and not os.environ.get("LONGGRAPH_CACHE_PATH"):
+        cache = str(default_cache_path())
 
     settings: dict[str, Any] = {
         "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
@@ -174,11 +204,13 @@ def ask(
             title, text, file_notes = read_document(path)
             documents.append({"title": title, "text": text})
             notes += file_notes
-        with progress_bars(not no_progress and not debug) as on_progress:
+        # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
+        with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
             result = asyncio.run(
                 aask(
                     question, documents=documents, strategy=strategy, on_progress=on_progress,
-                    checkpoint_path=checkpoint_db if resume else None, thread_id=resume,
+                    checkpoint_path=(checkpoint_db or default_checkpoint_path()) if resume else None,
+                    thread_id=resume,
                     **settings,
                 )
             )  # fmt: skip
@@ -188,14 +220,15 @@ def ask(
         else:
             print(result.answer)
             for note in result.stats.notes:
-                stderr.print(f"note: {note}", highlight=False, soft_wrap=True)
+                stderr.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         stream=sys.stderr,
         format="%(levelname)s: %(message)s",
     )
-    run_cli(action, debug=debug)
+    hint = f"the run is checkpointed: rerun with --resume {resume} to continue it" if resume else None
+    run_cli(action, debug=debug, hint=hint)
 
 
 @app.command()
@@ -260,12 +293,12 @@ def _register_subapps() -> None:
     from longgraph.cli_model import model_app
 
     app.add_typer(model_app, name="model", help="The embedded model server (vLLM on CPU, SmolLM2-135M).")
+    from longgraph.cli_eval import eval_app
+
+    app.add_typer(eval_app, name="eval")
 
 
-try:
-    _register_subapps()
-except ModuleNotFoundError:  # TEMP until cli_model lands
-    pass
+_register_subapps()
 
 
 def main() -> None:

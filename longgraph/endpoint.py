@@ -15,6 +15,10 @@ from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.state.context import Context
 
 
+EMBEDDED_PROMPT_VARIANT = "compact"
+"""The embedded 135M model cannot follow the papers' long prompts (it copies their worked examples)."""
+
+
 def _embedded() -> tuple[str, str, str | None] | None:
     from longgraph.embedded import find_running
 
@@ -57,6 +61,8 @@ def resolve_context(context: Context) -> Context:
         changes.setdefault("model", context.model or model)
         if context.tokenizer is None and tokenizer:
             changes["tokenizer"] = tokenizer
+        if context.prompt_variant is None:
+            changes["prompt_variant"] = EMBEDDED_PROMPT_VARIANT
     if context.model is None and "model" not in changes:
         first = (context.base_urls or [str(changes.get("base_url"))])[0]
         changes["model"] = served_model_name(first, context.api_key, context.request_timeout)

@@ -83,6 +83,10 @@ class HuggingFaceTokenizer:
         if not file.is_file():
             raise ConfigurationError(f"tokenizer: no tokenizer.json at {path}")
         self._tok = HFTokenizer.from_file(str(file))
+        # A tokenizer.json may carry truncation/padding settings (all-MiniLM-L6-v2's truncates at 128):
+        # a counter must count every token of the text, not the first max_length.
+        self._tok.no_truncation()
+        self._tok.no_padding()
         self._name = str(path)
 
     @property

@@ -128,21 +128,44 @@ def _split_oversized(
     for (s, e), n in zip(sentences, counter.count(sentences), strict=True):
         if n <= budget:
             atoms.append(Atom(doc_index, s, e, n))
-            continue
-        words = _pieces_without_long_runs(text, s, e)
-        for (ws, we), wn in zip(words, counter.count(words), strict=True):
-            if wn <= budget:
-                atoms.append(Atom(doc_index, ws, we, wn))
-            else:
-                atoms.extend(_hard_split(doc_index, text, ws, we, budget, counter.tokenizer))
+        else:
+            atoms.extend(_split_at_whitespace(doc_index, text, s, e, n, budget, counter))
     return _merge_small(atoms, budget)
 
 
-def _pieces_without_long_runs(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for s, e in _spans(text, start, end, _WHITESPACE):
-        spans.extend(_cut_long_runs(text, s, e) if e - s > _MAX_RUN else [(s, e)])
-    return spans
+def _split_at_whitespace(
+    doc_index: int, text: str, start: int, end: int, tokens: int, budget: int, counter: _Counter
+) -> list[Atom]:
+    """Windows of about ``budget`` tokens ending at whitespace, each counted once.
+
+    Counting word by word would cost a tokenizer call per word (seconds for a 5M-character line
+    without punctuation); instead the window's end is estimated from the sentence's characters per
+    token, moved back to whitespace, and shrunk until its exact count fits. A window with no
+    whitespace at all is cut hard at the token limit.
+    """
+    chars_per_token = max(1.0, (end - start) / max(tokens, 1))
+    atoms: list[Atom] = []
+    cursor = start
+    while cursor < end:
+        limit = min(end, cursor + int(budget * chars_per_token * 0.9) + 1)
+        while True:
+            cut = limit if limit == end else text.rfind(" ", cursor, limit)
+            cut = limit if cut <= cursor else cut  # no space inside the window
+            piece_start, piece_end = _strip(text, cursor, cut)
+            if piece_end <= piece_start:
+                break
+            (n,) = counter.count([(piece_start, piece_end)])
+            if n <= budget:
+                atoms.append(Atom(doc_index, piece_start, piece_end, n))
+                break
+            if cut == limit and text.rfind(" ", cursor, limit) <= cursor:
+                atoms.extend(_hard_split(doc_index, text, piece_start, piece_end, budget, counter.tokenizer))
+                break
+            limit = cursor + max(1, int((cut - cursor) * 0.85))
+        cursor = cut
+        while cursor < end and text[cursor].isspace():
+            cursor += 1
+    return atoms
 
 
 def _hard_split(

@@ -24,7 +24,7 @@ from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.budget import text_budget
 from longgraph.nodes.notes import join_notes, make_notes
 from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.mapreduce import CollapsedGroup, CollapseTask, Note
 from longgraph.state.outputs import MapOutput, ReduceOutput
 from longgraph.tokenizer import get_tokenizer
@@ -99,7 +99,7 @@ async def plan_reduction(
     notes: list[Note] = state.get("notes") or []
     if not notes:
         return {"groups": []}
-    prompts = load_prompts(strategy)
+    prompts = prompts_for(strategy, context.prompt_variant)
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     question = state["question"]
     reduce_budget = text_budget(
@@ -157,7 +157,7 @@ async def collapse_group(
     notes = task["notes"]
     sources = [s for n in notes for s in n.sources]
     result = await call_structured(
-        llm(context), load_prompts(strategy), "collapse", task=context.task, schema=MapOutput,
+        llm(context), prompts_for(strategy, context.prompt_variant), "collapse", task=context.task, schema=MapOutput,
         variables={"context": join_notes(notes), "question": task["question"]}, parse_retries=context.parse_retries,
         work=f"collapse of group {task['index']} in round {task['round']}",
     )  # fmt: skip

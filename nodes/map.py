@@ -8,7 +8,7 @@ from langgraph.types import Send
 
 from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.mapreduce import MappedChunk, MapTask
 from longgraph.state.outputs import MapOutput
 
@@ -33,7 +33,7 @@ async def map_chunk(
     context = runtime.context
     chunk = task["chunk"]
     result = await call_structured(
-        llm(context), load_prompts(strategy), "map", task=context.task, schema=MapOutput,
+        llm(context), prompts_for(strategy, context.prompt_variant), "map", task=context.task, schema=MapOutput,
         variables={"context": chunk.text, "question": task["question"]}, parse_retries=context.parse_retries,
         work=f"map of chunk {chunk.id} (and any map call not finished)",
     )  # fmt: skip

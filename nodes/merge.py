@@ -54,7 +54,7 @@ from longgraph.nodes.segment_notes import (
     total_tokens,
     trim_evidence,
 )
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.outputs import FreeTextNote, MergedReasoning, ReduceOutput
 from longgraph.state.segment_plus import EvidenceNote, MergedBatch, MergeTask
 from longgraph.tokenizer import get_tokenizer
@@ -84,14 +84,14 @@ async def plan_merge(
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     question = state["question"]
     final_budget = text_budget(
-        load_prompts(final_prompts), final_stage, context=context, question=question, schema=ReduceOutput,
+        prompts_for(final_prompts, context.prompt_variant), final_stage, context=context, question=question, schema=ReduceOutput,
         tokenizer=tokenizer,
     )  # fmt: skip
     if total_tokens(notes) <= final_budget:
         return {"merge_batches": []}
     structured = notes[0].structured
     merge_budget = text_budget(
-        load_prompts(PROMPTS), "merge" if structured else "merge_text", context=context, question=question,
+        prompts_for(PROMPTS, context.prompt_variant), "merge" if structured else "merge_text", context=context, question=question,
         schema=MergedReasoning if structured else FreeTextNote, tokenizer=tokenizer,
     )  # fmt: skip
     decisions: list[str] = []
@@ -168,7 +168,7 @@ async def merge_batch(task: MergeTask, runtime: ContextRuntime, *, llm: LLMProvi
         "parse_retries": context.parse_retries,
         "work": f"merge of batch {task['index']} in round {task['round']}",
     }
-    client, prompts = llm(context), load_prompts(PROMPTS)
+    client, prompts = llm(context), prompts_for(PROMPTS, context.prompt_variant)
     if notes[0].structured:
         merged = await call_structured(client, prompts, "merge", schema=MergedReasoning, **common)
         reasoning, error, usage = (

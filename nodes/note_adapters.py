@@ -25,7 +25,7 @@ from longgraph.nodes.notes import make_notes
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
 from longgraph.nodes.runtime import ContextRuntime
 from longgraph.nodes.segment_notes import measured, quote_line, source_label
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.contract import Evidence
 from longgraph.state.mapreduce import Note
 from longgraph.state.outputs import MapOutput, ReduceOutput
@@ -92,7 +92,7 @@ async def merge_notes_to_map(
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     notes = make_notes([(n.sources, _as_map_output(n)) for n in merged], tokenizer)
     budget = text_budget(
-        load_prompts(strategy), "reduce", context=context, question=state["question"], schema=ReduceOutput,
+        prompts_for(strategy, context.prompt_variant), "reduce", context=context, question=state["question"], schema=ReduceOutput,
         tokenizer=tokenizer,
     )  # fmt: skip
     if sum(n.tokens for n in notes) <= budget:

@@ -22,7 +22,7 @@ from langgraph.types import Overwrite, Send
 from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.runtime import ContextRuntime, report_progress
 from longgraph.nodes.segment_notes import render_note, source_label
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.outputs import FilterDecision
 from longgraph.state.segment_plus import EvidenceNote, FilterOutcome, FilterTask
 
@@ -65,7 +65,7 @@ async def filter_note(task: FilterTask, runtime: ContextRuntime, *, llm: LLMProv
     context = runtime.context
     note = task["note"]
     result = await call_structured(
-        llm(context), load_prompts(PROMPTS), "filter", task=context.task, schema=FilterDecision,
+        llm(context), prompts_for(PROMPTS, context.prompt_variant), "filter", task=context.task, schema=FilterDecision,
         variables={"context": render_note(note), "question": task["question"]},
         parse_retries=context.parse_retries, work=f"filter of the note from {source_label(note.sources)}",
     )  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -10,7 +11,7 @@ from longgraph.errors import InputError
 from longgraph.nodes.budget import text_budget
 from longgraph.nodes.chunking import split_into_chunks
 from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.contract import Chunk, GraphInput, parse_input
 from longgraph.state.outputs import StructuredOutput
 from longgraph.tokenizer import get_tokenizer
@@ -28,7 +29,7 @@ def chunk_budget(
     context = runtime.context
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     fits = text_budget(
-        load_prompts(strategy), stage, context=context, question=graph_input.question, schema=schema,
+        prompts_for(strategy, context.prompt_variant), stage, context=context, question=graph_input.question, schema=schema,
         tokenizer=tokenizer,
     )  # fmt: skip
     decisions: list[str] = []
@@ -92,4 +93,8 @@ async def chunk_input(
     """The chunk node: chunks sized for ``stage`` of ``strategy`` (the map stage by default)."""
     from longgraph.state.outputs import MapOutput
 
-    return chunk_documents(state, runtime, strategy=strategy, stage=stage, schema=schema or MapOutput)
+    # Off the event loop: tokenizing millions of tokens (and loading a vocabulary file) would stall a
+    # LangGraph server's loop, which `langgraph dev` refuses as a blocking call.
+    return await asyncio.to_thread(
+        chunk_documents, state, runtime, strategy=strategy, stage=stage, schema=schema or MapOutput
+    )

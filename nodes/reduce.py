@@ -7,7 +7,7 @@ from typing import Any
 from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.notes import join_notes
 from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.mapreduce import Note
 from longgraph.state.outputs import ReduceOutput
 
@@ -23,7 +23,7 @@ async def reduce_notes(
     context = runtime.context
     notes: list[Note] = state["notes"]
     result = await call_structured(
-        llm(context), load_prompts(strategy), "reduce", task=context.task, schema=ReduceOutput,
+        llm(context), prompts_for(strategy, context.prompt_variant), "reduce", task=context.task, schema=ReduceOutput,
         variables={"context": join_notes(notes), "question": state["question"]}, parse_retries=context.parse_retries,
         work="the reduce stage",
     )  # fmt: skip

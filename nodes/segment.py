@@ -14,6 +14,7 @@ failures than ``max_failed_fraction`` raise :class:`~longgraph.errors.TooManyFai
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph.types import Send
@@ -25,7 +26,7 @@ from longgraph.nodes.prepare import chunk_documents
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
 from longgraph.nodes.runtime import ContextRuntime, report_progress
 from longgraph.nodes.segment_notes import measured
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.contract import Chunk
 from longgraph.state.mapreduce import MapTask
 from longgraph.state.outputs import FreeTextNote, SegmentNote
@@ -41,9 +42,10 @@ async def segment_input(
 ) -> dict[str, Any]:
     """The segment node: the shared chunker with ``size=segment_size``, budgeted for the gather prompt."""
     stage, schema = ("gather", SegmentNote) if structured else ("gather_text", FreeTextNote)
-    return chunk_documents(
-        state, runtime, strategy=PROMPTS, stage=stage, schema=schema, size=runtime.context.segment_size
-    )
+    return await asyncio.to_thread(  # off the event loop, as the mapreduce chunk node
+        chunk_documents, state, runtime, strategy=PROMPTS, stage=stage, schema=schema,
+        size=runtime.context.segment_size,
+    )  # fmt: skip
 
 
 def fan_out_segments(state: dict[str, Any]) -> list[Send]:
@@ -66,7 +68,7 @@ async def take_note(
         "parse_retries": context.parse_retries,
         "work": f"note of segment {chunk.id} (and any note not finished)",
     }
-    client, prompts = llm(context), load_prompts(PROMPTS)
+    client, prompts = llm(context), prompts_for(PROMPTS, context.prompt_variant)
     if structured:
         note = await call_structured(client, prompts, "gather", schema=SegmentNote, **common)
         outcome = GatheredSegment(chunk_id=chunk.id, note=note.value, error=note.error)

@@ -17,7 +17,7 @@ from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.finalize import agrees, build_stats
 from longgraph.nodes.runtime import ContextRuntime, report_progress
 from longgraph.nodes.segment_notes import join_notes, note_value, question_words
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.contract import Chunk, ChunkReport, Evidence
 from longgraph.state.outputs import NO_INFORMATION, ReduceOutput
 from longgraph.state.segment_plus import EvidenceNote, GatheredSegment
@@ -35,7 +35,7 @@ async def answer_notes(state: dict[str, Any], runtime: ContextRuntime, *, llm: L
     context = runtime.context
     notes: list[EvidenceNote] = state["merge_notes"]
     result = await call_structured(
-        llm(context), load_prompts(PROMPTS), "answer", task=context.task, schema=ReduceOutput,
+        llm(context), prompts_for(PROMPTS, context.prompt_variant), "answer", task=context.task, schema=ReduceOutput,
         variables={"context": join_notes(notes), "question": state["question"]},
         parse_retries=context.parse_retries, work="the answer stage",
     )  # fmt: skip

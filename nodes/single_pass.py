@@ -1,23 +1,28 @@
 """One call over the selected text, and the result of a single-pass baseline.
 
 Shared by ``truncate`` and the RAG baselines: they differ only in which text they select. The answer
-goes through the one structured path with the same answer schema as the reduce stage of LLM×MapReduce
-(rationale, answer), so every strategy is asked for, and parsed into, the same kind of answer. An
-answer that cannot be parsed after the bounded retries is never replaced by the raw text: the answer
-is NO INFORMATION, the shown chunks are reported ``failed`` with the reason and the raw output.
+goes through the one structured path as the answer alone (:class:`DirectAnswer`): standard decoding, as
+the papers' baselines do it, with the answer instructions of the other strategies so every strategy is
+asked for the same kind of answer. (A rationale before the answer was tried: SmolLM2-135M filled it
+until its output budget ran out on a 7K-token prompt and never reached the answer.) An answer that
+cannot be parsed after the bounded retries is never replaced by the raw text. Its failure is the
+failure of every chunk it read, so, as for any strategy, the run raises
+:class:`~longgraph.errors.TooManyFailures` unless ``max_failed_fraction`` is 1; then the answer is NO
+INFORMATION and the shown chunks are reported ``failed`` with the reason and the raw output.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from longgraph.errors import TooManyFailures
 from longgraph.llm import LLMProvider, call_structured
 from longgraph.nodes.finalize import agrees, build_stats
 from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.baseline import ShownChunk
 from longgraph.state.contract import Chunk, ChunkReport, Evidence
-from longgraph.state.outputs import NO_INFORMATION, ReduceOutput, is_no_information
+from longgraph.state.outputs import NO_INFORMATION, DirectAnswer, is_no_information
 
 STAGE = "answer"
 
@@ -34,17 +39,18 @@ async def answer_once(
     context = runtime.context
     shown: list[ShownChunk] = state.get("shown") or []
     result = await call_structured(
-        llm(context), load_prompts(strategy), STAGE, task=context.task, schema=ReduceOutput,
+        llm(context), prompts_for(strategy, context.prompt_variant), STAGE, task=context.task, schema=DirectAnswer,
         variables={"context": shown_text(shown), "question": state["question"]},
         parse_retries=context.parse_retries, work="the answer call",
     )  # fmt: skip
     report_progress(STAGE, total=1)
     if result.value is not None:
-        return {
-            "answer": result.value.answer.strip(),
-            "rationale": result.value.rationale.strip(),
-            "usage": result.usage.as_dict(),
-        }
+        return {"answer": result.value.answer.strip(), "rationale": "", "usage": result.usage.as_dict()}
+    if shown and context.max_failed_fraction < 1.0:
+        # Every chunk the call read failed: as for any strategy whose failed share exceeds the limit.
+        raise TooManyFailures(
+            f"the one answer call failed ({len(shown)} of {len(shown)} shown chunks): {result.error}"
+        )
     return {
         "answer": NO_INFORMATION,
         "rationale": f"the answer could not be parsed: {result.error}",

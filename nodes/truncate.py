@@ -18,10 +18,10 @@ from longgraph.nodes.budget import text_budget
 from longgraph.nodes.chunking import title_label
 from longgraph.nodes.prepare import chunk_documents
 from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.baseline import ShownChunk
 from longgraph.state.contract import Chunk
-from longgraph.state.outputs import ReduceOutput
+from longgraph.state.outputs import DirectAnswer
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 PROMPTS = "baseline"
@@ -117,10 +117,10 @@ def select_prefix(
 async def truncate_input(state: dict[str, Any], runtime: ContextRuntime) -> dict[str, Any]:
     """Chunk the input and keep what one call can read; say where the input was cut, if it was."""
     context = runtime.context
-    prepared = chunk_documents(state, runtime, strategy=PROMPTS, stage=STAGE, schema=ReduceOutput)
+    prepared = chunk_documents(state, runtime, strategy=PROMPTS, stage=STAGE, schema=DirectAnswer)
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     budget = text_budget(
-        load_prompts(PROMPTS), STAGE, context=context, question=prepared["question"], schema=ReduceOutput,
+        prompts_for(PROMPTS, context.prompt_variant), STAGE, context=context, question=prepared["question"], schema=DirectAnswer,
         tokenizer=tokenizer,
     )  # fmt: skip
     shown, filtered, cut = select_prefix(prepared["input_chunks"], budget, tokenizer)

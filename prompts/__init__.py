@@ -66,3 +66,17 @@ def load_prompts(strategy: str) -> PromptSet:
     }
     tasks = {task: {k: str(v) for k, v in body.items()} for task, body in data.get("tasks", {}).items()}
     return PromptSet(strategy=strategy, version=str(data["version"]), stages=stages, tasks=tasks)
+
+
+def prompts_for(strategy: str, variant: str | None) -> PromptSet:
+    """The prompt set of ``strategy`` in ``variant`` ("paper" is the paper's own wording).
+
+    A strategy without a file for the variant uses its paper prompts: a variant is an optimisation
+    for some models, never a requirement.
+    """
+    if variant in (None, "paper"):
+        return load_prompts(strategy)
+    try:
+        return load_prompts(f"{strategy}_{variant}")
+    except ConfigurationError:
+        return load_prompts(strategy)

@@ -82,8 +82,25 @@ class Context:
     """A run whose share of failed chunks exceeds this raises instead of answering from the rest."""
     cache_path: str | None = field(default_factory=_env("cache_path", None))
     """SQLite file for the persistent result cache of map/collapse calls. None: no cache."""
+    prompt_variant: str | None = field(default_factory=_env("prompt_variant", None))
+    """Prompt wording: "paper" (the papers' prompts) or "compact" (short instructions for small models).
+    None: "compact" with the embedded SmolLM2-135M server, "paper" otherwise."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
+    rag_top_k: int = field(default_factory=_env("rag_top_k", 5, int))
+    """RAG baselines: how many retrieved chunks to show the model (Loong §4 uses 5, 10, 30, 50)."""
+    rag_chunk_tokens: int = field(default_factory=_env("rag_chunk_tokens", 1024, int))
+    """RAG baselines: tokens per retrieval chunk (Loong §4 uses 1024); capped by what the window holds."""
+    embedding_url: str | None = field(default_factory=_env("embedding_url", None))
+    """An OpenAI-compatible base URL serving ``/embeddings`` for ``rag-embed``. None: the bundled
+    all-MiniLM-L6-v2 on the CPU, offline."""
+    embedding_model: str | None = field(default_factory=_env("embedding_model", None))
+    """With ``embedding_url``: the served model (None: the endpoint's first). Without: a local
+    sentence-transformers folder to use instead of the bundled all-MiniLM-L6-v2."""
+    embedding_piece_tokens: int = field(default_factory=_env("embedding_piece_tokens", 128, int))
+    """Tokens per embedded piece: a chunk is embedded in pieces this long and scored by its best piece,
+    so one relevant sentence is not averaged away in a 1024-token chunk. 128: what all-MiniLM-L6-v2 was
+    trained on (its tokenizer truncates there); capped by the model's own limit."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -102,6 +119,9 @@ class Context:
             "max_concurrency": self.max_concurrency,
             "max_collapse_rounds": self.max_collapse_rounds,
             "segment_size": self.segment_size,
+            "rag_top_k": self.rag_top_k,
+            "rag_chunk_tokens": self.rag_chunk_tokens,
+            "embedding_piece_tokens": self.embedding_piece_tokens,
         }
         for name, value in positive_ints.items():
             if not isinstance(value, int) or value <= 0:

@@ -111,3 +111,15 @@ class FreeTextNote(StructuredOutput):
     note: str = Field(description="Everything in the text that helps answer the question, in free text.")
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"note": "note", "merged note": "note"}
+
+
+class DirectAnswer(StructuredOutput):
+    """The baselines' one call (truncate, RAG): the answer alone, as standard decoding gives it.
+
+    One field, so it still travels the one structured path; no rationale before it, which a small
+    model would otherwise fill until its output budget runs out, never reaching the answer.
+    """
+
+    answer: str = Field(description=f"The answer, or {NO_INFORMATION}.")
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {"answer": "answer", "final answer": "answer"}

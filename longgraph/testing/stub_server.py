@@ -167,6 +167,11 @@ class StubConfig(BaseModel):
         description="After N completed answers, stop the server (os._exit in a subprocess).",
     )
     seed: int = Field(default=0, description="Seed of the per-request fault draws.")
+    api_key: str | None = Field(
+        default=None,
+        description="Opt-in: answer 401 to chat requests whose bearer token differs, echoing the token "
+        "presented in the error message as some providers do (tests that keys never leak use it).",
+    )
 
 
 class Fault(enum.StrEnum):
@@ -758,6 +763,12 @@ class _StubApp:
     async def _chat(self, request: Request, seq: int, stage: str) -> Response:
         st = self.state
         cfg = st.config
+        if cfg.api_key is not None:
+            presented = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+            if presented != cfg.api_key:
+                self._finish(401, seq, "unauthorized", stage)
+                refusal = f"Incorrect API key provided: {presented}"
+                return JSONResponse(_error_body(refusal, "invalid_request_error", 401), status_code=401)
         if st.refusing():
             self._finish(503, seq, "refused", stage)
             return JSONResponse(_error_body("stub server is down", "server_error", 503), status_code=503)
@@ -984,6 +995,7 @@ _CLI_FLAGS: tuple[tuple[str, str], ...] = (
     ("die_after", "--die-after"),
     ("exit_after", "--exit-after"),
     ("seed", "--seed"),
+    ("api_key", "--api-key"),
 )
 """StubConfig field ↔ CLI flag; one table so the parser and the subprocess launcher cannot drift apart."""
 
@@ -1001,6 +1013,7 @@ def _parser() -> argparse.ArgumentParser:
         "die_after": int,
         "exit_after": int,
         "seed": int,
+        "api_key": str,
     }
     for name, flag in _CLI_FLAGS:
         info = StubConfig.model_fields[name]

@@ -1,0 +1,134 @@
+"""Speed of the one chunker on a 1.28M-token document, next to the speed of the tokenizer alone.
+
+``python -m longgraph.evals.bench.chunker [--tokens 1280000] [--repeats 5]``
+
+Chunking runs before the first map call, so every second it takes is a second added to the critical
+path of a run (the stub benchmark shows it as ``chunked_at``). The chunker must count every piece it
+packs, so the tokenizer's own speed is its floor; both are printed, measured in the same process:
+
+* ``tokenizer_whole_text``: one ``encode`` of the whole document (a single thread);
+* ``tokenizer_count_batch_paragraphs``: ``count_batch`` over the document's paragraph spans, the way
+  the chunker counts (tiktoken releases the GIL; the batch is sharded over the cores);
+* ``split_into_chunks``: the chunker itself, with the map-stage budget that ``context_window=8192``
+  and the default prompts leave (what a default run uses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+
+from longgraph.evals.bench import (
+    DEFAULT_MAX_LOAD,
+    DEFAULT_MAX_WAIT_S,
+    load_average,
+    print_figures,
+    spread,
+    wait_for_quiet,
+)
+from longgraph.nodes.budget import text_budget
+from longgraph.nodes.chunking import _PARAGRAPH_BREAK, _spans, split_into_chunks
+from longgraph.prompts import load_prompts
+from longgraph.state.context import Context
+from longgraph.state.contract import DocumentIn
+from longgraph.state.outputs import MapOutput
+from longgraph.tokenizer import Tokenizer, get_tokenizer
+
+DEFAULT_TOKENS = 1_280_000
+CONTEXT_WINDOW = 8192
+TARGET_S = 1.0
+
+
+def default_budget(question: str, tokenizer: Tokenizer, context_window: int = CONTEXT_WINDOW) -> int:
+    """The chunk budget a default run with ``context_window`` uses for the map stage."""
+    context = Context(context_window=context_window, base_url="http://unused.invalid/v1", model="unused")
+    return text_budget(
+        load_prompts("mapreduce"), "map", context=context, question=question, schema=MapOutput,
+        tokenizer=tokenizer,
+    )  # fmt: skip
+
+
+def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
+    times: list[float] = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def run_benchmark(
+    *, tokens: int, repeats: int, max_load: float = DEFAULT_MAX_LOAD, max_wait_s: float = DEFAULT_MAX_WAIT_S
+) -> dict[str, object]:
+    """Everything the module prints, as an ordered mapping of figure name to formatted value."""
+    from longgraph.evals.data.needle import build_needle
+
+    instance = build_needle(target_tokens=tokens, n=1, seed=0)[0]
+    documents = [DocumentIn(title=d["title"], text=d["text"]) for d in instance.documents]
+    text = documents[0].text
+    tokenizer = get_tokenizer(None)
+    budget = default_budget(instance.question, tokenizer)
+    paragraphs = [text[s:e] for s, e in _spans(text, 0, len(text), _PARAGRAPH_BREAK)]
+    figures: dict[str, object] = {
+        "input_tokens": instance.actual_tokens,
+        "input_chars": len(text),
+        "paragraphs": len(paragraphs),
+        "budget_tokens": budget,
+    }
+    figures.update(wait_for_quiet(max_load, max_wait_s))
+    chunks = split_into_chunks(documents, budget, tokenizer)  # warm-up (and the chunk count)
+    # Interleave the three measurements so a neighbour's burst of load hits all of them alike.
+    whole: list[float] = []
+    batch: list[float] = []
+    chunking: list[float] = []
+    for _ in range(repeats):
+        whole += _timed(lambda: tokenizer.count(text), 1)
+        batch += _timed(lambda: tokenizer.count_batch(paragraphs), 1)
+        chunking += _timed(lambda: split_into_chunks(documents, budget, tokenizer), 1)
+    n = instance.actual_tokens
+    figures.update(
+        {
+            "chunks": len(chunks),
+            "chunk_tokens_max": max(c.tokens for c in chunks),
+            "split_into_chunks": spread(chunking).format(),
+            "split_into_chunks_target": f"< {TARGET_S} s",
+            "chunker_tokens_per_s": _rate(n, chunking),
+            "tokenizer_whole_text": spread(whole).format(),
+            "tokenizer_whole_text_tokens_per_s": _rate(n, whole),
+            "tokenizer_count_batch_paragraphs": spread(batch).format(),
+            "tokenizer_count_batch_tokens_per_s": _rate(n, batch),
+            "chunker_over_count_batch": f"{spread(chunking).median / spread(batch).median:.2f}x",
+            "load_average_after": load_average(),
+        }
+    )
+    return figures
+
+
+def _rate(tokens: int, seconds: Sequence[float]) -> str:
+    return f"{tokens / spread(seconds).median / 1e6:.2f}M"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m longgraph.evals.bench.chunker", description=__doc__)
+    parser.add_argument("--tokens", type=int, default=DEFAULT_TOKENS, help="input size in cl100k tokens")
+    parser.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD, help="wait while load1 is above")
+    parser.add_argument(
+        "--max-wait", type=float, default=DEFAULT_MAX_WAIT_S, help="seconds to wait for quiet"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs of each measurement")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, object]:
+    """Run the benchmark, print its figures and return them."""
+    args = _parser().parse_args(argv)
+    figures = run_benchmark(
+        tokens=args.tokens, repeats=args.repeats, max_load=args.max_load, max_wait_s=args.max_wait
+    )
+    print_figures("chunker on the needle document", figures)
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,401 @@
+"""Reports of evaluation records: a Markdown table, a JSON summary and PNG plots, one set per model.
+
+Each ``records-<label>.jsonl`` in a results folder gets its own report files (``report-<label>.md``,
+``summary-<label>.json``, ``needle-heatmap-<label>.png``, ``score-vs-length-<label>.png``,
+``score-vs-tokens-<label>.png``), so two models, and above all the scripted oracle and a real model,
+never share a table. Oracle reports carry a banner saying what they are.
+
+Aggregation, per suite × strategy × length: the mean of each record's primary score (needle match for
+the needle, token F1 for SQuAD and HotpotQA, the judge's score / 100 for Loong, or F1 as a labelled
+proxy when no judge ran). A record whose run failed counts as 0 (a method that crashes does not get to
+skip the hard cases) and is counted in the ``errors`` column; a Loong verdict that did not parse is left
+out of the mean and shows in the judge table's parse rate. Calls, tokens and seconds are means over the
+runs that finished (what a failed run spent before failing is not known).
+
+The needle heatmap is laid out like Figure 3 of the LLM×MapReduce paper: context length across, needle
+depth down (0% at the top), red (0) to green (1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from longgraph.evals.runner import ORACLE_LABEL, read_records, slug
+
+ORACLE_BANNER = (
+    "ORACLE RESULTS: the model was the stub server's scripted oracle (a deterministic sentence matcher), "
+    "not a language model. These numbers check the plumbing at full length; they say nothing about "
+    "answer quality."
+)
+_PLOTS = ("needle-heatmap", "score-vs-length", "score-vs-tokens")
+_METRIC_NAMES = {
+    "needle_match": "needle match",
+    "f1": "token F1",
+    "accuracy": "accuracy",
+    "judge": "judge score / 100",
+    "f1_proxy": "token F1 (proxy: no judge)",
+}
+
+
+class Row(TypedDict):
+    """One line of the summary: a suite × strategy × length group."""
+
+    suite: str
+    strategy: str
+    length_set: str
+    length: int
+    metric: str
+    n: int
+    errors: int
+    score: float | None
+    llm_calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    seconds: float
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _score_value(record: Mapping[str, Any]) -> float | None:
+    """A record's score for averaging: 0 for a failed run, None for an unparsed judge verdict."""
+    if record.get("error") is not None:
+        return 0.0
+    score = record.get("score")
+    return None if score is None else float(score)
+
+
+def _length_key(records: Iterable[Mapping[str, Any]]) -> int:
+    return min(int(r.get("length") or r.get("actual_tokens") or 0) for r in records)
+
+
+def summarize(records: Sequence[Mapping[str, Any]]) -> list[Row]:
+    """Rows per suite × strategy × length set, ordered by suite, strategy, then length."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[(record["suite"], record["strategy"], record["length_set"])].append(record)
+    rows: list[Row] = []
+    for (suite, strategy, length_set), group in groups.items():
+        scores = [s for s in (_score_value(r) for r in group) if s is not None]
+        ok = [r for r in group if r.get("error") is None]  # a failed run's cost is unknown: not averaged
+        metrics = sorted({str(r.get("metric")) for r in group if r.get("error") is None}) or ["-"]
+        rows.append(
+            Row(
+                suite=suite, strategy=strategy, length_set=length_set, length=_length_key(group),
+                metric="/".join(metrics), n=len(group), errors=sum(r.get("error") is not None for r in group),
+                score=_mean(scores) if scores else None,
+                llm_calls=_mean([float(r.get("llm_calls") or 0) for r in ok]),
+                prompt_tokens=_mean([float(r.get("prompt_tokens") or 0) for r in ok]),
+                completion_tokens=_mean([float(r.get("completion_tokens") or 0) for r in ok]),
+                seconds=_mean([float(r.get("seconds") or 0) for r in ok]),
+            )
+        )  # fmt: skip
+    return sorted(rows, key=lambda r: (r["suite"], r["strategy"], r["length"], r["length_set"]))
+
+
+def needle_grid(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    """strategy → length set → depth (as a string) → mean score, for the needle suite."""
+    cells: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(dict))
+    for record in records:
+        if record["suite"] != "needle" or record.get("depth") is None:
+            continue
+        score = _score_value(record)
+        if score is None:
+            continue
+        depth = f"{float(record['depth']):g}"
+        cells[record["strategy"]][record["length_set"]].setdefault(depth, []).append(score)
+    return {
+        strategy: {length: {d: _mean(v) for d, v in depths.items()} for length, depths in lengths.items()}
+        for strategy, lengths in cells.items()
+    }
+
+
+def judge_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per strategy: the Loong judge statistics (average, perfect rate, parse rate) by task and set."""
+    from longgraph.evals.judge import summarize_judgements
+
+    by_strategy: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        if record.get("metric") != "judge" or record.get("error") is not None:
+            continue
+        meta = record.get("metadata") or {}
+        by_strategy[record["strategy"]].append(
+            {"task": meta.get("task"), "set": record["length_set"], "score": record.get("judge_score")}
+        )
+    return {strategy: summarize_judgements(items) for strategy, items in sorted(by_strategy.items())}
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _fmt_count(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Sequence[Path]) -> str:
+    """The report's Markdown: banner (oracle), tables per suite, the needle grid, judge stats, plots."""
+    oracle = label == ORACLE_LABEL or any(r.get("oracle") for r in records)
+    lines = [f"# Evaluation report: `{label}`", ""]
+    if oracle:
+        lines += [f"> **{ORACLE_BANNER}**", ""]
+    lines += [
+        f"{len(records)} records. Score: the mean primary metric per run; failed runs count as 0 and are "
+        "also counted under *errors*. Calls, tokens and seconds are means over the runs that finished "
+        "(seconds overlap when runs were concurrent).",
+        "",
+    ]
+    rows = summarize(records)
+    for suite in sorted({r["suite"] for r in rows}):
+        suite_rows = [r for r in rows if r["suite"] == suite]
+        metric = suite_rows[0]["metric"]
+        lines += [f"## {suite} ({_METRIC_NAMES.get(metric, metric)})", ""]
+        lines += [
+            "| strategy | length | n | score | errors | LLM calls | prompt tokens | completion tokens | seconds |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in suite_rows:
+            lines.append(
+                f"| {r['strategy']} | {r['length_set']} | {r['n']} | {_fmt(r['score'])} | {r['errors']} | "
+                f"{_fmt_count(r['llm_calls'])} | {_fmt_count(r['prompt_tokens'])} | "
+                f"{_fmt_count(r['completion_tokens'])} | {r['seconds']:.2f} |"
+            )
+        lines.append("")
+    grid = needle_grid(records)
+    if grid:
+        lines += ["## Needle: score by depth and length", ""]
+        for strategy, lengths in sorted(grid.items()):
+            order = sorted(lengths, key=lambda ls: _length_of(records, ls))
+            depths = sorted({d for v in lengths.values() for d in v}, key=float)
+            lines += [f"**{strategy}**", "", "| depth | " + " | ".join(order) + " |"]
+            lines.append("| ---: | " + " | ".join("---:" for _ in order) + " |")
+            for depth in depths:
+                cells = [_fmt(lengths[ls].get(depth), 2) for ls in order]
+                lines.append(f"| {float(depth):.0%} | " + " | ".join(cells) + " |")
+            lines.append("")
+    judged = judge_summary(records)
+    if judged:
+        lines += [
+            "## Loong judge",
+            "",
+            "| strategy | length set | n | parsed | average (0–100) | perfect rate |",
+        ]
+        lines.append("| --- | --- | ---: | ---: | ---: | ---: |")
+        for strategy, summary in judged.items():
+            for length_set, stats in summary["by_set"].items():
+                lines.append(
+                    f"| {strategy} | {length_set} | {stats['n']} | {stats['parse_rate']:.0%} | "
+                    f"{_fmt(stats['avg_score'], 1)} | {_fmt(stats['perfect_rate'], 2)} |"
+                )
+        lines.append("")
+    failures = [r for r in records if r.get("error") is not None]
+    if failures:
+        lines += ["## Failed runs", ""]
+        for failure in failures[:50]:
+            lines.append(
+                f"- `{failure['instance_id']}` / {failure['strategy']}: {failure.get('error_type')}: "
+                f"{failure['error'][:300]}"
+            )
+        if len(failures) > 50:
+            lines.append(f"- … and {len(failures) - 50} more")
+        lines.append("")
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots] + [""]
+    return "\n".join(lines)
+
+
+def _length_of(records: Sequence[Mapping[str, Any]], length_set: str) -> int:
+    return _length_key([r for r in records if r["length_set"] == length_set] or [{"length": 0}])
+
+
+# --------------------------------------------------------------------------------------------------
+# Plots
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: never needs a display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _title(text: str, label: str, oracle: bool) -> str:
+    return f"{text} — {label}" + (
+        "\nORACLE (scripted stub model): plumbing check, not model quality" if oracle else ""
+    )
+
+
+def plot_needle_heatmap(
+    records: Sequence[Mapping[str, Any]], path: Path, *, label: str, oracle: bool
+) -> bool:
+    """Length × depth heatmaps, one panel per strategy (Figure 3 layout). False if no needle records."""
+    grid = needle_grid(records)
+    if not grid:
+        return False
+    plt = _pyplot()
+    from matplotlib.colors import LinearSegmentedColormap
+
+    cmap = LinearSegmentedColormap.from_list("needle", ["#F0496E", "#EBB839", "#0CD79F"])
+    strategies = sorted(grid)
+    lengths = sorted({ls for v in grid.values() for ls in v}, key=lambda ls: _length_of(records, ls))
+    depths = sorted({d for v in grid.values() for ds in v.values() for d in ds}, key=float)
+    width = max(4.0, 0.75 * len(lengths) + 2.2)
+    height = max(3.2, 0.42 * len(depths) + 1.8)
+    fig, axes = plt.subplots(
+        1, len(strategies), figsize=(width * len(strategies), height), squeeze=False, constrained_layout=True
+    )
+    image = None
+    for ax, strategy in zip(axes[0], strategies, strict=True):
+        values = [[grid[strategy].get(ls, {}).get(d, math.nan) for ls in lengths] for d in depths]
+        image = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+        ax.set_xticks(range(len(lengths)), lengths)
+        ax.set_yticks(range(len(depths)), [f"{float(d):.0%}" for d in depths])
+        ax.set_xlabel("context length (tokens)")
+        ax.set_ylabel("needle depth")
+        ax.set_title(strategy)
+        for y, row in enumerate(values):
+            for x, value in enumerate(row):
+                if not math.isnan(value):
+                    ax.text(x, y, f"{value:.2f}", ha="center", va="center", fontsize=8, color="#222222")
+    if image is not None:
+        fig.colorbar(image, ax=axes[0].tolist(), label="score", shrink=0.9)
+    fig.suptitle(_title("Needle in a haystack", label, oracle), fontsize=11)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def plot_score_vs_length(rows: Sequence[Row], path: Path, *, label: str, oracle: bool) -> bool:
+    """Mean score against length, one line per strategy, one panel per suite."""
+    if not rows:
+        return False
+    plt = _pyplot()
+    suites = sorted({r["suite"] for r in rows})
+    fig, axes = plt.subplots(
+        1, len(suites), figsize=(5.5 * len(suites), 4.2), squeeze=False, constrained_layout=True
+    )
+    for ax, suite in zip(axes[0], suites, strict=True):
+        suite_rows = [r for r in rows if r["suite"] == suite]
+        order = sorted(
+            {r["length_set"] for r in suite_rows},
+            key=lambda ls: min(r["length"] for r in suite_rows if r["length_set"] == ls),
+        )
+        for strategy in sorted({r["strategy"] for r in suite_rows}):
+            points = sorted(
+                (order.index(r["length_set"]), r["score"])
+                for r in suite_rows
+                if r["strategy"] == strategy and r["score"] is not None
+            )
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=strategy)
+        ax.set_xticks(range(len(order)), order)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("context length (tokens)")
+        ax.set_ylabel(f"score ({_METRIC_NAMES.get(suite_rows[0]['metric'], suite_rows[0]['metric'])})")
+        ax.set_title(suite)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(_title("Score against length", label, oracle), fontsize=11)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def plot_score_vs_tokens(rows: Sequence[Row], path: Path, *, label: str, oracle: bool) -> bool:
+    """Mean score against mean tokens spent per run (prompt + completion, log scale), per strategy."""
+    rows = [r for r in rows if r["score"] is not None and r["prompt_tokens"] + r["completion_tokens"] > 0]
+    if not rows:
+        return False
+    plt = _pyplot()
+    suites = sorted({r["suite"] for r in rows})
+    fig, axes = plt.subplots(
+        1, len(suites), figsize=(5.5 * len(suites), 4.2), squeeze=False, constrained_layout=True
+    )
+    for ax, suite in zip(axes[0], suites, strict=True):
+        suite_rows = [r for r in rows if r["suite"] == suite]
+        for strategy in sorted({r["strategy"] for r in suite_rows}):
+            mine = sorted((r for r in suite_rows if r["strategy"] == strategy), key=lambda r: r["length"])
+            xs = [r["prompt_tokens"] + r["completion_tokens"] for r in mine]
+            ys = [r["score"] or 0.0 for r in mine]
+            ax.plot(xs, ys, marker="o", label=strategy)  # joined in order of length
+            labels: dict[tuple[float, float], list[str]] = defaultdict(list)
+            for x, y, r in zip(xs, ys, mine, strict=True):
+                labels[(round(math.log10(x), 2), round(y, 3))].append(r["length_set"])
+            for (logx, y), names in labels.items():  # runs that cost the same share one label
+                ax.annotate(
+                    ", ".join(names), (10**logx, y), textcoords="offset points", xytext=(4, 4), fontsize=7
+                )
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.1)
+        ax.set_xlabel("tokens per run (prompt + completion)")
+        ax.set_ylabel("score")
+        ax.set_title(suite)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    fig.suptitle(_title("Score against tokens spent", label, oracle), fontsize=11)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+# --------------------------------------------------------------------------------------------------
+# Entry point
+
+
+def report_for(out_dir: Path, label: str, records: Sequence[Mapping[str, Any]]) -> list[Path]:
+    """Write one model's report files; returns their paths (the Markdown and JSON first)."""
+    oracle = label == ORACLE_LABEL or any(r.get("oracle") for r in records)
+    name = slug(label)
+    rows = summarize(records)
+    plots: list[Path] = []
+    heatmap, by_length, by_tokens = (out_dir / f"{stem}-{name}.png" for stem in _PLOTS)
+    if plot_needle_heatmap(records, heatmap, label=label, oracle=oracle):
+        plots.append(heatmap)
+    if plot_score_vs_length(rows, by_length, label=label, oracle=oracle):
+        plots.append(by_length)
+    if plot_score_vs_tokens(rows, by_tokens, label=label, oracle=oracle):
+        plots.append(by_tokens)
+    markdown = out_dir / f"report-{name}.md"
+    markdown.write_text(render_markdown(label, records, plots), encoding="utf-8")
+    summary = out_dir / f"summary-{name}.json"
+    payload = {
+        "model": label,
+        "oracle": oracle,
+        "banner": ORACLE_BANNER if oracle else None,
+        "records": len(records),
+        "rows": rows,
+        "needle": needle_grid(records),
+        "judge": judge_summary(records),
+    }
+    summary.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return [markdown, summary, *plots]
+
+
+def write_reports(out_dir: Path) -> dict[str, list[Path]]:
+    """A report per ``records-*.jsonl`` in ``out_dir``: label → the files written."""
+    written: dict[str, list[Path]] = {}
+    for path in sorted(out_dir.glob("records-*.jsonl")):
+        records = read_records(path)
+        by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for record in records:
+            by_model[str(record["model"])].append(record)
+        for label, group in sorted(by_model.items()):
+            # The oracle label is reserved: its records never share a table with a real model's.
+            group = [r for r in group if bool(r.get("oracle")) == (label == ORACLE_LABEL)]
+            if group:
+                written[label] = report_for(out_dir, label, group)
+    return written

@@ -1,0 +1,197 @@
+"""``longgraph eval``: run an evaluation suite against a model, and ``longgraph eval report DIR``.
+
+A thin typer layer over :mod:`longgraph.evals.runner` and :mod:`longgraph.evals.report`, where the
+logic and its errors live. Records go to ``OUT/records-<model label>.jsonl`` as runs finish; running the
+same command again resumes (finished records are not redone); the report files are written at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from longgraph.errors import ConfigurationError
+
+eval_app = typer.Typer(
+    name="eval",
+    help="Evaluate strategies on long-context suites (needle, squad, hotpot, loong); `eval report DIR`.",
+    add_completion=False,
+    no_args_is_help=False,
+)
+Opt = typer.Option
+
+
+def _split(raw: str) -> list[str]:
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def _setting(raw: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` for any context field; VALUE is read as JSON when it parses (numbers, null...)."""
+    key, sep, value = raw.partition("=")
+    if not sep or not key.strip():
+        raise ConfigurationError(f"--set {raw!r}: expected KEY=VALUE (a context field, e.g. chunk_size=1500)")
+    try:
+        parsed: Any = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+@eval_app.callback(invoke_without_command=True)
+def run(
+    ctx: typer.Context,
+    suite: Annotated[str, Opt(help="needle, squad, hotpot or loong.")] = "needle",
+    strategies: Annotated[
+        str, Opt(help="Comma list, e.g. mapreduce,truncate,rag-bm25,rag-embed.")
+    ] = "mapreduce",
+    lengths: Annotated[str, Opt(help="Comma list of lengths in tokens (32000, 32K, 1.28M).")] = "32K",
+    depths: Annotated[str, Opt(help="Needle depths, comma list of fractions (0 = start).")] = "0.5",
+    n: Annotated[int, Opt("--n", help="Instances per length (× depth); per length set for Loong.")] = 1,
+    seed: Annotated[int, Opt()] = 0,
+    out: Annotated[Path, Opt(help="Results folder (records, reports, plots).")] = Path("eval-results"),
+    oracle: Annotated[
+        bool, Opt("--oracle", help="Use the stub server's scripted oracle as the model (label 'oracle').")
+    ] = False,
+    concurrency: Annotated[int, Opt(help="Runs (instance × strategy) at once.")] = 2,
+    retry_failed: Annotated[bool, Opt("--retry-failed", help="Redo records that ended in an error.")] = False,
+    base_url: Annotated[
+        list[str] | None, Opt(help="Model endpoint(s) (default: the embedded server).")
+    ] = None,
+    model: Annotated[str | None, Opt(help="Served model name (default: the endpoint's first).")] = None,
+    api_key: Annotated[
+        str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)
+    ] = None,
+    label: Annotated[
+        str | None, Opt(help="Model label in records and file names (default: model name).")
+    ] = None,
+    context_window: Annotated[int | None, Opt(help="L: tokens one call may use.")] = None,
+    tokenizer: Annotated[str | None, Opt(help="Path to the model's tokenizer (default cl100k_base).")] = None,
+    max_output_tokens: Annotated[int | None, Opt()] = None,
+    temperature: Annotated[float, Opt(help="Sampling temperature (0: reproducible).")] = 0.0,
+    max_concurrency: Annotated[int | None, Opt(help="LLM requests in flight per endpoint.")] = None,
+    chunk_size: Annotated[int | None, Opt(help="Tokens per chunk (default: derived from L).")] = None,
+    structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
+    request_timeout: Annotated[float | None, Opt("--timeout", help="Seconds per request.")] = None,
+    rag_top_k: Annotated[int | None, Opt(help="RAG: chunks shown.")] = None,
+    rag_chunk_tokens: Annotated[int | None, Opt(help="RAG: tokens per chunk.")] = None,
+    embedding_url: Annotated[
+        str | None, Opt(help="RAG: an /embeddings endpoint (default: bundled MiniLM).")
+    ] = None,
+    embedding_model: Annotated[str | None, Opt(help="RAG: the embedding model.")] = None,
+    setting: Annotated[
+        list[str] | None, Opt("--set", help="Any other context field, KEY=VALUE (repeatable).")
+    ] = None,
+    judge_base_url: Annotated[str | None, Opt(help="Judge endpoint for open answers (Loong).")] = None,
+    judge_model: Annotated[str | None, Opt(help="Judge model name.")] = None,
+    judge_api_key: Annotated[str | None, Opt(envvar="LONGGRAPH_JUDGE_API_KEY", show_default=False)] = None,
+    judge_context_window: Annotated[int | None, Opt()] = None,
+    loong_instances: Annotated[Path | None, Opt(help="Loong: the instances JSONL.")] = None,
+    loong_docs: Annotated[Path | None, Opt(help="Loong: the documents folder.")] = None,
+    loong_sets: Annotated[str | None, Opt(help="Loong: length sets, comma list of 1–4.")] = None,
+    loong_window: Annotated[
+        int, Opt(help="Loong: assembly cap in tokens (documents past it are skipped).")
+    ] = 10_000_000,
+    no_report: Annotated[bool, Opt("--no-report", help="Do not write the report files.")] = False,
+    debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
+) -> None:
+    """Run an evaluation (resumable: rerun the same command to continue an interrupted one)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from longgraph.cli import run_cli, stderr  # not at import: `python -m longgraph.cli` imports us
+    from longgraph.evals.report import write_reports
+    from longgraph.evals.runner import EvalConfig, LoongSource, format_tokens, parse_tokens, run_eval_sync
+
+    def action() -> None:
+        settings: dict[str, Any] = {
+            "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
+            "model": model, "api_key": api_key, "context_window": context_window, "tokenizer": tokenizer,
+            "max_output_tokens": max_output_tokens, "temperature": temperature,
+            "max_concurrency": max_concurrency, "chunk_size": chunk_size, "structured_output": structured_output,
+            "request_timeout": request_timeout, "rag_top_k": rag_top_k, "rag_chunk_tokens": rag_chunk_tokens,
+            "embedding_url": embedding_url, "embedding_model": embedding_model,
+        }  # fmt: skip
+        settings = {k: v for k, v in settings.items() if v is not None}
+        settings.update(_setting(raw) for raw in setting or [])
+        if oracle and (base_url or model):
+            raise ConfigurationError("--oracle serves its own model: drop --base-url/--model")
+        judge = None
+        if judge_base_url:
+            judge = {"base_url": judge_base_url, "model": judge_model, "api_key": judge_api_key,
+                     "context_window": judge_context_window}  # fmt: skip
+            judge = {k: v for k, v in judge.items() if v is not None}
+        loong = None
+        if suite == "loong":
+            if loong_instances is None or loong_docs is None:
+                raise ConfigurationError("--suite loong needs --loong-instances and --loong-docs")
+            sets = tuple(int(s) for s in _split(loong_sets)) if loong_sets else None
+            loong = LoongSource(loong_instances, loong_docs, sets=sets, window=loong_window)
+        config = EvalConfig(
+            suite=suite,  # type: ignore[arg-type]  # validated by EvalConfig.validate
+            strategies=tuple(_split(strategies)),
+            out_dir=out,
+            lengths=tuple(parse_tokens(x) for x in _split(lengths)),
+            depths=tuple(float(x) for x in _split(depths)),
+            n=n, seed=seed, model_settings=settings, judge_settings=judge, label=label,
+            concurrency=concurrency, oracle=oracle, retry_failed=retry_failed, loong=loong,
+        )  # fmt: skip
+        config.validate()
+
+        def show(record: dict[str, Any], done: int, total: int) -> None:
+            outcome = (
+                f"[red]error[/red] {record['error_type']}: {record['error'][:160]}"
+                if record["error"]
+                else f"{record['metric']} {record['score'] if record['score'] is not None else '–'}"
+            )
+            stderr.print(
+                f"[{done}/{total}] {record['suite']} {format_tokens(record['length'])} "
+                f"{record['strategy']}: {outcome}, {record['llm_calls']} calls, {record['seconds']:.1f} s",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+        summary = run_eval_sync(
+            config, on_record=show, on_notice=lambda message: stderr.print(message, highlight=False)
+        )
+        stderr.print(
+            f"{summary.label}: {summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already "
+            f"recorded, in {summary.seconds:.1f} s → {summary.records_path}",
+            highlight=False,
+        )
+        if not no_report:
+            for path in write_reports(out).get(summary.label, []):
+                print(path)
+
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s: %(message)s",
+    )
+    run_cli(action, debug=debug)
+
+
+@eval_app.command("report")
+def report(
+    directory: Annotated[Path, typer.Argument(help="A results folder written by `longgraph eval`.")],
+    debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
+) -> None:
+    """Write the Markdown, JSON and PNG reports of every model's records in DIRECTORY."""
+    from longgraph.cli import run_cli
+    from longgraph.errors import InputError
+    from longgraph.evals.report import write_reports
+
+    def action() -> None:
+        if not directory.is_dir():
+            raise InputError(f"{directory}: no such folder")
+        written = write_reports(directory)
+        if not written:
+            raise InputError(f"{directory}: no records-*.jsonl to report on")
+        for paths in written.values():
+            for path in paths:
+                print(path)
+
+    run_cli(action, debug=debug)

@@ -1,0 +1,122 @@
+"""The persistent result cache, counted at the stub: asking again is free, and any change that could
+change an answer (question, prompt version, model, sampling) misses instead of serving a stale one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from longgraph.api import aask
+from longgraph.prompts import PromptSet
+from longgraph.state.contract import GraphOutput
+from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
+from longgraph.tests.conftest import FACT, QUESTION, essays, planted
+from longgraph.tests.integration.support import (
+    STUB_SETTINGS,
+    comparable,
+    json_result,
+    run_longgraph,
+    served_strategies,
+    stub_cli_args,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubHandle]:
+    with run_stub_in_thread(StubConfig()) as handle:
+        yield handle
+
+
+def _ask(
+    stub: StubHandle, cache: Path, question: str = QUESTION, document: str = "", **settings: Any
+) -> GraphOutput:
+    stub.reset()
+    merged = {**STUB_SETTINGS, "base_url": stub.base_url, "cache_path": str(cache), **settings}
+    return asyncio.run(aask(question, document or planted(60_000), start_embedded=False, **merged))
+
+
+def _requests(stub: StubHandle) -> int:
+    return int(stub.stats()["requests"])
+
+
+@pytest.mark.parametrize("strategy", served_strategies())
+def test_asking_again_costs_no_call_and_any_change_misses(
+    strategy: str, stub: StubHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "results.sqlite"
+    first = _ask(stub, cache, strategy=strategy)
+    cold_requests = _requests(stub)
+    assert cold_requests > 0 and first.stats.cached_calls == 0
+
+    again = _ask(stub, cache, strategy=strategy)
+    assert _requests(stub) == 0
+    assert again.stats.cached_calls == first.stats.llm_calls
+    assert comparable(again.model_dump()) == comparable(first.model_dump())
+
+    variants: dict[str, dict[str, Any]] = {
+        "question": {"question": "What does Grandma Olga put in her borscht?"},
+        "model": {"model": "stub-v2"},
+        "temperature": {"temperature": 0.5},
+        "max_output_tokens": {"max_output_tokens": 300},
+    }
+    for name, change in variants.items():
+        changed = _ask(stub, cache, strategy=strategy, **change)
+        assert changed.stats.cached_calls == 0, f"a change of {name} was served from the cache"
+        assert _requests(stub) > 0
+
+    # A prompt version bump (the version is what PromptSet.key hashes in) misses too.
+    monkeypatch.setattr(PromptSet, "key", lambda self, stage: f"{self.strategy}/{stage}@bumped")
+    bumped = _ask(stub, cache, strategy=strategy)
+    assert bumped.stats.cached_calls == 0 and _requests(stub) == cold_requests
+
+
+def test_collapse_results_are_cached_too(stub: StubHandle, tmp_path: Path) -> None:
+    """A fact in every chunk gives more notes than the reduce prompt holds: the collapse stage runs."""
+    filler = essays()[:1000]
+    document = "".join(f"{filler}\n\n{FACT}\n\n" for _ in range(40))
+    cache = tmp_path / "results.sqlite"
+    first = _ask(stub, cache, document=document, chunk_size=300)
+    assert stub.stats()["by_stage"].get("collapse", 0) > 0, "the document did not need a collapse"
+    again = _ask(stub, cache, document=document, chunk_size=300)
+    assert _requests(stub) == 0
+    assert again.answer == first.answer and again.stats.collapse_rounds == first.stats.collapse_rounds
+
+
+def test_cli_caches_by_default_and_no_cache_opts_out(stub: StubHandle, tmp_path: Path) -> None:
+    document = tmp_path / "doc.txt"
+    document.write_text(planted(40_000), encoding="utf-8")
+    args = ["ask", str(document), "-q", QUESTION, "--json", *stub_cli_args(stub.base_url)]
+
+    stub.reset()
+    first = json_result(run_longgraph(args, home=tmp_path))
+    assert _requests(stub) > 0
+    assert (tmp_path / "results.sqlite").is_file()  # under LONGGRAPH_HOME, not the working folder
+
+    stub.reset()
+    second = json_result(run_longgraph(args, home=tmp_path))
+    assert _requests(stub) == 0 and second["stats"]["cached_calls"] == first["stats"]["llm_calls"]
+    assert second["answer"] == first["answer"]
+
+    stub.reset()
+    fresh = json_result(run_longgraph([*args, "--no-cache"], home=tmp_path))
+    assert _requests(stub) == first["stats"]["llm_calls"] and fresh["stats"]["cached_calls"] == 0
+
+    elsewhere = tmp_path / "other" / "cache.sqlite"
+    stub.reset()
+    json_result(run_longgraph(args, home=tmp_path, env={"LONGGRAPH_CACHE_PATH": str(elsewhere)}))
+    assert _requests(stub) == first["stats"]["llm_calls"] and elsewhere.is_file()
+
+
+def test_unusable_cache_path_is_one_clear_error(stub: StubHandle, tmp_path: Path) -> None:
+    document = tmp_path / "doc.txt"
+    document.write_text(planted(10_000), encoding="utf-8")
+    args = ["ask", str(document), "-q", QUESTION, "--cache", str(tmp_path), *stub_cli_args(stub.base_url)]
+    done = run_longgraph(args, home=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "result cache" in done.stderr

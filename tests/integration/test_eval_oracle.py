@@ -1,0 +1,100 @@
+"""`longgraph eval --oracle` end to end: the CLI in a subprocess, the stub server's oracle as the model.
+
+The oracle answers deterministically from the text it is shown, so the outcome of every run is known in
+advance: MapReduce and BM25 retrieval find the needle wherever it is, truncation only before its cut.
+That pins down the whole path (instance building, strategies, HTTP, scoring, records, resume, reports)
+at lengths no real CPU model could cover in CI. The 1.28M-token run is the same command at full length
+(see the README's evaluation section); here it runs at 256K.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from longgraph.evals.report import ORACLE_BANNER
+from longgraph.evals.runner import RECORD_FIELDS
+
+pytestmark = pytest.mark.integration
+
+
+def _eval(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "longgraph.cli", "eval", "--oracle", *args],
+        capture_output=True, text=True, timeout=timeout, env=env, check=False,
+    )  # fmt: skip
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_oracle_needle_32k_three_strategies_records_and_report(tmp_path: Path) -> None:
+    args = (
+        "--suite", "needle", "--lengths", "32K", "--depths", "0.1,0.9",
+        "--strategies", "mapreduce,truncate,rag-bm25", "--out", str(tmp_path),
+    )  # fmt: skip
+    done = _eval(*args)
+    assert done.returncode == 0, done.stderr
+    records = _records(tmp_path / "records-oracle.jsonl")
+    assert len(records) == 6
+    assert all(set(r) == set(RECORD_FIELDS) for r in records)
+    assert all(r["model"] == "oracle" and r["oracle"] is True and r["error"] is None for r in records)
+    score = {(r["strategy"], r["depth"]): r["score"] for r in records}
+    assert score == {
+        ("mapreduce", 0.1): 1.0, ("mapreduce", 0.9): 1.0,
+        ("rag-bm25", 0.1): 1.0, ("rag-bm25", 0.9): 1.0,
+        ("truncate", 0.1): 1.0, ("truncate", 0.9): 0.0,
+    }  # fmt: skip
+    for r in records:
+        assert abs(r["actual_tokens"] - 32_000) <= 640
+        assert r["chunks"]["total"] == sum(v for k, v in r["chunks"].items() if k != "total")
+        if r["strategy"] == "truncate":
+            assert r["llm_calls"] == 1 and any(n.startswith("truncated") for n in r["notes"])
+        if r["strategy"] == "mapreduce":
+            assert r["llm_calls"] == r["chunks"]["total"] + 1  # one map per chunk, one reduce
+
+    report = (tmp_path / "report-oracle.md").read_text()
+    assert ORACLE_BANNER in report and "| truncate | 32K | 2 | 0.500 | 0 |" in report
+    summary = json.loads((tmp_path / "summary-oracle.json").read_text())
+    assert summary["oracle"] is True and summary["needle"]["truncate"]["32K"] == {"0.1": 1.0, "0.9": 0.0}
+    for plot in ("needle-heatmap", "score-vs-length", "score-vs-tokens"):
+        assert (tmp_path / f"{plot}-oracle.png").stat().st_size > 10_000
+    assert [p.name for p in tmp_path.glob("records-*.jsonl")] == ["records-oracle.jsonl"]
+
+    again = _eval(*args)
+    assert again.returncode == 0, again.stderr
+    assert "0 run(s) done (0 failed), 6 already recorded" in again.stderr
+    assert len(_records(tmp_path / "records-oracle.jsonl")) == 6
+
+
+def test_oracle_mapreduce_at_256k_accounts_for_every_chunk(tmp_path: Path) -> None:
+    done = _eval(
+        "--suite", "needle", "--lengths", "256K", "--depths", "0.37", "--strategies", "mapreduce",
+        "--concurrency", "1", "--out", str(tmp_path), "--no-report",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (record,) = _records(tmp_path / "records-oracle.jsonl")
+    assert record["score"] == 1.0
+    chunks = record["chunks"]
+    assert chunks["total"] >= 30 and chunks["used"] == 1 and chunks["no_information"] == chunks["total"] - 1
+    assert record["llm_calls"] == chunks["total"] + 1
+    assert record["seconds"] < 120
+    assert not (tmp_path / "report-oracle.md").exists()  # --no-report
+
+
+def test_a_real_model_may_not_call_itself_oracle(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "longgraph.cli", "eval", "--label", "oracle", "--base-url", "http://127.0.0.1:9/v1",
+         "--model", "m", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "reserved" in done.stderr
+    assert not list(tmp_path.glob("records-*"))

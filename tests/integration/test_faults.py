@@ -1,0 +1,219 @@
+"""Faults at a real HTTP endpoint, through the default ``ChatOpenAI`` provider.
+
+Every run either completes with every chunk accounted for (each chunk reported once, failed ones with
+a reason) or fails, after bounded retries, with a typed error that names the endpoint and what was
+left undone. Seeds are chosen with the stub's own pure fault schedule so that each fault really
+happens within the run (a 5 % rate over a dozen requests could otherwise inject nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import httpx
+import pytest
+
+from longgraph.api import aask
+from longgraph.errors import EndpointError, TooManyFailures
+from longgraph.state.contract import GraphOutput
+from longgraph.testing.stub_server import (
+    EXIT_AFTER_RETURN_CODE,
+    Fault,
+    StubConfig,
+    StubHandle,
+    decide_fault,
+    run_stub_in_subprocess,
+    run_stub_in_thread,
+)
+from longgraph.tests.conftest import QUESTION, planted
+from longgraph.tests.integration.support import (
+    FACT_DEPTH,
+    STUB_SETTINGS,
+    run_longgraph,
+    served_strategies,
+    stub_cli_args,
+)
+
+pytestmark = pytest.mark.integration
+
+DOCUMENT = planted(30_000, at=FACT_DEPTH)  # 7-8 chunks under a 2048-token window
+STRATEGIES = served_strategies()
+
+
+def seeded(
+    config: StubConfig, fault: Fault, *, at_least: int = 1, within: int = 8, at_most: int, horizon: int = 40
+) -> StubConfig:
+    """``config`` with the first seed whose schedule hits the very first request with ``fault``, injects
+    it at least ``at_least`` times in the first ``within`` requests, and no more than ``at_most`` faults
+    of any kind in the first ``horizon``.
+
+    The first request: a graph that makes a single call meets the fault too. The upper bound: no
+    request can exhaust its retries (which request draws which sequence number depends on timing, the
+    schedule itself does not), so the outcome the test asserts does not depend on luck.
+    """
+    for seed in range(100_000):
+        candidate = config.model_copy(update={"seed": seed})
+        schedule = [decide_fault(candidate, seq) for seq in range(1, horizon + 1)]
+        if (
+            schedule[0] is fault
+            and schedule[:within].count(fault) >= at_least
+            and sum(f is not Fault.NONE for f in schedule) <= at_most
+        ):
+            return candidate
+    raise AssertionError(f"no seed injects {fault} {at_least}x in {within} requests")
+
+
+def ask(base_url: str | list[str], strategy: str = "mapreduce", **settings: Any) -> GraphOutput:
+    merged = {**STUB_SETTINGS, "base_url": base_url, "strategy": strategy, **settings}
+    return asyncio.run(aask(QUESTION, DOCUMENT, start_embedded=False, **merged))
+
+
+def assert_accounted(result: GraphOutput) -> None:
+    """Each chunk reported exactly once, in order; a failed one says why."""
+    assert result.chunks, "no chunk reported"
+    assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
+    for chunk in result.chunks:
+        if chunk.status == "failed":
+            assert chunk.reason, f"chunk {chunk.id} failed without a reason"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+# --------------------------------------------------------------------------------------------------
+# Runs that complete
+
+
+MAX_RETRIES = 3
+FAULTY: dict[str, tuple[StubConfig, dict[str, Any], int]] = {
+    # name: (stub, settings, requests to burn first so the run's first request meets the fault)
+    # At most MAX_RETRIES faults in the run: no request can fail all of its attempts.
+    "5xx-20%": (seeded(StubConfig(error_rate=0.2), Fault.ERROR_503, at_most=MAX_RETRIES), {}, 0),
+    "timeouts-5%": (
+        seeded(StubConfig(timeout_rate=0.05, hang_s=30), Fault.TIMEOUT, at_most=MAX_RETRIES),
+        {"request_timeout": 1.0},
+        0,
+    ),
+    # Every 5th request: a retry that waited Retry-After never meets four 429s in a row.
+    "429-retry-after": (StubConfig(rate_limit_every=5, retry_after_s=0.5), {}, 4),
+    # One malformed answer: the parse retry (parse_retries=1) always recovers it.
+    "malformed-10%": (seeded(StubConfig(malformed_rate=0.1), Fault.MALFORMED, at_most=1), {}, 0),
+}
+
+
+def burn(stub: StubHandle, requests: int) -> None:
+    """Advance the stub's request counter (its fault schedule) with requests it rejects as malformed."""
+    for _ in range(requests):
+        httpx.post(f"{stub.base_url}/chat/completions", json={"messages": "none"}, timeout=10)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(("config", "settings", "skip"), list(FAULTY.values()), ids=list(FAULTY))
+def test_transient_faults_are_retried_and_the_run_completes(
+    strategy: str, config: StubConfig, settings: dict[str, Any], skip: int
+) -> None:
+    with run_stub_in_thread(config) as stub:
+        burn(stub, skip)
+        result = ask(stub.base_url, strategy, max_retries=MAX_RETRIES, parse_retries=1, **settings)
+        faults = stub.stats()["faults"]
+    assert faults, "the stub injected no fault"
+    assert_accounted(result)
+    assert "smoked plums" in result.answer
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_unparseable_answers_become_failed_chunks_with_reasons(strategy: str) -> None:
+    """Without parse retries, a malformed answer fails its chunk (with the reason); a graph whose only
+    call failed that way has nothing left to answer from and says so with ``TooManyFailures``."""
+    # Two to three malformed answers among the first calls: some chunks fail, fewer than half.
+    config = seeded(StubConfig(malformed_rate=0.1), Fault.MALFORMED, at_least=2, within=6, at_most=3)
+    with run_stub_in_thread(config) as stub:
+        try:
+            result = ask(stub.base_url, strategy, parse_retries=0)
+        except TooManyFailures as exc:
+            assert stub.stats()["requests"] == 1, "more than one call, yet too many failures"
+            assert "unparseable" in str(exc)
+            return
+        assert stub.stats()["faults"].get("malformed", 0) > 0
+    assert_accounted(result)
+    failed = [c for c in result.chunks if c.status == "failed"]
+    assert failed and all("unparseable" in (c.reason or "") for c in failed)
+
+
+def test_a_replica_takes_over_when_the_other_dies() -> None:
+    with (
+        run_stub_in_subprocess(StubConfig(exit_after=2)) as dying,
+        run_stub_in_thread(StubConfig()) as healthy,
+    ):
+        result = ask([dying.base_url, healthy.base_url], max_retries=1, max_concurrency=1)
+        assert dying.process is not None and dying.process.wait(timeout=10) == EXIT_AFTER_RETURN_CODE
+        assert healthy.stats()["completed"] > 0
+    assert_accounted(result)
+    assert all(c.status != "failed" for c in result.chunks)
+    assert "smoked plums" in result.answer
+
+
+# --------------------------------------------------------------------------------------------------
+# Runs that fail, with a typed error naming the endpoint and what was left undone
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_endpoint_dying_mid_run_fails_naming_it_and_the_work_left(strategy: str) -> None:
+    with run_stub_in_subprocess(StubConfig(exit_after=3)) as stub:
+        with pytest.raises(EndpointError) as failure:
+            ask(stub.base_url, strategy, max_retries=1, max_concurrency=2)
+        assert stub.process is not None and stub.process.wait(timeout=10) == EXIT_AFTER_RETURN_CODE
+    assert failure.value.endpoint == stub.base_url
+    assert failure.value.undone and failure.value.undone in str(failure.value)
+
+
+@pytest.mark.parametrize("model", ["stub", None], ids=["model-set", "model-looked-up"])
+def test_endpoint_refusing_connections_from_the_start(model: str | None) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    with pytest.raises(EndpointError) as failure:
+        ask(url, model=model, max_retries=1)
+    assert failure.value.endpoint == url
+    assert failure.value.undone
+
+
+def test_rate_limited_beyond_the_retries_is_an_endpoint_error() -> None:
+    with (
+        run_stub_in_thread(StubConfig(rate_limit_every=1, retry_after_s=0.1)) as stub,
+        pytest.raises(EndpointError, match="RateLimitError") as failure,
+    ):
+        ask(stub.base_url, max_retries=1)
+    assert failure.value.endpoint == stub.base_url and failure.value.undone
+
+
+def test_hanging_endpoint_fails_after_bounded_timeouts() -> None:
+    with (
+        run_stub_in_thread(StubConfig(timeout_rate=1.0, hang_s=30)) as stub,
+        pytest.raises(EndpointError) as failure,
+    ):
+        ask(stub.base_url, request_timeout=0.5, max_retries=1)
+    assert failure.value.endpoint == stub.base_url and failure.value.undone
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_nothing_but_garbage_is_too_many_failures(strategy: str) -> None:
+    with run_stub_in_thread(StubConfig(malformed_rate=1.0)) as stub, pytest.raises(TooManyFailures):
+        ask(stub.base_url, strategy, parse_retries=0)
+
+
+def test_cli_endpoint_failure_is_one_line_and_exit_3(tmp_path: Any) -> None:
+    document = tmp_path / "doc.txt"
+    document.write_text(DOCUMENT, encoding="utf-8")
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    done = run_longgraph(
+        ["ask", str(document), "-q", QUESTION, "--retries", "0", *stub_cli_args(url)], home=tmp_path
+    )
+    assert done.returncode == 3
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert url in lines[0] and "left undone" in lines[0]

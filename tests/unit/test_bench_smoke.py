@@ -1,0 +1,92 @@
+"""The benchmarks run and print every figure they promise (tiny sizes; the numbers are not checked).
+
+Timings are never asserted: they depend on a shared machine. What can rot silently is the code
+path itself (a renamed stage, a changed hook, a figure that stopped being printed), and that is
+what these tests catch. The vLLM benchmark needs the real server and has no test here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from longgraph.evals.bench import chunker, mapreduce_stub, print_figures, spread
+
+STUB_FIGURES = (
+    "input_tokens",
+    "latency_s",
+    "concurrency",
+    "load_average_at_start",
+    "calls_by_stage",
+    "supersteps_with_calls",
+    "graph_wall",
+    "bare_wall",
+    "ratio_bare_over_graph",
+    "ideal_critical_path_s",
+    "graph_phases_s",
+    "bare_phases_s",
+    "graph_cpu_s_orchestrator",
+    "bare_cpu_s_orchestrator",
+    "graph_cpu_s_stub",
+    "bare_cpu_s_stub",
+    "rss_before_run_mb",
+    "peak_rss_mb",
+    "load_average_after",
+)
+
+CHUNKER_FIGURES = (
+    "input_tokens",
+    "budget_tokens",
+    "chunks",
+    "split_into_chunks",
+    "chunker_tokens_per_s",
+    "tokenizer_whole_text",
+    "tokenizer_whole_text_tokens_per_s",
+    "tokenizer_count_batch_paragraphs",
+    "tokenizer_count_batch_tokens_per_s",
+    "load_average_at_start",
+    "load_average_after",
+)
+
+
+def _printed_keys(output: str) -> set[str]:
+    return {line.split(": ", 1)[0] for line in output.splitlines() if ": " in line}
+
+
+def test_mapreduce_stub_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    figures = mapreduce_stub.main(
+        ["--tokens", "20000", "--latency", "0.01", "--repeats", "1", "--max-wait", "0"]
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("== mapreduce graph vs bare client on the stub")
+    missing = [key for key in STUB_FIGURES if key not in _printed_keys(out)]
+    assert not missing, out
+    # The bare client replayed exactly the calls the graph made: map(s) then one reduce.
+    stages = figures["calls_by_stage"]
+    assert isinstance(stages, dict) and stages["map"] >= 2 and stages["reduce"] == 1
+    assert figures["supersteps_with_calls"] == [f"map×{stages['map']}", "reduce×1"]
+
+
+def test_chunker_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    figures = chunker.main(["--tokens", "20000", "--repeats", "1", "--max-wait", "0"])
+    out = capsys.readouterr().out
+    assert out.startswith("== chunker on the needle document")
+    missing = [key for key in CHUNKER_FIGURES if key not in _printed_keys(out)]
+    assert not missing, out
+    assert isinstance(figures["chunks"], int) and figures["chunks"] >= 2
+
+
+def test_waves_follow_supersteps_and_ideal_path_counts_rounds() -> None:
+    calls = [
+        mapreduce_stub.Call(step=s, stage=stage, body=b"{}", headers={})
+        for s, stage in [(2, "map"), (2, "map"), (2, "map"), (5, "collapse"), (7, "reduce")]
+    ]
+    waves = mapreduce_stub.waves_of(list(reversed(calls)))
+    assert [[c.stage for c in w] for w in waves] == [["map"] * 3, ["collapse"], ["reduce"]]
+    # 3 maps at concurrency 2 take two latencies; the collapse and the reduce one each.
+    assert mapreduce_stub.ideal_critical_path(waves, concurrency=2, latency_s=1.5) == 6.0
+
+
+def test_spread_and_figure_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert spread([3.0, 1.0, 2.0]).format() == "2.000s (min 1.000, max 3.000, n=3)"
+    print_figures("title", {"a": 1, "b": "x"})
+    assert capsys.readouterr().out == "== title\na: 1\nb: x\n"
