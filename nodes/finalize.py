@@ -40,30 +40,21 @@ def chunk_reports(
         base: dict[str, Any] = {"id": chunk.id, "parts": chunk.parts, "tokens": chunk.tokens}
         if m is None:
             reports.append(ChunkReport(**base, status="failed", reason="never mapped"))
-        elif m.output is None:
+            continue
+        if m.output is None:
             reports.append(ChunkReport(**base, status="failed", reason=m.error, raw_output=m.raw))
-        elif not m.output.has_information:
-            reports.append(
-                ChunkReport(
-                    **base,
-                    status="no_information",
-                    answer=m.output.answer,
-                    confidence=m.output.confidence_score,
-                )
-            )
+            continue
+        said = {
+            "answer": m.output.answer,
+            "confidence": m.output.confidence_score,
+            "extracted": m.output.extracted_information,
+        }
+        if not m.output.has_information:
+            reports.append(ChunkReport(**base, **said, status="no_information"))
         elif chunk.id in set_aside:
-            reports.append(
-                ChunkReport(
-                    **base, status="filtered", reason=set_aside[chunk.id], answer=m.output.answer,
-                    confidence=m.output.confidence_score,
-                )
-            )  # fmt: skip
+            reports.append(ChunkReport(**base, **said, status="filtered", reason=set_aside[chunk.id]))
         else:
-            reports.append(
-                ChunkReport(
-                    **base, status="used", answer=m.output.answer, confidence=m.output.confidence_score
-                )
-            )
+            reports.append(ChunkReport(**base, **said, status="used"))
     return reports
 
 

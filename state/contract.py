@@ -111,6 +111,8 @@ class ChunkReport(BaseModel):
     answer: str | None = None
     confidence: float | None = None
     raw_output: str | None = None
+    extracted: str | None = None
+    """What the model took from this chunk (mapreduce: its Extracted Information), for inspection."""
 
 
 class Evidence(BaseModel):

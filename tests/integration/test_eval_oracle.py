@@ -4,7 +4,7 @@ The oracle answers deterministically from the text it is shown, so the outcome o
 advance: MapReduce and BM25 retrieval find the needle wherever it is, truncation only before its cut.
 That pins down the whole path (instance building, strategies, HTTP, scoring, records, resume, reports)
 at lengths no real CPU model could cover in CI. The 1.28M-token run is the same command at full length
-(see the README's evaluation section); here it runs at 256K.
+(see evals/README.md); here it runs at 256K.
 """
 
 from __future__ import annotations
