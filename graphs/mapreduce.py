@@ -26,14 +26,15 @@ from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.reduce import reduce_notes
 from longgraph.nodes.runtime import as_node
 from longgraph.state.context import Context
-from longgraph.state.mapreduce import CollapseTask, GraphInputState, MapReduceOutput, MapReduceState, MapTask
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
+from longgraph.state.mapreduce import CollapseTask, MapReduceState, MapTask
 
 
 def build_graph(
     llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
-) -> CompiledStateGraph[MapReduceState, Context, GraphInputState, MapReduceOutput]:
+) -> CompiledStateGraph[MapReduceState, Context, GraphInputState, GraphOutputState]:
     builder = StateGraph(
-        MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=MapReduceOutput
+        MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     builder.add_node("chunk", as_node(chunk_input))
     builder.add_node("map_chunk", as_node(map_chunk, llm=llm), input_schema=MapTask)

@@ -28,7 +28,8 @@ from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.reduce import reduce_notes
 from longgraph.nodes.runtime import as_node
 from longgraph.state.context import Context
-from longgraph.state.mapreduce import GraphInputState, MapReduceOutput, MapTask
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
+from longgraph.state.mapreduce import MapTask
 from longgraph.state.segment_plus import MapReduceMergeState, MergeTask
 
 
@@ -37,12 +38,12 @@ def build_graph(
     *,
     checkpointer: BaseCheckpointSaver[str] | None = None,
     name: str = "mapreduce-segment-merge",
-) -> CompiledStateGraph[MapReduceMergeState, Context, GraphInputState, MapReduceOutput]:
+) -> CompiledStateGraph[MapReduceMergeState, Context, GraphInputState, GraphOutputState]:
     builder = StateGraph(
         MapReduceMergeState,
         context_schema=Context,
         input_schema=GraphInputState,
-        output_schema=MapReduceOutput,
+        output_schema=GraphOutputState,
     )
     builder.add_node("chunk", as_node(chunk_input))
     builder.add_node("map_chunk", as_node(map_chunk, llm=llm), input_schema=MapTask)

@@ -20,7 +20,7 @@ from longgraph.nodes.runtime import as_node
 from longgraph.nodes.single_pass import answer_once, finalize_single_pass
 from longgraph.state.baseline import BaselineState
 from longgraph.state.context import Context
-from longgraph.state.mapreduce import GraphInputState, MapReduceOutput
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
 
 
 def build_graph(
@@ -28,10 +28,10 @@ def build_graph(
     *,
     checkpointer: BaseCheckpointSaver[str] | None = None,
     retriever: RetrieverName = "bm25",
-) -> CompiledStateGraph[BaselineState, Context, GraphInputState, MapReduceOutput]:
+) -> CompiledStateGraph[BaselineState, Context, GraphInputState, GraphOutputState]:
     name = f"rag-{retriever}"
     builder = StateGraph(
-        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=MapReduceOutput
+        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     builder.add_node("chunk", as_node(chunk_for_retrieval))
     builder.add_node("retrieve", as_node(retrieve, retriever=retriever))

@@ -28,7 +28,8 @@ from longgraph.nodes.runtime import as_node
 from longgraph.nodes.segment import fan_out_segments, gather_notes, segment_input, take_note
 from longgraph.nodes.segment_answer import answer_notes, finalize_notes
 from longgraph.state.context import Context
-from longgraph.state.mapreduce import GraphInputState, MapReduceOutput, MapTask
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
+from longgraph.state.mapreduce import MapTask
 from longgraph.state.segment_plus import FilterTask, MergeTask, SegmentPlusState
 
 
@@ -39,9 +40,9 @@ def build_graph(
     use_filter: bool = True,
     structured: bool = True,
     name: str = "segment-plus",
-) -> CompiledStateGraph[SegmentPlusState, Context, GraphInputState, MapReduceOutput]:
+) -> CompiledStateGraph[SegmentPlusState, Context, GraphInputState, GraphOutputState]:
     builder = StateGraph(
-        SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=MapReduceOutput
+        SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     builder.add_node("segment", as_node(segment_input, structured=structured))
     builder.add_node("take_note", as_node(take_note, llm=llm, structured=structured), input_schema=MapTask)
@@ -80,3 +81,6 @@ def build_graph(
 
 
 graph = build_graph()
+graph_no_filter = build_graph(use_filter=False, name="segment-plus-no-filter")
+graph_no_structure = build_graph(structured=False, name="segment-plus-no-structure")
+graph_plain = build_graph(use_filter=False, structured=False, name="segment-plus-plain")

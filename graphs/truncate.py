@@ -19,16 +19,16 @@ from longgraph.nodes.single_pass import answer_once, finalize_single_pass
 from longgraph.nodes.truncate import truncate_input
 from longgraph.state.baseline import BaselineState
 from longgraph.state.context import Context
-from longgraph.state.mapreduce import GraphInputState, MapReduceOutput
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
 
 NAME = "truncate"
 
 
 def build_graph(
     llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
-) -> CompiledStateGraph[BaselineState, Context, GraphInputState, MapReduceOutput]:
+) -> CompiledStateGraph[BaselineState, Context, GraphInputState, GraphOutputState]:
     builder = StateGraph(
-        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=MapReduceOutput
+        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     builder.add_node("truncate", as_node(truncate_input))
     builder.add_node("answer", as_node(answer_once, llm=llm))

@@ -44,7 +44,7 @@ def chunk_reports(
         if m.output is None:
             reports.append(ChunkReport(**base, status="failed", reason=m.error, raw_output=m.raw))
             continue
-        said = {
+        said: dict[str, Any] = {
             "answer": m.output.answer,
             "confidence": m.output.confidence_score,
             "extracted": m.output.extracted_information,

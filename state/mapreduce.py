@@ -7,13 +7,13 @@ gather nodes put them back in document order (results of one superstep can arriv
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from pydantic import BaseModel
 
-from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
+from longgraph.state.contract import Chunk
+from longgraph.state.graph_state import RunState
 from longgraph.state.outputs import MapOutput
-from longgraph.state.reducers import add_usage
 
 
 class Note(BaseModel):
@@ -62,49 +62,10 @@ class CollapseTask(TypedDict):
     total: int
 
 
-class MapReduceState(TypedDict, total=False):
-    # input
-    question: str
-    document: str | None
-    documents: list[DocumentIn] | None
-    # working state
-    input_chunks: list[Chunk]
-    started_at: float
+class MapReduceState(RunState, total=False):
     mapped: Annotated[list[MappedChunk], operator.add]
     collapsed: Annotated[list[CollapsedGroup], operator.add]
     notes: list[Note]
     groups: list[list[Note]]
     collapse_round: int
     previous_tokens: int | None
-    filtered: Annotated[list[tuple[int, str]], operator.add]
-    """(chunk id, reason) for chunks whose information was set aside on purpose."""
-    usage: Annotated[dict[str, Any], add_usage]
-    decisions: Annotated[list[str], operator.add]
-    # output
-    answer: str
-    rationale: str
-    confidence: float | None
-    evidence: list[Evidence]
-    chunks: list[ChunkReport]
-    stats: dict[str, Any]
-    strategy: str
-
-
-class MapReduceOutput(TypedDict, total=False):
-    """What the graph returns: the shared contract (:class:`longgraph.state.contract.GraphOutput`)."""
-
-    answer: str
-    rationale: str
-    confidence: float | None
-    evidence: list[Evidence]
-    chunks: list[ChunkReport]
-    stats: dict[str, Any]
-    strategy: str
-
-
-class GraphInputState(TypedDict, total=False):
-    """The input keys (validated in the first node, so errors name the problem)."""
-
-    question: str
-    document: str | None
-    documents: list[DocumentIn] | None

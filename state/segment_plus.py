@@ -14,14 +14,14 @@ reports merge rounds without a second stats builder.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from pydantic import BaseModel, Field
 
-from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
+from longgraph.state.contract import Evidence
+from longgraph.state.graph_state import RunState
 from longgraph.state.mapreduce import MapReduceState
 from longgraph.state.outputs import FreeTextNote, SegmentNote
-from longgraph.state.reducers import add_usage
 
 
 class EvidenceNote(BaseModel):
@@ -107,26 +107,8 @@ class NoteStageState(TypedDict, total=False):
     previous_tokens: int | None
 
 
-class SegmentPlusState(NoteStageState, total=False):
-    # input
-    question: str
-    document: str | None
-    documents: list[DocumentIn] | None
-    # working state
-    input_chunks: list[Chunk]
-    started_at: float
-    filtered: Annotated[list[tuple[int, str]], operator.add]
-    """(chunk id, reason) for chunks whose information was set aside on purpose."""
-    usage: Annotated[dict[str, Any], add_usage]
-    decisions: Annotated[list[str], operator.add]
-    # output
-    answer: str
-    rationale: str
-    confidence: float | None
-    evidence: list[Evidence]
-    chunks: list[ChunkReport]
-    stats: dict[str, Any]
-    strategy: str
+class SegmentPlusState(RunState, NoteStageState, total=False):
+    """Segment+: the shared run state plus the note stages' keys."""
 
 
 class MapReduceMergeState(MapReduceState, NoteStageState, total=False):
