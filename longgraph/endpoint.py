@@ -14,7 +14,6 @@ import httpx
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.state.context import Context
 
-
 EMBEDDED_PROMPT_VARIANT = "compact"
 """The embedded 135M model cannot follow the papers' long prompts (it copies their worked examples)."""
 

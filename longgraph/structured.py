@@ -9,8 +9,6 @@ anything it cannot map onto the schema; callers record that as a failed chunk, n
 
 from __future__ import annotations
 
-import copy
-import functools
 import json
 import re
 from typing import Any, Literal, TypeVar
