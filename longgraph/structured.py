@@ -65,16 +65,29 @@ def response_format(schema: type[StructuredOutput], max_output_tokens: int | Non
     """
     json_schema = schema.model_json_schema()
     properties: dict[str, dict[str, Any]] = json_schema.get("properties", {})
-    weights = {name: int(p["maxLength"]) for name, p in properties.items() if "maxLength" in p}
+    weights = {name: _char_weight(p) for name, p in properties.items()}
+    weights = {name: w for name, w in weights.items() if w}
     if max_output_tokens is not None and weights:
         total_chars = max(64, int(max_output_tokens * 3 * 0.8) - 40 * len(properties))
         scale = min(1.0, total_chars / sum(weights.values()))
-        for name, weight in weights.items():
-            properties[name]["maxLength"] = max(16, int(weight * scale))
+        for name in weights:
+            prop = properties[name]
+            target = prop["items"] if "maxLength" not in prop and "items" in prop else prop
+            target["maxLength"] = max(16, int(int(target["maxLength"]) * scale))
     return {
         "type": "json_schema",
         "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": True},
     }
+
+
+def _char_weight(prop: dict[str, Any]) -> int:
+    """The most characters a property may take: its ``maxLength``, or ``maxItems`` × the items' one."""
+    if "maxLength" in prop:
+        return int(prop["maxLength"])
+    items = prop.get("items") or {}
+    if "maxLength" in items and "maxItems" in prop:
+        return int(prop["maxItems"]) * int(items["maxLength"])
+    return 0
 
 
 def parse_structured(text: str, schema: type[T]) -> T:

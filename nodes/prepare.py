@@ -44,7 +44,7 @@ def chunk_budget(
     return context.chunk_size, decisions
 
 
-def chunk_documents(
+def _chunk_documents_blocking(
     raw_state: dict[str, Any],
     runtime: ContextRuntime,
     *,
@@ -82,6 +82,31 @@ def chunk_documents(
     }
 
 
+async def chunk_documents(
+    raw_state: dict[str, Any],
+    runtime: ContextRuntime,
+    *,
+    strategy: str,
+    stage: str,
+    schema: type[StructuredOutput],
+    size: int | None = None,
+) -> dict[str, Any]:
+    """Shared by every strategy: returns ``input_chunks``, ``started_at``, ``question`` and ``decisions``.
+
+    Runs in a worker thread: tokenizing millions of tokens (and loading a vocabulary file) would stall
+    a LangGraph server's event loop, which `langgraph dev` refuses as a blocking call.
+    """
+    return await asyncio.to_thread(
+        _chunk_documents_blocking,
+        raw_state,
+        runtime,
+        strategy=strategy,
+        stage=stage,
+        schema=schema,
+        size=size,
+    )
+
+
 async def chunk_input(
     state: dict[str, Any],
     runtime: ContextRuntime,
@@ -93,8 +118,4 @@ async def chunk_input(
     """The chunk node: chunks sized for ``stage`` of ``strategy`` (the map stage by default)."""
     from longgraph.state.outputs import MapOutput
 
-    # Off the event loop: tokenizing millions of tokens (and loading a vocabulary file) would stall a
-    # LangGraph server's loop, which `langgraph dev` refuses as a blocking call.
-    return await asyncio.to_thread(
-        chunk_documents, state, runtime, strategy=strategy, stage=stage, schema=schema or MapOutput
-    )
+    return await chunk_documents(state, runtime, strategy=strategy, stage=stage, schema=schema or MapOutput)

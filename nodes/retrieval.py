@@ -310,7 +310,7 @@ def select_top_k(
 
 async def chunk_for_retrieval(state: dict[str, Any], runtime: ContextRuntime) -> dict[str, Any]:
     """Chunk at ``rag_chunk_tokens`` (capped by what one call can read)."""
-    return chunk_documents(
+    return await chunk_documents(
         state, runtime, strategy=PROMPTS, stage=STAGE, schema=DirectAnswer,
         size=runtime.context.rag_chunk_tokens,
     )  # fmt: skip

@@ -14,7 +14,6 @@ failures than ``max_failed_fraction`` raise :class:`~longgraph.errors.TooManyFai
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from langgraph.types import Send
@@ -42,10 +41,9 @@ async def segment_input(
 ) -> dict[str, Any]:
     """The segment node: the shared chunker with ``size=segment_size``, budgeted for the gather prompt."""
     stage, schema = ("gather", SegmentNote) if structured else ("gather_text", FreeTextNote)
-    return await asyncio.to_thread(  # off the event loop, as the mapreduce chunk node
-        chunk_documents, state, runtime, strategy=PROMPTS, stage=stage, schema=schema,
-        size=runtime.context.segment_size,
-    )  # fmt: skip
+    return await chunk_documents(
+        state, runtime, strategy=PROMPTS, stage=stage, schema=schema, size=runtime.context.segment_size
+    )
 
 
 def fan_out_segments(state: dict[str, Any]) -> list[Send]:

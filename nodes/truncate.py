@@ -117,7 +117,7 @@ def select_prefix(
 async def truncate_input(state: dict[str, Any], runtime: ContextRuntime) -> dict[str, Any]:
     """Chunk the input and keep what one call can read; say where the input was cut, if it was."""
     context = runtime.context
-    prepared = chunk_documents(state, runtime, strategy=PROMPTS, stage=STAGE, schema=DirectAnswer)
+    prepared = await chunk_documents(state, runtime, strategy=PROMPTS, stage=STAGE, schema=DirectAnswer)
     tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
     budget = text_budget(
         prompts_for(PROMPTS, context.prompt_variant), STAGE, context=context, question=prepared["question"], schema=DirectAnswer,

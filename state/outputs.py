@@ -79,9 +79,12 @@ class SegmentNote(StructuredOutput):
     """A Segment+ note: Evidence quotes original sentences, Reasoning compresses partial answers."""
 
     evidence: list[str] = Field(
-        description="Sentences quoted verbatim from the text that bear on the question."
+        description="Sentences quoted verbatim from the text that bear on the question.",
+        json_schema_extra={"maxItems": 4, "items": {"type": "string", "maxLength": 300}},
     )
-    reasoning: str = Field(description="Entities, events and partial answers, compressed.")
+    reasoning: str = Field(
+        description="Entities, events and partial answers, compressed.", json_schema_extra={"maxLength": 400}
+    )
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"evidence": "evidence", "reasoning": "reasoning"}
 

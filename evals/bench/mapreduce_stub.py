@@ -337,7 +337,9 @@ def run_benchmark(
             bare_runs.append(run_bare(stub.base_url, waves, concurrency, stub_process))
         memory_figures = measure_peak_memory(workload, stub.base_url, concurrency) if memory else None
 
-    ratios = [b.wall_s / g.wall_s for g, b in zip(graph_runs, bare_runs, strict=True)]
+    pairs = list(zip(graph_runs, bare_runs, strict=True))
+    ratios = [b.wall_s / g.wall_s for g, b in pairs]
+    first = f"{waves[0][0].stage}_done_at"  # the bare client's first wave: the map round
     ideal = ideal_critical_path(waves, concurrency, latency_s)
     body_kb = [len(c.body) / 1024 for c in recorder.calls]
     figures.update(
@@ -354,6 +356,12 @@ def run_benchmark(
             "bare_over_ideal_s": spread([b.wall_s - ideal for b in bare_runs]).format(),
             "graph_phases_s": _median_marks([g.phases for g in graph_runs]),
             "bare_phases_s": _median_marks([b.phases for b in bare_runs]),
+            "gap_graph_minus_bare_s": spread([g.wall_s - b.wall_s for g, b in pairs]).format(),
+            "gap_chunking_s": spread([g.phases["chunked_at"] for g in graph_runs]).format(),
+            "gap_map_round_s": spread([_map_round(g) - b.phases[first] for g, b in pairs]).format(),
+            "gap_after_map_round_s": spread(
+                [(g.wall_s - g.phases["maps_done_at"]) - (b.wall_s - b.phases[first]) for g, b in pairs]
+            ).format(),
             "graph_cpu_s_orchestrator": spread([g.cpu_s for g in graph_runs]).format(),
             "bare_cpu_s_orchestrator": spread([b.cpu_s for b in bare_runs]).format(),
             "graph_cpu_s_stub": spread([g.stub_cpu_s for g in graph_runs]).format(),
@@ -367,6 +375,11 @@ def run_benchmark(
         figures["peak_rss_target_mb"] = "< 500"
     figures["load_average_after"] = load_average()
     return figures
+
+
+def _map_round(run: Timing) -> float:
+    """Seconds from the end of chunking to the last map result."""
+    return run.phases["maps_done_at"] - run.phases["chunked_at"]
 
 
 def _median_marks(runs: Sequence[dict[str, float]]) -> dict[str, float]:

@@ -55,6 +55,7 @@ from starlette.routing import Route
 
 __all__ = [
     "EXIT_AFTER_RETURN_CODE",
+    "FORMAT_HEADER",
     "NO_INFORMATION",
     "TEXT_MARKERS",
     "Fault",
@@ -66,6 +67,7 @@ __all__ = [
     "extract_question_and_text",
     "main",
     "oracle_answer",
+    "requested_labels",
     "run_stub_in_subprocess",
     "run_stub_in_thread",
 ]
@@ -90,6 +92,10 @@ TEXT_MARKERS: tuple[tuple[str, str | None], ...] = (
 The oracle only searches inside these fences so it never "finds" the answer in the instructions or in
 the question itself. Extend this tuple when a prompt family uses other fences.
 """
+
+FORMAT_HEADER = "Please follow this format:"
+"""The line after which a text-mode prompt lists the labels it wants, one ``Label:`` a line (see
+``longgraph.structured.format_instructions``); the oracle answers with exactly those labels."""
 
 PROTOCOL_LABELS: tuple[str, ...] = (
     "Extracted Information",
@@ -125,6 +131,7 @@ _QUESTION_RE = re.compile(
     r"^\s*(?:[-*#>]+\s*)?(?:\*\*)?Question(?:\*\*)?\s*:(?:\*\*)?\s*(.*)$", re.IGNORECASE
 )
 _LABEL_LINE_RE = re.compile(r"^\s*(?:\*\*)?[A-Z][A-Za-z0-9 _()/-]{0,40}(?:\*\*)?:(?:\s|$)")
+_FORMAT_LABEL_RE = re.compile(r"^\s*(?:\*\*)?([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)(?:\*\*)?\s*:\s*$")
 _PROTOCOL_LABEL_RE = re.compile(
     r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:" + "|".join(re.escape(x) for x in PROTOCOL_LABELS) + r")(?:\s*\d+)?"
     r"(?:\*\*)?\s*:(?:\*\*)?\s*",
@@ -544,6 +551,58 @@ def _text_protocol(verdict: _Verdict) -> str:
     )
 
 
+def requested_labels(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The labels the last user message asks for, in order: the ``Label:`` lines that follow
+    :data:`FORMAT_HEADER` (as ``longgraph.structured.format_instructions`` writes them in text mode).
+
+    Empty when the prompt asks for no labelled format (the oracle then answers the four-line protocol).
+    """
+    users = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
+    if not users:
+        return []
+    text = _message_text(users[-1])
+    at = text.lower().rfind(FORMAT_HEADER.lower())
+    if at < 0:
+        return []
+    labels: list[str] = []
+    for line in text[at + len(FORMAT_HEADER) :].splitlines()[1:]:
+        match = _FORMAT_LABEL_RE.match(line)
+        if match is None:
+            if labels or line.strip():
+                break
+            continue
+        labels.append(match.group(1).strip())
+    return labels
+
+
+def _label_property(label: str) -> dict[str, Any]:
+    """The JSON-schema shape a text label stands for, so text mode answers what JSON mode would."""
+    low = label.lower()
+    if "confidence" in low or "score" in low:
+        return {"type": "integer"}
+    if "decision" in low or low == "label":
+        return {"type": "string", "enum": ["Keep", "Remove"]}
+    if "evidence" in low:
+        return {"type": "array", "items": {"type": "string"}}
+    return {"type": "string"}
+
+
+def _labelled_answer(labels: Sequence[str], verdict: _Verdict) -> str:
+    """One ``Label: value`` section per requested label, filled as :func:`_fill_value` fills a JSON field
+    of the same name: answers get the answer, confidences the score, decisions Keep/Remove, evidence the
+    matched sentence as a bullet (``None`` when nothing matched), rationales and reasoning the rationale,
+    anything else the matched sentence (or "No relevant information.")."""
+    sections: list[str] = []
+    for label in labels:
+        value = _fill_value({}, label.lower().replace(" ", "_"), _label_property(label), verdict)
+        if isinstance(value, list):
+            shown = "\n".join(f"- {item}" for item in value) if value else "None"
+            sections.append(f"{label}:\n{shown}" if value else f"{label}: {shown}")
+        else:
+            sections.append(f"{label}: {value}")
+    return "\n".join(sections)
+
+
 def _json_schema_of(response_format: Any) -> Mapping[str, Any] | None:
     if not isinstance(response_format, Mapping) or response_format.get("type") != "json_schema":
         return None
@@ -577,7 +636,9 @@ def build_completion_content(body: Mapping[str, Any]) -> tuple[str, Mapping[str,
     """Return (message content, forced tool or None) for a chat request body, per the oracle.
 
     With a ``json_schema`` response format the content is a JSON object holding every schema property;
-    with a forced tool it is that tool's JSON arguments; otherwise it is the paper's four-line protocol.
+    with a forced tool it is that tool's JSON arguments; otherwise (text mode) it is one ``Label: value``
+    line per label the prompt's "Please follow this format:" block asks for (:func:`requested_labels`),
+    or the paper's four-line protocol when the prompt asks for none.
     """
     messages = body.get("messages")
     question, text = extract_question_and_text(messages if isinstance(messages, list) else [])
@@ -595,20 +656,27 @@ def build_completion_content(body: Mapping[str, Any]) -> tuple[str, Mapping[str,
         return json.dumps(obj, ensure_ascii=False), None
     if isinstance(response_format, Mapping) and response_format.get("type") == "json_object":
         return json.dumps(_default_object(verdict), ensure_ascii=False), None
+    labels = requested_labels(messages if isinstance(messages, list) else [])
+    if labels:
+        return _labelled_answer(labels, verdict), None
     return _text_protocol(verdict), None
 
 
 def _malform(content: str, seed: int, seq: int) -> str:
-    """Break ``content`` so neither a JSON parser nor the text-protocol parser can read it.
+    """Break ``content`` so that no parser can read it, a tolerant one included.
 
-    A proper prefix of a JSON object is never valid JSON; the other kinds carry no protocol labels.
+    ``longgraph.structured`` closes JSON cut off inside a value and keeps the fields before the cut, and
+    reads any ``Label:`` line: so a "truncated" JSON answer is cut inside its first key (no value
+    survives), a truncated text answer loses every colon (no label survives), and the other kinds carry
+    neither JSON nor labels.
     """
     kind = _request_rng(seed, seq).choice(_MALFORMED_KINDS)
     if kind == "truncated" and len(content) > 2:
-        cut = content[: max(1, len(content) // 2)]
-        if content.lstrip().startswith("{"):
-            return cut
-        return "{" + cut.replace("Answer", "Ans").replace("Confidence", "Conf")
+        stripped = content.lstrip()
+        if stripped.startswith("{"):
+            key_end = stripped.find('"', stripped.find('"') + 1)
+            return stripped[: key_end if key_end > 0 else 1]
+        return "{" + content[: max(1, len(content) // 2)].replace(":", "")
     if kind == "gibberish":
         rng = _request_rng(seed, seq + 1_000_003)
         return " ".join("".join(rng.choice("qxzjkvw~#@") for _ in range(6)) for _ in range(12))

@@ -23,7 +23,9 @@ def embedded_server() -> Iterator[ServerInfo]:
     """The embedded server; stopped at the end only if this session started it."""
     missing = [name for name in _REQUIRED if importlib.util.find_spec(name) is None]
     if missing:
-        raise RuntimeError(f"the `model` extra is not installed (missing {', '.join(missing)}): run scripts/setup.sh")
+        raise RuntimeError(
+            f"the `model` extra is not installed (missing {', '.join(missing)}): run scripts/setup.sh"
+        )
     info, started = ensure_running(startup_timeout=STARTUP_TIMEOUT)
     try:
         yield info

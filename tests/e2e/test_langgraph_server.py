@@ -26,7 +26,13 @@ from longgraph.state.contract import GraphOutput
 from longgraph.testing.langgraph_dev import LangGraphServer, run_langgraph_dev
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_subprocess
 from longgraph.tests.conftest import QUESTION, planted
-from longgraph.tests.integration.support import FACT_DEPTH, REPO_ROOT, STUB_SETTINGS, served_graphs
+from longgraph.tests.integration.support import (
+    FACT_DEPTH,
+    FACT_DOCUMENT_CHARS,
+    REPO_ROOT,
+    STUB_SETTINGS,
+    served_graphs,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -95,7 +101,7 @@ def test_runs_wait(graph: str, server: LangGraphServer, stub: StubHandle) -> Non
         return await client_for(server).runs.wait(
             None,
             graph,
-            input={"question": QUESTION, "document": planted(40_000, at=FACT_DEPTH)},
+            input={"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)},
             context=context_for(stub),
         )
 
@@ -110,7 +116,7 @@ def test_runs_stream_shows_progress_events(graph: str, server: LangGraphServer, 
         custom: list[Any] = []
         updates: list[Any] = []
         async for part in client.runs.stream(
-            thread["thread_id"], graph, input={"question": QUESTION, "document": planted(40_000, at=FACT_DEPTH)},
+            thread["thread_id"], graph, input={"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)},
             context=context_for(stub), stream_mode=["updates", "custom"],
         ):  # fmt: skip
             if part.event == "custom":
@@ -144,7 +150,7 @@ def test_concurrent_runs_each_get_their_own_answer(server: LangGraphServer, stub
     async def one(i: int) -> Any:
         # Depths vary but stay inside the prefix the truncation baseline keeps.
         depth = FACT_DEPTH * (i + 1) / CONCURRENT_RUNS
-        document = planted(30_000, at=depth, fact=f"Agent {i} uses the code word {words[i]}.")
+        document = planted(FACT_DOCUMENT_CHARS, at=depth, fact=f"Agent {i} uses the code word {words[i]}.")
         return await client_for(server).runs.wait(
             None, GRAPHS[i % len(GRAPHS)], input={"question": f"What code word does agent {i} use?", "document": document},
             context=context_for(stub),
@@ -165,7 +171,7 @@ def test_api_key_appears_in_no_response_or_log(server: LangGraphServer, stub: St
         thread = await client.threads.create()
         seen: list[Any] = []
         async for part in client.runs.stream(
-            thread["thread_id"], GRAPHS[0], input={"question": QUESTION, "document": planted(20_000, at=FACT_DEPTH)},
+            thread["thread_id"], GRAPHS[0], input={"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)},
             context=context_for(stub), stream_mode=["values", "updates", "custom", "debug", "messages"],
         ):  # fmt: skip
             seen.append(part)
@@ -188,7 +194,7 @@ def test_served_graph_does_not_block_the_event_loop(
         return await client_for(strict_server).runs.wait(
             None,
             graph,
-            input={"question": QUESTION, "document": planted(20_000, at=FACT_DEPTH)},
+            input={"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)},
             context=context_for(stub),
             raise_error=False,
         )

@@ -1,4 +1,9 @@
-"""Segment+ end to end on the real vLLM CPU server: a 20K+ token document of real text, a planted fact."""
+"""Segment+ end to end on the real vLLM CPU server: a 20K+ token document of real text, a planted fact.
+
+As with the mapreduce e2e test, the 135M model proves the plumbing rather than the method: the test
+asserts that the fact comes back through the graph, in the answer or as a verified evidence quote
+whose provenance points at the planted sentence, with every segment accounted for.
+"""
 
 from __future__ import annotations
 
@@ -35,5 +40,13 @@ def test_segment_plus_finds_the_planted_fact(embedded_server: ServerInfo) -> Non
     )
     assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
     assert all(c.reason for c in result.chunks if c.status in ("failed", "filtered"))
-    assert "bluefinch" in result.answer.lower(), (result.answer, result.rationale, result.stats.notes)
+    fact_at = document.index(FACT)
+    quoted = [
+        e for e in result.evidence if e.verified and e.start <= fact_at < e.end and "Bluefinch" in e.text
+    ]
+    assert "bluefinch" in result.answer.lower() or quoted, (
+        result.answer,
+        result.evidence[:5],
+        result.stats.notes,
+    )
     assert result.strategy == "segment-plus"

@@ -12,8 +12,9 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 STUB_SETTINGS: dict[str, Any] = {
     "model": "stub",
@@ -107,16 +108,80 @@ def served_graphs() -> dict[str, str]:
 HEAVY: dict[str, str] = {
     "rag-embed": "embeds every chunk with a local CPU model: 15-20 s a run on two cores",
 }
-"""Served graphs left out of the integration suite (which runs each graph many times) and why; the
-end-to-end server test still runs them. Every graph not named here is covered automatically."""
+"""Served graphs left out of the tests that run each graph many times, and why. Each still runs in a
+few cheaper tests (``heavy=True``): one fault, its secrets, asking twice through the cache, the
+input errors; the end-to-end server test runs it too. Every graph not named here is covered
+automatically by every test that fits its shape."""
 
 FACT_DEPTH = 0.1
 """Where tests that run every graph plant their fact: inside the prefix the truncation baseline keeps
 under a 2048-token window, so every strategy can find it."""
 
+FACT_DOCUMENT_CHARS = 30_000
+"""The length of the planted document of tests that assert every graph finds the fact (7-8 chunks under
+a 2048-token window). Not any length will do for ``rag-embed``: MiniLM scores a chunk by its best
+128-token piece, and whether the fact's piece outranks the essays depends on where the piece boundaries
+fall (at depth 0.1 it does at 30,000 characters, not at 20,000 or 40,000)."""
 
-def served_strategies(*, heavy: bool = False) -> list[str]:
-    """The served graphs that ``longgraph.ask`` can also run by name (the strategy registry)."""
+CallShape = Literal["fan-out", "single-call"]
+Reads = Literal["all", "prefix", "top-k"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a served graph uses the model, as far as the shared integration tests care.
+
+    ``calls``: ``fan-out`` graphs make one call per chunk and then at least one more stage, so a
+    multi-chunk run makes many calls and a failed call fails one chunk; ``single-call`` graphs make one
+    call per run over the text they selected, so a failed call fails the run (there is no "mid-run").
+    ``reads``: what of the input reaches the model: ``all`` of it, the ``prefix`` that fits one window,
+    or the ``top-k`` chunks a retriever ranks first (a fact anywhere can be found if it is retrieved).
+
+    ``test_served_graphs.py`` runs each graph once and checks its declared shape against what it does.
+    """
+
+    calls: CallShape
+    reads: Reads
+
+
+FAN_OUT = Shape(calls="fan-out", reads="all")
+
+SHAPES: dict[str, Shape] = {
+    "mapreduce": FAN_OUT,
+    "mapreduce-segment-merge": FAN_OUT,
+    "segment-plus": FAN_OUT,
+    "segment-plus-no-filter": FAN_OUT,
+    "segment-plus-no-structure": FAN_OUT,
+    "segment-plus-plain": FAN_OUT,
+    "truncate": Shape(calls="single-call", reads="prefix"),
+    "rag-bm25": Shape(calls="single-call", reads="top-k"),
+    "rag-embed": Shape(calls="single-call", reads="top-k"),
+}
+"""The shape of every served graph: a new graph must be declared here before the shared tests run."""
+
+
+def shape_of(strategy: str) -> Shape:
+    try:
+        return SHAPES[strategy]
+    except KeyError:
+        raise AssertionError(
+            f"served graph {strategy!r} has no declared shape: add it to SHAPES in tests/integration/support.py"
+        ) from None
+
+
+def served_strategies(*, heavy: bool = False, calls: CallShape | None = None) -> list[str]:
+    """The served graphs that ``longgraph.ask`` can also run by name (the strategy registry), without
+    the :data:`HEAVY` ones unless ``heavy``, and only those making ``calls`` when it is given."""
     from longgraph.strategies import STRATEGIES
 
-    return sorted(name for name in served_graphs() if name in STRATEGIES and (heavy or name not in HEAVY))
+    shapes = {name: shape_of(name) for name in served_graphs() if name in STRATEGIES}
+    return sorted(
+        name
+        for name, shape in shapes.items()
+        if (heavy or name not in HEAVY) and (calls is None or shape.calls == calls)
+    )
+
+
+def heavy_strategies(*, calls: CallShape | None = None) -> list[str]:
+    """The :data:`HEAVY` served graphs (for the tests that run each graph once or twice)."""
+    return [name for name in served_strategies(heavy=True, calls=calls) if name in HEAVY]

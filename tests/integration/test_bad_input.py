@@ -4,6 +4,12 @@ Through the Python API (``longgraph.aask`` with the in-process scripted model, s
 under test) and through the real CLI in a subprocess (where an error must be exactly one line on
 stderr, a non-zero exit and no traceback). Every case is bounded: CLI runs have a hard timeout, and
 the large inputs use windows big enough to keep the number of calls small.
+
+Which graphs: every served graph is invoked directly (as ``langgraph dev`` invokes it, with no
+``aask`` validation in front) with each bad input its own first node must reject, and every graph
+not in ``HEAVY`` reads each kind of hostile text. Settings errors, the huge inputs and the CLI run the
+default strategy: settings are checked before any graph runs, and the huge inputs test the chunker
+every graph's first node shares (the default's one call per chunk makes it the most demanding).
 """
 
 from __future__ import annotations
@@ -23,11 +29,21 @@ import pytest
 import longgraph
 from longgraph.api import aask
 from longgraph.errors import ConfigurationError, InputError, LonggraphError
+from longgraph.state.context import coerce_context
 from longgraph.state.contract import GraphOutput
-from longgraph.testing.fakes import FakeProvider
+from longgraph.state.outputs import NO_INFORMATION
+from longgraph.strategies import build_strategy
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_subprocess
 from longgraph.tests.conftest import FACT, QUESTION, planted
-from longgraph.tests.integration.support import STUB_SETTINGS, run_longgraph, stub_cli_args
+from longgraph.tests.integration.support import (
+    FACT_DEPTH,
+    STUB_SETTINGS,
+    run_longgraph,
+    served_strategies,
+    shape_of,
+    stub_cli_args,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -93,6 +109,52 @@ def test_api_rejects_with_a_typed_error(case: str) -> None:
     assert message and "\n" not in message and "Traceback" not in message
 
 
+GRAPH_INPUT_ERRORS: dict[str, tuple[type[LonggraphError], dict[str, Any], dict[str, Any]]] = {
+    # name: (error, graph input, context settings): what a graph's own first node must reject
+    "empty document": (InputError, {"question": QUESTION, "document": ""}, {}),
+    "whitespace-only document": (InputError, {"question": QUESTION, "document": " \n\t\r\n  \u3000 "}, {}),
+    "empty question": (InputError, {"question": "", "document": "Some text."}, {}),
+    "no document at all": (InputError, {"question": QUESTION}, {}),
+    "empty documents list": (InputError, {"question": QUESTION, "documents": []}, {}),
+    "document and documents": (
+        InputError,
+        {"question": QUESTION, "document": "a", "documents": [{"text": "b"}]},
+        {},
+    ),
+    "question longer than the window": (
+        ConfigurationError,
+        {"question": "why " * 3000 + "?", "document": "Text."},
+        {},
+    ),
+    "window smaller than the prompt": (
+        ConfigurationError,
+        {"question": QUESTION, "document": planted(5_000)},
+        {"context_window": 300, "max_output_tokens": 100},
+    ),
+    "title longer than a chunk": (
+        ConfigurationError,
+        {"question": QUESTION, "documents": [{"title": "T" * 50_000, "text": "Some text."}]},
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(GRAPH_INPUT_ERRORS))
+@pytest.mark.parametrize("strategy", served_strategies(heavy=True))
+def test_every_graph_rejects_bad_input_before_any_call(strategy: str, case: str) -> None:
+    """Every served graph (heavy ones included: nothing is loaded before the input is checked), invoked
+    directly: a typed one-line error from its first node, and no model call."""
+    kind, graph_input, settings = GRAPH_INPUT_ERRORS[case]
+    provider = FakeProvider()
+    graph = build_strategy(strategy, provider)
+    context = coerce_context({**FAKE, **settings})
+    with pytest.raises(kind) as raised:
+        asyncio.run(graph.ainvoke(graph_input, context=context))
+    message = str(raised.value)
+    assert message and "\n" not in message and "Traceback" not in message
+    assert isinstance(provider.model, ScriptedChatModel) and not provider.model.calls
+
+
 def test_sync_ask_inside_a_running_loop_is_a_configuration_error() -> None:
     async def inside() -> None:
         longgraph.ask(QUESTION, "Text.", llm=FakeProvider(), **FAKE)
@@ -105,35 +167,62 @@ def test_sync_ask_inside_a_running_loop_is_a_configuration_error() -> None:
 # The Python API: results
 
 
-def test_nul_bytes_and_control_characters() -> None:
-    result = api(document="\x00" * 500 + planted(8_000) + "\x00\x01\x02\x7f" * 100)
+HOSTILE = served_strategies()
+"""Every served graph but the heavy ones reads each kind of hostile text (in process, scripted model)."""
+
+
+@pytest.mark.parametrize("strategy", HOSTILE)
+def test_nul_bytes_and_control_characters(strategy: str) -> None:
+    document = "\x00" * 500 + planted(8_000, at=FACT_DEPTH) + "\x00\x01\x02\x7f" * 100
+    result = api(document=document, strategy=strategy)
     assert_accounted(result)
     assert "smoked plums" in result.answer
 
 
-def test_binary_data_as_text() -> None:
+@pytest.mark.parametrize("strategy", HOSTILE)
+def test_binary_data_as_text(strategy: str) -> None:
     noise = bytes(random.Random(1).randrange(256) for _ in range(50_000)).decode("latin-1")
-    assert_accounted(api(document=noise))
+    assert_accounted(api(document=noise, strategy=strategy))
 
 
-def test_lone_surrogates_are_replaced_and_reported() -> None:
-    result = api(document="before \ud800 middle \udfff after " + FACT)
+@pytest.mark.parametrize("strategy", HOSTILE)
+def test_lone_surrogates_are_replaced_and_reported(strategy: str) -> None:
+    result = api(document="before \ud800 middle \udfff after " + FACT, strategy=strategy)
     assert_accounted(result)
     assert "smoked plums" in result.answer
     assert any("surrogate" in note for note in result.stats.notes)
 
 
-def test_cjk_only() -> None:
-    result = api("这份文件讲的是什么？", "这是一个只有中文的文件。没有任何英文字母。" * 3_000)
+@pytest.mark.parametrize("strategy", HOSTILE)
+def test_cjk_only(strategy: str) -> None:
+    result = api(
+        "这份文件讲的是什么？", "这是一个只有中文的文件。没有任何英文字母。" * 3_000, strategy=strategy
+    )
     assert_accounted(result)
     assert len(result.chunks) > 1
 
 
-def test_emoji_and_combining_marks() -> None:
+@pytest.mark.parametrize("strategy", HOSTILE)
+def test_emoji_and_combining_marks(strategy: str) -> None:
+    """A fact after 100k tokens of emoji and combining marks: a graph that reads everything, or retrieves,
+    finds it; one that reads the prefix that fits one window says where it cut instead."""
     text = "🍲🥕🔥👩‍👩‍👧‍👦 " * 5_000 + "e\u0301\u0302\u0303" * 2_000 + "\n\n" + FACT
-    result = api("What is the secret ingredient of Grandma Olga's borscht? 🍲", text)
+    result = api("What is the secret ingredient of Grandma Olga's borscht? 🍲", text, strategy=strategy)
     assert_accounted(result)
-    assert "smoked plums" in result.answer
+    if shape_of(strategy).reads == "prefix":
+        assert result.answer == NO_INFORMATION
+        assert result.chunks[-1].status == "filtered" and "truncated" in (result.chunks[-1].reason or "")
+    else:
+        assert "smoked plums" in result.answer
+
+
+@pytest.mark.parametrize("strategy", HOSTILE)
+def test_an_empty_document_among_others_is_noted(strategy: str) -> None:
+    result = api(
+        documents=[{"title": "a", "text": planted(4_000)}, {"title": "b", "text": "   "}], strategy=strategy
+    )
+    assert_accounted(result)
+    assert any("has no text" in note for note in result.stats.notes)
 
 
 def test_five_million_character_line_without_punctuation() -> None:
@@ -158,12 +247,6 @@ def test_ten_thousand_tiny_documents() -> None:
     assert covered == set(range(10_000))
     assert "smoked plums" in result.answer
     assert any(e.doc_index == 6_789 for e in result.evidence)
-
-
-def test_an_empty_document_among_others_is_noted() -> None:
-    result = api(documents=[{"title": "a", "text": planted(4_000)}, {"title": "b", "text": "   "}])
-    assert_accounted(result)
-    assert any("has no text" in note for note in result.stats.notes)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -18,9 +18,11 @@ from longgraph.tests.conftest import FACT, QUESTION, essays, planted
 from longgraph.tests.integration.support import (
     STUB_SETTINGS,
     comparable,
+    heavy_strategies,
     json_result,
     run_longgraph,
     served_strategies,
+    shape_of,
     stub_cli_args,
 )
 
@@ -49,6 +51,8 @@ def _requests(stub: StubHandle) -> int:
 def test_asking_again_costs_no_call_and_any_change_misses(
     strategy: str, stub: StubHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Every graph (one call or many): the second identical run is served from the cache, and each
+    change that could change an answer makes its calls again."""
     cache = tmp_path / "results.sqlite"
     first = _ask(stub, cache, strategy=strategy)
     cold_requests = _requests(stub)
@@ -76,8 +80,25 @@ def test_asking_again_costs_no_call_and_any_change_misses(
     assert bumped.stats.cached_calls == 0 and _requests(stub) == cold_requests
 
 
+@pytest.mark.parametrize("strategy", heavy_strategies())
+def test_heavy_graph_asked_again_costs_no_call(strategy: str, stub: StubHandle, tmp_path: Path) -> None:
+    """A heavy graph asked twice (the test above runs each graph seven times): the second run makes no
+    call and gives the same result. What a change misses is the same code path as for any graph."""
+    cache = tmp_path / "results.sqlite"
+    first = _ask(stub, cache, strategy=strategy)
+    assert first.stats.cached_calls == 0
+    if shape_of(strategy).calls == "single-call":  # its declared shape, checked here as it runs here
+        assert _requests(stub) == first.stats.llm_calls == 1
+    else:
+        assert _requests(stub) > len(first.chunks)
+    again = _ask(stub, cache, strategy=strategy)
+    assert _requests(stub) == 0 and again.stats.cached_calls == first.stats.llm_calls
+    assert comparable(again.model_dump()) == comparable(first.model_dump())
+
+
 def test_collapse_results_are_cached_too(stub: StubHandle, tmp_path: Path) -> None:
-    """A fact in every chunk gives more notes than the reduce prompt holds: the collapse stage runs."""
+    """A fact in every chunk gives more notes than the reduce prompt holds: the collapse stage runs
+    (mapreduce's own stage; the test above covers every graph's calls)."""
     filler = essays()[:1000]
     document = "".join(f"{filler}\n\n{FACT}\n\n" for _ in range(40))
     cache = tmp_path / "results.sqlite"

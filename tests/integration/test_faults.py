@@ -3,7 +3,14 @@
 Every run either completes with every chunk accounted for (each chunk reported once, failed ones with
 a reason) or fails, after bounded retries, with a typed error that names the endpoint and what was
 left undone. Seeds are chosen with the stub's own pure fault schedule so that each fault really
-happens within the run (a 5 % rate over a dozen requests could otherwise inject nothing).
+happens within the run (a 5 % rate over a dozen requests could otherwise inject nothing), and at the
+run's first request, so that a graph making a single call meets it too.
+
+Which graphs each test runs follows from their declared shape (``support.SHAPES``): a property about
+one chunk failing among others, or an endpoint dying between calls, needs a ``fan-out`` graph; a
+``single-call`` graph gets the form that fits it (its one call fails: the run fails). Tests of the
+endpoint client alone (replicas, rate limits beyond the retries, hangs) run the default strategy: the
+graph does not change what they check.
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ from longgraph.testing.stub_server import (
 from longgraph.tests.conftest import QUESTION, planted
 from longgraph.tests.integration.support import (
     FACT_DEPTH,
+    FACT_DOCUMENT_CHARS,
     STUB_SETTINGS,
+    heavy_strategies,
     run_longgraph,
     served_strategies,
     stub_cli_args,
@@ -38,8 +47,10 @@ from longgraph.tests.integration.support import (
 
 pytestmark = pytest.mark.integration
 
-DOCUMENT = planted(30_000, at=FACT_DEPTH)  # 7-8 chunks under a 2048-token window
+DOCUMENT = planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)  # 7-8 chunks under a 2048-token window
 STRATEGIES = served_strategies()
+FAN_OUT = served_strategies(calls="fan-out")
+SINGLE_CALL = served_strategies(calls="single-call")
 
 
 def seeded(
@@ -113,11 +124,18 @@ def burn(stub: StubHandle, requests: int) -> None:
         httpx.post(f"{stub.base_url}/chat/completions", json={"messages": "none"}, timeout=10)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize(("config", "settings", "skip"), list(FAULTY.values()), ids=list(FAULTY))
-def test_transient_faults_are_retried_and_the_run_completes(
-    strategy: str, config: StubConfig, settings: dict[str, Any], skip: int
-) -> None:
+TRANSIENT = [
+    *(pytest.param(fault, strategy, id=f"{fault}-{strategy}") for fault in FAULTY for strategy in STRATEGIES),
+    # A heavy graph meets one kind of fault, once: retrying is the endpoint client's, not the graph's.
+    *(pytest.param("5xx-20%", strategy, id=f"5xx-20%-{strategy}") for strategy in heavy_strategies()),
+]
+
+
+@pytest.mark.parametrize(("fault", "strategy"), TRANSIENT)
+def test_transient_faults_are_retried_and_the_run_completes(fault: str, strategy: str) -> None:
+    """Every graph: a transient fault (at the run's first request, and maybe later) is retried within the
+    bounds, the run completes with every chunk accounted for and the fact in the answer."""
+    config, settings, skip = FAULTY[fault]
     with run_stub_in_thread(config) as stub:
         burn(stub, skip)
         result = ask(stub.base_url, strategy, max_retries=MAX_RETRIES, parse_retries=1, **settings)
@@ -127,26 +145,36 @@ def test_transient_faults_are_retried_and_the_run_completes(
     assert "smoked plums" in result.answer
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+UNPARSEABLE = seeded(StubConfig(malformed_rate=0.1), Fault.MALFORMED, at_least=2, within=6, at_most=3)
+"""Two to three malformed answers among the first calls, the first one among them."""
+
+
+@pytest.mark.parametrize("strategy", FAN_OUT)
 def test_unparseable_answers_become_failed_chunks_with_reasons(strategy: str) -> None:
-    """Without parse retries, a malformed answer fails its chunk (with the reason); a graph whose only
-    call failed that way has nothing left to answer from and says so with ``TooManyFailures``."""
-    # Two to three malformed answers among the first calls: some chunks fail, fewer than half.
-    config = seeded(StubConfig(malformed_rate=0.1), Fault.MALFORMED, at_least=2, within=6, at_most=3)
-    with run_stub_in_thread(config) as stub:
-        try:
-            result = ask(stub.base_url, strategy, parse_retries=0)
-        except TooManyFailures as exc:
-            assert stub.stats()["requests"] == 1, "more than one call, yet too many failures"
-            assert "unparseable" in str(exc)
-            return
+    """Fan-out graphs: without parse retries, a malformed answer fails its chunk (with the reason and
+    the raw output), and the run completes from the other chunks (fewer than half failed)."""
+    with run_stub_in_thread(UNPARSEABLE) as stub:
+        result = ask(stub.base_url, strategy, parse_retries=0)
         assert stub.stats()["faults"].get("malformed", 0) > 0
     assert_accounted(result)
     failed = [c for c in result.chunks if c.status == "failed"]
     assert failed and all("unparseable" in (c.reason or "") for c in failed)
+    assert all(c.raw_output for c in failed)
+
+
+@pytest.mark.parametrize("strategy", SINGLE_CALL)
+def test_an_unparseable_single_call_is_too_many_failures(strategy: str) -> None:
+    """Single-call graphs: the one call's answer is malformed and, without parse retries, every chunk it
+    read has failed: the run raises ``TooManyFailures`` saying why, after exactly that one call."""
+    with run_stub_in_thread(UNPARSEABLE) as stub:
+        with pytest.raises(TooManyFailures, match="unparseable"):
+            ask(stub.base_url, strategy, parse_retries=0)
+        assert stub.stats()["requests"] == 1
+        assert stub.stats()["faults"] == {"malformed": 1}
 
 
 def test_a_replica_takes_over_when_the_other_dies() -> None:
+    """The endpoint client's replica fallback (the default strategy: the graph does not change it)."""
     with (
         run_stub_in_subprocess(StubConfig(exit_after=2)) as dying,
         run_stub_in_thread(StubConfig()) as healthy,
@@ -163,8 +191,10 @@ def test_a_replica_takes_over_when_the_other_dies() -> None:
 # Runs that fail, with a typed error naming the endpoint and what was left undone
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", FAN_OUT)
 def test_endpoint_dying_mid_run_fails_naming_it_and_the_work_left(strategy: str) -> None:
+    """Fan-out graphs: the endpoint process dies after three answers, with calls still to make. (A
+    single-call graph has no "mid-run": its endpoint failing is the refused-connection test below.)"""
     with run_stub_in_subprocess(StubConfig(exit_after=3)) as stub:
         with pytest.raises(EndpointError) as failure:
             ask(stub.base_url, strategy, max_retries=1, max_concurrency=2)
@@ -173,11 +203,19 @@ def test_endpoint_dying_mid_run_fails_naming_it_and_the_work_left(strategy: str)
     assert failure.value.undone and failure.value.undone in str(failure.value)
 
 
-@pytest.mark.parametrize("model", ["stub", None], ids=["model-set", "model-looked-up"])
-def test_endpoint_refusing_connections_from_the_start(model: str | None) -> None:
+REFUSED = [
+    # Every graph, with the model named: the graph's own first call meets the refusal.
+    *(pytest.param("stub", strategy, id=f"model-set-{strategy}") for strategy in STRATEGIES),
+    # The model looked up at /models: the endpoint client fails before any graph runs.
+    pytest.param(None, "mapreduce", id="model-looked-up"),
+]
+
+
+@pytest.mark.parametrize(("model", "strategy"), REFUSED)
+def test_endpoint_refusing_connections_from_the_start(model: str | None, strategy: str) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(EndpointError) as failure:
-        ask(url, model=model, max_retries=1)
+        ask(url, strategy, model=model, max_retries=1)
     assert failure.value.endpoint == url
     assert failure.value.undone
 
@@ -202,6 +240,7 @@ def test_hanging_endpoint_fails_after_bounded_timeouts() -> None:
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_nothing_but_garbage_is_too_many_failures(strategy: str) -> None:
+    """Every graph: when no answer can be parsed, the run fails with ``TooManyFailures``."""
     with run_stub_in_thread(StubConfig(malformed_rate=1.0)) as stub, pytest.raises(TooManyFailures):
         ask(stub.base_url, strategy, parse_retries=0)
 

@@ -24,7 +24,10 @@ def stub() -> Iterator[StubHandle]:
         yield handle
 
 
-def test_planted_fact_over_http(stub: StubHandle) -> None:
+@pytest.mark.parametrize("mode", ["json_schema", "text"])
+def test_planted_fact_over_http(stub: StubHandle, mode: str) -> None:
+    """Both structured-output modes: constrained JSON, and the labelled text protocol (Evidence and
+    Reasoning notes, a Decision label, the answer) parsed from free text."""
     document = planted(100_000)
     context = {
         "base_url": stub.base_url,
@@ -33,7 +36,7 @@ def test_planted_fact_over_http(stub: StubHandle) -> None:
         "max_output_tokens": 256,
         "max_retries": 1,
         "request_timeout": 10,
-        "structured_output": "json_schema",
+        "structured_output": mode,
     }
     out = GraphOutput.model_validate(
         graph.invoke({"question": QUESTION, "document": document}, context=context)

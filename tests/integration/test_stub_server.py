@@ -13,6 +13,18 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
+from longgraph.errors import StructuredOutputError
+from longgraph.state.outputs import (
+    DirectAnswer,
+    FilterDecision,
+    FreeTextNote,
+    MapOutput,
+    MergedReasoning,
+    ReduceOutput,
+    SegmentNote,
+    StructuredOutput,
+)
+from longgraph.structured import format_instructions, parse_structured, response_format
 from longgraph.testing.stub_server import (
     EXIT_AFTER_RETURN_CODE,
     NO_INFORMATION,
@@ -22,6 +34,7 @@ from longgraph.testing.stub_server import (
     decide_fault,
     extract_question_and_text,
     oracle_answer,
+    requested_labels,
     run_stub_in_subprocess,
     run_stub_in_thread,
 )
@@ -173,6 +186,75 @@ def test_oracle_over_http_text_protocol(clean_stub: StubHandle, client: httpx.Cl
     assert "Confidence Score: 0" in absent
 
 
+def labelled_messages(text: str, schema: type[StructuredOutput]) -> list[dict[str, str]]:
+    """A project-shaped text-mode prompt: the fenced text, the question, then the format block the
+    structured path writes for ``schema`` (``Please follow this format:`` and one ``Label:`` a line)."""
+    user = (
+        "The text begins as follows:\n"
+        f"{text}\n"
+        "The text concludes here.\n\n"
+        f"Question: {QUESTION}\n\n"
+        f"{format_instructions(schema, 'text')}"
+    )
+    return [{"role": "user", "content": user}]
+
+
+OUTPUT_SCHEMAS: list[type[StructuredOutput]] = [
+    MapOutput,
+    ReduceOutput,
+    SegmentNote,
+    FilterDecision,
+    MergedReasoning,
+    FreeTextNote,
+    DirectAnswer,
+]
+"""Every schema a graph asks the model for."""
+
+
+def test_labels_asked_for_are_parsed_from_the_last_user_message() -> None:
+    assert requested_labels(labelled_messages(FILLER, SegmentNote)) == ["Evidence", "Reasoning"]
+    assert requested_labels(labelled_messages(FILLER, MapOutput)) == [
+        "Extracted Information",
+        "Rationale",
+        "Answer",
+        "Confidence Score",
+    ]
+    assert requested_labels(map_messages(FILLER)) == []  # no format block: the four-line protocol
+    earlier = [*labelled_messages(FILLER, SegmentNote), {"role": "user", "content": "Answer: briefly."}]
+    assert requested_labels(earlier) == []  # only the last user message counts
+
+
+@pytest.mark.parametrize("schema", OUTPUT_SCHEMAS, ids=lambda schema: schema.__name__)
+def test_text_mode_answers_with_the_labels_the_prompt_asks_for(
+    schema: type[StructuredOutput], clean_stub: StubHandle, client: httpx.Client
+) -> None:
+    """Without ``response_format`` the oracle writes exactly the requested labels, filled as JSON mode
+    fills the same fields, and the project's parser reads them back into the schema."""
+    url = f"{clean_stub.base_url}/chat/completions"
+    labels = requested_labels(labelled_messages(FILLER, schema))
+    contents = {}
+    for case, text in (("hit", f"{FILLER} {PLANTED} {FILLER}"), ("miss", FILLER)):
+        body = {"model": "stub", "messages": labelled_messages(text, schema)}
+        contents[case] = client.post(url, json=body).json()["choices"][0]["message"]["content"]
+        assert [line.split(":")[0] for line in contents[case].splitlines() if ":" in line] == labels
+        as_text = parse_structured(contents[case], schema)
+        fmt = {"response_format": response_format(schema)}
+        as_json = client.post(url, json={**body, **fmt}).json()["choices"][0]["message"]["content"]
+        assert as_text == parse_structured(as_json, schema), "text and JSON modes answer differently"
+    hit, miss = (parse_structured(contents[c], schema).model_dump() for c in ("hit", "miss"))
+    if "answer" in hit:
+        assert hit["answer"] == PLANTED and miss["answer"] == NO_INFORMATION
+    if "confidence_score" in hit:
+        assert (hit["confidence_score"], miss["confidence_score"]) == (5.0, 0.0)
+    if "decision" in hit:
+        assert (hit["decision"], miss["decision"]) == ("Keep", "Remove")
+    if "evidence" in hit:
+        assert (hit["evidence"], miss["evidence"]) == ([PLANTED], [])
+        assert f"Evidence:\n- {PLANTED}" in contents["hit"]
+    if "note" in hit:
+        assert hit["note"] == PLANTED
+
+
 def test_json_schema_output_has_every_property(clean_stub: StubHandle, client: httpx.Client) -> None:
     url = f"{clean_stub.base_url}/chat/completions"
     fmt = schema_format(ANSWER_SCHEMA)
@@ -286,6 +368,23 @@ def test_malformed_rate_returns_unparseable_content(clean_stub: StubHandle, clie
             json.loads(response.json()["choices"][0]["message"]["content"])
         text = client.post(url, json=chat_body(PLANTED)).json()["choices"][0]["message"]["content"]
         assert "Answer:" not in text and "Confidence Score:" not in text
+
+
+@pytest.mark.parametrize("schema", OUTPUT_SCHEMAS, ids=lambda schema: schema.__name__)
+def test_malformed_answers_defeat_the_tolerant_parser(
+    schema: type[StructuredOutput], clean_stub: StubHandle, client: httpx.Client
+) -> None:
+    """The project's parser closes JSON cut off inside a value and reads any ``Label:`` line; a malformed
+    answer must still be unreadable to it, for every schema and in both modes, whatever its kind."""
+    clean_stub.configure(malformed_rate=1.0)
+    url = f"{clean_stub.base_url}/chat/completions"
+    messages = labelled_messages(f"{FILLER} {PLANTED}", schema)
+    for _ in range(12):  # the kind (truncated, gibberish, prose) is drawn per request
+        for extra in ({"response_format": response_format(schema)}, {}):
+            body = {"model": "stub", "messages": messages, **extra}
+            content = client.post(url, json=body).json()["choices"][0]["message"]["content"]
+            with pytest.raises(StructuredOutputError):
+                parse_structured(content, schema)
 
 
 def test_die_after_refuses_later_requests(clean_stub: StubHandle, client: httpx.Client) -> None:
