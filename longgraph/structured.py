@@ -38,11 +38,10 @@ def _labels(schema: type[StructuredOutput]) -> dict[str, str]:
 def format_instructions(schema: type[StructuredOutput], mode: Mode) -> str:
     """What the prompt's ``{format}`` slot says, matched to how the answer will be parsed."""
     if mode == "json_schema":
-        keys = ", ".join(
-            f'"{name}" ({_json_type(info.annotation)}): {info.description or name}'
-            for name, info in schema.model_fields.items()
-        )
-        return f"Respond with one JSON object with these keys: {keys}"
+        # Names and types only: the prompt says what each field means, and small models copy a
+        # field description ("The final answer.") into the field instead of answering.
+        keys = ", ".join(f'"{name}" ({_json_type(info.annotation)})' for name, info in schema.model_fields.items())
+        return f"Respond with one JSON object with the keys {keys}."
     lines = "\n".join(f"{label}:" for label in _labels(schema).values())
     return f"Please follow this format:\n{lines}"
 

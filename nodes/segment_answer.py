@@ -80,13 +80,16 @@ def segment_reports(
             reports.append(ChunkReport(**base, status="failed", reason=g.error, raw_output=g.raw))
             continue
         own = g.note.reasoning if g.note is not None else g.text_note.note if g.text_note else ""
+        base["answer"] = own
+        base["extracted"] = "\n".join(g.note.evidence) if g.note is not None else own
         if chunk.id in set_aside:
-            reports.append(ChunkReport(**base, status="filtered", reason=set_aside[chunk.id], answer=own))
+            reports.append(ChunkReport(**base, status="filtered", reason=set_aside[chunk.id]))
         elif chunk.id in used:
-            reports.append(ChunkReport(**base, status="used", answer=own))
+            reports.append(ChunkReport(**base, status="used"))
         else:
-            reason = "its note did not reach the final notes"
-            reports.append(ChunkReport(**base, status="filtered", reason=reason, answer=own))
+            reports.append(
+                ChunkReport(**base, status="filtered", reason="its note did not reach the final notes")
+            )
     return reports
 
 

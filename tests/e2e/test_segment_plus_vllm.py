@@ -1,8 +1,8 @@
 """Segment+ end to end on the real vLLM CPU server: a 20K+ token document of real text, a planted fact.
 
 As with the mapreduce e2e test, the 135M model proves the plumbing rather than the method: the test
-asserts that the fact comes back through the graph, in the answer or as a verified evidence quote
-whose provenance points at the planted sentence, with every segment accounted for.
+asserts that the fact comes back through the graph (in the answer, or in the note of the segment that
+holds it, reported with that segment's offsets), with every segment accounted for.
 """
 
 from __future__ import annotations
@@ -37,16 +37,13 @@ def test_segment_plus_finds_the_planted_fact(embedded_server: ServerInfo) -> Non
         max_concurrency=8,
         structured_output="json_schema",
         request_timeout=300,
+        prompt_variant="compact",  # what the embedded default uses with this 135M model
+        cache_path=None,
     )
     assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
     assert all(c.reason for c in result.chunks if c.status in ("failed", "filtered"))
     fact_at = document.index(FACT)
-    quoted = [
-        e for e in result.evidence if e.verified and e.start <= fact_at < e.end and "Bluefinch" in e.text
-    ]
-    assert "bluefinch" in result.answer.lower() or quoted, (
-        result.answer,
-        result.evidence[:5],
-        result.stats.notes,
-    )
+    holder = next(c for c in result.chunks if any(p.start <= fact_at < p.end for p in c.parts))
+    carried = [result.answer, holder.answer or "", holder.extracted or ""]
+    assert any("bluefinch" in text.lower() for text in carried), (result.answer, holder, result.stats.notes)
     assert result.strategy == "segment-plus"
