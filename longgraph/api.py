@@ -153,7 +153,10 @@ async def aask(
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
             db_path = await asyncio.to_thread(_open_sqlite_path, checkpoint_path, "checkpoint database")
-            connection = await stack.enter_async_context(aiosqlite.connect(db_path))
+            # A generous busy timeout: another process (or a reader) may hold the file for a moment;
+            # waiting beats failing a long run at its next checkpoint.
+            connection = await stack.enter_async_context(aiosqlite.connect(db_path, timeout=60))
+            await connection.execute("PRAGMA journal_mode=WAL")
             # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
             checkpointer = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
         graph = build_strategy(strategy, llm or default_provider, checkpointer=checkpointer)

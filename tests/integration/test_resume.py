@@ -17,6 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,9 @@ def _map_calls(stub: StubHandle) -> int:
 def _interrupted_tasks(db: Path, thread_id: str, strategy: str) -> list[Any]:
     """The tasks of the step the run died in, as its checkpoint holds them."""
     graph = build_strategy(strategy)
-    with sqlite3.connect(db, check_same_thread=False) as connection:
+    # closing(): a sqlite3 connection's own context manager commits but never closes, and an open
+    # connection left to the garbage collector can hold a lock the next run trips over.
+    with closing(sqlite3.connect(db, check_same_thread=False)) as connection:
         saver = SqliteSaver(connection, serde=checkpoint_serializer())
         snapshot = graph.copy({"checkpointer": saver}).get_state({"configurable": {"thread_id": thread_id}})
     return list(snapshot.tasks)
