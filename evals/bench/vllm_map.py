@@ -14,7 +14,9 @@ Two things make a fair comparison on vLLM harder than on the stub, and how they 
   after the graph ran them would be nearly free. Each timed run therefore reads a document of its
   own (same size, another seed of the needle builder): the graph maps one, the bare client replays
   the map bodies of another, captured beforehand from the graph against the stub (map bodies do not
-  depend on the server's answers). Only the shared system prompt is cached for both alike.
+  depend on the server's answers). Only the shared system prompt is cached for both alike. The
+  seeds start from the clock (``--seed`` to choose), so a second invocation against the same
+  server does not meet the first one's documents in the cache either.
 * **A shared server and shared cores.** Another developer may be using the server: before measuring,
   the benchmark waits (up to ``--max-wait`` seconds) until the 1-minute load average is below
   ``--max-load`` and the server reports no running or waiting request, and prints what it saw.
@@ -204,13 +206,14 @@ def run_benchmark(
     repeats: int,
     max_load: float,
     max_wait_s: float,
+    first_seed: int,
 ) -> dict[str, object]:
     """Everything the module prints, as an ordered mapping of figure name to formatted value."""
     run_settings = settings(
         server, chunk_size=chunk_size, max_output_tokens=max_output_tokens, concurrency=concurrency
     )
     # cl100k tokens for ~`chunks` chunks of `chunk_size` model tokens (SmolLM2 counts ~10% more).
-    workloads = build_workloads(2 * repeats, int(chunks * chunk_size * 0.9), first_seed=100)
+    workloads = build_workloads(2 * repeats, int(chunks * chunk_size * 0.9), first_seed=first_seed)
     graph_docs, bare_docs = workloads[:repeats], workloads[repeats:]
     bare_calls = [capture_map_calls(w, run_settings) for w in bare_docs]
     figures: dict[str, object] = {
@@ -218,6 +221,7 @@ def run_benchmark(
         "concurrency": concurrency,
         "chunk_size": chunk_size,
         "max_output_tokens": max_output_tokens,
+        "first_seed": first_seed,
         "bare_map_calls_per_run": [len(c) for c in bare_calls],
     }
     figures.update(wait_for_quiet(max_load, max_wait_s, busy=lambda: server_queue(server.base_url)))
@@ -278,6 +282,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-wait", type=float, default=DEFAULT_MAX_WAIT_S, help="seconds to wait for quiet"
     )
+    parser.add_argument("--seed", type=int, help="first needle seed (default: from the clock)")
     parser.add_argument("--cache-dir", type=Path, help="the embedded server's home (default: LONGGRAPH_HOME)")
     return parser
 
@@ -293,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
         figures = run_benchmark(
             server, chunks=args.chunks, chunk_size=args.chunk_size, max_output_tokens=args.max_output_tokens,
             concurrency=args.concurrency, repeats=args.repeats, max_load=args.max_load, max_wait_s=args.max_wait,
+            first_seed=args.seed if args.seed is not None else int(time.time()) % 1_000_000,
         )  # fmt: skip
         figures["server_started_by_benchmark"] = started
     finally:
