@@ -40,7 +40,9 @@ def format_instructions(schema: type[StructuredOutput], mode: Mode) -> str:
     if mode == "json_schema":
         # Names and types only: the prompt says what each field means, and small models copy a
         # field description ("The final answer.") into the field instead of answering.
-        keys = ", ".join(f'"{name}" ({_json_type(info.annotation)})' for name, info in schema.model_fields.items())
+        keys = ", ".join(
+            f'"{name}" ({_json_type(info.annotation)})' for name, info in schema.model_fields.items()
+        )
         return f"Respond with one JSON object with the keys {keys}."
     lines = "\n".join(f"{label}:" for label in _labels(schema).values())
     return f"Please follow this format:\n{lines}"
