@@ -53,8 +53,18 @@ def test_wheel_installs_under_the_longgraph_namespace_only(tmp_path: Path) -> No
     tops = {n.split("/")[0] for n in names if not n.startswith("longgraph-")}
     assert tops == {"longgraph"}, tops
     for expected in ("longgraph/graphs/mapreduce.py", "longgraph/prompts/mapreduce.toml", "longgraph/nodes/chunking.py",
-                     "longgraph/state/contract.py", "longgraph/evals/metrics.py", "longgraph/py.typed"):  # fmt: skip
+                     "longgraph/state/contract.py", "longgraph/evals/metrics.py", "longgraph/py.typed",
+                     "longgraph/prompts/judge/loong.toml"):  # fmt: skip
         assert expected in names
+    # Every package of the source tree is in the wheel (a subpackage missing from pyproject's list
+    # would install fine in editable mode and vanish from a real install).
+    mapping = {"longgraph": "longgraph", "graphs": "longgraph/graphs", "nodes": "longgraph/nodes",
+               "prompts": "longgraph/prompts", "state": "longgraph/state", "evals": "longgraph/evals",
+               "tests": "longgraph/tests"}  # fmt: skip
+    for top, installed in mapping.items():
+        for init in (ROOT / top).rglob("__init__.py"):
+            relative = init.relative_to(ROOT / top).as_posix()
+            assert f"{installed}/{relative}" in names, f"{top}/{relative} is not packaged"
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
