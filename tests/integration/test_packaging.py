@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -44,8 +45,13 @@ def _probe(env_path: str | None, cwd: Path) -> dict[str, object]:
 
 def test_wheel_installs_under_the_longgraph_namespace_only(tmp_path: Path) -> None:
     wheel_dir = tmp_path / "wheel"
+    # Build from a clean copy: setuptools reuses an in-tree build/ folder, whose stale files would
+    # hide a package missing from pyproject's list.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", "build", "*.egg-info", ".git", "__pycache__",
+                                                                ".typecheck", ".langgraph_api", "eval-results"))  # fmt: skip
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), str(source)],
         check=True, timeout=300, capture_output=True,
     )  # fmt: skip
     (wheel,) = wheel_dir.glob("longgraph-*.whl")
