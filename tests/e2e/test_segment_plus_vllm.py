@@ -11,39 +11,18 @@ import pytest
 
 import longgraph
 from longgraph.embedded import ServerInfo
-from longgraph.tests.conftest import planted
-from longgraph.tokenizer import get_tokenizer
+from longgraph.tests.e2e.conftest import QUESTION, assert_fact_came_back, fact_document, tiny_model_settings
 
 pytestmark = pytest.mark.e2e
 
-FACT = "The name of the secret password is Bluefinch."
-QUESTION = "What is the secret password?"
-
 
 def test_segment_plus_finds_the_planted_fact(embedded_server: ServerInfo) -> None:
-    document = planted(100_000, at=0.55, fact=FACT)
-    tokenizer = get_tokenizer(str(embedded_server.tokenizer_path))
-    assert tokenizer.count(document) > 20_000
-    result = longgraph.ask(
-        QUESTION,
-        document,
-        strategy="segment-plus",
-        base_url=embedded_server.base_url,
-        model=embedded_server.model,
-        tokenizer=str(embedded_server.tokenizer_path),
-        segment_size=1500,  # ~15 segments: the gather calls dominate the CPU time
-        max_output_tokens=256,  # room for quoted sentences in the constrained JSON note
-        temperature=0.0,
-        max_concurrency=8,
-        structured_output="json_schema",
-        request_timeout=300,
-        prompt_variant="compact",  # what the embedded default uses with this 135M model
-        cache_path=None,
-    )
-    assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
-    assert all(c.reason for c in result.chunks if c.status in ("failed", "filtered"))
-    fact_at = document.index(FACT)
-    holder = next(c for c in result.chunks if any(p.start <= fact_at < p.end for p in c.parts))
-    carried = [result.answer, holder.answer or "", holder.extracted or ""]
-    assert any("bluefinch" in text.lower() for text in carried), (result.answer, holder, result.stats.notes)
+    document = fact_document(embedded_server, 100_000)
+    settings = {
+        **tiny_model_settings(embedded_server),
+        "segment_size": 1500,  # ~15 segments: the gather calls dominate the CPU time
+        "max_output_tokens": 256,  # room for quoted sentences in the constrained JSON note
+    }
+    result = longgraph.ask(QUESTION, document, strategy="segment-plus", **settings)
+    assert_fact_came_back(result, document)
     assert result.strategy == "segment-plus"
