@@ -340,7 +340,7 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
         "gold": list(instance.gold_answers), "metric": PRIMARY_METRIC[instance.task_family], "score": None,
         "scores": {}, "judge_score": None, "llm_calls": 0, "failed_calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "seconds": 0.0,
-        "chunks": {"total": 0, "used": 0, "no_information": 0, "filtered": 0, "failed": 0},
+        "chunks": {"total": 0, "used": 0, "no_information": 0, "unsupported": 0, "filtered": 0, "failed": 0},
         "notes": list(instance.skipped), "metadata": metadata, "error": None, "error_type": None,
         "finished_at": None,
     }  # fmt: skip
@@ -377,7 +377,7 @@ async def evaluate(
     stats = result.stats
     counts = {
         status: sum(c.status == status for c in result.chunks)
-        for status in ("used", "no_information", "filtered", "failed")
+        for status in ("used", "no_information", "unsupported", "filtered", "failed")
     }
     scores = score_instance(instance.task_family, result.answer, instance.gold_answers)
     record.update(
@@ -413,15 +413,31 @@ def _now() -> str:
 # The whole evaluation
 
 
-def _model_context(
+async def _model_context(
     config: EvalConfig, llm: LLMProvider | None, on_notice: Callable[[str], None] | None
 ) -> Context:
-    from longgraph.api import prepare_context
+    """The model under test's context, resolved as its runs will see it (for the label and run file)."""
+    from longgraph.api import prepare_context, resolved_context
 
     settings = {"temperature": 0.0, **config.model_settings}
-    return prepare_context(
-        None, settings, start_embedded=config.start_embedded and llm is None, on_notice=on_notice
+    prepared = await asyncio.to_thread(
+        prepare_context,
+        None,
+        settings,
+        start_embedded=config.start_embedded and llm is None,
+        on_notice=on_notice,
     )
+    return await resolved_context(prepared, llm)
+
+
+def model_label(config: EvalConfig, context: Context) -> str:
+    """Records are kept per label: the model, plus the prompt variant when it is not the default."""
+    if config.oracle:
+        return ORACLE_LABEL
+    label = config.label or context.model or "model"
+    if context.prompt_variant != "compact" and not config.label:
+        label += f"-{context.prompt_variant}"
+    return label
 
 
 def _warm_up(config: EvalConfig, context: Context) -> None:
@@ -469,15 +485,16 @@ async def run_eval(
     ``on_notice`` hears about slow set-up steps (starting the embedded model server)."""
     config.validate()
     started = time.perf_counter()
-    context = _model_context(config, llm, on_notice)
-    label = ORACLE_LABEL if config.oracle else (config.label or context.model or "model")
+    context = await _model_context(config, llm, on_notice)
+    label = model_label(config, context)
     judge = None
     if config.judge_settings is not None:
-        from longgraph.api import prepare_context
+        from longgraph.api import prepare_context, resolved_context
 
         judge_context = prepare_context(
             None, {"temperature": 0.0, **config.judge_settings}, start_embedded=False
         )
+        judge_context = await resolved_context(judge_context, judge_llm)
         judge = _Judge(judge_context, judge_llm or default_provider)
     path = records_path(config.out_dir, label)
     finished = {

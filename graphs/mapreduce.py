@@ -1,9 +1,15 @@
-"""LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → gather → [collapse ∥ → gather]* → reduce.
+"""LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → ground → [collapse ∥]* → reduce → finalize.
 
-START → chunk ──Send per chunk──▶ map_chunk → gather_map → plan_reduction
-plan_reduction ──fits──▶ reduce → finalize → END
-plan_reduction ──too long──Send per group──▶ collapse_group → gather_collapse → plan_reduction
-plan_reduction ──no information──▶ finalize
+START → chunk ──Send per chunk──▶ map_chunk → ground → plan_collapse
+plan_collapse ──fits──▶ reduce → finalize → END
+plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
+plan_collapse ──no evidence──▶ finalize
+
+``ground`` checks every map answer against its chunk (``nodes/grounding.py``); the collapse loop is
+the project's one bounded reduction loop (``nodes/reduction.py``); ``finalize`` keeps only an answer
+that a verified note supports (``nodes/finalize.py``). ``prompt_variant="paper"`` runs the paper's
+four-field protocol with self-reported confidence; the default "compact" protocol asks for the
+answering sentence first (``prompts/mapreduce_compact.toml``).
 """
 
 from __future__ import annotations
@@ -13,48 +19,61 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.collapse import (
-    collapse_group,
-    gather_collapse,
-    gather_map,
-    plan_reduction,
-    route_reduction,
-)
+from longgraph.nodes.answer import answer_from_notes
+from longgraph.nodes.combine import collapse_group
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.map import fan_out_map, map_chunk
+from longgraph.nodes.grounding import ground
 from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.reduce import reduce_notes
-from longgraph.nodes.runtime import as_node
+from longgraph.nodes.read import each_chunk, read_chunk
+from longgraph.nodes.reduction import ReductionLoop
+from longgraph.nodes.runtime import node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
-from longgraph.state.mapreduce import CollapseTask, MapReduceState, MapTask
+from longgraph.state.mapreduce import MapReduceState
+from longgraph.state.tasks import GroupTask, ReadTask
+
+PROMPTS = "mapreduce"
+COLLAPSE = ReductionLoop(
+    name="collapse", combine_node="collapse_group", combine_prompts=PROMPTS, combine_stage="collapse",
+    final_prompts=PROMPTS, final_stage="reduce",
+)  # fmt: skip
 
 
 def build_graph(
-    llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
+    llm: LLMProvider = default_provider,
+    *,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    name: str = "mapreduce",
 ) -> CompiledStateGraph[MapReduceState, Context, GraphInputState, GraphOutputState]:
+    node = node_factory(llm)
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", as_node(chunk_input))
-    builder.add_node("map_chunk", as_node(map_chunk, llm=llm), input_schema=MapTask)
-    builder.add_node("gather_map", as_node(gather_map))
-    builder.add_node("plan_reduction", as_node(plan_reduction))
-    builder.add_node("collapse_group", as_node(collapse_group, llm=llm), input_schema=CollapseTask)
-    builder.add_node("gather_collapse", as_node(gather_collapse))
-    builder.add_node("reduce", as_node(reduce_notes, llm=llm))
-    builder.add_node("finalize", as_node(finalize))
+    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map"))
+    builder.add_node("map_chunk", node(read_chunk, prompts=PROMPTS, stage="map"), input_schema=ReadTask)
+    builder.add_node("ground", node(ground))
+    builder.add_node("plan_collapse", node(COLLAPSE.plan))
+    builder.add_node(
+        "collapse_group", node(collapse_group, prompts=PROMPTS, stage="collapse"), input_schema=GroupTask
+    )
+    builder.add_node("gather_collapse", node(COLLAPSE.gather))
+    builder.add_node("reduce", node(answer_from_notes, prompts=PROMPTS, stage="reduce"))
+    builder.add_node("finalize", node(finalize, strategy=name))
 
     builder.add_edge(START, "chunk")
-    builder.add_conditional_edges("chunk", fan_out_map, ["map_chunk"])
-    builder.add_edge("map_chunk", "gather_map")
-    builder.add_edge("gather_map", "plan_reduction")
-    builder.add_conditional_edges("plan_reduction", route_reduction, ["collapse_group", "reduce", "finalize"])
+    builder.add_conditional_edges("chunk", each_chunk("map_chunk"), ["map_chunk"])
+    builder.add_edge("map_chunk", "ground")
+    builder.add_edge("ground", "plan_collapse")
+    builder.add_conditional_edges(
+        "plan_collapse",
+        COLLAPSE.route,
+        {"collapse_group": "collapse_group", "done": "reduce", "empty": "finalize"},
+    )
     builder.add_edge("collapse_group", "gather_collapse")
-    builder.add_edge("gather_collapse", "plan_reduction")
+    builder.add_edge("gather_collapse", "plan_collapse")
     builder.add_edge("reduce", "finalize")
     builder.add_edge("finalize", END)
-    return builder.compile(name="mapreduce", checkpointer=checkpointer)
+    return builder.compile(name=name, checkpointer=checkpointer)
 
 
 graph = build_graph()

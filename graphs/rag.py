@@ -15,9 +15,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.finalize import finalize
 from longgraph.nodes.retrieval import RetrieverName, chunk_for_retrieval, retrieve
-from longgraph.nodes.runtime import as_node
-from longgraph.nodes.single_pass import answer_once, finalize_single_pass
+from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.single_pass import answer_once
 from longgraph.state.baseline import BaselineState
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
@@ -30,13 +31,14 @@ def build_graph(
     retriever: RetrieverName = "bm25",
 ) -> CompiledStateGraph[BaselineState, Context, GraphInputState, GraphOutputState]:
     name = f"rag-{retriever}"
+    node = node_factory(llm)
     builder = StateGraph(
         BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", as_node(chunk_for_retrieval))
-    builder.add_node("retrieve", as_node(retrieve, retriever=retriever))
-    builder.add_node("answer", as_node(answer_once, llm=llm))
-    builder.add_node("finalize", as_node(finalize_single_pass, strategy=name))
+    builder.add_node("chunk", node(chunk_for_retrieval))
+    builder.add_node("retrieve", node(retrieve, retriever=retriever))
+    builder.add_node("answer", node(answer_once))
+    builder.add_node("finalize", node(finalize, strategy=name, grounded=False))
 
     builder.add_edge(START, "chunk")
     builder.add_edge("chunk", "retrieve")

@@ -1,18 +1,14 @@
-"""Segment+ (Shi et al., 2024): segment → note ∥ → filter ∥ → [merge ∥]* → answer from the notes only.
+"""Segment+ (Shi et al., 2024): segment → note ∥ → ground → filter ∥ → [merge ∥]* → answer from notes.
 
-START → segment ──Send per segment──▶ take_note → gather_notes → screen_notes
-screen_notes ──Send per non-empty note──▶ filter_note → gather_filter → plan_merge
-screen_notes ──nothing to label──▶ plan_merge
+START → segment ──Send per segment──▶ take_note → ground ──Send per note──▶ filter_note → gather_filter
+ground ──nothing to label──▶ plan_merge                         gather_filter → plan_merge
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
-plan_merge ──fits──▶ answer → finalize → END
-plan_merge ──no note left──▶ finalize
+plan_merge ──fits──▶ answer → finalize → END                    plan_merge ──no note left──▶ finalize
 
-The ablations of the paper's §4.3 are the same wiring with stages swapped: ``use_filter=False``
-replaces the filter by ``skip_filter`` ("No Label": every note goes on); ``structured=False`` takes
-one free-text note per segment and merges free text ("No Structure"); both together is the plain
-chunk-and-merge baseline ("Normal"). Stage behaviour (segment size, evidence overflow, the bounded
-merge loop, provenance) is documented in ``nodes/segment.py``, ``nodes/notes_filter.py`` and
-``nodes/merge.py``.
+The ablations of the paper's §4.3 are the same wiring with stages swapped: ``use_filter=False`` leaves
+the filter out ("No Label"); ``structured=False`` takes one free-text note per segment and merges free
+text ("No Structure"); both together is the plain chunk-and-merge baseline ("Normal"). The grounding
+check (``nodes/grounding.py``) runs in every variant: it is this project's, not the paper's.
 """
 
 from __future__ import annotations
@@ -22,15 +18,25 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.merge import gather_merge, merge_batch, plan_merge, route_merge
-from longgraph.nodes.notes_filter import filter_note, gather_filter, route_filter, screen_notes, skip_filter
-from longgraph.nodes.runtime import as_node
-from longgraph.nodes.segment import fan_out_segments, gather_notes, segment_input, take_note
-from longgraph.nodes.segment_answer import answer_notes, finalize_notes
+from longgraph.nodes.answer import answer_from_notes
+from longgraph.nodes.combine import merge_batch
+from longgraph.nodes.finalize import finalize
+from longgraph.nodes.grounding import ground
+from longgraph.nodes.notes_filter import filter_note, gather_filter, route_filter
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.read import each_chunk, read_chunk
+from longgraph.nodes.reduction import ReductionLoop
+from longgraph.nodes.runtime import node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
-from longgraph.state.mapreduce import MapTask
-from longgraph.state.segment_plus import FilterTask, MergeTask, SegmentPlusState
+from longgraph.state.segment_plus import SegmentPlusState
+from longgraph.state.tasks import GroupTask, NoteTask, ReadTask
+
+PROMPTS = "segment_plus"
+MERGE = ReductionLoop(
+    name="merge", combine_node="merge_batch", combine_prompts=PROMPTS, combine_stage="merge",
+    final_prompts=PROMPTS, final_stage="answer", keeps_quotes=True,
+)  # fmt: skip
 
 
 def build_graph(
@@ -41,37 +47,35 @@ def build_graph(
     structured: bool = True,
     name: str = "segment-plus",
 ) -> CompiledStateGraph[SegmentPlusState, Context, GraphInputState, GraphOutputState]:
+    node = node_factory(llm)
+    gather = "gather" if structured else "gather_text"
     builder = StateGraph(
         SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("segment", as_node(segment_input, structured=structured))
-    builder.add_node("take_note", as_node(take_note, llm=llm, structured=structured), input_schema=MapTask)
-    builder.add_node("gather_notes", as_node(gather_notes))
-    builder.add_node("plan_merge", as_node(plan_merge))
-    builder.add_node("merge_batch", as_node(merge_batch, llm=llm), input_schema=MergeTask)
-    builder.add_node("gather_merge", as_node(gather_merge))
-    builder.add_node("answer", as_node(answer_notes, llm=llm))
-    builder.add_node("finalize", as_node(finalize_notes, strategy=name))
+    builder.add_node("segment", node(chunk_input, prompts=PROMPTS, stage=gather, size="segment_size"))
+    builder.add_node("take_note", node(read_chunk, prompts=PROMPTS, stage=gather), input_schema=ReadTask)
+    builder.add_node("ground", node(ground))
+    builder.add_node("plan_merge", node(MERGE.plan))
+    builder.add_node("merge_batch", node(merge_batch, prompts=PROMPTS, stage="merge"), input_schema=GroupTask)
+    builder.add_node("gather_merge", node(MERGE.gather))
+    builder.add_node("answer", node(answer_from_notes, prompts=PROMPTS, stage="answer"))
+    builder.add_node("finalize", node(finalize, strategy=name))
 
     builder.add_edge(START, "segment")
-    builder.add_conditional_edges("segment", fan_out_segments, ["take_note"])
-    builder.add_edge("take_note", "gather_notes")
+    builder.add_conditional_edges("segment", each_chunk("take_note"), ["take_note"])
+    builder.add_edge("take_note", "ground")
     if use_filter:
-        builder.add_node("screen_notes", as_node(screen_notes))
-        builder.add_node("filter_note", as_node(filter_note, llm=llm), input_schema=FilterTask)
-        builder.add_node("gather_filter", as_node(gather_filter))
-        builder.add_edge("gather_notes", "screen_notes")
+        builder.add_node("filter_note", node(filter_note, prompts=PROMPTS), input_schema=NoteTask)
+        builder.add_node("gather_filter", node(gather_filter))
         builder.add_conditional_edges(
-            "screen_notes", route_filter, {"filter_note": "filter_note", "done": "plan_merge"}
+            "ground", route_filter, {"filter_note": "filter_note", "done": "plan_merge"}
         )
         builder.add_edge("filter_note", "gather_filter")
         builder.add_edge("gather_filter", "plan_merge")
     else:
-        builder.add_node("skip_filter", as_node(skip_filter))
-        builder.add_edge("gather_notes", "skip_filter")
-        builder.add_edge("skip_filter", "plan_merge")
+        builder.add_edge("ground", "plan_merge")
     builder.add_conditional_edges(
-        "plan_merge", route_merge, {"merge_batch": "merge_batch", "done": "answer", "empty": "finalize"}
+        "plan_merge", MERGE.route, {"merge_batch": "merge_batch", "done": "answer", "empty": "finalize"}
     )
     builder.add_edge("merge_batch", "gather_merge")
     builder.add_edge("gather_merge", "plan_merge")

@@ -14,8 +14,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.runtime import as_node
-from longgraph.nodes.single_pass import answer_once, finalize_single_pass
+from longgraph.nodes.finalize import finalize
+from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.single_pass import answer_once
 from longgraph.nodes.truncate import truncate_input
 from longgraph.state.baseline import BaselineState
 from longgraph.state.context import Context
@@ -27,12 +28,13 @@ NAME = "truncate"
 def build_graph(
     llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
 ) -> CompiledStateGraph[BaselineState, Context, GraphInputState, GraphOutputState]:
+    node = node_factory(llm)
     builder = StateGraph(
         BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("truncate", as_node(truncate_input))
-    builder.add_node("answer", as_node(answer_once, llm=llm))
-    builder.add_node("finalize", as_node(finalize_single_pass, strategy=NAME))
+    builder.add_node("truncate", node(truncate_input))
+    builder.add_node("answer", node(answer_once))
+    builder.add_node("finalize", node(finalize, strategy=NAME, grounded=False))
 
     builder.add_edge(START, "truncate")
     builder.add_edge("truncate", "answer")

@@ -21,7 +21,6 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from longgraph.checkpointing import checkpoint_serializer
-from longgraph.endpoint import EMBEDDED_PROMPT_VARIANT, resolve_context
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.runtime import Progress
@@ -40,7 +39,11 @@ def prepare_context(
     start_embedded: bool = True,
     on_notice: Callable[[str], None] | None = None,
 ) -> Context:
-    """Merge settings into a context and resolve the endpoint, starting the embedded server if asked."""
+    """Merge settings into a context; with no endpoint configured, start the embedded server if asked.
+
+    The context is not resolved here (model name, window, tokenizer): every graph run resolves it
+    itself (``nodes/kit.py``), the same way whether it runs through ``ask`` or a LangGraph server.
+    """
     ctx = coerce_context(context)
     if settings:
         ctx = coerce_context({**{k: v for k, v in vars(ctx).items()}, **settings})
@@ -52,12 +55,14 @@ def prepare_context(
         info, started = ensure_running()
         if started:
             notice(f"started the embedded model server at {info.base_url}")
-        ctx = ctx.replace(
-            base_url=info.base_url, model=ctx.model or info.model,
-            tokenizer=ctx.tokenizer or (str(info.tokenizer_path) if info.tokenizer_path else None),
-            prompt_variant=ctx.prompt_variant or EMBEDDED_PROMPT_VARIANT,
-        )  # fmt: skip
-    return resolve_context(ctx)
+    return ctx
+
+
+async def resolved_context(context: Context, llm: LLMProvider | None = None) -> Context:
+    """The context as a run will see it (endpoint, model, window and tokenizer filled in)."""
+    from longgraph.endpoint import resolve_context
+
+    return await resolve_context(context, llm or default_provider)
 
 
 def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig:
@@ -139,7 +144,9 @@ async def aask(
     if checkpoint_path is not None and not thread_id:
         raise ConfigurationError("a checkpointed run needs a thread_id (to resume it later)")
     try:
-        ctx = prepare_context(context, settings, start_embedded=start_embedded and llm is None)
+        ctx = await asyncio.to_thread(
+            prepare_context, context, settings, start_embedded=start_embedded and llm is None
+        )
     except EndpointError as exc:
         if exc.undone:
             raise

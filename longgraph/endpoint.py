@@ -1,76 +1,110 @@
-"""Filling in what the user left unset about the endpoint: which server, which model, which tokenizer.
+"""Filling in what the user left unset about the endpoint: which server, which model, which window.
 
-With no ``base_url`` the embedded model server is used (when it runs), together with its model name
-and the model's own tokenizer (exact counts). With no ``model`` the endpoint's first listed model is
-used. Look-ups are cached per process: they happen once per endpoint, not once per call.
+One resolution for every entry point (``longgraph.ask``, a graph served by ``langgraph dev``, the
+evaluation runner): the per-run kit (``nodes/kit.py``) calls :func:`resolve_context` before the first
+node runs, so the same context renders the same prompts wherever the graph runs.
+
+* No ``base_url``: the embedded model server (when it runs), with its model name and the model's own
+  tokenizer (exact counts).
+* No ``model``: the first model the endpoint lists under ``/models``; no ``context_window``: that
+  model's ``max_model_len`` (vLLM reports it), else 8192. Replicas are asked in turn, so one that is
+  down at the start does not stop the run.
+
+Look-ups are asynchronous (a LangGraph server's event loop must not block) and cached by the provider
+per endpoint, so they happen once per process, not once per call.
 """
 
 from __future__ import annotations
 
-import functools
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 
 from longgraph.errors import ConfigurationError, EndpointError
-from longgraph.state.context import Context
+from longgraph.redact import redact_url
+from longgraph.state.context import DEFAULT_WINDOW, Context
 
-EMBEDDED_PROMPT_VARIANT = "compact"
-"""The embedded 135M model cannot follow the papers' long prompts (it copies their worked examples)."""
+if TYPE_CHECKING:
+    from longgraph.llm import PerLoopProvider
 
 
-def _embedded() -> tuple[str, str, str | None] | None:
+@dataclass(frozen=True)
+class ServedModel:
+    """What an endpoint says about the model it serves."""
+
+    name: str
+    max_model_len: int | None = None
+
+
+@dataclass(frozen=True)
+class EmbeddedEndpoint:
+    base_url: str
+    model: str
+    tokenizer: str | None
+
+
+def find_embedded() -> EmbeddedEndpoint | None:
+    """The running embedded server, if any (reads its state file: call it off the event loop)."""
     from longgraph.embedded import find_running
 
     info = find_running()
     if info is None:
         return None
-    return info.base_url, info.model, str(info.tokenizer_path) if info.tokenizer_path else None
+    return EmbeddedEndpoint(
+        info.base_url, info.model, str(info.tokenizer_path) if info.tokenizer_path else None
+    )
 
 
-@functools.lru_cache(maxsize=64)
-def served_model_name(base_url: str, api_key: str, timeout: float) -> str:
-    """The first model an OpenAI-compatible endpoint lists under ``/models``."""
-    try:
-        response = httpx.get(
-            base_url.rstrip("/") + "/models",
-            headers={"Authorization": f"Bearer {api_key}"},
-            timeout=min(timeout, 30.0),
-        )
-        response.raise_for_status()
-        models = response.json().get("data") or []
-    except (httpx.HTTPError, ValueError) as exc:
-        raise EndpointError(f"could not list models ({type(exc).__name__})", endpoint=base_url) from exc
-    if not models:
-        raise EndpointError("the endpoint serves no model", endpoint=base_url)
-    return str(models[0]["id"])
+async def list_models(base_urls: list[str], api_key: str, request_timeout: float) -> ServedModel:
+    """The first model of the first replica that answers ``GET /models``."""
+    errors: list[str] = []
+    async with httpx.AsyncClient(timeout=min(request_timeout, 30.0)) as client:
+        for url in base_urls:
+            try:
+                response = await client.get(
+                    url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"}
+                )
+                response.raise_for_status()
+                models = response.json().get("data") or []
+            except (httpx.HTTPError, ValueError) as exc:
+                errors.append(f"{redact_url(url)}: {type(exc).__name__}")
+                continue
+            if not models:
+                errors.append(f"{redact_url(url)}: serves no model")
+                continue
+            first = models[0]
+            length = first.get("max_model_len")
+            return ServedModel(
+                str(first["id"]), int(length) if isinstance(length, int) and length > 0 else None
+            )
+    raise EndpointError(
+        f"could not list models ({'; '.join(errors)})", endpoint=", ".join(redact_url(u) for u in base_urls)
+    )
 
 
-def resolve_context(context: Context) -> Context:
-    """Return the context with ``base_url``, ``model`` and ``tokenizer`` filled in where possible."""
+async def resolve_context(context: Context, provider: PerLoopProvider) -> Context:
+    """The context with ``base_url``, ``model``, ``context_window`` and ``tokenizer`` filled in."""
     changes: dict[str, object] = {}
     if not context.base_urls:
-        embedded = _embedded()
+        embedded = await asyncio.to_thread(find_embedded)
         if embedded is None:
             raise ConfigurationError(
                 "no model endpoint configured (base_url / LONGGRAPH_BASE_URL) and the embedded model "
                 "server is not running: start it with `longgraph model serve` or point longgraph at your vLLM"
             )
-        url, model, tokenizer = embedded
-        changes["base_url"] = url
-        changes.setdefault("model", context.model or model)
-        if context.tokenizer is None and tokenizer:
-            changes["tokenizer"] = tokenizer
-        if context.prompt_variant is None:
-            changes["prompt_variant"] = EMBEDDED_PROMPT_VARIANT
-    if context.model is None and "model" not in changes:
-        first = (context.base_urls or [str(changes.get("base_url"))])[0]
-        changes["model"] = served_model_name(first, context.api_key, context.request_timeout)
-    return context.replace(**changes) if changes else context
-
-
-def resolve_tokenizer_spec(context: Context) -> str | None:
-    """The tokenizer to count with: the configured one, else the embedded model's own, else cl100k."""
-    if context.tokenizer is not None or context.base_urls:
-        return context.tokenizer
-    embedded = _embedded()
-    return embedded[2] if embedded else None
+        changes["base_url"] = embedded.base_url
+        if context.model is None:
+            changes["model"] = embedded.model
+        if context.tokenizer is None and embedded.tokenizer:
+            changes["tokenizer"] = embedded.tokenizer
+    resolved = context.replace(**changes) if changes else context
+    if resolved.model is None or resolved.context_window is None:
+        served = await provider.describe(resolved)
+        resolved = resolved.replace(
+            model=resolved.model or served.name,
+            context_window=resolved.context_window or served.max_model_len or DEFAULT_WINDOW,
+        )
+    resolved.validate()
+    return resolved

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import dataclasses
 import logging
 import random
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -30,44 +29,18 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from longgraph.cache import ResultCache, cache_key, open_cache
-from longgraph.endpoint import resolve_context
+from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
 from longgraph.prompts import PromptSet
+from longgraph.redact import redact_url, url_secrets
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
+from longgraph.state.usage import Usage
 from longgraph.structured import format_instructions, parse_structured, response_format
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=StructuredOutput)
 ResolvedMode = Literal["json_schema", "text"]
-
-
-@dataclass
-class Usage:
-    """What one logical call (with its retries) cost. Summed into the run's stats."""
-
-    calls: int = 0
-    failed_calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls_by_stage: dict[str, int] = field(default_factory=dict)
-
-    def add(self, other: Usage) -> Usage:
-        stages = dict(self.calls_by_stage)
-        for stage, n in other.calls_by_stage.items():
-            stages[stage] = stages.get(stage, 0) + n
-        return Usage(
-            calls=self.calls + other.calls,
-            failed_calls=self.failed_calls + other.failed_calls,
-            cached_calls=self.cached_calls + other.cached_calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            calls_by_stage=stages,
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -94,7 +67,7 @@ class StructuredCall(Generic[T]):
     value: T | None
     raw: str
     error: str | None
-    usage: Usage
+    usage: Usage = field(default_factory=Usage)
     cached: bool = False
 
 
@@ -125,8 +98,10 @@ class LLMClient:
         if not endpoints:
             raise ConfigurationError("no model endpoint configured")
         self.endpoints = list(endpoints)
-        # Redacted from every error message: some servers echo the presented key in a 401 body.
-        self._secrets = tuple(x for x in secrets if len(x) >= 4 and x != "EMPTY")
+        # Redacted from every error message: some servers echo the presented key in a 401 body, and
+        # a URL may carry credentials of its own.
+        url_parts = [part for e in self.endpoints for part in url_secrets(e.url)]
+        self._secrets = tuple(x for x in (*secrets, *url_parts) if len(x) >= 4 and x != "EMPTY")
         self.model_name = model_name
         self.sampling = sampling
         self.cache = cache
@@ -136,7 +111,7 @@ class LLMClient:
 
     @property
     def endpoint_label(self) -> str:
-        return ", ".join(e.url for e in self.endpoints)
+        return ", ".join(redact_url(e.url) for e in self.endpoints)
 
     def _pick(self, exclude: set[str]) -> Endpoint | None:
         """The least-loaded replica; ties broken at random so that short-lived clients spread too."""
@@ -163,25 +138,31 @@ class LLMClient:
                 except openai.BadRequestError as exc:
                     if "extra_body" in kwargs and self._mode_setting == "auto" and _rejects_schema(exc):
                         log.warning(
-                            "endpoint %s rejects json_schema output; using the text protocol", endpoint.url
+                            "endpoint %s rejects json_schema output; using the text protocol",
+                            redact_url(endpoint.url),
                         )
                         self.mode = "text"
                         raise _ModeChanged from exc
                     raise EndpointError(
                         f"the endpoint rejected the request: {_safe(exc, self._secrets)}",
-                        endpoint=endpoint.url,
+                        endpoint=redact_url(endpoint.url),
                     ) from _cause(exc, self._secrets)
                 except openai.AuthenticationError as exc:
-                    raise ConfigurationError(f"endpoint {endpoint.url} rejected the API key") from _cause(
-                        exc, self._secrets
-                    )
+                    raise ConfigurationError(
+                        f"endpoint {redact_url(endpoint.url)} rejected the API key"
+                    ) from _cause(exc, self._secrets)
                 except LonggraphError:
                     raise
                 except _TRANSPORT_ERRORS as exc:
                     last_error = exc
                     # Only worth a warning when a replica takes over; otherwise the error says it.
                     level = logging.WARNING if self._pick(tried) is not None else logging.INFO
-                    log.log(level, "endpoint %s failed after retries (%s)", endpoint.url, type(exc).__name__)
+                    log.log(
+                        level,
+                        "endpoint %s failed after retries (%s)",
+                        redact_url(endpoint.url),
+                        type(exc).__name__,
+                    )
                     continue
                 except openai.APIStatusError as exc:
                     last_error = exc
@@ -281,8 +262,8 @@ async def call_structured(
         # SQLite in a worker thread: on a LangGraph server this loop serves every run at once.
         if llm.cache is not None and (hit := await asyncio.to_thread(llm.cache.get, key)) is not None:
             try:
-                value = parse_structured(hit, schema)
-                usage.cached_calls += 1
+                value = parse_structured(hit, schema, mode)
+                usage = usage + Usage(cached_calls=1)
                 return StructuredCall(value=value, raw=hit, error=None, usage=usage, cached=True)
             except StructuredOutputError:
                 pass  # a stale entry: ask again
@@ -294,16 +275,15 @@ async def call_structured(
             if not work or exc.undone:
                 raise
             raise EndpointError(str(exc).split(" (endpoint ")[0], endpoint=exc.endpoint, undone=work) from exc
-        usage.calls += 1
-        usage.calls_by_stage[stage] = usage.calls_by_stage.get(stage, 0) + 1
-        usage.prompt_tokens += reply.prompt_tokens
-        usage.completion_tokens += reply.completion_tokens
+        usage = usage.counted(
+            stage, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
+        )
         raw = reply.text
         try:
-            value = parse_structured(raw, schema)
+            value = parse_structured(raw, schema, mode)
         except StructuredOutputError as exc:
             error = str(exc)
-            usage.failed_calls += 1
+            usage = usage + Usage(failed_calls=1)
             attempt += 1
             log.info("%s: unparseable answer (attempt %d/%d): %s", stage, attempt, attempts, error)
             continue
@@ -318,20 +298,33 @@ async def call_structured(
 # ---------------------------------------------------------------------------------------------------
 # Providers: how a graph gets its client. Injected into the graph builders; tests pass fakes.
 
-LLMProvider = Callable[[Context], LLMClient]
-
 
 class PerLoopProvider(abc.ABC):
     """Caches one :class:`LLMClient` per event loop and run configuration.
 
     An HTTP connection pool (and a semaphore) belongs to the loop that created it; within one loop a
     graph run, and concurrent runs with the same settings, share the client and its concurrency cap.
+    A provider also describes its endpoint (model name, window) for the one context resolution
+    (:func:`longgraph.endpoint.resolve_context`).
     """
 
     def __init__(self) -> None:
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[tuple[Any, ...], LLMClient]
         ] = weakref.WeakKeyDictionary()
+        self._described: dict[tuple[Any, ...], ServedModel] = {}
+
+    async def describe(self, context: Context) -> ServedModel:
+        """What the context's endpoint serves (asked once per endpoint and key, then cached)."""
+        key = (tuple(context.base_urls), hash(context.api_key))
+        served = self._described.get(key)
+        if served is None:
+            served = self._described[key] = await self.look_up(context)
+        return served
+
+    async def look_up(self, context: Context) -> ServedModel:
+        """Ask the endpoint (``GET /models`` on each replica in turn)."""
+        return await list_models(context.base_urls, context.api_key, context.request_timeout)
 
     def __call__(self, context: Context) -> LLMClient:
         per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
@@ -366,12 +359,11 @@ class PerLoopProvider(abc.ABC):
 
 
 class OpenAIProvider(PerLoopProvider):
-    """``ChatOpenAI`` clients for the context's endpoint(s) (the embedded server when none is set)."""
+    """``ChatOpenAI`` clients for the context's endpoint(s); the context is resolved (``nodes/kit.py``)."""
 
     def build(self, context: Context) -> LLMClient:
         from langchain_openai import ChatOpenAI
 
-        context = resolve_context(context)
         model = context.model or ""
         limits = httpx.Limits(
             max_connections=context.max_concurrency * 2, max_keepalive_connections=context.max_concurrency
@@ -394,5 +386,8 @@ class OpenAIProvider(PerLoopProvider):
         ]
         return self.client_for(context, endpoints, model)
 
+
+LLMProvider = PerLoopProvider
+"""What graph builders take: anything that gives a client for a context and describes its endpoint."""
 
 default_provider = OpenAIProvider()

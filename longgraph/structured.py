@@ -91,20 +91,37 @@ def _char_weight(prop: dict[str, Any]) -> int:
     return 0
 
 
-def parse_structured(text: str, schema: type[T]) -> T:
-    """Parse a model answer (JSON or labelled text) into ``schema``; raise with the raw text otherwise."""
+def parse_structured(text: str, schema: type[T], mode: Mode = "json_schema") -> T:
+    """Parse a model answer (JSON or labelled text) into ``schema``; raise with the raw text otherwise.
+
+    In ``text`` mode a one-field schema also accepts the bare answer without its label; a reply to a
+    JSON-schema request must be JSON (or labelled text), anything else is malformed.
+    """
     stripped = text.strip()
     if not stripped:
         raise StructuredOutputError("the model returned an empty answer", raw=text)
     data = _try_json(stripped)
     if data is None:
         data = _parse_labelled(stripped, schema)
+        only = _single_text_field(schema)
+        if not data and only is not None and mode == "text" and not stripped.startswith(("{", "[")):
+            # A one-field answer without its label ("The code is 7319." for "Answer:"): the whole text
+            # is the field. Small models often drop the label of a one-line format.
+            data = {only: stripped}
     data = _coerce(data, schema)
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise StructuredOutputError(f"answer does not fit {schema.__name__}: {problems}", raw=text) from exc
+
+
+def _single_text_field(schema: type[StructuredOutput]) -> str | None:
+    """The name of the schema's only field when it has one and it is text, else None."""
+    fields = list(schema.model_fields.items())
+    if len(fields) == 1 and fields[0][1].annotation is str:
+        return fields[0][0]
+    return None
 
 
 def _try_json(text: str) -> dict[str, Any] | None:

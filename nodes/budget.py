@@ -19,7 +19,7 @@ _PER_MESSAGE_TOKENS = 8
 
 
 def margin(context: Context) -> int:
-    return max(32, context.context_window // 20)
+    return max(32, context.window // 20)
 
 
 def prompt_overhead(
@@ -60,10 +60,10 @@ def text_budget(
     overhead = prompt_overhead(
         prompts, stage, context=context, question=question, schema=schema, tokenizer=tokenizer
     )
-    budget = context.context_window - overhead - context.max_output_tokens - margin(context)
+    budget = context.window - overhead - context.max_output_tokens - margin(context)
     if budget < 64:
         raise ConfigurationError(
-            f"context_window {context.context_window} is too small for the {stage} stage: its prompt with "
+            f"context_window {context.window} is too small for the {stage} stage: its prompt with "
             f"the question takes {overhead} tokens, the output {context.max_output_tokens}, leaving {budget} "
             "for text (a question longer than the window, or a window smaller than the prompt)"
         )

@@ -1,125 +1,164 @@
-"""Assembling the result: every chunk's fate, the evidence, the confidence, and what the run cost."""
+"""The result, for every strategy: the answer settled against the evidence, every chunk's fate, the cost.
+
+**Settling the answer** (strategies that ground their notes): the final answer must be one a verified
+note supports — its new words found in the verified quotes of the notes that reached the final stage
+(``nodes/grounding.py``, :func:`~longgraph.nodes.grounding.support_in_notes`). When the final stage's
+answer is not (a small model may pick a confident wrong note or restate the question), the strongest
+verified note's own answer is returned instead and ``stats.notes`` says so. When no verified note
+reached the final stage, the answer is NO INFORMATION, ``supported`` is False, and ``candidates``
+lists the best answers that failed the check, with why: the result says plainly that nothing in the
+text supports an answer, instead of passing a guess off as one.
+
+``evidence`` is the quotes that support the answer (exact spans of the original documents, with the
+confidence of their notes), strongest first, followed by the other quotes of those notes (unverified
+ones flagged); ``confidence`` is the evidence-based confidence of the strongest supporting note.
+
+Baselines (``settle=False``) answer from one call: their answer stands as given, ``supported`` is
+None, and their evidence is the shown chunks whose text contains the answer.
+"""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from longgraph.nodes.runtime import ContextRuntime
-from longgraph.state.contract import Chunk, ChunkReport, Evidence, Stats
-from longgraph.state.mapreduce import MappedChunk, Note
-from longgraph.state.outputs import NO_INFORMATION
+from longgraph.nodes.grounding import MIN_SUPPORT, support_in_notes
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import words_of
+from longgraph.nodes.reduction import strength
+from longgraph.nodes.report import chunk_reports
+from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats
+from longgraph.state.graph_state import RunState
+from longgraph.state.notes import ChunkOutcome, Note
+from longgraph.state.outputs import NO_INFORMATION, is_no_information
+from longgraph.state.usage import Usage
+
+MAX_CANDIDATES = 5
 
 
-def _normalise(text: str) -> str:
-    return re.sub(r"[^0-9a-z\u00c0-\uffff]+", " ", text.lower()).strip()
-
-
-def agrees(answer: str, other: str) -> bool:
-    """Whether two short answers say the same thing (one contains the other, after normalising)."""
-    a, b = _normalise(answer), _normalise(other)
-    return bool(a and b) and (a in b or b in a)
-
-
-def supporting_notes(answer: str, notes: Sequence[Note]) -> list[Note]:
-    """Notes whose answer agrees with the final answer: the answer rests on their chunks."""
-    return [n for n in notes if agrees(answer, n.output.answer)]
-
-
-def chunk_reports(
-    chunks: Sequence[Chunk], mapped: Sequence[MappedChunk], filtered: Sequence[tuple[int, str]]
-) -> list[ChunkReport]:
-    """One report per chunk: used, no information, filtered (with why) or failed (with why and raw)."""
-    by_id = {m.chunk_id: m for m in mapped}
-    set_aside = dict(filtered)
-    reports = []
-    for chunk in chunks:
-        m = by_id.get(chunk.id)
-        base: dict[str, Any] = {"id": chunk.id, "parts": chunk.parts, "tokens": chunk.tokens}
-        if m is None:
-            reports.append(ChunkReport(**base, status="failed", reason="never mapped"))
-            continue
-        if m.output is None:
-            reports.append(ChunkReport(**base, status="failed", reason=m.error, raw_output=m.raw))
-            continue
-        said: dict[str, Any] = {
-            "answer": m.output.answer,
-            "confidence": m.output.confidence_score,
-            "extracted": m.output.extracted_information,
-        }
-        if not m.output.has_information:
-            reports.append(ChunkReport(**base, **said, status="no_information"))
-        elif chunk.id in set_aside:
-            reports.append(ChunkReport(**base, **said, status="filtered", reason=set_aside[chunk.id]))
-        else:
-            reports.append(ChunkReport(**base, **said, status="used"))
-    return reports
-
-
-def evidence_for(
-    answer: str, notes: Sequence[Note], chunks: Sequence[Chunk], mapped: Sequence[MappedChunk]
-) -> list[Evidence]:
-    """The chunks behind the notes that support the answer (all final notes if none clearly does)."""
-    support = supporting_notes(answer, notes) or list(notes)
-    by_id = {c.id: c for c in chunks}
-    outputs = {m.chunk_id: m.output for m in mapped if m.output is not None}
-    evidence = []
-    for source in sorted({s for n in support for s in n.sources}):
-        chunk, output = by_id[source], outputs.get(source)
-        if output is None or not output.has_information:
-            continue
-        for part in chunk.parts:
-            evidence.append(
-                Evidence(
-                    chunk_id=source, doc_index=part.doc_index, title=part.title, start=part.start, end=part.end,
-                    confidence=output.confidence_score, text=output.extracted_information,
-                )
-            )  # fmt: skip
-    return sorted(evidence, key=lambda e: (-(e.confidence or 0), e.chunk_id))
-
-
-def build_stats(state: dict[str, Any]) -> Stats:
-    usage = state.get("usage") or {}
+def build_stats(state: RunState) -> Stats:
+    usage = state.get("usage") or Usage()
     return Stats(
-        llm_calls=int(usage.get("calls", 0)),
-        failed_calls=int(usage.get("failed_calls", 0)),
-        cached_calls=int(usage.get("cached_calls", 0)),
-        prompt_tokens=int(usage.get("prompt_tokens", 0)),
-        completion_tokens=int(usage.get("completion_tokens", 0)),
-        calls_by_stage=dict(usage.get("calls_by_stage") or {}),
-        collapse_rounds=int(state.get("collapse_round") or 0),
+        **usage.model_dump(),
+        collapse_rounds=int(state.get("rounds") or 0),
         seconds=round(time.time() - state.get("started_at", time.time()), 3),
         notes=list(state.get("decisions") or []),
     )
 
 
-async def finalize(
-    state: dict[str, Any], runtime: ContextRuntime, *, strategy: str = "mapreduce"
-) -> dict[str, Any]:
-    """The output contract; with no informative note, the answer is the paper's NO INFORMATION."""
-    chunks: list[Chunk] = state.get("input_chunks") or []
-    mapped: list[MappedChunk] = state.get("mapped") or []
-    notes: list[Note] = state.get("notes") or []
-    reports = chunk_reports(chunks, mapped, state.get("filtered") or [])
-    if not notes:
-        failed = sum(r.status == "failed" for r in reports)
-        why = "every chunk reported no information for this question"
-        if failed:
-            why = f"no chunk yielded information ({failed} of {len(reports)} failed, the rest reported none)"
+def agrees(answer: str, other: str) -> bool:
+    """Whether two short texts say the same thing (one's words contain the other's, in order)."""
+    a, b = " ".join(words_of(answer)), " ".join(words_of(other))
+    return bool(a and b) and (f" {a} " in f" {b} " or f" {b} " in f" {a} ")
+
+
+def note_answer(note: Note) -> str:
+    """What a note answers: its answer, else its most relevant verified quote, else its reasoning."""
+    if note.answer.strip() and not is_no_information(note.answer):
+        return note.answer.strip()
+    quotes = note.verified_quotes
+    if quotes:
+        return " ".join(max(quotes, key=lambda q: q.confidence or 0.0).text.split())
+    return note.reasoning.strip()
+
+
+def candidates_from(outcomes: Sequence[ChunkOutcome]) -> list[Candidate]:
+    """The best answers that failed the grounding check (most support, then most relevance)."""
+    rejected = [o for o in outcomes if o.fate == "unsupported" and o.answer]
+    rejected.sort(key=lambda o: (-(o.support or 0.0), -(o.relevance or 0.0), o.chunk_id))
+    return [
+        Candidate(chunk_id=o.chunk_id, answer=o.answer or "", confidence=o.confidence, reason=o.reason or "")
+        for o in rejected[:MAX_CANDIDATES]
+    ]
+
+
+def _evidence(supporting: Sequence[Evidence], notes: Sequence[Note]) -> list[Evidence]:
+    chosen = {(q.doc_index, q.start, q.end, q.text) for q in supporting}
+    rest = [q for n in notes for q in n.quotes if (q.doc_index, q.start, q.end, q.text) not in chosen]
+    ordered = sorted(supporting, key=lambda q: (-(q.confidence or 0.0), q.doc_index, q.start))
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for q in [*ordered, *sorted(rest, key=lambda q: (not q.verified, q.doc_index, q.start))]:
+        key = (q.doc_index, q.start, q.end, q.verified, q.text if not q.verified else "")
+        if key not in seen:
+            seen.add(key)
+            out.append(q)
+    return out
+
+
+def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> dict[str, Any]:
+    """The answer, rationale, confidence, support flag, candidates and evidence of a grounded run."""
+    question = state["question"]
+    if not any(n.verified_quotes for n in notes):
+        failed = sum(o.fate == "failed" for o in outcomes)
+        unsupported = sum(o.fate == "unsupported" for o in outcomes)
+        if unsupported:
+            why = (
+                f"no verified note answers the question: {unsupported} chunk(s) answered, but none of those "
+                "answers is supported by its text (see candidates)"
+            )
+        elif failed:
+            why = f"no chunk yielded information ({failed} of {len(outcomes)} failed, the rest reported none)"
+        else:
+            why = "every chunk reported no information for this question"
         return {
-            "answer": NO_INFORMATION, "rationale": why, "confidence": 0.0, "evidence": [], "chunks": reports,
-            "stats": build_stats(state).model_dump(), "strategy": strategy,
+            "answer": NO_INFORMATION, "rationale": why, "confidence": 0.0, "supported": False,
+            "candidates": [c.model_dump() for c in candidates_from(outcomes)], "evidence": [],
         }  # fmt: skip
-    answer = state.get("answer", "")
-    support = supporting_notes(answer, notes)
+    answer = (state.get("answer") or "").strip()
+    decisions: list[str] = []
+    support, quotes = (
+        support_in_notes(answer, notes, question) if answer and not is_no_information(answer) else (None, [])
+    )
+    if support is None or support.support < MIN_SUPPORT or not quotes:
+        strongest = max((n for n in notes if n.verified_quotes), key=strength)
+        fallback = note_answer(strongest)
+        shown = f"{answer[:80]!r}" if answer else "no readable answer"
+        decisions.append(
+            f"the final answer ({shown}) is not supported by any verified note: answered with the strongest "
+            f"verified note (chunks {', '.join(map(str, strongest.sources))})"
+        )
+        answer, quotes = fallback, strongest.verified_quotes
+        rationale = strongest.reasoning or "the strongest verified note's answer"
+    else:
+        rationale = state.get("rationale", "")
+    supporting_notes = [n for n in notes if any(q in n.quotes for q in quotes)]
+    confidence = max((n.confidence for n in supporting_notes), default=None)
     return {
-        "answer": answer,
-        "rationale": state.get("rationale", ""),
-        "confidence": max((n.output.confidence_score for n in support), default=None),
-        "evidence": evidence_for(answer, notes, chunks, mapped),
-        "chunks": reports,
-        "stats": build_stats(state).model_dump(),
-        "strategy": strategy,
-    }
+        "answer": answer, "rationale": rationale, "confidence": confidence, "supported": True, "candidates": [],
+        "evidence": _evidence(quotes, supporting_notes), "decisions": decisions,
+    }  # fmt: skip
+
+
+def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list[Evidence]:
+    """Baselines: the shown chunks whose text contains the answer (one call gives no finer provenance)."""
+    if is_no_information(answer):
+        return []
+    return [
+        Evidence(chunk_id=c.id, doc_index=p.doc_index, title=p.title, start=p.start, end=p.end)
+        for c in chunks
+        if c.id in used and agrees(answer, c.text)
+        for p in c.parts
+    ]
+
+
+async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: bool = True) -> dict[str, Any]:
+    """The output contract of ``strategy`` (see the module docstring)."""
+    chunks: list[Chunk] = state.get("input_chunks") or []
+    outcomes: list[ChunkOutcome] = state.get("outcomes") or []
+    notes: list[Note] = state.get("notes") or []
+    used = {s for n in notes for s in n.sources}
+    reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, state.get("filtered") or [])
+    if grounded:
+        settled = settle(state, notes, outcomes)
+    else:
+        answer = (state.get("answer") or "").strip() or NO_INFORMATION
+        answer = NO_INFORMATION if is_no_information(answer) else answer
+        settled = {
+            "answer": answer, "rationale": state.get("rationale", ""), "confidence": None, "supported": None,
+            "candidates": [], "evidence": shown_evidence(answer, chunks, used),
+        }  # fmt: skip
+    stats = build_stats(state)
+    stats.notes += settled.pop("decisions", [])
+    return {**settled, "chunks": reports, "stats": stats.model_dump(), "strategy": strategy}

@@ -1,4 +1,4 @@
-"""The chunk node: validate the input, size the chunks to the window, split the documents."""
+"""The chunk stage: validate the input, size the chunks to the window, split the documents."""
 
 from __future__ import annotations
 
@@ -6,62 +6,40 @@ import asyncio
 import time
 from typing import Any
 
-from longgraph.endpoint import resolve_tokenizer_spec
 from longgraph.errors import InputError
-from longgraph.nodes.budget import text_budget
 from longgraph.nodes.chunking import split_into_chunks
-from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import prompts_for
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk, GraphInput, parse_input
-from longgraph.state.outputs import StructuredOutput
-from longgraph.tokenizer import get_tokenizer
+from longgraph.state.graph_state import RunState
 
 
-def chunk_budget(
-    graph_input: GraphInput,
-    runtime: ContextRuntime,
-    *,
-    strategy: str,
-    stage: str,
-    schema: type[StructuredOutput],
-) -> tuple[int, list[str]]:
+def chunk_budget(graph_input: GraphInput, kit: RunKit, *, prompts: str, stage: str) -> tuple[int, list[str]]:
     """The chunk size: ``chunk_size`` when set and it fits, else what the window leaves."""
-    context = runtime.context
-    tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
-    fits = text_budget(
-        prompts_for(strategy, context.prompt_variant), stage, context=context, question=graph_input.question, schema=schema,
-        tokenizer=tokenizer,
-    )  # fmt: skip
-    decisions: list[str] = []
-    if context.chunk_size is None:
-        return fits, decisions
-    if context.chunk_size > fits:
-        decisions.append(
-            f"chunk_size {context.chunk_size} does not fit the {context.context_window}-token window with "
-            f"the prompt and output: used {fits}"
-        )
-        return fits, decisions
-    return context.chunk_size, decisions
+    fits = kit.budget(prompts, stage, graph_input.question)
+    requested = kit.context.chunk_size
+    if requested is None:
+        return fits, []
+    if requested > fits:
+        return fits, [
+            f"chunk_size {requested} does not fit the {kit.window}-token window with the prompt and output: "
+            f"used {fits}"
+        ]
+    return requested, []
 
 
-def _chunk_documents_blocking(
-    raw_state: dict[str, Any],
-    runtime: ContextRuntime,
-    *,
-    strategy: str,
-    stage: str,
-    schema: type[StructuredOutput],
-    size: int | None = None,
+def chunk_documents_blocking(
+    state: RunState, kit: RunKit, *, prompts: str, stage: str, size: int | None = None
 ) -> dict[str, Any]:
-    """Shared by every strategy: returns ``input_chunks``, ``started_at`` and any ``decisions``."""
+    """``input_chunks``, ``started_at``, the validated ``question`` and any ``decisions``."""
     started = time.time()
     graph_input = parse_input(
-        {k: raw_state.get(k) for k in ("question", "document", "documents") if raw_state.get(k) is not None}
+        {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     )
     documents = graph_input.as_documents()
     if not any(doc.text.strip() for doc in documents):
         raise InputError("the document has no text (empty or whitespace only)")
-    budget, decisions = chunk_budget(graph_input, runtime, strategy=strategy, stage=stage, schema=schema)
+    budget, decisions = chunk_budget(graph_input, kit, prompts=prompts, stage=stage)
     decisions += [
         f"document {i} ({doc.title or 'untitled'}) has no text: nothing to read"
         for i, doc in enumerate(documents)
@@ -69,8 +47,7 @@ def _chunk_documents_blocking(
     ]
     if size is not None and size < budget:
         budget = size
-    tokenizer = get_tokenizer(resolve_tokenizer_spec(runtime.context))
-    chunks: list[Chunk] = split_into_chunks(documents, budget, tokenizer)
+    chunks: list[Chunk] = split_into_chunks(documents, budget, kit.tokenizer)
     report_progress(
         "chunk", total=len(chunks), advance=len(chunks), message=f"{len(chunks)} chunks of ≤{budget} tokens"
     )
@@ -82,40 +59,16 @@ def _chunk_documents_blocking(
     }
 
 
-async def chunk_documents(
-    raw_state: dict[str, Any],
-    runtime: ContextRuntime,
-    *,
-    strategy: str,
-    stage: str,
-    schema: type[StructuredOutput],
-    size: int | None = None,
-) -> dict[str, Any]:
-    """Shared by every strategy: returns ``input_chunks``, ``started_at``, ``question`` and ``decisions``.
-
-    Runs in a worker thread: tokenizing millions of tokens (and loading a vocabulary file) would stall
-    a LangGraph server's event loop, which `langgraph dev` refuses as a blocking call.
-    """
-    return await asyncio.to_thread(
-        _chunk_documents_blocking,
-        raw_state,
-        runtime,
-        strategy=strategy,
-        stage=stage,
-        schema=schema,
-        size=size,
-    )
-
-
 async def chunk_input(
-    state: dict[str, Any],
-    runtime: ContextRuntime,
-    *,
-    strategy: str = "mapreduce",
-    stage: str = "map",
-    schema: type[StructuredOutput] | None = None,
+    state: RunState, kit: RunKit, *, prompts: str = "mapreduce", stage: str = "map", size: str | None = None
 ) -> dict[str, Any]:
-    """The chunk node: chunks sized for ``stage`` of ``strategy`` (the map stage by default)."""
-    from longgraph.state.outputs import MapOutput
+    """The chunk node: chunks sized for ``stage`` of the ``prompts`` set, or by the ``size`` setting
+    (e.g. ``segment_size`` for Segment+) when that is smaller.
 
-    return await chunk_documents(state, runtime, strategy=strategy, stage=stage, schema=schema or MapOutput)
+    Runs in a worker thread: tokenizing millions of tokens would stall a LangGraph server's event
+    loop, which ``langgraph dev`` refuses as a blocking call.
+    """
+    limit = int(getattr(kit.context, size)) if size else None
+    return await asyncio.to_thread(
+        chunk_documents_blocking, state, kit, prompts=prompts, stage=stage, size=limit
+    )

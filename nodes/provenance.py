@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from longgraph.nodes.lexical import WORD as _WORD
+from longgraph.nodes.lexical import words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence, parse_input
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _ELLIPSIS = re.compile(r"\s*(?:\.\s*\.\s*\.|…|\[\s*(?:\.\.\.|…)\s*\])\s*")
 _TRAILING_PUNCTUATION = re.compile(r"[^\w\s\"'“”‘’]+$")
 
@@ -51,11 +51,6 @@ class _Words:
             starts.append(base + match.start())
             ends.append(base + match.end())
         return cls(padded=f" {' '.join(words)} ", offsets=offsets, starts=starts, ends=ends)
-
-
-def words_of(text: str) -> list[str]:
-    """The casefolded words of ``text`` as the matcher sees them."""
-    return [w.casefold() for w in _WORD.findall(text)]
 
 
 def _find(quote: str, haystack: _Words, text: str, base: int) -> tuple[int, int] | None:

@@ -31,17 +31,15 @@ import httpx
 import numpy as np
 from numpy.typing import NDArray
 
-from longgraph.endpoint import resolve_tokenizer_spec, served_model_name
+from longgraph.endpoint import list_models
 from longgraph.errors import ConfigurationError, EndpointError
-from longgraph.nodes.budget import text_budget
 from longgraph.nodes.chunking import split_into_chunks
-from longgraph.nodes.prepare import chunk_documents
-from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import prompts_for
-from longgraph.state.baseline import ShownChunk
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.runtime import report_progress
+from longgraph.state.baseline import BaselineState, ShownChunk
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, DocumentIn
-from longgraph.state.outputs import DirectAnswer
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 log = logging.getLogger(__name__)
@@ -181,7 +179,7 @@ async def endpoint_embeddings(
     base = context.embedding_url.rstrip("/")
     model = context.embedding_model
     if not model:
-        model = await asyncio.to_thread(served_model_name, base, context.api_key, context.request_timeout)
+        model = (await list_models([base], context.api_key, context.request_timeout)).name
     headers = {"Authorization": f"Bearer {context.api_key}"}
     rows: list[list[float]] = []
     async with httpx.AsyncClient(timeout=context.request_timeout, transport=transport) as client:
@@ -235,25 +233,30 @@ async def endpoint_embedding_scores(
     question: str,
     chunks: Sequence[Chunk],
     context: Context,
+    tokenizer: Tokenizer | None = None,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> list[float]:
     """Scores with a served embedding model; pieces are counted with the run's tokenizer."""
-    tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
-    texts, owners = pieces_of(chunks, context.embedding_piece_tokens, tokenizer)
+    counter = (
+        tokenizer if tokenizer is not None else await asyncio.to_thread(get_tokenizer, context.tokenizer)
+    )
+    texts, owners = pieces_of(chunks, context.embedding_piece_tokens, counter)
     vectors = await endpoint_embeddings([question, *texts], context, transport=transport)
     return best_piece_scores(vectors[0], vectors[1:], owners, len(chunks))
 
 
 async def score_chunks(
-    retriever: RetrieverName, question: str, chunks: Sequence[Chunk], context: Context
+    retriever: RetrieverName, question: str, chunks: Sequence[Chunk], context: Context, tokenizer: Tokenizer
 ) -> tuple[list[float], str]:
     """(score per chunk, what scored them); blocking work runs in a thread, off the event loop."""
     if retriever == "bm25":
         return await asyncio.to_thread(bm25_scores, question, [c.text for c in chunks]), "BM25"
     if retriever == "embed":
         if context.embedding_url:
-            return await endpoint_embedding_scores(question, chunks, context), "embeddings (endpoint)"
+            return await endpoint_embedding_scores(
+                question, chunks, context, tokenizer
+            ), "embeddings (endpoint)"
         scores = await asyncio.to_thread(local_embedding_scores, question, chunks, context)
         return scores, f"embeddings ({local_embedder(context.embedding_model).name})"
     raise ConfigurationError(f"unknown retriever {retriever!r}: expected bm25 or embed")
@@ -308,26 +311,17 @@ def select_top_k(
     return shown, filtered, decisions
 
 
-async def chunk_for_retrieval(state: dict[str, Any], runtime: ContextRuntime) -> dict[str, Any]:
+async def chunk_for_retrieval(state: BaselineState, kit: RunKit) -> dict[str, Any]:
     """Chunk at ``rag_chunk_tokens`` (capped by what one call can read)."""
-    return await chunk_documents(
-        state, runtime, strategy=PROMPTS, stage=STAGE, schema=DirectAnswer,
-        size=runtime.context.rag_chunk_tokens,
-    )  # fmt: skip
+    return await chunk_input(state, kit, prompts=PROMPTS, stage=STAGE, size="rag_chunk_tokens")
 
 
-async def retrieve(
-    state: dict[str, Any], runtime: ContextRuntime, *, retriever: RetrieverName
-) -> dict[str, Any]:
+async def retrieve(state: BaselineState, kit: RunKit, *, retriever: RetrieverName) -> dict[str, Any]:
     """Score every chunk against the question and keep the top ``rag_top_k`` that fit the window."""
-    context = runtime.context
+    context = kit.context
     chunks: list[Chunk] = state["input_chunks"]
-    scores, label = await score_chunks(retriever, state["question"], chunks, context)
-    tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
-    budget = text_budget(
-        prompts_for(PROMPTS, context.prompt_variant), STAGE, context=context, question=state["question"], schema=DirectAnswer,
-        tokenizer=tokenizer,
-    )  # fmt: skip
+    scores, label = await score_chunks(retriever, state["question"], chunks, context, kit.tokenizer)
+    budget = kit.budget(PROMPTS, STAGE, state["question"])
     shown, filtered, decisions = select_top_k(chunks, scores, k=context.rag_top_k, budget=budget, label=label)
     report_progress("retrieve", total=1, message=decisions[0])
     return {"shown": shown, "filtered": filtered, "decisions": decisions}

@@ -1,9 +1,15 @@
-"""Turning stage functions into graph nodes that run under both ``invoke`` and ``ainvoke``.
+"""Turning stage functions into graph nodes: the run's kit injected, both sync and async graph APIs.
 
-Stages are written once, as coroutines (the LLM calls are async). LangGraph refuses to run an
-async-only node under the sync API, so each node also gets a sync twin that runs the coroutine on a
-fresh event loop in a helper thread (with the caller's context variables, so stream writers and the
-runtime still work). The async path is the fast one: ``longgraph.ask`` and the CLI use it.
+A stage is a coroutine ``stage(state, kit, **options)``: it reads its typed state and the run's
+:class:`~longgraph.nodes.kit.RunKit` (resolved configuration, tokenizer, prompts, budgets, model
+client). :func:`node_factory` binds a graph's model provider once, so a graph file reads
+``node(read_chunk, prompts="mapreduce", stage="map")`` and tests inject a fake provider by building
+the graph with it.
+
+LangGraph refuses to run an async-only node under the sync API, so each node also gets a sync twin
+that runs the coroutine on a fresh event loop in a helper thread (with the caller's context
+variables, so stream writers and the runtime still work). The async path is the fast one:
+``longgraph.ask`` and the CLI use it.
 """
 
 from __future__ import annotations
@@ -16,36 +22,43 @@ from typing import Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.config import get_stream_writer
-from langgraph.runtime import Runtime, get_runtime
+from langgraph.runtime import get_runtime
 
+from longgraph.llm import PerLoopProvider
+from longgraph.nodes.kit import RunKit, kit_for
 from longgraph.state.context import Context
 
 StageFn = Callable[..., Coroutine[Any, Any, Any]]
+NodeFactory = Callable[..., RunnableLambda[Any, Any]]
 
 
-def as_node(stage: StageFn, /, **injected: Any) -> RunnableLambda[Any, Any]:
-    """Wrap ``stage(state, runtime, **injected)`` as a node usable from sync and async graph APIs."""
-    name = getattr(stage, "__name__", "node")
+def node_factory(llm: PerLoopProvider) -> NodeFactory:
+    """``node(stage, **options)``: a graph node running ``stage`` with this provider's run kit."""
 
-    async def run_async(state: Any, config: RunnableConfig) -> Any:
-        return await stage(state, get_runtime(Context), **injected)
+    def node(stage: StageFn, /, **options: Any) -> RunnableLambda[Any, Any]:
+        name = getattr(stage, "__name__", "node")
 
-    def run_sync(state: Any, config: RunnableConfig) -> Any:
-        runtime = get_runtime(Context)
-        caller = contextvars.copy_context()
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
-            coroutine = stage(state, runtime, **injected)
-            return pool.submit(caller.run, _run_coroutine, coroutine).result()
+        async def run_async(state: Any, config: RunnableConfig) -> Any:
+            kit = await kit_for(get_runtime(Context).context, llm)
+            return await stage(state, kit, **options)
 
-    # Not functools.wraps: RunnableLambda reads the signature (it must see ``config``), and wraps
-    # would point it at the stage's own.
-    run_async.__name__ = run_sync.__name__ = name
-    run_async.__doc__ = run_sync.__doc__ = stage.__doc__
-    return RunnableLambda(run_sync, afunc=run_async, name=name)
+        def run_sync(state: Any, config: RunnableConfig) -> Any:
+            context = get_runtime(Context).context
+            caller = contextvars.copy_context()
 
+            async def run() -> Any:
+                return await stage(state, await kit_for(context, llm), **options)
 
-def _run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(coroutine)
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
+                return pool.submit(caller.run, asyncio.run, run()).result()
+
+        # Not functools.wraps: RunnableLambda reads the signature (it must see ``config``), and wraps
+        # would point it at the stage's own.
+        run_async.__name__ = run_sync.__name__ = name
+        run_async.__doc__ = run_sync.__doc__ = stage.__doc__
+        return RunnableLambda(run_sync, afunc=run_async, name=name)
+
+    return node
 
 
 class Progress(TypedDict, total=False):
@@ -69,4 +82,4 @@ def report_progress(stage: str, *, total: int, advance: int = 1, message: str = 
     writer(event)
 
 
-ContextRuntime = Runtime[Context]
+__all__ = ["NodeFactory", "Progress", "RunKit", "node_factory", "report_progress"]

@@ -13,16 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from longgraph.endpoint import resolve_tokenizer_spec
-from longgraph.nodes.budget import text_budget
 from longgraph.nodes.chunking import title_label
-from longgraph.nodes.prepare import chunk_documents
-from longgraph.nodes.runtime import ContextRuntime, report_progress
-from longgraph.prompts import prompts_for
-from longgraph.state.baseline import ShownChunk
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.runtime import report_progress
+from longgraph.state.baseline import BaselineState, ShownChunk
 from longgraph.state.contract import Chunk
-from longgraph.state.outputs import DirectAnswer
-from longgraph.tokenizer import Tokenizer, get_tokenizer
+from longgraph.tokenizer import Tokenizer
 
 PROMPTS = "baseline"
 STAGE = "answer"
@@ -114,19 +111,14 @@ def select_prefix(
     return shown, [(c.id, reason) for c in rest], cut
 
 
-async def truncate_input(state: dict[str, Any], runtime: ContextRuntime) -> dict[str, Any]:
+async def truncate_input(state: BaselineState, kit: RunKit) -> dict[str, Any]:
     """Chunk the input and keep what one call can read; say where the input was cut, if it was."""
-    context = runtime.context
-    prepared = await chunk_documents(state, runtime, strategy=PROMPTS, stage=STAGE, schema=DirectAnswer)
-    tokenizer = get_tokenizer(resolve_tokenizer_spec(context))
-    budget = text_budget(
-        prompts_for(PROMPTS, context.prompt_variant), STAGE, context=context, question=prepared["question"], schema=DirectAnswer,
-        tokenizer=tokenizer,
-    )  # fmt: skip
-    shown, filtered, cut = select_prefix(prepared["input_chunks"], budget, tokenizer)
+    prepared = await chunk_input(state, kit, prompts=PROMPTS, stage=STAGE)
+    budget = kit.budget(PROMPTS, STAGE, prepared["question"])
+    shown, filtered, cut = select_prefix(prepared["input_chunks"], budget, kit.tokenizer)
     decisions = list(prepared["decisions"])
     if cut is not None:
-        decisions.append(cut.describe(context.context_window))
+        decisions.append(cut.describe(kit.window))
     report_progress(
         "truncate", total=1, message="whole input fits" if cut is None else f"cut at chunk {cut.chunk_id}"
     )

@@ -1,41 +1,75 @@
-"""Prompt templates as data: one TOML file per strategy, versioned, with a section per task family.
+"""Prompt templates as data: one TOML file per strategy and variant, versioned.
+
+A file holds, per stage, the template (``system``, ``user``), the output schema the stage asks for
+(``schema``, a name from :data:`longgraph.state.outputs.SCHEMAS`) and, for stages that read notes,
+the order they read them in (``notes = "strongest_first"`` or ``"document"``); per task family the
+fill-ins (rubrics, answer instructions); and how notes are labelled (``[notes]``).
 
 A template is plain ``str.format`` text; document text is substituted as a value, so braces in a
 document never break rendering. The version is part of every result-cache key.
+
+Layout rule every template follows (the test stub's oracle and prefix caching both rely on it): what
+all calls of a run share — instructions, the question, the output format — comes first; the text
+shown sits between a "... begins as follows:" and a "... concludes here." line; the question is
+repeated after it on a "Question:" line, which small models need to stay on task.
 """
 
 from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from longgraph.errors import ConfigurationError
+
+VARIANTS = ("compact", "paper")
+"""Prompt variants: ``compact`` (the default) and ``paper`` (each paper's own prompts and protocol)."""
+
+
+@dataclass(frozen=True)
+class NoteLabels:
+    """How a prompt set labels the parts of a note (``nodes/render.py``)."""
+
+    header: str = "Note from"
+    unit: str = "chunk"
+    evidence: str = "Evidence"
+    reasoning: str = "Reasoning"
+    answer: str = "Answer"
+    confidence: str = "Confidence"
+    """Empty: confidence is not shown (Segment+ has none)."""
+    show_empty_evidence: bool = True
 
 
 @dataclass(frozen=True)
 class StagePrompt:
     system: str
     user: str
+    schema: str
+    notes: str = "document"
+    """The order notes are shown in: ``document`` or ``strongest_first``."""
 
 
 @dataclass(frozen=True)
 class PromptSet:
-    """The prompts of one strategy: a template per stage and the per-task-family fill-ins."""
+    """The prompts of one strategy in one variant: a template per stage and per-task fill-ins."""
 
     strategy: str
     version: str
     stages: dict[str, StagePrompt]
     tasks: dict[str, dict[str, str]]
+    labels: NoteLabels = field(default_factory=NoteLabels)
+
+    def stage(self, stage: str) -> StagePrompt:
+        try:
+            return self.stages[stage]
+        except KeyError as exc:
+            raise ConfigurationError(f"prompts/{self.strategy}: no stage {stage!r}") from exc
 
     def render(self, stage: str, task: str, *, format: str, **variables: str) -> list[tuple[str, str]]:
         """Return ``[(role, content), ...]`` for one call."""
-        try:
-            template = self.stages[stage]
-        except KeyError as exc:
-            raise ConfigurationError(f"prompts/{self.strategy}: no stage {stage!r}") from exc
+        template = self.stage(stage)
         fills: dict[str, Any] = dict(self.tasks.get(task) or self.tasks.get("qa") or {})
         fills.update(variables)
         fills["format"] = format
@@ -51,32 +85,74 @@ class PromptSet:
         return f"{self.strategy}/{stage}@{self.version}"
 
 
-@functools.lru_cache(maxsize=32)
-def load_prompts(strategy: str) -> PromptSet:
-    """Load ``prompts/<strategy>.toml`` from the installed package."""
-    name = f"{strategy}.toml"
+def _file_name(strategy: str, variant: str) -> str:
+    return f"{strategy}.toml" if variant == "paper" else f"{strategy}_{variant}.toml"
+
+
+@functools.lru_cache(maxsize=64)
+def load_prompt_file(name: str) -> PromptSet:
+    """Load ``prompts/<name>`` from the installed package."""
     try:
         raw = resources.files("longgraph.prompts").joinpath(name).read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise ConfigurationError(f"no prompt file {name} in longgraph.prompts") from exc
     data = tomllib.loads(raw)
-    stages = {
-        stage: StagePrompt(system=str(body.get("system", "")), user=str(body["user"]))
-        for stage, body in data.get("stages", {}).items()
-    }
+    try:
+        stages = {
+            stage: StagePrompt(
+                system=str(body.get("system", "")),
+                user=str(body["user"]),
+                schema=str(body["schema"]),
+                notes=str(body.get("notes", "document")),
+            )
+            for stage, body in data.get("stages", {}).items()
+        }
+    except KeyError as exc:
+        raise ConfigurationError(f"prompts/{name}: a stage lacks {exc}") from exc
     tasks = {task: {k: str(v) for k, v in body.items()} for task, body in data.get("tasks", {}).items()}
-    return PromptSet(strategy=strategy, version=str(data["version"]), stages=stages, tasks=tasks)
+    labels = NoteLabels(**data.get("notes", {}))
+    return PromptSet(
+        strategy=str(data["strategy"]),
+        version=str(data["version"]),
+        stages=stages,
+        tasks=tasks,
+        labels=labels,
+    )
 
 
-def prompts_for(strategy: str, variant: str | None) -> PromptSet:
-    """The prompt set of ``strategy`` in ``variant`` ("paper" is the paper's own wording).
+def prompts_for(strategy: str, variant: str) -> PromptSet:
+    """The prompt set of ``strategy`` in ``variant``.
 
     A strategy without a file for the variant uses its paper prompts: a variant is an optimisation
     for some models, never a requirement.
     """
-    if variant in (None, "paper"):
-        return load_prompts(strategy)
     try:
-        return load_prompts(f"{strategy}_{variant}")
+        return load_prompt_file(_file_name(strategy, variant))
     except ConfigurationError:
-        return load_prompts(strategy)
+        if variant == "paper":
+            raise
+        return load_prompt_file(_file_name(strategy, "paper"))
+
+
+@functools.lru_cache(maxsize=1)
+def all_prompt_sets() -> tuple[PromptSet, ...]:
+    """Every prompt file of the package (loaded once: reading them is file I/O)."""
+    names = sorted(
+        entry.name for entry in resources.files("longgraph.prompts").iterdir() if entry.name.endswith(".toml")
+    )
+    return tuple(load_prompt_file(name) for name in names)
+
+
+@functools.lru_cache(maxsize=1)
+def widest_labels() -> NoteLabels:
+    """Each label at its longest over all prompt sets: measuring with it bounds every rendering."""
+    sets = [s.labels for s in all_prompt_sets()] or [NoteLabels()]
+
+    def longest(attribute: str) -> str:
+        return max((str(getattr(labels, attribute)) for labels in sets), key=len)
+
+    return NoteLabels(
+        header=longest("header"), unit=longest("unit"), evidence=longest("evidence"),
+        reasoning=longest("reasoning"), answer=longest("answer"), confidence=longest("confidence") or "Confidence",
+        show_empty_evidence=True,
+    )  # fmt: skip

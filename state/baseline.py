@@ -25,6 +25,3 @@ class ShownChunk(BaseModel):
 class BaselineState(RunState, total=False):
     shown: list[ShownChunk]
     """What the one call reads, in document order."""
-    answer_error: str | None
-    """Why the one answer call could not be parsed (its shown chunks are then reported failed)."""
-    answer_raw: str | None

@@ -19,6 +19,8 @@ from longgraph.errors import ConfigurationError
 TaskFamily = Literal["qa", "mc", "retrieval", "code", "math", "summary"]
 StructuredMode = Literal["auto", "json_schema", "text"]
 ENV_PREFIX = "LONGGRAPH_"
+DEFAULT_WINDOW = 8192
+"""L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
 
 
 def _env(name: str, default: Any, cast: Callable[[str], Any] = str) -> Callable[[], Any]:
@@ -55,8 +57,9 @@ class Context:
     """Sent as the bearer token; never logged, never in results or errors."""
     model: str | None = field(default_factory=_env("model", None))
     """The served model name. None: the first model the endpoint lists."""
-    context_window: int = field(default_factory=_env("context_window", 8192, int))
-    """L: the most tokens one LLM call may use (prompt plus output)."""
+    context_window: int | None = field(default_factory=_env("context_window", None, _optional_int))
+    """L: the most tokens one LLM call may use (prompt plus output). None: the served model's
+    ``max_model_len`` from ``/v1/models`` (vLLM reports it), else 8192."""
     chunk_size: int | None = field(default_factory=_env("chunk_size", None, _optional_int))
     """Tokens of document text per chunk. None: derived from L minus prompt, question and output."""
     max_output_tokens: int = field(default_factory=_env("max_output_tokens", 512, int))
@@ -82,9 +85,13 @@ class Context:
     """A run whose share of failed chunks exceeds this raises instead of answering from the rest."""
     cache_path: str | None = field(default_factory=_env("cache_path", None))
     """SQLite file for the persistent result cache of map/collapse calls. None: no cache."""
-    prompt_variant: str | None = field(default_factory=_env("prompt_variant", None))
-    """Prompt wording: "paper" (the papers' prompts) or "compact" (short instructions for small models).
-    None: "compact" with the embedded SmolLM2-135M server, "paper" otherwise."""
+    prompt_variant: str = field(default_factory=_env("prompt_variant", "compact"))
+    """Prompts and protocol: "compact" (answer first, in words copied from the text, checked against
+    the source; the default for every model) or "paper" (the papers' own prompts and protocols, e.g.
+    LLM×MapReduce's four fields with self-reported confidence: the faithful variant)."""
+    min_relevance: float = field(default_factory=_env("min_relevance", 0.2, float))
+    """Grounding: the share of the question's content words a note's supporting span must contain to
+    count as evidence (0 turns the check off). See ``nodes/grounding.py``."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
     rag_top_k: int = field(default_factory=_env("rag_top_k", 5, int))
@@ -113,8 +120,17 @@ class Context:
             raise ConfigurationError(
                 f"structured_output {self.structured_output!r}: expected one of {get_args(StructuredMode)}"
             )
+        if self.context_window is not None and (
+            not isinstance(self.context_window, int) or self.context_window <= 0
+        ):
+            raise ConfigurationError(
+                f"context_window must be a positive integer or unset, got {self.context_window!r}"
+            )
+        if self.prompt_variant not in ("compact", "paper"):
+            raise ConfigurationError(f"prompt_variant {self.prompt_variant!r}: expected 'compact' or 'paper'")
+        if not 0.0 <= self.min_relevance <= 1.0:
+            raise ConfigurationError(f"min_relevance must be in [0, 1], got {self.min_relevance!r}")
         positive_ints = {
-            "context_window": self.context_window,
             "max_output_tokens": self.max_output_tokens,
             "max_concurrency": self.max_concurrency,
             "max_collapse_rounds": self.max_collapse_rounds,
@@ -130,7 +146,7 @@ class Context:
             raise ConfigurationError(
                 f"chunk_size must be a positive integer or unset, got {self.chunk_size!r}"
             )
-        if self.max_output_tokens >= self.context_window:
+        if self.context_window is not None and self.max_output_tokens >= self.context_window:
             raise ConfigurationError(
                 f"max_output_tokens ({self.max_output_tokens}) must be smaller than context_window "
                 f"({self.context_window})"
@@ -143,6 +159,11 @@ class Context:
             raise ConfigurationError(
                 f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}"
             )
+
+    @property
+    def window(self) -> int:
+        """L, once resolved (``nodes/kit.py`` fills it in from the endpoint before any node runs)."""
+        return self.context_window if self.context_window is not None else DEFAULT_WINDOW
 
     @property
     def base_urls(self) -> list[str]:

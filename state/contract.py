@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from longgraph.errors import InputError
+from longgraph.state.usage import Usage
 
 
 class DocumentIn(BaseModel):
@@ -97,7 +98,11 @@ class Chunk(BaseModel):
         return self.parts[-1].end if len({p.doc_index for p in self.parts}) == 1 else self.parts[0].end
 
 
-ChunkStatus = Literal["used", "no_information", "filtered", "failed"]
+ChunkStatus = Literal["used", "no_information", "unsupported", "filtered", "failed"]
+"""``used``: its note reached the final stage. ``no_information``: the model found nothing for the
+question. ``unsupported``: the model answered, but the answer is not evidence (it restates the
+question, or its support is not in the chunk; the reason says which). ``filtered``: its note was set
+aside on purpose (reason given). ``failed``: no readable answer (reason and raw output given)."""
 
 
 class ChunkReport(BaseModel):
@@ -110,9 +115,16 @@ class ChunkReport(BaseModel):
     reason: str | None = None
     answer: str | None = None
     confidence: float | None = None
+    """Evidence-based confidence out of 5 of the chunk's note (see ``nodes/grounding.py``)."""
+    model_confidence: float | None = None
+    """The model's own score out of 5, when its protocol asks for one."""
+    support: float | None = None
+    """Share of the answer's new words found in the supporting span of the chunk (0–1)."""
+    relevance: float | None = None
+    """Share of the question's content words found in that span (0–1)."""
     raw_output: str | None = None
     extracted: str | None = None
-    """What the model took from this chunk (mapreduce: its Extracted Information), for inspection."""
+    """What the model quoted or extracted from this chunk, for inspection."""
 
 
 class Evidence(BaseModel):
@@ -129,19 +141,22 @@ class Evidence(BaseModel):
     """False when a quoted span could not be found in its chunk (a possible hallucination)."""
 
 
-class Stats(BaseModel):
-    """What a run cost."""
+class Stats(Usage):
+    """What a run cost: the model calls (:class:`~longgraph.state.usage.Usage`) and the run's own figures."""
 
-    llm_calls: int = 0
-    failed_calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls_by_stage: dict[str, int] = Field(default_factory=dict)
     collapse_rounds: int = 0
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)
     """Decisions a user should know about (fallbacks taken, evidence trimmed...)."""
+
+
+class Candidate(BaseModel):
+    """An answer a chunk's note gave that no verified evidence supports, listed when nothing better exists."""
+
+    chunk_id: int
+    answer: str
+    confidence: float | None = None
+    reason: str
 
 
 class GraphOutput(BaseModel):
@@ -150,6 +165,10 @@ class GraphOutput(BaseModel):
     answer: str
     rationale: str = ""
     confidence: float | None = None
+    supported: bool | None = None
+    """True: a verified note supports the answer. False: none does (the answer is NO INFORMATION and
+    ``candidates`` lists the best unverified answers). None: the strategy does not check (baselines)."""
+    candidates: list[Candidate] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     chunks: list[ChunkReport] = Field(default_factory=list)
     stats: Stats = Field(default_factory=Stats)

@@ -3,6 +3,13 @@
 Strategy states extend :class:`RunState` with their own working keys; graphs declare
 ``input_schema=GraphInputState`` and ``output_schema=GraphOutputState``, so every graph has the same
 contract (:mod:`longgraph.state.contract`) at its edges.
+
+The shared stages agree on these keys: the read stage appends to ``reads`` (one per chunk, any
+order), the grounding stage turns them into ``outcomes`` (one per chunk) and ``notes`` (the evidence
+in play), the bounded reduction loop (``nodes/reduction.py``) works on ``notes`` with ``groups``,
+``combined``, ``rounds`` and ``previous_tokens``, and ``finalize`` reads ``notes``, ``outcomes``,
+``filtered`` and ``answer``. Fan-in fields use ``operator.add``; a gather node clears one with
+``langgraph.types.Overwrite([])`` (returning ``[]`` appends nothing).
 """
 
 from __future__ import annotations
@@ -11,7 +18,9 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
-from longgraph.state.reducers import add_usage
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
+from longgraph.state.tasks import Combined
+from longgraph.state.usage import Usage
 
 
 class GraphInputState(TypedDict, total=False):
@@ -28,6 +37,8 @@ class GraphOutputState(TypedDict, total=False):
     answer: str
     rationale: str
     confidence: float | None
+    supported: bool | None
+    candidates: list[dict[str, Any]]
     evidence: list[Evidence]
     chunks: list[ChunkReport]
     stats: dict[str, Any]
@@ -41,6 +52,17 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     started_at: float
     filtered: Annotated[list[tuple[int, str]], operator.add]
     """(chunk id, reason) for chunks whose information was set aside on purpose."""
-    usage: Annotated[dict[str, Any], add_usage]
+    usage: Annotated[Usage, operator.add]
     decisions: Annotated[list[str], operator.add]
     """Notes for the user about choices the run made (fallbacks, trims): they end in ``stats.notes``."""
+    reads: Annotated[list[ChunkRead], operator.add]
+    """Fan-in of the read stage: one per chunk, in completion order."""
+    outcomes: list[ChunkOutcome]
+    """One per chunk, in chunk order, after grounding."""
+    notes: list[Note]
+    """The notes in play: grounded notes, then what the reduction loop made of them."""
+    groups: list[list[Note]]
+    combined: Annotated[list[Combined], operator.add]
+    rounds: int
+    """Rounds of the reduction loop done (collapse or merge); ``stats.collapse_rounds``."""
+    previous_tokens: int | None

@@ -1,7 +1,9 @@
 """Structured outputs of every LLM call, as pydantic models.
 
 Each model doubles as the JSON schema sent for constrained decoding (vLLM ``json_schema``) and as the
-target of the tolerant text parser (``TEXT_LABELS`` maps the paper's labels to fields).
+target of the tolerant text parser (``TEXT_LABELS`` maps the paper's labels to fields). Outputs that
+describe a piece of text say how they fill the one note (``note_draft()``); prompt files name the
+schema of each stage (``schema = "ChunkAnswer"``), looked up in :data:`SCHEMAS`.
 """
 
 from __future__ import annotations
@@ -10,15 +12,27 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from longgraph.state.notes import NoteDraft
+
 NO_INFORMATION = "[NO INFORMATION]"
 
 
+_NO_INFORMATION_ANSWERS = frozenset(
+    {
+        "[NO INFORMATION]", "NO INFORMATION", "", "NONE", "[NONE]", "N/A", "NO ANSWER", "UNKNOWN",
+        "NO RELEVANT INFORMATION", "NOT MENTIONED", "NOTHING", "NO INFORMATION PROVIDED",
+    }
+)  # fmt: skip
+
+
 def is_no_information(answer: str) -> bool:
-    """Decide NO INFORMATION on the parsed Answer field alone (never on a substring elsewhere)."""
-    normalised = answer.strip().strip(".").strip().strip('"').upper()
-    return normalised in ("[NO INFORMATION]", "NO INFORMATION", "") or normalised.startswith(
-        "[NO INFORMATION]"
-    )
+    """Decide NO INFORMATION on the parsed Answer field alone (never on a substring elsewhere).
+
+    Besides the paper's literal, the few whole answers that say the same ("NONE", "No relevant
+    information.", "N/A") count: small models write them when told to answer NONE.
+    """
+    normalised = " ".join(answer.strip().strip(".").strip().strip('"').upper().split())
+    return normalised in _NO_INFORMATION_ANSWERS or normalised.startswith("[NO INFORMATION]")
 
 
 class StructuredOutput(BaseModel):
@@ -65,6 +79,37 @@ class MapOutput(StructuredOutput):
     def has_information(self) -> bool:
         return not is_no_information(self.answer)
 
+    def note_draft(self) -> NoteDraft:
+        extracted = self.extracted_information.strip()
+        return NoteDraft(
+            answer=self.answer.strip(),
+            quotes=[extracted] if extracted and extracted.lower() not in ("none", "n/a") else [],
+            reasoning=self.rationale.strip(),
+            model_confidence=self.confidence_score,
+            no_information=not self.has_information,
+        )
+
+
+class ChunkAnswer(StructuredOutput):
+    """The compact protocol: one answer, first and only, in words copied from the text.
+
+    Measured with SmolLM2-135M (the embedded model) on needle haystacks: the paper's four fields made it
+    write ~147 tokens of extraction and rationale before an answer that was then wrong; asked only for
+    the sentence that answers, it copied the planted sentence from the chunk that holds it in 20–23 of
+    24 cases at ~25 tokens per call. Its self-reported confidence was 0.5 for every chunk, holder or
+    not, so this protocol asks for none: confidence comes from the grounding check alone.
+    """
+
+    answer: str = Field(
+        description=f"The sentence of the text that answers, or {NO_INFORMATION}.",
+        json_schema_extra={"maxLength": 240},
+    )
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {"answer": "answer", "final answer": "answer"}
+
+    def note_draft(self) -> NoteDraft:
+        return NoteDraft(answer=self.answer.strip(), no_information=is_no_information(self.answer))
+
 
 class ReduceOutput(StructuredOutput):
     """The final answer of the reduce stage."""
@@ -88,6 +133,10 @@ class SegmentNote(StructuredOutput):
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"evidence": "evidence", "reasoning": "reasoning"}
 
+    def note_draft(self) -> NoteDraft:
+        quotes = [q.strip() for q in self.evidence if q.strip()]
+        return NoteDraft(quotes=quotes, reasoning=self.reasoning.strip(), no_information=not quotes)
+
 
 class FilterDecision(StructuredOutput):
     """Segment+ filter: keep or remove a note."""
@@ -104,6 +153,9 @@ class MergedReasoning(StructuredOutput):
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"reasoning": "reasoning"}
 
+    def note_draft(self) -> NoteDraft:
+        return NoteDraft(reasoning=self.reasoning.strip())
+
 
 class FreeTextNote(StructuredOutput):
     """Segment+ "no structure" ablation: one free-text note per segment (and per merged batch).
@@ -114,6 +166,10 @@ class FreeTextNote(StructuredOutput):
     note: str = Field(description="Everything in the text that helps answer the question, in free text.")
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"note": "note", "merged note": "note"}
+
+    def note_draft(self) -> NoteDraft:
+        text = self.note.strip()
+        return NoteDraft(reasoning=text, structured=False, no_information=is_no_information(text))
 
 
 class DirectAnswer(StructuredOutput):
@@ -126,3 +182,34 @@ class DirectAnswer(StructuredOutput):
     answer: str = Field(description=f"The answer, or {NO_INFORMATION}.")
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"answer": "answer", "final answer": "answer"}
+
+
+SCHEMAS: dict[str, type[StructuredOutput]] = {
+    model.__name__: model
+    for model in (
+        MapOutput,
+        ChunkAnswer,
+        ReduceOutput,
+        SegmentNote,
+        FilterDecision,
+        MergedReasoning,
+        FreeTextNote,
+        DirectAnswer,
+    )
+}
+"""Output schemas by name, as prompt files refer to them. Strategies add theirs with :func:`register_schema`."""
+
+
+def register_schema(model: type[StructuredOutput]) -> type[StructuredOutput]:
+    """Make ``model`` nameable from a prompt file (usable as a class decorator)."""
+    SCHEMAS[model.__name__] = model
+    return model
+
+
+def answer_of(output: StructuredOutput) -> str:
+    """The answer field of a final-stage output (every final schema has one)."""
+    return str(getattr(output, "answer", "")).strip()
+
+
+def rationale_of(output: StructuredOutput) -> str:
+    return str(getattr(output, "rationale", "")).strip()

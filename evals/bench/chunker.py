@@ -29,10 +29,10 @@ from longgraph.evals.bench import (
 )
 from longgraph.nodes.budget import text_budget
 from longgraph.nodes.chunking import _PARAGRAPH_BREAK, _spans, split_into_chunks
-from longgraph.prompts import load_prompts
+from longgraph.prompts import prompts_for
 from longgraph.state.context import Context
 from longgraph.state.contract import DocumentIn
-from longgraph.state.outputs import MapOutput
+from longgraph.state.outputs import SCHEMAS
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 DEFAULT_TOKENS = 1_280_000
@@ -43,8 +43,9 @@ TARGET_S = 1.0
 def default_budget(question: str, tokenizer: Tokenizer, context_window: int = CONTEXT_WINDOW) -> int:
     """The chunk budget a default run with ``context_window`` uses for the map stage."""
     context = Context(context_window=context_window, base_url="http://unused.invalid/v1", model="unused")
+    prompts = prompts_for("mapreduce", context.prompt_variant)
     return text_budget(
-        load_prompts("mapreduce"), "map", context=context, question=question, schema=MapOutput,
+        prompts, "map", context=context, question=question, schema=SCHEMAS[prompts.stage("map").schema],
         tokenizer=tokenizer,
     )  # fmt: skip
 

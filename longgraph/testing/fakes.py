@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from longgraph.endpoint import ServedModel
 from longgraph.llm import Endpoint, LLMClient, PerLoopProvider
 from longgraph.state.context import Context
 from longgraph.testing.stub_server import build_completion_content
@@ -96,3 +97,7 @@ class FakeProvider(PerLoopProvider):
         return self.client_for(
             context, [Endpoint(url=self.url, model=self.model)], context.model or "scripted"
         )
+
+    async def look_up(self, context: Context) -> ServedModel:
+        """A scripted model serves itself: no endpoint to ask."""
+        return ServedModel(name="scripted", max_model_len=None)

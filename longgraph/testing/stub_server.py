@@ -132,6 +132,8 @@ _QUESTION_RE = re.compile(
 )
 _LABEL_LINE_RE = re.compile(r"^\s*(?:\*\*)?[A-Z][A-Za-z0-9 _()/-]{0,40}(?:\*\*)?:(?:\s|$)")
 _FORMAT_LABEL_RE = re.compile(r"^\s*(?:\*\*)?([A-Za-z][A-Za-z0-9 _()/-]{0,40}?)(?:\*\*)?\s*:\s*$")
+_NOTE_HEADER_RE = re.compile(r"^\s*(?:Note|Information) from [^:\n]{1,80}:\s*", re.IGNORECASE)
+"""A note's header line ("Note from chunks 3-7:"): dropped like a protocol label."""
 _PROTOCOL_LABEL_RE = re.compile(
     r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:" + "|".join(re.escape(x) for x in PROTOCOL_LABELS) + r")(?:\s*\d+)?"
     r"(?:\*\*)?\s*:(?:\*\*)?\s*",
@@ -255,7 +257,7 @@ def _segments(text: str) -> Iterator[str]:
                     current = []
                 yield from (v for v in obj.values() if isinstance(v, str))
                 continue
-        label = _PROTOCOL_LABEL_RE.match(line)
+        label = _PROTOCOL_LABEL_RE.match(line) or _NOTE_HEADER_RE.match(line)
         if label:
             if current:
                 yield " ".join(current)
@@ -381,7 +383,8 @@ def extract_question_and_text(messages: Sequence[Mapping[str, Any]]) -> tuple[st
     line ending in ``?``. The text is the content of every fence; without fences, the whole user message
     minus the question lines.
     """
-    user_text = "\n".join(_message_text(m) for m in messages if m.get("role") == "user")
+    # Messages are separate blocks: a blank line keeps one's last line from running into the next.
+    user_text = "\n\n".join(_message_text(m) for m in messages if m.get("role") == "user")
     lines = user_text.splitlines()
     spans = _marker_spans(lines)
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import importlib, json, sys
 import longgraph.graphs.mapreduce as g
-from longgraph.prompts import load_prompts
+from longgraph.prompts import load_prompt_file
 from longgraph.state.contract import GraphOutput
 found = {}
 for name in ("graphs", "nodes", "state", "prompts", "evals", "tests"):
@@ -24,7 +24,7 @@ for name in ("graphs", "nodes", "state", "prompts", "evals", "tests"):
         found[name] = True
     except ModuleNotFoundError:
         found[name] = False
-print(json.dumps({"graph_file": g.__file__, "prompt_version": load_prompts("mapreduce").version,
+print(json.dumps({"graph_file": g.__file__, "prompt_version": load_prompt_file("mapreduce.toml").version,
                   "generic": found, "compiled": type(g.graph).__name__}))
 """
 

@@ -27,6 +27,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from longgraph.api import aask
 from longgraph.checkpointing import checkpoint_serializer
 from longgraph.errors import ConfigurationError, EndpointError
+from longgraph.state.usage import Usage
 from longgraph.strategies import build_strategy
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
 from longgraph.tests.conftest import QUESTION, planted
@@ -73,9 +74,9 @@ def _saved_calls(db: Path, thread_id: str, strategy: str) -> int:
     """Model calls behind the saved task results (every stage node reports its ``usage``)."""
     tasks = _interrupted_tasks(db, thread_id, strategy)
     return sum(
-        int((task.result.get("usage") or {}).get("calls", 0))
+        task.result["usage"].llm_calls
         for task in tasks
-        if isinstance(task.result, dict)
+        if isinstance(task.result, dict) and isinstance(task.result.get("usage"), Usage)
     )
 
 

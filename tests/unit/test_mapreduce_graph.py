@@ -26,7 +26,18 @@ SMALL = {
     "max_output_tokens": 256,
     "structured_output": "json_schema",
     "base_url": "http://fake.invalid/v1",
+    "model": "scripted",
 }
+PAPER = {"prompt_variant": "paper"}
+"""Tests that script the paper's four-field protocol say so: the default protocol is the compact one."""
+
+
+def everywhere(chars: int) -> str:
+    """Essays with the fact planted in every paragraph-sized stretch: every chunk holds it (so every
+    map answer of "smoked plums" is grounded, and the notes overflow the window)."""
+    step = 1_500
+    pieces = [planted(step, at=0.5) for _ in range(chars // step)]
+    return "\n\n".join(pieces)
 
 
 def _run(model: BaseChatModel, document: str, question: str = QUESTION, **settings: Any) -> GraphOutput:
@@ -99,7 +110,7 @@ def test_collapse_runs_when_notes_exceed_the_window() -> None:
         )
 
     model = ScriptedChatModel(responder=verbose)
-    out = _run(model, planted(150_000))
+    out = _run(model, everywhere(150_000), **PAPER)
     assert out.stats.collapse_rounds >= 1
     assert out.stats.calls_by_stage["collapse"] >= 1
     assert all(c.status == "used" for c in out.chunks)
@@ -107,17 +118,19 @@ def test_collapse_runs_when_notes_exceed_the_window() -> None:
 
 
 def test_collapse_that_cannot_shrink_falls_back_instead_of_looping() -> None:
-    # collapse answers are as long as their input: the loop must stop and say what it did
+    # collapse answers are as long as their input: the loop must stop and say what it did. (A collapse
+    # note keeps the quotes that support its answer and its own reasoning: the bulk goes there.)
     def stubborn(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         stage = _stage(messages)
         if stage == "reduce":
             return json.dumps({"rationale": "r", "answer": "plums"})
         size = 150 if stage == "map" else 900
         return json.dumps(
-            {"extracted_information": "x " * size, "rationale": "r", "answer": "plums", "confidence_score": 2}
-        )
+            {"extracted_information": "x " * size, "rationale": "r " * (size if stage == "collapse" else 1),
+             "answer": "plums", "confidence_score": 2}
+        )  # fmt: skip
 
-    out = _run(ScriptedChatModel(responder=stubborn), planted(150_000))
+    out = _run(ScriptedChatModel(responder=stubborn), everywhere(150_000), **PAPER)
     assert any("collapse" in note and "highest-confidence" in note for note in out.stats.notes), (
         out.stats.notes
     )
@@ -153,7 +166,7 @@ def test_too_many_failures_raise_a_typed_error(planted_document: str) -> None:
 
 def test_text_mode_prompts_ask_for_the_papers_protocol(planted_document: str) -> None:
     model = ScriptedChatModel()
-    out = _run(model, planted_document, structured_output="text")
+    out = _run(model, planted_document, structured_output="text", **PAPER)
     assert "smoked plums" in out.answer
     first = model.calls[0]
     assert "response_format" not in first

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 
 from longgraph.graphs.segment_plus import build_graph
-from longgraph.nodes.notes_filter import EMPTY_EVIDENCE, LABELLED_REMOVE
+from longgraph.nodes.notes_filter import LABELLED_REMOVE
 from longgraph.nodes.provenance import locate_quotes
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, GraphOutput
@@ -27,7 +27,11 @@ SMALL = {
     "max_output_tokens": 256,
     "structured_output": "json_schema",
     "base_url": "http://fake.invalid/v1",  # never contacted: the provider is fake
+    "model": "scripted",
+    "prompt_variant": "paper",  # the scripted responders below key on the paper's prompts
 }
+ANY_RELEVANCE = {"min_relevance": 0.0}
+"""For tests of merging many notes: quotes of ordinary sentences count as evidence."""
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
 
 
@@ -99,12 +103,14 @@ def test_finds_the_planted_fact_and_points_at_it_in_the_document() -> None:
     model = ScriptedChatModel()
     out = _run(model, document)
     assert "smoked plums" in out.answer
-    assert out.strategy == "segment-plus" and out.confidence is None
+    # Confidence comes from the evidence now (the quote holds every question word): 5 of 5.
+    assert out.strategy == "segment-plus" and out.confidence == 5.0 and out.supported
     quote = out.evidence[0]
     assert quote.verified and document[quote.start : quote.end] == FACT
     used = [c for c in out.chunks if c.status == "used"]
     assert [c.id for c in used] == [quote.chunk_id]
-    assert {c.reason for c in out.chunks if c.status == "filtered"} == {EMPTY_EVIDENCE}
+    # Notes without evidence are no-information notes, set aside by grounding before the filter.
+    assert {c.status for c in out.chunks if c.id != quote.chunk_id} == {"no_information"}
     # empty notes never reach the model's filter: one filter call, for the one note with evidence
     assert out.stats.calls_by_stage == {"gather": len(out.chunks), "filter": 1, "answer": 1}
     assert out.stats.llm_calls == len(model.calls)
@@ -161,7 +167,7 @@ def test_filter_removes_empty_notes_without_a_call_and_remove_labelled_ones() ->
     assert "smoked plums" in out.answer
     reasons = [c.reason for c in out.chunks if c.status == "filtered"]
     assert reasons.count(LABELLED_REMOVE) == 1
-    assert reasons.count(EMPTY_EVIDENCE) == len(out.chunks) - 2
+    assert sum(c.status == "no_information" for c in out.chunks) == len(out.chunks) - 2
     assert out.stats.calls_by_stage["filter"] == 2  # only the two notes with evidence were asked
     assert all(decoy not in e.text for e in out.evidence)
 
@@ -173,12 +179,13 @@ def test_merge_batches_concatenate_evidence_verbatim_and_merge_reasoning() -> No
             evidence=_fact_or(lambda text: _sentences(text)[:1]), reasoning=lambda text: "detail " * 100
         )
     )
-    out = _run(model, document)
+    out = _run(model, document, **ANY_RELEVANCE)
     assert "smoked plums" in out.answer
     assert out.stats.collapse_rounds >= 1 and out.stats.calls_by_stage["merge"] >= 1
     assert all(c.status == "used" for c in out.chunks)
-    assert len(out.evidence) == len(out.chunks) and all(e.verified for e in out.evidence)
-    assert document[out.evidence[0].start : out.evidence[0].end] == FACT  # agrees with the answer: first
+    # Evidence is the quotes of the notes that support the answer, the supporting quote first.
+    assert all(e.verified for e in out.evidence)
+    assert document[out.evidence[0].start : out.evidence[0].end] == FACT
     merges = [c for c in model.calls if _stage(c["messages"]) == "merge"]
     assert "1. " + FACT in "\n".join(str(c["messages"][-1]["content"]) for c in merges)
     assert _prompts_fit(model)
@@ -192,7 +199,7 @@ def test_merge_loop_is_bounded_when_merges_do_not_shrink() -> None:
             merged="longer " * 900,
         )
     )
-    out = _run(model, planted(60_000))
+    out = _run(model, planted(60_000), **ANY_RELEVANCE)
     assert out.stats.collapse_rounds <= Context().max_collapse_rounds
     assert any("could not shrink" in n for n in out.stats.notes), out.stats.notes
     assert "smoked plums" in out.answer  # the notes' verbatim evidence survives the fallback
@@ -202,7 +209,7 @@ def test_merge_loop_is_bounded_when_merges_do_not_shrink() -> None:
 def test_evidence_overflow_keeps_the_best_quotes_and_reports_what_was_trimmed() -> None:
     document = planted(60_000)
     model = ScriptedChatModel(responder=scripted(evidence=_sentences, reasoning=lambda text: "Relevant."))
-    out = _run(model, document)
+    out = _run(model, document, **ANY_RELEVANCE)
     assert "smoked plums" in out.answer
     assert any(n.startswith("evidence overflow") for n in out.stats.notes), out.stats.notes
     trimmed = [c for c in out.chunks if c.status == "filtered"]
@@ -214,9 +221,9 @@ def test_evidence_overflow_keeps_the_best_quotes_and_reports_what_was_trimmed() 
 
 def test_no_evidence_anywhere_answers_no_information_without_merge_or_answer_calls() -> None:
     out = _run(ScriptedChatModel(), planted(30_000, fact="Nothing to see here."))
-    assert out.answer == NO_INFORMATION and out.evidence == []
+    assert out.answer == NO_INFORMATION and out.evidence == [] and out.supported is False
     assert set(out.stats.calls_by_stage) == {"gather"}
-    assert all(c.status == "filtered" for c in out.chunks)
+    assert all(c.status == "no_information" for c in out.chunks)
 
 
 @pytest.mark.parametrize(
@@ -240,17 +247,19 @@ def test_free_text_notes_merge_as_free_text() -> None:
         user = str(messages[-1]["content"])
         _, text = extract_question_and_text(messages)
         if "The segment begins as follows:" in user:
-            found, _ = oracle_answer(QUESTION, text)
-            return json.dumps({"note": found or ("filler " * 200)})
+            found, _ = oracle_answer(QUESTION, text)  # else a long note of the segment's own sentences
+            return json.dumps({"note": found or " ".join(_sentences(text)[:12])})
         if "Merge these notes into one shorter note" in user:
             found, _ = oracle_answer(QUESTION, text)
             return json.dumps({"note": found or "Nothing relevant."})
         return oracle_responder(messages, extras)
 
-    out = _run(ScriptedChatModel(responder=respond), planted(60_000), strategy="segment-plus-plain")
+    document = planted(60_000)
+    out = _run(ScriptedChatModel(responder=respond), document, strategy="segment-plus-plain", **ANY_RELEVANCE)
     assert "smoked plums" in out.answer
     assert out.stats.calls_by_stage.get("merge_text", 0) >= 1 and out.stats.collapse_rounds >= 1
-    assert all(not e.text for e in out.evidence)  # free text quotes nothing: segment spans
+    # Free text quotes nothing; grounding found the sentences that support the note in its segment.
+    assert FACT in document[out.evidence[0].start : out.evidence[0].end]
 
 
 def test_mapreduce_with_the_segment_plus_merge_as_its_collapse_stage() -> None:
@@ -272,7 +281,9 @@ def test_mapreduce_with_the_segment_plus_merge_as_its_collapse_stage() -> None:
         )
 
     model = ScriptedChatModel(responder=respond)
-    out = _run(model, planted(60_000), strategy="mapreduce-segment-merge")
+    # Every chunk holds the fact, so every map answer is grounded and the notes overflow the window.
+    document = "\n\n".join(planted(1_500) for _ in range(40))
+    out = _run(model, document, strategy="mapreduce-segment-merge")
     assert out.answer == "smoked plums" and out.strategy == "mapreduce-segment-merge"
     assert out.stats.calls_by_stage.get("merge", 0) >= 1 and "collapse" not in out.stats.calls_by_stage
     assert out.stats.collapse_rounds >= 1
@@ -280,7 +291,7 @@ def test_mapreduce_with_the_segment_plus_merge_as_its_collapse_stage() -> None:
     reduce_prompt = next(
         str(c["messages"][-1]["content"]) for c in model.calls if _stage(c["messages"]) == "reduce"
     )
-    assert "Merged from segments" in reduce_prompt  # the reduce stage saw merged notes
+    assert re.search(r"Information from chunks \d+-\d+:", reduce_prompt)  # the reduce stage saw merged notes
     assert _prompts_fit(model)
 
 

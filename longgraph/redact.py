@@ -1,0 +1,43 @@
+"""Keeping secrets out of what users and logs see: endpoint URLs with credentials in them.
+
+A base URL may carry credentials (``http://user:pass@host/v1``, ``...?api_key=...``). Every place
+that names an endpoint in a message, a log line or a result goes through :func:`redact_url`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+_SECRET_PARAMS = re.compile(r"key|token|secret|password|passwd|pwd|auth|signature|sig", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its user info and secret-looking query values replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "[unparseable URL]"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if _SECRET_PARAMS.search(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of a URL (to scrub from error texts that echo the raw URL)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [url]
+    found = []
+    if parts.username:
+        found.append(parts.username)
+    if parts.password:
+        found.append(parts.password)
+    found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAMS.search(k) and len(v) >= 4]
+    return found

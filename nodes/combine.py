@@ -1,0 +1,111 @@
+"""The combine stages of the reduction loop: LLM×MapReduce's collapse and Segment+'s merge.
+
+Both take one group of notes and give one note (``Combined``) for ``nodes/reduction.py``.
+
+* :func:`collapse_group` (LLM×MapReduce §3): the model reads the group (strongest notes first) and
+  writes one note of the same structure. The new answer is checked against the group's verified
+  quotes (``nodes/grounding.py``): the note keeps exactly the quotes that support it, with their
+  original offsets, so the final evidence points at the source however many rounds a note went
+  through. An answer the group's quotes do not support is not trusted: the group keeps its strongest
+  note instead (said in ``stats.notes``), as when the answer cannot be parsed. A group the model
+  says holds no information yields no note; its chunks are reported ``filtered``.
+* :func:`merge_batch` (Segment+ §3.2): quotes are concatenated verbatim, in order; the model merges
+  the reasoning parts into one or two sentences. A batch of one note passes through without a call;
+  an unreadable merge joins the reasoning parts instead (nothing lost; the loop's stall check
+  bounds the cost).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from longgraph.nodes.grounding import MIN_SUPPORT, confidence_of, support_in_notes
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.reduction import strength
+from longgraph.nodes.render import join_notes
+from longgraph.nodes.runtime import report_progress
+from longgraph.state.notes import Note
+from longgraph.state.tasks import Combined, GroupTask
+
+
+def _prompt_text(kit: RunKit, prompts: str, stage: str, notes: list[Note]) -> str:
+    prompt_set = kit.prompts(prompts)
+    return join_notes(notes, prompt_set.labels, prompt_set.stage(stage).notes)
+
+
+async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+    """Collapse one group of notes into one note whose answer its quotes support."""
+    notes = task["notes"]
+    sources = sorted({s for n in notes for s in n.sources})
+    result = await kit.call(
+        prompts, stage, text=_prompt_text(kit, prompts, stage, notes), question=task["question"],
+        work=f"{stage} of group {task['index']} in round {task['round']}",
+    )  # fmt: skip
+    report_progress(stage, total=task["total"], message=f"round {task['round']}")
+    strongest = max(notes, key=strength)
+    draft = (
+        result.value.note_draft()
+        if result.value is not None and hasattr(result.value, "note_draft")
+        else None
+    )
+    if draft is None:
+        combined = Combined(
+            index=task["index"],
+            sources=sources,
+            note=strongest,
+            error=f"was unparseable ({result.error}); kept its strongest note",
+        )
+    elif draft.no_information:
+        combined = Combined(
+            index=task["index"], sources=sources,
+            emptied=f"the {stage} of its group (round {task['round']}) found no information",
+        )  # fmt: skip
+    else:
+        support, quotes = support_in_notes(draft.answer, notes, task["question"])
+        if support.support < MIN_SUPPORT or not quotes:
+            combined = Combined(
+                index=task["index"], sources=sources, note=strongest,
+                error=f"answered {draft.answer[:80]!r}, which its notes' quotes do not support; kept its strongest note",
+            )  # fmt: skip
+        else:
+            confidence = confidence_of(support.support, support.relevance, draft.model_confidence)
+            note = Note(
+                sources=sources, answer=draft.answer, reasoning=draft.reasoning, quotes=quotes,
+                model_confidence=draft.model_confidence, confidence=confidence,
+            )  # fmt: skip
+            combined = Combined(index=task["index"], sources=sources, note=note)
+    return {"combined": [combined], "usage": result.usage}
+
+
+async def merge_batch(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+    """Merge one batch into one note: quotes concatenated verbatim, reasoning merged by the model."""
+    notes = task["notes"]
+    sources = [s for n in notes for s in n.sources]
+    if len(notes) == 1:
+        return {"combined": [Combined(index=task["index"], sources=sources, note=notes[0])]}
+    structured = notes[0].structured
+    merge_stage = stage if structured else f"{stage}_text"
+    result = await kit.call(
+        prompts, merge_stage, text=_prompt_text(kit, prompts, merge_stage, notes), question=task["question"],
+        work=f"{stage} of batch {task['index']} in round {task['round']}",
+    )  # fmt: skip
+    report_progress(stage, total=task["total"], message=f"round {task['round']}")
+    error = None
+    reasoning = (
+        result.value.note_draft().reasoning
+        if result.value is not None and hasattr(result.value, "note_draft")
+        else None
+    )
+    if reasoning is None:
+        reasoning = "\n".join(n.reasoning.strip() for n in notes if n.reasoning.strip())
+        error = f"was unparseable ({result.error}): joined its reasoning parts"
+    confidences = [n.model_confidence for n in notes if n.model_confidence is not None]
+    merged = Note(
+        sources=sources, quotes=[q for n in notes for q in n.quotes], reasoning=reasoning.strip(),
+        answer="", structured=structured, confidence=max(n.confidence for n in notes),
+        model_confidence=max(confidences) if confidences else None,
+    )  # fmt: skip
+    return {
+        "combined": [Combined(index=task["index"], sources=sources, note=merged, error=error)],
+        "usage": result.usage,
+    }

@@ -1,0 +1,364 @@
+"""The grounding check: whether a model's note is evidence, and what it is worth.
+
+One shared stage for every strategy (``ground`` after the read stage; :func:`support_in_notes` for
+collapse outputs and the final answer). It exists because self-reported confidence cannot tell a
+real answer from a confabulated one: measured with the embedded SmolLM2-135M on needle haystacks,
+every chunk without the fact still "answered" — restating the question ("The secret code ... is a
+mystery"), or copying unrelated text — with the same confidence as the one chunk that holds it. A
+check against the source tells them apart.
+
+**The check** (lexical, reproducible, no model call; words as in :mod:`longgraph.nodes.lexical`):
+
+1. The note's quotes are located in the original documents (``nodes/provenance.py``); quotes that
+   cannot be found stay in the note flagged ``verified=False`` and never count as support.
+2. *New words* of the answer: its content words that are not in the question. An answer with none
+   **restates the question** ("The code that opens the vault is the code that opens the vault"): not
+   evidence. (A bare verdict — yes, no, true, false — is judged by the sentence that bears on it.)
+3. The **supporting span** is the located quote, or the window of one to three consecutive sentences
+   of the chunk, that holds the most of the new words (ties: the shortest, then most question words).
+   ``support`` is the share of new words it holds; below :data:`MIN_SUPPORT` the answer's value is
+   **not in the chunk** (a hallucinated value): not evidence.
+4. ``relevance`` is the share of the question's content words in that span; below the context's
+   ``min_relevance`` (0.2) the span **does not bear on the question** (copied unrelated text): not
+   evidence. A note without an answer (a Segment+ note of quotes) is judged by its most relevant
+   verified quote.
+
+**Confidence** out of 5, shown per chunk in the result::
+
+    evidence   = support × (0.25 + 0.75 × relevance)
+    confidence = 5 × evidence                                   (protocol without a model score)
+    confidence = 5 × evidence × (0.5 + 0.5 × model_score / 5)   (protocol with one, e.g. the paper's)
+
+so a verbatim answer in a sentence that shares every question word scores 5, support counts fully,
+relevance and the model's say-so scale it, and no model score can lift an unsupported note.
+
+Chunks whose notes fail the check are reported ``unsupported`` with the reason; nothing is dropped
+silently. Free-text notes (Segment+'s "no structure" ablation) quote nothing: their new words are
+looked for in the whole chunk, and their relevance is that of the note's own text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langgraph.types import Overwrite
+
+from longgraph.errors import TooManyFailures
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import content_stems, question_words, sentence_spans
+from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
+from longgraph.nodes.render import measure_notes
+from longgraph.state.contract import Chunk, DocumentIn, Evidence
+from longgraph.state.graph_state import RunState
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
+
+MIN_SUPPORT = 0.5
+"""Share of an answer's new words its supporting span must hold for the note to be evidence."""
+WINDOW = 3
+"""Most consecutive sentences a supporting span may join (an answer may combine adjacent sentences)."""
+VERDICT_WORDS = frozenset({"yes", "no", "true", "false", "correct", "incorrect"})
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of one original document, with its content stems."""
+
+    doc_index: int
+    title: str
+    start: int
+    end: int
+    stems: frozenset[str]
+
+    @classmethod
+    def of(cls, doc_index: int, title: str, start: int, end: int, documents: Sequence[DocumentIn]) -> Span:
+        return cls(
+            doc_index, title, start, end, frozenset(content_stems(documents[doc_index].text[start:end]))
+        )
+
+    def joined(self, other: Span) -> Span:
+        """This span extended to the end of ``other`` (a later span of the same document)."""
+        return Span(self.doc_index, self.title, self.start, other.end, self.stems | other.stems)
+
+
+@dataclass(frozen=True)
+class Support:
+    """How well one span supports a claim about a question."""
+
+    span: Span | None
+    support: float
+    relevance: float
+    new_words: frozenset[str]
+
+
+def confidence_of(support: float, relevance: float, model_confidence: float | None) -> float:
+    """The documented formula (module docstring), out of 5, rounded to two decimals."""
+    evidence = support * (0.25 + 0.75 * relevance)
+    if model_confidence is not None:
+        evidence *= 0.5 + 0.5 * min(5.0, max(0.0, model_confidence)) / 5
+    return round(5 * evidence, 2)
+
+
+LABEL_WORDS = frozenset(content_stems("[Document: ]"))
+"""Words of the label that heads each document's text in a chunk (``nodes/chunking.py``)."""
+
+
+def new_words(claim: str, wanted: frozenset[str], titles: Sequence[str] = ()) -> frozenset[str]:
+    """Content stems of ``claim`` that the question does not already contain: not verdict words, nor
+    the words of the document titles the model was shown (it may quote a title label with the text)."""
+    known = wanted | VERDICT_WORDS | LABEL_WORDS
+    for title in titles:
+        known |= content_stems(title)
+    return frozenset(content_stems(claim) - known)
+
+
+def best_support(
+    claim_words: frozenset[str], spans: Sequence[Span], wanted: frozenset[str], *, window: int = 1
+) -> Support:
+    """The span (or window of up to ``window`` consecutive spans of one document) that best supports
+    ``claim_words``: most of them, then the shortest window that holds them, then most question words.
+
+    (A window grows only when that adds support: an unrelated sentence must not borrow relevance
+    from its neighbour.)"""
+    best = Support(None, 0.0, 0.0, claim_words)
+    best_key: tuple[float, int, float] = (-1.0, -(window + 1), -1.0)
+    for i, first in enumerate(spans):
+        merged = first
+        for width in range(1, window + 1):
+            if width > 1:
+                if i + width - 1 >= len(spans) or spans[i + width - 1].doc_index != first.doc_index:
+                    break
+                merged = merged.joined(spans[i + width - 1])
+            support = len(claim_words & merged.stems) / len(claim_words) if claim_words else 1.0
+            relevance = len(wanted & merged.stems) / len(wanted) if wanted else 1.0
+            key = (round(support, 6), -width, round(relevance, 6))
+            if key > best_key:
+                best_key, best = key, Support(merged, support, relevance, claim_words)
+    return best
+
+
+def chunk_spans(chunk: Chunk, documents: Sequence[DocumentIn]) -> list[Span]:
+    """The sentences of a chunk, as spans of their original documents."""
+    spans: list[Span] = []
+    for part in chunk.parts:
+        text = documents[part.doc_index].text
+        spans.extend(
+            Span.of(part.doc_index, part.title, s, e, documents)
+            for s, e in sentence_spans(text, part.start, part.end)
+        )
+    return spans
+
+
+def quote_spans(quotes: Sequence[Evidence], documents: Sequence[DocumentIn]) -> list[Span]:
+    """The verified quotes as spans of their original documents (their located text, not the model's)."""
+    return [Span.of(q.doc_index, q.title, q.start, q.end, documents) for q in quotes if q.verified]
+
+
+def _evidence(span: Span, chunk_id: int, documents: Sequence[DocumentIn], confidence: float) -> Evidence:
+    return Evidence(
+        chunk_id=chunk_id, doc_index=span.doc_index, title=span.title, start=span.start, end=span.end,
+        text=documents[span.doc_index].text[span.start : span.end], confidence=confidence, verified=True,
+    )  # fmt: skip
+
+
+def _dedupe(quotes: Sequence[Evidence]) -> list[Evidence]:
+    seen: set[tuple[object, ...]] = set()
+    kept = []
+    for q in quotes:
+        key = (q.doc_index, q.start, q.end) if q.verified else ("unverified", q.chunk_id, q.text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(q)
+    return kept
+
+
+def _shown(words: frozenset[str], limit: int = 6) -> str:
+    shown = sorted(words)[:limit]
+    return ", ".join(shown) + ("…" if len(words) > limit else "")
+
+
+def ground_read(
+    read: ChunkRead, chunk: Chunk, documents: Sequence[DocumentIn], question: str, *, min_relevance: float
+) -> tuple[ChunkOutcome, Note | None]:
+    """Check one chunk's draft against the chunk: its outcome, and its note when it is evidence."""
+    if read.draft is None:
+        return ChunkOutcome(chunk_id=chunk.id, fate="failed", reason=read.error, raw_output=read.raw), None
+    draft = read.draft
+    quotes = [q.strip() for q in draft.quotes if has_words(q)]
+    located = locate_quotes(quotes, chunk, documents) if quotes else []
+    said = ChunkOutcome(
+        chunk_id=chunk.id, fate="no_information", answer=(draft.answer or draft.reasoning) or None,
+        extracted="\n".join(quotes) or None, model_confidence=draft.model_confidence,
+    )  # fmt: skip
+    wanted = question_words(question)
+    if draft.no_information and not any(q.verified for q in located):
+        return said, None
+
+    verdict = _judge(draft, located, chunk, documents, wanted, min_relevance)
+    outcome = said.model_copy(
+        update={
+            "fate": "unsupported" if verdict.reason else "noted", "reason": verdict.reason,
+            "confidence": verdict.confidence if not verdict.reason else 0.0,
+            "support": round(verdict.support.support, 3), "relevance": round(verdict.support.relevance, 3),
+        }
+    )  # fmt: skip
+    if verdict.reason:
+        return outcome, None
+    span = verdict.support.span
+    supporting = [_evidence(span, chunk.id, documents, verdict.confidence)] if span is not None else []
+    others = [
+        q.model_copy(update={"confidence": verdict.confidence if q.verified else None}) for q in located
+    ]
+    note = Note(
+        sources=[chunk.id], answer=draft.answer, reasoning=draft.reasoning,
+        quotes=_dedupe(supporting + others),
+        model_confidence=draft.model_confidence, confidence=verdict.confidence, structured=draft.structured,
+    )  # fmt: skip
+    return outcome, note
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    support: Support
+    confidence: float
+    reason: str | None
+
+
+def _judge(
+    draft: NoteDraft,
+    located: Sequence[Evidence],
+    chunk: Chunk,
+    documents: Sequence[DocumentIn],
+    wanted: frozenset[str],
+    min_relevance: float,
+) -> _Verdict:
+    """Apply steps 2–4 of the module docstring to one draft."""
+    verified = quote_spans(located, documents)
+    titles = [p.title for p in chunk.parts if p.title]
+    if not draft.structured:  # free text: a few sentences that hold its new words, else the whole chunk
+        claim = new_words(draft.reasoning, wanted, titles)
+        support = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
+        if support.support < MIN_SUPPORT:
+            whole = [Span.of(p.doc_index, p.title, p.start, p.end, documents) for p in chunk.parts]
+            support = max(support, best_support(claim, whole, wanted), key=lambda s: s.support)
+        relevance = len(wanted & content_stems(draft.reasoning)) / len(wanted) if wanted else 1.0
+        support = Support(support.span, support.support, relevance, claim)
+    elif draft.answer:
+        claim = new_words(draft.answer, wanted, titles)
+        if not claim and not (content_stems(draft.answer) & VERDICT_WORDS):
+            return _Verdict(
+                Support(None, 0.0, 0.0, claim), 0.0, "its answer restates the question (no new word)"
+            )
+        support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
+        if not claim:  # a bare verdict: the sentence that bears most on the question supports it
+            bearing = best_support(wanted, verified + chunk_spans(chunk, documents), wanted)
+            support = Support(bearing.span, 1.0 if bearing.span else 0.0, bearing.relevance, claim)
+        elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
+            wider = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
+            support = max(support, wider, key=lambda s: (s.support, s.relevance))
+    else:  # quotes only (a Segment+ note): its most relevant verified quote
+        if not verified:
+            n = len(located)
+            return _Verdict(
+                Support(None, 0.0, 0.0, frozenset()), 0.0, f"none of its {n} quote(s) is in the chunk"
+            )
+        support = best_support(frozenset(), verified, wanted)
+    if support.support < MIN_SUPPORT:
+        missing = support.new_words - (support.span.stems if support.span is not None else frozenset())
+        return _Verdict(support, 0.0, f"its answer is not in the chunk (not found: {_shown(missing)})")
+    if support.relevance < min_relevance:
+        return _Verdict(
+            support, 0.0,
+            f"its supporting text does not bear on the question (relevance {support.relevance:.2f} < {min_relevance:g})",
+        )  # fmt: skip
+    return _Verdict(support, confidence_of(support.support, support.relevance, draft.model_confidence), None)
+
+
+def support_in_notes(answer: str, notes: Sequence[Note], question: str) -> tuple[Support, list[Evidence]]:
+    """How well the verified quotes of ``notes`` support ``answer``, and the quotes that do.
+
+    Used for collapse outputs (a combined note keeps the input quotes that support it, so citations
+    survive every round) and for the final answer (which must rest on a verified note). The answer may
+    draw on several quotes: support counts its new words over all of them; relevance is that of the
+    most relevant supporting quote. A verified quote's text matched its source word for word, so its
+    words are the source's.
+    """
+    wanted = question_words(question)
+    quotes = [q for n in notes for q in n.verified_quotes]
+    claim = new_words(answer, wanted, sorted({q.title for q in quotes if q.title}))
+    stems = [frozenset(content_stems(q.text)) for q in quotes]
+
+    def relevance(s: frozenset[str]) -> float:
+        return len(wanted & s) / len(wanted) if wanted else 1.0
+
+    if not quotes:
+        return Support(None, 0.0, 0.0, claim), []
+    if not claim:
+        if not (content_stems(answer) & VERDICT_WORDS):
+            return Support(None, 0.0, 0.0, claim), []  # restates the question
+        best = max(range(len(quotes)), key=lambda i: relevance(stems[i]))
+        return Support(None, 1.0, relevance(stems[best]), claim), [quotes[best]]
+    supporting = [i for i, s in enumerate(stems) if claim & s]
+    if not supporting:
+        return Support(None, 0.0, 0.0, claim), []
+    covered = frozenset().union(*(stems[i] for i in supporting))
+    support = len(claim & covered) / len(claim)
+    return Support(None, support, max(relevance(stems[i]) for i in supporting), claim), _dedupe(
+        [quotes[i] for i in supporting]
+    )
+
+
+async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
+    """The grounding stage: every read checked against its chunk, in chunk order.
+
+    Also enforces the failure budget (more failed chunks than ``max_failed_fraction`` raise
+    :class:`~longgraph.errors.TooManyFailures`: an answer from the rest would mislead).
+    """
+    reads = sorted(state.get("reads") or [], key=lambda r: r.chunk_id)
+    failed = [r for r in reads if r.draft is None]
+    if reads and len(failed) / len(reads) > kit.context.max_failed_fraction:
+        ids = ", ".join(str(r.chunk_id) for r in failed[:20])
+        raise TooManyFailures(
+            f"{len(failed)} of {len(reads)} chunks failed in the {failed[0].stage} stage (chunks {ids}"
+            f"{'…' if len(failed) > 20 else ''}); first error: {failed[0].error}"
+        )
+    chunks = {c.id: c for c in state.get("input_chunks") or []}
+    documents = documents_of(state)
+    question = state["question"]
+
+    def check() -> tuple[list[ChunkOutcome], list[Note]]:
+        outcomes, notes = [], []
+        for read in reads:
+            outcome, note = ground_read(
+                read, chunks[read.chunk_id], documents, question, min_relevance=kit.context.min_relevance
+            )
+            outcomes.append(outcome)
+            if note is not None:
+                notes.append(note)
+        return outcomes, notes
+
+    outcomes, notes = await asyncio.to_thread(check)  # CPU work off the event loop
+    decisions = []
+    unverified = [q for n in notes for q in n.quotes if not q.verified]
+    if unverified:
+        where = sorted({q.chunk_id for q in unverified})
+        decisions.append(
+            f"{len(unverified)} quoted sentence(s) could not be found in their segment (segments "
+            f"{', '.join(map(str, where))}): kept and flagged verified=false in the evidence"
+        )
+    unsupported = [o for o in outcomes if o.fate == "unsupported"]
+    if unsupported:
+        decisions.append(
+            f"{len(unsupported)} chunk(s) answered without support in their text (reported 'unsupported'); "
+            f"{len(notes)} note(s) passed the grounding check"
+        )
+    return {
+        "outcomes": outcomes,
+        "notes": measure_notes(notes, kit),
+        "reads": Overwrite([]),
+        "rounds": 0,
+        "previous_tokens": None,
+        "groups": [],
+        "decisions": decisions,
+    }

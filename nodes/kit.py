@@ -1,0 +1,128 @@
+"""The per-run kit: the resolved configuration and what every node derives from it, built once.
+
+Before, each node re-derived the tokenizer, the prompt set and the token budgets from the raw
+context, and served graphs skipped the resolution ``longgraph.ask`` did (so the same context rendered
+different prompts). Now the first node of a run resolves the context once
+(:func:`longgraph.endpoint.resolve_context`: endpoint, model name, the model's window, tokenizer) and
+every node of that run gets the same :class:`RunKit`: the resolved context, the tokenizer, the prompt
+sets, budgets (cached per stage and question), the model client and one stage-call helper.
+
+Kits are cached by the run's context object (LangGraph hands every node of a run the same one), so
+building one costs a single resolution per run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from longgraph.endpoint import resolve_context
+from longgraph.errors import ConfigurationError, EndpointError
+from longgraph.llm import LLMClient, PerLoopProvider, StructuredCall, call_structured
+from longgraph.nodes.budget import text_budget
+from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_for, widest_labels
+from longgraph.state.context import Context
+from longgraph.state.outputs import SCHEMAS, StructuredOutput
+from longgraph.tokenizer import Tokenizer, get_tokenizer
+
+
+@dataclass(frozen=True)
+class RunKit:
+    """Everything a node needs besides its state."""
+
+    context: Context
+    """Resolved: ``base_url``, ``model``, ``context_window`` and ``tokenizer`` are set."""
+    tokenizer: Tokenizer
+    provider: PerLoopProvider
+    widest_labels: NoteLabels
+    _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def window(self) -> int:
+        return self.context.window
+
+    def prompts(self, strategy: str) -> PromptSet:
+        return prompts_for(strategy, self.context.prompt_variant)
+
+    def schema(self, strategy: str, stage: str) -> type[StructuredOutput]:
+        """The output schema the prompt file names for ``stage``."""
+        name = self.prompts(strategy).stage(stage).schema
+        try:
+            return SCHEMAS[name]
+        except KeyError as exc:
+            raise ConfigurationError(f"prompts/{strategy}/{stage}: unknown schema {name!r}") from exc
+
+    def budget(self, strategy: str, stage: str, question: str) -> int:
+        """Tokens of text one ``stage`` call can take with this question (raises when none fit)."""
+        key = (strategy, stage, question)
+        budget = self._budgets.get(key)
+        if budget is None:
+            budget = self._budgets[key] = text_budget(
+                self.prompts(strategy), stage, context=self.context, question=question,
+                schema=self.schema(strategy, stage), tokenizer=self.tokenizer,
+            )  # fmt: skip
+        return budget
+
+    def client(self) -> LLMClient:
+        return self.provider(self.context)
+
+    async def call(
+        self, strategy: str, stage: str, *, text: str, question: str, work: str, **extra: str
+    ) -> StructuredCall[StructuredOutput]:
+        """One stage call: render the stage's prompt, ask for its schema, parse, retry, cache."""
+        return await call_structured(
+            self.client(), self.prompts(strategy), stage, task=self.context.task,
+            schema=self.schema(strategy, stage), variables={"context": text, "question": question, **extra},
+            parse_retries=self.context.parse_retries, work=work,
+        )  # fmt: skip
+
+
+_KITS: OrderedDict[tuple[int, int], tuple[Context, PerLoopProvider, RunKit]] = OrderedDict()
+_KITS_LOCK = threading.Lock()
+_KITS_KEPT = 256
+
+
+async def kit_for(context: Context, provider: PerLoopProvider) -> RunKit:
+    """The run's kit: built on the first call for this context object, reused after."""
+    key = (id(context), id(provider))
+    with _KITS_LOCK:
+        entry = _KITS.get(key)
+        if entry is not None and entry[0] is context and entry[1] is provider:
+            _KITS.move_to_end(key)
+            return entry[2]
+    kit = await build_kit(context, provider)
+    with _KITS_LOCK:
+        _KITS[key] = (context, provider, kit)
+        while len(_KITS) > _KITS_KEPT:
+            _KITS.popitem(last=False)
+    return kit
+
+
+async def build_kit(context: Context, provider: PerLoopProvider) -> RunKit:
+    """Resolve the context and load what the nodes need (file reads off the event loop)."""
+    try:
+        resolved = await resolve_context(context, provider)
+    except EndpointError as exc:
+        if exc.undone:
+            raise
+        message = str(exc).split(" (endpoint ")[0]
+        raise EndpointError(
+            message, endpoint=exc.endpoint, undone="the whole run (no call was made)"
+        ) from exc
+    tokenizer, _ = await asyncio.gather(
+        asyncio.to_thread(get_tokenizer, resolved.tokenizer), asyncio.to_thread(all_prompt_sets)
+    )
+    return RunKit(context=resolved, tokenizer=tokenizer, provider=provider, widest_labels=widest_labels())
+
+
+def describe_kit(kit: RunKit) -> dict[str, Any]:
+    """The resolved settings that shape prompts (for tests and run records; no secret)."""
+    return {
+        "model": kit.context.model,
+        "context_window": kit.window,
+        "prompt_variant": kit.context.prompt_variant,
+        "tokenizer": kit.tokenizer.name,
+    }

@@ -1,0 +1,94 @@
+"""Words as the grounding check and the provenance matcher see them: one splitter, one stop list.
+
+Words are runs of letters and digits, casefolded; each CJK character is a word of its own (CJK text
+has no spaces). Content words leave out a short English stop list and words under three letters
+(digits and non-ASCII words are always kept: "42" and "東" carry meaning). :func:`stem` is a light
+suffix stripper ("eating" ~ "eat", "parks" ~ "park") so an answer that inflects the text's words still
+matches it; it is deliberately crude and reproducible, not a linguistic stemmer.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+WORD = re.compile(rf"[{CJK}]|[^\W_{CJK}]+")
+_BOUNDARY = re.compile(r"(?<=[.!?;])[\"'”’)\]]*\s+|(?<=[。！？；])\s*|\n[ \t\r\f\v]*\n\s*")
+
+STOP_WORDS = frozenset(
+    "the and for are but not you all any can had her was one our out has his how its may who what which "  # noqa: SIM905 - a word list reads better as prose
+    "when where why did does this that with from they them their there then than into were been have will "
+    "would could should about also these those some such only other very just over your she him each upon "
+    "more most being both after before during while because here whose whom is a an of to in on at by as "
+    "it be or if so do no we he i me my us".split()
+)
+
+
+def words_of(text: str) -> list[str]:
+    """The casefolded words of ``text``."""
+    return [w.casefold() for w in WORD.findall(text)]
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light stem: possessive, plural and common verb suffixes stripped; doubled final consonant undone."""
+    if not word.isascii() or word.isdigit() or len(word) <= 3:
+        return word
+    for suffix in ("ingly", "edly", "ing", "ied", "ies", "ed", "es", "ly", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            root = word[: -len(suffix)]
+            if suffix in ("ied", "ies"):
+                root += "y"
+            elif (
+                suffix in ("ing", "ed") and len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "lsz"
+            ):
+                root = root[:-1]
+            return root
+    return word
+
+
+def is_content(word: str) -> bool:
+    return word not in STOP_WORDS and (len(word) >= 3 or not word.isascii() or word.isdigit())
+
+
+def content_stems(text: str | Iterable[str]) -> set[str]:
+    """Stems of the content words of ``text`` (or of already split words)."""
+    words = words_of(text) if isinstance(text, str) else text
+    return {stem(w) for w in words if is_content(w)}
+
+
+def question_words(question: str) -> frozenset[str]:
+    """The content stems of a question: what a relevant sentence should share with it."""
+    return frozenset(content_stems(question))
+
+
+def overlap(text: str, wanted: frozenset[str]) -> int:
+    """How many of ``wanted`` (content stems) occur in ``text``."""
+    return len(wanted.intersection(content_stems(text)))
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text[start:end]``, stripped of surrounding whitespace.
+
+    A sentence ends at Latin or CJK end punctuation (a closing quote or bracket stays with it) or at a
+    blank line; a single line break does not end one (essays and reports are often hard-wrapped).
+    """
+    stop = len(text) if end is None else end
+    pieces: list[tuple[int, int]] = []
+    cursor = start
+    for match in _BOUNDARY.finditer(text, start, stop):
+        closer = len(match.group()) - len(match.group().lstrip("\"'”’)]"))  # a closing quote stays
+        pieces.append((cursor, match.start() + closer))
+        cursor = match.end()
+    pieces.append((cursor, stop))
+    spans = []
+    for start, end in pieces:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            spans.append((start, end))
+    return spans

@@ -1,0 +1,61 @@
+"""The read stage: one call per chunk, in parallel, each giving a draft note (or a recorded failure).
+
+LLM×MapReduce's map and Segment+'s gather are this one stage with different prompts: the prompt file
+names the output schema, and the schema says how it fills a note draft. A draft is not yet evidence:
+the grounding stage (``nodes/grounding.py``) checks it against its chunk.
+
+A parse failure (after the bounded retries) is recorded with the raw answer; a transport failure
+raises :class:`~longgraph.errors.EndpointError`, so a checkpointed run resumes by redoing only the
+chunks that did not finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from langgraph.types import Send
+
+from longgraph.errors import ConfigurationError
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.runtime import report_progress
+from longgraph.state.graph_state import RunState
+from longgraph.state.notes import ChunkRead, NoteDraft
+from longgraph.state.tasks import ReadTask
+
+
+class Drafting(Protocol):
+    def note_draft(self) -> NoteDraft: ...
+
+
+def each_chunk(target: str) -> Callable[[RunState], list[Send]]:
+    """A router sending every chunk to ``target`` (``max_concurrency`` in the client bounds what runs)."""
+
+    def fan_out(state: RunState) -> list[Send]:
+        chunks = state["input_chunks"]
+        return [
+            Send(target, ReadTask(chunk=c, question=state["question"], total=len(chunks))) for c in chunks
+        ]
+
+    fan_out.__name__ = f"each_chunk_to_{target}"
+    return fan_out
+
+
+async def read_chunk(task: ReadTask, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+    """Ask ``stage`` of the ``prompts`` set about one chunk; return its draft note."""
+    chunk = task["chunk"]
+    result = await kit.call(
+        prompts, stage, text=chunk.text, question=task["question"],
+        work=f"{stage} of chunk {chunk.id} (and any {stage} call not finished)",
+    )  # fmt: skip
+    report_progress(stage, total=task["total"])
+    if result.value is None:
+        read = ChunkRead(chunk_id=chunk.id, stage=stage, error=result.error, raw=result.raw)
+    else:
+        drafting = getattr(result.value, "note_draft", None)
+        if drafting is None:
+            raise ConfigurationError(
+                f"prompts/{prompts}/{stage}: schema {type(result.value).__name__} makes no note"
+            )
+        read = ChunkRead(chunk_id=chunk.id, stage=stage, draft=drafting())
+    return {"reads": [read], "usage": result.usage}

@@ -1,0 +1,45 @@
+"""What model calls cost: one accumulator, summed by the graph state and reported in ``stats``.
+
+Every LLM call returns a :class:`Usage`; nodes return it under the state key ``usage``, whose reducer
+is ``+``; the result's :class:`~longgraph.state.contract.Stats` extends it with the run's own figures.
+One type, so a new counter is added in one place and reaches the result without being copied.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Usage(BaseModel):
+    """Calls and tokens of one or more model calls (retries included)."""
+
+    llm_calls: int = 0
+    failed_calls: int = 0
+    """Calls whose answer could not be parsed (each retry of a parse counts)."""
+    cached_calls: int = 0
+    """Answers served from the result cache instead of the endpoint."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls_by_stage: dict[str, int] = Field(default_factory=dict)
+
+    def __add__(self, other: Usage) -> Usage:
+        stages = dict(self.calls_by_stage)
+        for stage, n in other.calls_by_stage.items():
+            stages[stage] = stages.get(stage, 0) + n
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            failed_calls=self.failed_calls + other.failed_calls,
+            cached_calls=self.cached_calls + other.cached_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls_by_stage=stages,
+        )
+
+    def counted(self, stage: str, *, prompt_tokens: int, completion_tokens: int) -> Usage:
+        """This usage plus one call of ``stage``."""
+        return self + Usage(
+            llm_calls=1,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            calls_by_stage={stage: 1},
+        )

@@ -1,0 +1,226 @@
+"""The grounding check: which model answers are evidence, what they are worth, and what survives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from longgraph.graphs.mapreduce import build_graph
+from longgraph.nodes.grounding import confidence_of, ground_read, support_in_notes
+from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
+from longgraph.state.notes import ChunkRead, Note, NoteDraft
+from longgraph.state.outputs import NO_INFORMATION
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
+from longgraph.testing.stub_server import extract_question_and_text
+from longgraph.tests.conftest import FACT, QUESTION, planted
+
+DOC = (
+    "The harbour opened in 1911. It was built by the Kestrel company.\n\n"
+    "The secret code that opens the old lighthouse vault in Port Averell is 7319-KESTREL. "
+    "Nobody has used it since the storm."
+)
+CODE_Q = "What is the secret code that opens the old lighthouse vault in Port Averell?"
+
+
+def _chunk(documents: Sequence[DocumentIn], chunk_id: int = 0) -> Chunk:
+    parts = [ChunkPart(doc_index=i, title=d.title, start=0, end=len(d.text)) for i, d in enumerate(documents)]
+    return Chunk(id=chunk_id, parts=parts, tokens=100, text="")
+
+
+def _ground(
+    draft: NoteDraft, documents: Sequence[DocumentIn] | None = None, question: str = CODE_Q, **kw: Any
+):  # type: ignore[no-untyped-def]
+    docs = list(documents or [DocumentIn(text=DOC)])
+    return ground_read(
+        ChunkRead(chunk_id=0, draft=draft),
+        _chunk(docs),
+        docs,
+        question,
+        min_relevance=kw.get("min_relevance", 0.2),
+    )
+
+
+def test_a_verbatim_answer_sentence_is_evidence_with_full_confidence() -> None:
+    sentence = "The secret code that opens the old lighthouse vault in Port Averell is 7319-KESTREL."
+    outcome, note = _ground(NoteDraft(answer=sentence))
+    assert outcome.fate == "noted" and note is not None
+    assert note.confidence == 5.0 and outcome.support == 1.0 and outcome.relevance == 1.0
+    quote = note.verified_quotes[0]
+    assert DOC[quote.start : quote.end] == sentence
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "the SECRET code that opens the old   lighthouse vault in port averell is 7319 kestrel",  # case, spaces, dash
+        "7319-KESTREL",  # the value alone
+        "It is 7319-Kestrel.",
+    ],
+)
+def test_drift_in_case_whitespace_and_punctuation_is_tolerated(answer: str) -> None:
+    outcome, note = _ground(NoteDraft(answer=answer))
+    assert outcome.fate == "noted", outcome.reason
+    assert note is not None and "7319-KESTREL" in DOC[note.quotes[0].start : note.quotes[0].end]
+
+
+def test_a_restated_question_is_not_evidence() -> None:
+    outcome, note = _ground(
+        NoteDraft(
+            answer="The secret code that opens the old lighthouse vault in Port Averell is the secret code."
+        )
+    )
+    assert note is None and outcome.fate == "unsupported"
+    assert outcome.reason and "restates the question" in outcome.reason
+
+
+def test_a_hallucinated_value_is_not_evidence() -> None:
+    outcome, note = _ground(NoteDraft(answer="The code is 4242-FALCON.", model_confidence=5.0))
+    assert note is None and outcome.fate == "unsupported"
+    assert outcome.reason and "not in the chunk" in outcome.reason and "falcon" in outcome.reason
+    assert outcome.model_confidence == 5.0 and outcome.confidence == 0.0  # the model's say-so cannot lift it
+
+
+def test_unrelated_text_copied_from_the_chunk_does_not_bear_on_the_question() -> None:
+    outcome, note = _ground(NoteDraft(answer="Nobody has used it since the storm."))
+    assert note is None and outcome.fate == "unsupported"
+    assert outcome.reason and "does not bear on the question" in outcome.reason
+    lenient, kept = _ground(NoteDraft(answer="Nobody has used it since the storm."), min_relevance=0.0)
+    assert kept is not None and lenient.fate == "noted" and kept.confidence < 2.0
+
+
+def test_no_information_is_decided_on_the_answer() -> None:
+    for answer in (NO_INFORMATION, "NONE", "No relevant information."):
+        outcome, note = _ground(NoteDraft(answer=answer, no_information=True))
+        assert outcome.fate == "no_information" and note is None
+
+
+def test_cjk_quotes_and_answers() -> None:
+    docs = [DocumentIn(title="b", text="前文。秘密的配料是烟熏李子。后文很长。")]
+    outcome, note = _ground(NoteDraft(answer="配料是烟熏李子"), docs, question="秘密的配料是什么？")
+    assert outcome.fate == "noted" and note is not None
+    assert docs[0].text[note.quotes[0].start : note.quotes[0].end] == "秘密的配料是烟熏李子。"
+    bad, none = _ground(NoteDraft(answer="配料是苹果"), docs, question="秘密的配料是什么？")
+    assert none is None and bad.fate == "unsupported"
+
+
+def test_segment_quotes_are_located_and_an_invented_quote_is_flagged() -> None:
+    sentence = "The secret code that opens the old lighthouse vault in Port Averell is 7319-KESTREL."
+    outcome, note = _ground(NoteDraft(quotes=[sentence.upper(), "Invented sentence about falcons."]))
+    assert outcome.fate == "noted" and note is not None
+    assert [q.verified for q in note.quotes].count(True) == 1 and [q.verified for q in note.quotes].count(
+        False
+    ) == 1
+    nothing, none = _ground(NoteDraft(quotes=["Invented sentence about falcons."]))
+    assert none is None and nothing.reason and "none of its 1 quote(s)" in nothing.reason
+
+
+def test_the_confidence_formula() -> None:
+    assert confidence_of(1.0, 1.0, None) == 5.0
+    assert confidence_of(1.0, 0.0, None) == 1.25
+    assert confidence_of(0.5, 1.0, None) == 2.5
+    assert confidence_of(1.0, 1.0, 0.0) == 2.5  # a model that says 0 halves it
+    assert confidence_of(1.0, 1.0, 5.0) == 5.0
+
+
+def test_support_in_notes_keeps_the_quotes_that_support_a_combined_answer() -> None:
+    quote = Evidence(chunk_id=3, doc_index=0, title="", start=10, end=60, text=FACT, verified=True)
+    other = Evidence(
+        chunk_id=4, doc_index=0, title="", start=90, end=120, text="Olga lives in Kyiv.", verified=True
+    )
+    notes = [Note(sources=[3], quotes=[quote]), Note(sources=[4], quotes=[other])]
+    support, kept = support_in_notes("smoked plums", notes, QUESTION)
+    assert support.support == 1.0 and kept == [quote]
+    wrong, none = support_in_notes("pickled cabbage", notes, QUESTION)
+    assert wrong.support == 0.0 and none == []
+
+
+def _stage(messages: Sequence[Mapping[str, Any]]) -> str:
+    user = str(messages[-1]["content"])
+    if "Answer the question from the evidence" in user:
+        return "reduce"
+    return "collapse" if "Copy the evidence sentence" in user else "map"
+
+
+def test_a_hallucinating_model_cannot_outvote_the_one_grounded_note() -> None:
+    # Every chunk without the fact answers a confident wrong value; the reduce even picks it.
+    def liar(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        _, text = extract_question_and_text(messages)
+        stage = _stage(messages)
+        if stage == "map" and FACT not in " ".join(text.split()):
+            return json.dumps(
+                {"answer": "The secret ingredient of Grandma Olga's borscht is pickled cabbage."}
+            )
+        if stage == "reduce":
+            return json.dumps({"answer": "pickled cabbage"})
+        return oracle_responder(messages, extras)
+
+    graph = build_graph(FakeProvider(ScriptedChatModel(responder=liar)))
+    context = {
+        "context_window": 2048,
+        "max_output_tokens": 256,
+        "base_url": "http://fake.invalid/v1",
+        "model": "x",
+    }
+    out = GraphOutput.model_validate(
+        graph.invoke({"question": QUESTION, "document": planted(60_000)}, context=context)
+    )
+    assert "smoked plums" in out.answer and out.supported
+    assert any("not supported by any verified note" in n for n in out.stats.notes)
+    unsupported = [c for c in out.chunks if c.status == "unsupported"]
+    assert len(unsupported) == len(out.chunks) - 1
+    assert all(c.reason and "cabbage" in c.reason for c in unsupported)
+
+
+def test_no_verified_note_says_so_and_lists_the_candidates() -> None:
+    def liar(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        return json.dumps({"answer": "The secret ingredient of Grandma Olga's borscht is pickled cabbage."})
+
+    graph = build_graph(FakeProvider(ScriptedChatModel(responder=liar)))
+    context = {
+        "context_window": 2048,
+        "max_output_tokens": 256,
+        "base_url": "http://fake.invalid/v1",
+        "model": "x",
+    }
+    out = GraphOutput.model_validate(
+        graph.invoke(
+            {"question": QUESTION, "document": planted(30_000, fact="Nothing here.")}, context=context
+        )
+    )
+    assert out.answer == NO_INFORMATION and out.supported is False
+    assert "no verified note answers" in out.rationale
+    assert out.candidates and all("cabbage" in c.answer for c in out.candidates)
+    assert "reduce" not in out.stats.calls_by_stage  # nothing to reduce: no call
+
+
+def test_citations_survive_three_collapse_rounds() -> None:
+    """A run forced through three collapse rounds still cites the exact span of the planted fact."""
+    document = "\n\n".join(
+        planted(1_200, at=0.5)
+        if i == 17
+        else planted(1_200, fact="Grandma Olga's borscht is red and famous.")
+        for i in range(40)
+    )
+
+    def long_winded(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        # The oracle's answers (paper protocol), with a long rationale: notes overflow round after round.
+        answer = json.loads(oracle_responder(messages, extras))
+        if "rationale" in answer and "extracted_information" in answer:
+            answer["rationale"] = "because " * 20
+        return json.dumps(answer)
+
+    context = {
+        "context_window": 1024, "max_output_tokens": 160, "base_url": "http://fake.invalid/v1", "model": "x",
+        "chunk_size": 300, "max_collapse_rounds": 8, "prompt_variant": "paper",
+    }  # fmt: skip
+    graph = build_graph(FakeProvider(ScriptedChatModel(responder=long_winded)))
+    out = GraphOutput.model_validate(
+        graph.invoke({"question": QUESTION, "document": document}, context=context)
+    )
+    assert out.stats.collapse_rounds >= 3, out.stats
+    assert "smoked plums" in out.answer and out.supported
+    span = out.evidence[0]
+    assert document[span.start : span.end] == FACT and span.verified
