@@ -1,11 +1,14 @@
 """LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → ground → [collapse ∥]* → reduce → finalize.
 
 START → chunk ──Send per chunk──▶ map_chunk → ground → plan_collapse
+ground ──Send per passage worth a second reading──▶ reread_chunk → ground
 plan_collapse ──fits──▶ reduce → finalize → END
 plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
 plan_collapse ──no evidence──▶ finalize
 
-``ground`` checks every map answer against its chunk (``nodes/grounding.py``); the collapse loop is
+``ground`` checks every map answer against its chunk (``nodes/grounding.py``) and sends a chunk whose
+answer is not evidence, but which holds a passage bearing strongly on the question, to be read again
+(that passage alone; compact protocol only); the collapse loop is
 the project's one bounded reduction loop (``nodes/reduction.py``); ``finalize`` keeps only an answer
 that a verified note supports (``nodes/finalize.py``). ``prompt_variant="paper"`` runs the paper's
 four-field protocol with self-reported confidence; the default "compact" protocol asks for the
@@ -22,7 +25,7 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import ground
+from longgraph.nodes.grounding import ground, route_rereads
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
@@ -52,6 +55,9 @@ def build_graph(
     builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts=PROMPTS, stage="map"), input_schema=ReadTask)
     builder.add_node("ground", node(ground))
+    builder.add_node(
+        "reread_chunk", node(read_chunk, prompts=PROMPTS, stage="map", label="reread"), input_schema=ReadTask
+    )
     builder.add_node("plan_collapse", node(COLLAPSE.plan))
     builder.add_node(
         "collapse_group", node(collapse_group, prompts=PROMPTS, stage="collapse"), input_schema=GroupTask
@@ -63,7 +69,10 @@ def build_graph(
     builder.add_edge(START, "chunk")
     builder.add_conditional_edges("chunk", each_chunk("map_chunk"), ["map_chunk"])
     builder.add_edge("map_chunk", "ground")
-    builder.add_edge("ground", "plan_collapse")
+    builder.add_conditional_edges(
+        "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "plan_collapse"}
+    )
+    builder.add_edge("reread_chunk", "ground")
     builder.add_conditional_edges(
         "plan_collapse",
         COLLAPSE.route,

@@ -6,6 +6,7 @@ quotes kept verbatim, reasoning merged). Both stages read and write the one note
 adapter sits between them.
 
 START → chunk ──Send per chunk──▶ map_chunk → ground → plan_merge
+ground ──Send per passage worth a second reading──▶ reread_chunk → ground
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
 plan_merge ──fits──▶ reduce → finalize → END          plan_merge ──no evidence──▶ finalize
 """
@@ -20,7 +21,7 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import ground
+from longgraph.nodes.grounding import ground, route_rereads
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
@@ -49,6 +50,11 @@ def build_graph(
     builder.add_node("chunk", node(chunk_input, prompts="mapreduce", stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts="mapreduce", stage="map"), input_schema=ReadTask)
     builder.add_node("ground", node(ground))
+    builder.add_node(
+        "reread_chunk",
+        node(read_chunk, prompts="mapreduce", stage="map", label="reread"),
+        input_schema=ReadTask,
+    )
     builder.add_node("plan_merge", node(MERGE.plan))
     builder.add_node(
         "merge_batch", node(merge_batch, prompts="segment_plus", stage="merge"), input_schema=GroupTask
@@ -60,7 +66,10 @@ def build_graph(
     builder.add_edge(START, "chunk")
     builder.add_conditional_edges("chunk", each_chunk("map_chunk"), ["map_chunk"])
     builder.add_edge("map_chunk", "ground")
-    builder.add_edge("ground", "plan_merge")
+    builder.add_conditional_edges(
+        "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "plan_merge"}
+    )
+    builder.add_edge("reread_chunk", "ground")
     builder.add_conditional_edges(
         "plan_merge", MERGE.route, {"merge_batch": "merge_batch", "done": "reduce", "empty": "finalize"}
     )

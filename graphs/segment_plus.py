@@ -1,14 +1,16 @@
 """Segment+ (Shi et al., 2024): segment → note ∥ → ground → filter ∥ → [merge ∥]* → answer from notes.
 
-START → segment ──Send per segment──▶ take_note → ground ──Send per note──▶ filter_note → gather_filter
-ground ──nothing to label──▶ plan_merge                         gather_filter → plan_merge
+START → segment ──Send per segment──▶ take_note → ground ──Send per passage──▶ reread_chunk → ground
+ground → screen ──Send per note──▶ filter_note → gather_filter → plan_merge
+screen ──nothing to label──▶ plan_merge
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
 plan_merge ──fits──▶ answer → finalize → END                    plan_merge ──no note left──▶ finalize
 
 The ablations of the paper's §4.3 are the same wiring with stages swapped: ``use_filter=False`` leaves
 the filter out ("No Label"); ``structured=False`` takes one free-text note per segment and merges free
 text ("No Structure"); both together is the plain chunk-and-merge baseline ("Normal"). The grounding
-check (``nodes/grounding.py``) runs in every variant: it is this project's, not the paper's.
+check and the second reading of a segment whose note is not evidence (``nodes/grounding.py``) run in
+every variant: they are this project's, not the paper's.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import ground
-from longgraph.nodes.notes_filter import filter_note, gather_filter, route_filter
+from longgraph.nodes.grounding import ground, route_rereads
+from longgraph.nodes.notes_filter import filter_note, gather_filter, pass_notes, route_filter
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
@@ -55,6 +57,9 @@ def build_graph(
     builder.add_node("segment", node(chunk_input, prompts=PROMPTS, stage=gather, size="segment_size"))
     builder.add_node("take_note", node(read_chunk, prompts=PROMPTS, stage=gather), input_schema=ReadTask)
     builder.add_node("ground", node(ground))
+    builder.add_node(
+        "reread_chunk", node(read_chunk, prompts=PROMPTS, stage=gather, label="reread"), input_schema=ReadTask
+    )
     builder.add_node("plan_merge", node(MERGE.plan))
     builder.add_node("merge_batch", node(merge_batch, prompts=PROMPTS, stage="merge"), input_schema=GroupTask)
     builder.add_node("gather_merge", node(MERGE.gather))
@@ -64,16 +69,23 @@ def build_graph(
     builder.add_edge(START, "segment")
     builder.add_conditional_edges("segment", each_chunk("take_note"), ["take_note"])
     builder.add_edge("take_note", "ground")
+    builder.add_edge("reread_chunk", "ground")
     if use_filter:
+        builder.add_node("screen", node(pass_notes))
         builder.add_node("filter_note", node(filter_note, prompts=PROMPTS), input_schema=NoteTask)
         builder.add_node("gather_filter", node(gather_filter))
         builder.add_conditional_edges(
-            "ground", route_filter, {"filter_note": "filter_note", "done": "plan_merge"}
+            "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "screen"}
+        )
+        builder.add_conditional_edges(
+            "screen", route_filter, {"filter_note": "filter_note", "done": "plan_merge"}
         )
         builder.add_edge("filter_note", "gather_filter")
         builder.add_edge("gather_filter", "plan_merge")
     else:
-        builder.add_edge("ground", "plan_merge")
+        builder.add_conditional_edges(
+            "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "plan_merge"}
+        )
     builder.add_conditional_edges(
         "plan_merge", MERGE.route, {"merge_batch": "merge_batch", "done": "answer", "empty": "finalize"}
     )

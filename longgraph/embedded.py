@@ -509,6 +509,12 @@ def server_command(
     ]
     if settings.enforce_eager:
         cmd.append("--enforce-eager")
+    # Compact JSON under constrained decoding: without this SmolLM2 spends a third of its output on
+    # whitespace between keys and values ('{\n\n"answer"\n\n: ...').
+    cmd += [
+        "--structured-outputs-config",
+        json.dumps({"backend": "xgrammar", "disable_any_whitespace": True}),
+    ]
     cmd.extend(settings.extra_args)
     return cmd
 

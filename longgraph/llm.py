@@ -229,8 +229,12 @@ async def call_structured(
     variables: dict[str, str],
     parse_retries: int,
     work: str = "",
+    label: str | None = None,
 ) -> StructuredCall[T]:
     """Render, ask, parse, retry on parse failure; consult and fill the result cache.
+
+    ``label`` names the call in usage counts and the stage header when it differs from the prompt's
+    stage (a second reading renders the map prompt but is counted as "reread").
 
     Transport failures propagate as :class:`EndpointError`, naming ``work`` (e.g. "map of chunk 7") as
     left undone; parse failures come back as a failed ``StructuredCall``.
@@ -268,7 +272,7 @@ async def call_structured(
             except StructuredOutputError:
                 pass  # a stale entry: ask again
         try:
-            reply = await llm.complete(messages, stage=stage, schema=schema)
+            reply = await llm.complete(messages, stage=label or stage, schema=schema)
         except _ModeChanged:
             continue  # re-render for text mode; does not count as an attempt
         except EndpointError as exc:
@@ -285,7 +289,7 @@ async def call_structured(
             error = str(exc)
             usage = usage + Usage(failed_calls=1)
             attempt += 1
-            log.info("%s: unparseable answer (attempt %d/%d): %s", stage, attempt, attempts, error)
+            log.info("%s: unparseable answer (attempt %d/%d): %s", label or stage, attempt, attempts, error)
             continue
         if llm.cache is not None:
             await asyncio.to_thread(llm.cache.put, key, stage, raw)

@@ -21,7 +21,7 @@ check against the source tells them apart.
 4. ``relevance`` is the share of the question's content words in that span; below the context's
    ``min_relevance`` (0.2) the span **does not bear on the question** (copied unrelated text): not
    evidence. A note without an answer (a Segment+ note of quotes) is judged by its most relevant
-   verified quote.
+   verified quote; one with no quote found in the chunk, by what its reasoning states (as an answer).
 
 **Confidence** out of 5, shown per chunk in the result::
 
@@ -42,17 +42,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-from langgraph.types import Overwrite
+from langgraph.types import Send
 
 from longgraph.errors import TooManyFailures
+from longgraph.nodes.chunking import title_label
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words, sentence_spans
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
 from longgraph.nodes.render import measure_notes
-from longgraph.state.contract import Chunk, DocumentIn, Evidence
+from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
+from longgraph.state.tasks import ReadTask
+
+REREAD = "reread"
+"""The label of a second reading (its reads, calls and progress events)."""
 
 MIN_SUPPORT = 0.5
 """Share of an answer's new words its supporting span must hold for the note to be evidence."""
@@ -196,6 +202,13 @@ def ground_read(
         return said, None
 
     verdict = _judge(draft, located, chunk, documents, wanted, min_relevance)
+    if verdict.reason and draft.structured and not draft.answer and not quotes:
+        # A note that quoted nothing is a no-information note (Segment+ removes notes with empty
+        # evidence); its reasoning could have rescued it only by being supported by the chunk.
+        reason = (
+            f"its note quoted nothing, and its reasoning is not supported by the chunk ({verdict.reason})"
+        )
+        return said.model_copy(update={"reason": reason}), None
     outcome = said.model_copy(
         update={
             "fate": "unsupported" if verdict.reason else "noted", "reason": verdict.reason,
@@ -244,11 +257,16 @@ def _judge(
             support = max(support, best_support(claim, whole, wanted), key=lambda s: s.support)
         relevance = len(wanted & content_stems(draft.reasoning)) / len(wanted) if wanted else 1.0
         support = Support(support.span, support.support, relevance, claim)
-    elif draft.answer:
-        claim = new_words(draft.answer, wanted, titles)
-        if not claim and not (content_stems(draft.answer) & VERDICT_WORDS):
+    elif draft.answer or (not verified and draft.reasoning.strip()):
+        # The answer is the claim; a note of quotes none of which is in the chunk is judged by what its
+        # reasoning states instead (a small model often leaves the quote list empty and writes the
+        # sentence it read into its reasoning).
+        stated = draft.answer or draft.reasoning
+        claim = new_words(stated, wanted, titles)
+        if not claim and not (content_stems(stated) & VERDICT_WORDS):
+            what = "answer" if draft.answer else "note"
             return _Verdict(
-                Support(None, 0.0, 0.0, claim), 0.0, "its answer restates the question (no new word)"
+                Support(None, 0.0, 0.0, claim), 0.0, f"its {what} restates the question (no new word)"
             )
         support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
         if not claim:  # a bare verdict: the sentence that bears most on the question supports it
@@ -257,16 +275,16 @@ def _judge(
         elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
             wider = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
             support = max(support, wider, key=lambda s: (s.support, s.relevance))
-    else:  # quotes only (a Segment+ note): its most relevant verified quote
-        if not verified:
-            n = len(located)
-            return _Verdict(
-                Support(None, 0.0, 0.0, frozenset()), 0.0, f"none of its {n} quote(s) is in the chunk"
-            )
+    elif verified:  # quotes only (a Segment+ note): its most relevant verified quote
         support = best_support(frozenset(), verified, wanted)
+    else:
+        return _Verdict(
+            Support(None, 0.0, 0.0, frozenset()), 0.0, f"none of its {len(located)} quote(s) is in the chunk"
+        )
     if support.support < MIN_SUPPORT:
         missing = support.new_words - (support.span.stems if support.span is not None else frozenset())
-        return _Verdict(support, 0.0, f"its answer is not in the chunk (not found: {_shown(missing)})")
+        what = "answer" if draft.answer or not draft.structured else "note"
+        return _Verdict(support, 0.0, f"its {what} is not in the chunk (not found: {_shown(missing)})")
     if support.relevance < min_relevance:
         return _Verdict(
             support, 0.0,
@@ -309,56 +327,147 @@ def support_in_notes(answer: str, notes: Sequence[Note], question: str) -> tuple
     )
 
 
-async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
-    """The grounding stage: every read checked against its chunk, in chunk order.
+REREAD_RELEVANCE = 0.5
+"""A passage holding at least this share (and two) of the question's content words earns a chunk a
+second reading when its first answer was not evidence."""
 
-    Also enforces the failure budget (more failed chunks than ``max_failed_fraction`` raise
-    :class:`~longgraph.errors.TooManyFailures`: an answer from the rest would mislead).
+
+def best_passage(
+    chunk: Chunk, documents: Sequence[DocumentIn], wanted: frozenset[str]
+) -> tuple[Span, float] | None:
+    """The chunk's sentence that shares most of the question's words, with a sentence either side."""
+    spans = chunk_spans(chunk, documents)
+    if not spans or not wanted:
+        return None
+    scores = [len(wanted & s.stems) for s in spans]
+    best = max(range(len(spans)), key=lambda i: (scores[i], -i))
+    lo = best - 1 if best > 0 and spans[best - 1].doc_index == spans[best].doc_index else best
+    hi = best + 1 if best + 1 < len(spans) and spans[best + 1].doc_index == spans[best].doc_index else best
+    passage = spans[lo]
+    for k in range(lo + 1, hi + 1):
+        passage = passage.joined(spans[k])
+    return passage, scores[best] / len(wanted)
+
+
+def worth_rereading(outcome: ChunkOutcome, relevance: float, wanted: frozenset[str]) -> bool:
+    """A strong passage the first answer did not use: no evidence, or evidence far less relevant."""
+    if relevance < REREAD_RELEVANCE or relevance * len(wanted) < min(2, len(wanted)):
+        return False
+    if outcome.fate in ("no_information", "unsupported"):
+        return True
+    return outcome.fate == "noted" and (outcome.relevance or 0.0) + 0.25 < relevance
+
+
+def _better(
+    a: tuple[ChunkOutcome, Note | None], b: tuple[ChunkOutcome, Note | None]
+) -> tuple[ChunkOutcome, Note | None]:
+    """Of two readings of one chunk, the one that gave evidence (the more confident if both did)."""
+    if (a[1] is None) != (b[1] is None):
+        return a if a[1] is not None else b
+    if a[1] is not None and b[1] is not None:
+        return a if a[1].confidence >= b[1].confidence else b
+    return a
+
+
+async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
+    """The grounding stage: every chunk's reading checked against the chunk, in chunk order.
+
+    A chunk read twice (a second reading of its most relevant passage, see :func:`worth_rereading`)
+    keeps the reading that gave evidence. Also enforces the failure budget: more failed chunks than
+    ``max_failed_fraction`` raise :class:`~longgraph.errors.TooManyFailures` (an answer from the rest
+    would mislead). Returns the chunks to read again in ``rereads`` (empty on the second pass).
     """
-    reads = sorted(state.get("reads") or [], key=lambda r: r.chunk_id)
-    failed = [r for r in reads if r.draft is None]
-    if reads and len(failed) / len(reads) > kit.context.max_failed_fraction:
+    by_chunk: dict[int, list[ChunkRead]] = {}
+    for read in state.get("reads") or []:
+        by_chunk.setdefault(read.chunk_id, []).append(read)
+    first = [next((r for r in rs if r.stage != REREAD), rs[0]) for _, rs in sorted(by_chunk.items())]
+    failed = [r for r in first if r.draft is None]
+    if first and len(failed) / len(first) > kit.context.max_failed_fraction:
         ids = ", ".join(str(r.chunk_id) for r in failed[:20])
         raise TooManyFailures(
-            f"{len(failed)} of {len(reads)} chunks failed in the {failed[0].stage} stage (chunks {ids}"
+            f"{len(failed)} of {len(first)} chunks failed in the {failed[0].stage} stage (chunks {ids}"
             f"{'…' if len(failed) > 20 else ''}); first error: {failed[0].error}"
         )
     chunks = {c.id: c for c in state.get("input_chunks") or []}
     documents = documents_of(state)
     question = state["question"]
+    wanted = question_words(question)
+    settings = kit.context
+    may_reread = settings.reread and settings.prompt_variant == "compact"
 
-    def check() -> tuple[list[ChunkOutcome], list[Note]]:
-        outcomes, notes = [], []
-        for read in reads:
-            outcome, note = ground_read(
-                read, chunks[read.chunk_id], documents, question, min_relevance=kit.context.min_relevance
-            )
+    def check() -> tuple[list[ChunkOutcome], list[Note], list[ReadTask], int]:
+        outcomes, notes, rereads, reread_helped = [], [], [], 0
+        for chunk_id, reads in sorted(by_chunk.items()):
+            chunk = chunks[chunk_id]
+            graded = [
+                ground_read(r, chunk, documents, question, min_relevance=settings.min_relevance)
+                for r in reads
+            ]
+            outcome, note = graded[0]
+            for other in graded[1:]:
+                outcome, note = _better((outcome, note), other)
+            if len(graded) > 1:
+                helped = note is not None and outcome is not graded[0][0]
+                reread_helped += helped
+                outcome = outcome.model_copy(
+                    update={"reason": "answered on a second reading of its most relevant passage"
+                            if helped else (outcome.reason or "") + "; a second reading did not help"}
+                )  # fmt: skip
+            elif may_reread and reads[0].draft is not None:
+                found = best_passage(chunk, documents, wanted)
+                if found is not None and worth_rereading(outcome, found[1], wanted):
+                    span = found[0]
+                    text = documents[span.doc_index].text[span.start : span.end]
+                    part = ChunkPart(
+                        doc_index=span.doc_index, title=span.title, start=span.start, end=span.end
+                    )
+                    passage = Chunk(id=chunk_id, parts=[part], tokens=0, text=title_label(span.title) + text)
+                    rereads.append(ReadTask(chunk=passage, question=question, total=0))
             outcomes.append(outcome)
             if note is not None:
                 notes.append(note)
-        return outcomes, notes
+        return (
+            outcomes,
+            notes,
+            [ReadTask(chunk=t["chunk"], question=question, total=len(rereads)) for t in rereads],
+            reread_helped,
+        )
 
-    outcomes, notes = await asyncio.to_thread(check)  # CPU work off the event loop
+    outcomes, notes, rereads, helped = await asyncio.to_thread(check)  # CPU work off the event loop
     decisions = []
-    unverified = [q for n in notes for q in n.quotes if not q.verified]
-    if unverified:
-        where = sorted({q.chunk_id for q in unverified})
+    if any(r.stage == REREAD for rs in by_chunk.values() for r in rs):
+        reread = sum(any(r.stage == REREAD for r in rs) for rs in by_chunk.values())
         decisions.append(
-            f"{len(unverified)} quoted sentence(s) could not be found in their segment (segments "
-            f"{', '.join(map(str, where))}): kept and flagged verified=false in the evidence"
+            f"{reread} chunk(s) were read a second time, their most relevant passage alone: {helped} gave evidence"
         )
-    unsupported = [o for o in outcomes if o.fate == "unsupported"]
-    if unsupported:
-        decisions.append(
-            f"{len(unsupported)} chunk(s) answered without support in their text (reported 'unsupported'); "
-            f"{len(notes)} note(s) passed the grounding check"
-        )
+    if not rereads:
+        unverified = [q for n in notes for q in n.quotes if not q.verified]
+        if unverified:
+            where = sorted({q.chunk_id for q in unverified})
+            decisions.append(
+                f"{len(unverified)} quoted sentence(s) could not be found in their segment (segments "
+                f"{', '.join(map(str, where))}): kept and flagged verified=false in the evidence"
+            )
+        unsupported = [o for o in outcomes if o.fate == "unsupported"]
+        if unsupported:
+            decisions.append(
+                f"{len(unsupported)} chunk(s) answered without support in their text (reported 'unsupported'); "
+                f"{len(notes)} note(s) passed the grounding check"
+            )
     return {
         "outcomes": outcomes,
         "notes": measure_notes(notes, kit),
-        "reads": Overwrite([]),
+        "rereads": rereads,
         "rounds": 0,
         "previous_tokens": None,
         "groups": [],
         "decisions": decisions,
     }
+
+
+def route_rereads(state: RunState) -> list[Send] | Literal["done"]:
+    """Send each chunk worth a second reading to ``reread_chunk``, or go on."""
+    rereads = state.get("rereads") or []
+    if not rereads:
+        return "done"
+    return [Send("reread_chunk", task) for task in rereads]

@@ -70,13 +70,23 @@ class RunKit:
         return self.provider(self.context)
 
     async def call(
-        self, strategy: str, stage: str, *, text: str, question: str, work: str, **extra: str
+        self,
+        strategy: str,
+        stage: str,
+        *,
+        text: str,
+        question: str,
+        work: str,
+        label: str | None = None,
+        **extra: str,
     ) -> StructuredCall[StructuredOutput]:
-        """One stage call: render the stage's prompt, ask for its schema, parse, retry, cache."""
+        """One stage call: render the stage's prompt, ask for its schema, parse, retry, cache.
+
+        ``label`` counts the call under another name than its prompt's stage (a second reading)."""
         return await call_structured(
             self.client(), self.prompts(strategy), stage, task=self.context.task,
             schema=self.schema(strategy, stage), variables={"context": text, "question": question, **extra},
-            parse_retries=self.context.parse_retries, work=work,
+            parse_retries=self.context.parse_retries, work=work, label=label,
         )  # fmt: skip
 
 

@@ -41,14 +41,22 @@ def each_chunk(target: str) -> Callable[[RunState], list[Send]]:
     return fan_out
 
 
-async def read_chunk(task: ReadTask, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
-    """Ask ``stage`` of the ``prompts`` set about one chunk; return its draft note."""
+async def read_chunk(
+    task: ReadTask, kit: RunKit, *, prompts: str, stage: str, label: str | None = None
+) -> dict[str, Any]:
+    """Ask ``stage`` of the ``prompts`` set about one chunk; return its draft note.
+
+    ``label`` (e.g. "reread") names the call in progress, usage and the read itself when it is not the
+    stage's first reading of the chunk.
+    """
     chunk = task["chunk"]
+    name = label or stage
     result = await kit.call(
-        prompts, stage, text=chunk.text, question=task["question"],
-        work=f"{stage} of chunk {chunk.id} (and any {stage} call not finished)",
+        prompts, stage, text=chunk.text, question=task["question"], label=label,
+        work=f"{name} of chunk {chunk.id} (and any {name} call not finished)",
     )  # fmt: skip
-    report_progress(stage, total=task["total"])
+    report_progress(name, total=task["total"])
+    stage = name
     if result.value is None:
         read = ChunkRead(chunk_id=chunk.id, stage=stage, error=result.error, raw=result.raw)
     else:

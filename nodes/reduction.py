@@ -96,6 +96,21 @@ def keep_best_fitting(
     )
 
 
+def set_aside_weak(notes: Sequence[Note], share: float) -> tuple[list[Note], list[Note]]:
+    """(kept, set aside): notes under ``share`` of the strongest note's confidence are set aside.
+
+    A small model's reduce follows whatever it reads; a confabulated answer that happened to share a
+    word or two with the question (so it passed grounding with low confidence) must not compete with
+    a note whose sentence holds the question's words and the answer's. Notes without a confidence
+    (Segment+'s free-text ablation rates them too) are kept.
+    """
+    if share <= 0 or not notes:
+        return list(notes), []
+    bar = share * max(n.confidence for n in notes)
+    kept = [n for n in notes if n.confidence >= bar]
+    return kept, [n for n in notes if n.confidence < bar]
+
+
 def _quote_key(quote: Evidence) -> tuple[object, ...]:
     return (
         (quote.doc_index, quote.start, quote.end)
@@ -177,13 +192,22 @@ class ReductionLoop:
         notes: list[Note] = state.get("notes") or []
         if not notes:
             return {"groups": []}
+        decisions: list[str] = []
+        filtered: list[tuple[int, str]] = []
+        notes, weak = set_aside_weak(notes, kit.context.min_note_strength)
+        if weak:
+            strongest = max(n.confidence for n in notes)
+            reason = (
+                f"its note's evidence was much weaker than the strongest note's (confidence under "
+                f"{kit.context.min_note_strength:g} × {strongest:g})"
+            )
+            filtered += [(source, reason) for note in weak for source in note.sources]
+            decisions.append(f"set aside {len(weak)} note(s) with much weaker evidence than the strongest")
         question = state["question"]
         final_budget = kit.budget(self.final_prompts, self.final_stage, question)
         if total_tokens(notes) <= final_budget:
-            return {"groups": []}
+            return {"notes": notes, "groups": [], "decisions": decisions, "filtered": filtered}
         combine_budget = kit.budget(self.combine_prompts, self.combine_stage, question)
-        decisions: list[str] = []
-        filtered: list[tuple[int, str]] = []
         if self.keeps_quotes:
             cap = int(min(final_budget, combine_budget) * EVIDENCE_SHARE)
             quoted = quotes_tokens(notes, kit)

@@ -11,7 +11,8 @@ document never break rendering. The version is part of every result-cache key.
 Layout rule every template follows (the test stub's oracle and prefix caching both rely on it): what
 all calls of a run share — instructions, the question, the output format — comes first; the text
 shown sits between a "... begins as follows:" and a "... concludes here." line; the question is
-repeated after it on a "Question:" line, which small models need to stay on task.
+repeated after it on a "Question:" line, which small models need to stay on task, and a blank line
+ends the question before any reminder of the task and the format.
 """
 
 from __future__ import annotations

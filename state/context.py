@@ -43,6 +43,15 @@ def _urls(raw: str) -> str | list[str]:
     return parts[0] if len(parts) == 1 else parts
 
 
+def _bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
 def _optional_int(raw: str) -> int | None:
     return None if raw.lower() in ("", "none", "auto") else int(raw)
 
@@ -92,6 +101,12 @@ class Context:
     min_relevance: float = field(default_factory=_env("min_relevance", 0.2, float))
     """Grounding: the share of the question's content words a note's supporting span must contain to
     count as evidence (0 turns the check off). See ``nodes/grounding.py``."""
+    min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
+    """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
+    before the final stage (reported ``filtered``); 0 keeps every verified note."""
+    reread: bool = field(default_factory=_env("reread", True, _bool))
+    """Compact protocol: a chunk whose answer is not evidence but which holds a passage bearing strongly
+    on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
     rag_top_k: int = field(default_factory=_env("rag_top_k", 5, int))
@@ -128,8 +143,10 @@ class Context:
             )
         if self.prompt_variant not in ("compact", "paper"):
             raise ConfigurationError(f"prompt_variant {self.prompt_variant!r}: expected 'compact' or 'paper'")
-        if not 0.0 <= self.min_relevance <= 1.0:
-            raise ConfigurationError(f"min_relevance must be in [0, 1], got {self.min_relevance!r}")
+        for name in ("min_relevance", "min_note_strength"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise ConfigurationError(f"{name} must be in [0, 1], got {value!r}")
         positive_ints = {
             "max_output_tokens": self.max_output_tokens,
             "max_concurrency": self.max_concurrency,

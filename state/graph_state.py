@@ -19,7 +19,7 @@ from typing import Annotated, Any, TypedDict
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
-from longgraph.state.tasks import Combined
+from longgraph.state.tasks import Combined, ReadTask
 from longgraph.state.usage import Usage
 
 
@@ -59,6 +59,8 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """Fan-in of the read stage: one per chunk, in completion order."""
     outcomes: list[ChunkOutcome]
     """One per chunk, in chunk order, after grounding."""
+    rereads: list[ReadTask]
+    """Chunks the grounding stage wants read again (their most relevant passage alone)."""
     notes: list[Note]
     """The notes in play: grounded notes, then what the reduction loop made of them."""
     groups: list[list[Note]]

@@ -135,7 +135,9 @@ class SegmentNote(StructuredOutput):
 
     def note_draft(self) -> NoteDraft:
         quotes = [q.strip() for q in self.evidence if q.strip()]
-        return NoteDraft(quotes=quotes, reasoning=self.reasoning.strip(), no_information=not quotes)
+        reasoning = self.reasoning.strip()
+        empty = not reasoning or is_no_information(reasoning)
+        return NoteDraft(quotes=quotes, reasoning=reasoning, no_information=not quotes and empty)
 
 
 class FilterDecision(StructuredOutput):

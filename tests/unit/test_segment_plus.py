@@ -30,8 +30,8 @@ SMALL = {
     "model": "scripted",
     "prompt_variant": "paper",  # the scripted responders below key on the paper's prompts
 }
-ANY_RELEVANCE = {"min_relevance": 0.0}
-"""For tests of merging many notes: quotes of ordinary sentences count as evidence."""
+ANY_RELEVANCE = {"min_relevance": 0.0, "min_note_strength": 0.0}
+"""For tests of merging many notes: quotes of ordinary sentences count as evidence and are all kept."""
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
 
 
