@@ -20,7 +20,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from longgraph.endpoint import ServedModel
 from longgraph.llm import Endpoint, LLMClient, PerLoopProvider
 from longgraph.state.context import Context
-from longgraph.testing.stub_server import build_completion_content
+from longgraph.testing.answers import build_completion_content
 
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
 """(messages as OpenAI-style dicts, request extras such as ``response_format``) -> answer text."""

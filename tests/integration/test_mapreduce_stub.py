@@ -80,3 +80,23 @@ def test_cli_json_over_http(stub: StubHandle, tmp_path: object) -> None:
     assert "smoked plums" in result["answer"]
     assert {c["status"] for c in result["chunks"]} <= {"used", "no_information"}
     assert result["evidence"][0]["title"] == "essays.txt"
+
+
+@pytest.mark.parametrize("strategy", ["mapreduce", "segment-plus", "mapreduce-segment-merge"])
+def test_a_hallucinating_model_cannot_outvote_the_one_grounded_note(strategy: str) -> None:
+    """Every chunk without the fact answers a confident wrong value (the stub's ``hallucinate`` mode,
+    over real HTTP): the grounding check reports them unsupported and the answer is the fact."""
+    from longgraph.strategies import build_strategy
+    from longgraph.testing.stub_server import HALLUCINATION
+
+    with run_stub_in_thread(StubConfig(model="stub", hallucinate=True)) as liar:
+        out = GraphOutput.model_validate(
+            build_strategy(strategy).invoke(
+                {"question": QUESTION, "document": planted(80_000)}, context=_context(liar.base_url)
+            )
+        )
+    assert "smoked plums" in out.answer and out.supported
+    assert "lantern" not in out.answer.lower()
+    unsupported = [c for c in out.chunks if c.status == "unsupported"]
+    assert len(unsupported) >= len(out.chunks) - 2
+    assert all(HALLUCINATION in f"{c.answer} {c.extracted}" for c in unsupported)  # quoted or answered

@@ -14,7 +14,7 @@ from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, Gra
 from longgraph.state.notes import ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.testing.stub_server import extract_question_and_text
+from longgraph.testing.oracle import extract_question_and_text
 from longgraph.tests.conftest import FACT, QUESTION, planted
 
 DOC = (

@@ -18,7 +18,7 @@ from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, GraphOutput
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.testing.stub_server import extract_question_and_text, oracle_answer
+from longgraph.testing.oracle import extract_question_and_text, oracle_answer
 from longgraph.tests.conftest import FACT, QUESTION, planted
 from longgraph.tokenizer import get_tokenizer
 

@@ -1,0 +1,277 @@
+"""Building the oracle's answer in the shape a request asks for: a JSON schema, a tool, or labels.
+
+With a ``json_schema`` response format the content is a JSON object holding every schema property;
+with a forced tool, that tool's JSON arguments; in text mode one ``Label: value`` line per label the
+prompt's format block asks for. ``hallucinate`` turns the oracle into a confident liar for every text
+that does not hold the answer (the grounding check's adversary in the tests).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from longgraph.testing.oracle import (
+    _FORMAT_LABEL_RE,
+    FORMAT_HEADER,
+    NO_INFORMATION,
+    _message_text,
+    extract_question_and_text,
+    oracle_answer,
+)
+
+HALLUCINATION = "The answer is definitely the blue lantern of Marrowby."
+"""What a hallucinating stub says for every text that does not hold the answer."""
+
+
+_POSITIVE = ("keep", "yes", "true", "relevant", "accept", "include")
+_NEGATIVE = ("remove", "no", "false", "irrelevant", "reject", "drop", "exclude", "discard")
+
+
+def _resolve(root: Mapping[str, Any], prop: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Follow local ``$ref`` / single ``allOf`` / nullable ``anyOf`` so the property's real shape shows."""
+    out: dict[str, Any] = dict(prop)
+    if depth > 8:
+        return out
+    ref = out.pop("$ref", None)
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for key in ref[2:].split("/"):
+            target = target.get(key, {}) if isinstance(target, Mapping) else {}
+        if isinstance(target, Mapping):
+            out = {**_resolve(root, target, depth + 1), **out}
+    for combo in ("allOf", "anyOf", "oneOf"):
+        options = out.pop(combo, None)
+        if isinstance(options, list):
+            non_null = [o for o in options if isinstance(o, Mapping) and o.get("type") != "null"]
+            if non_null:
+                out = {**_resolve(root, non_null[0], depth + 1), **out}
+    return out
+
+
+def _schema_type(prop: Mapping[str, Any]) -> str | None:
+    t = prop.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    if isinstance(t, str):
+        return t
+    enum_values = prop.get("enum")
+    if isinstance(enum_values, list) and enum_values:
+        first = enum_values[0]
+        if isinstance(first, bool):
+            return "boolean"
+        if isinstance(first, int | float):
+            return "number"
+        return "string"
+    if "properties" in prop:
+        return "object"
+    return None
+
+
+def _pick_enum(values: Sequence[Any], found: bool) -> Any:
+    """Choose the enum member that means "keep" when something was found, "remove" otherwise."""
+    wanted = _POSITIVE if found else _NEGATIVE
+    for v in values:
+        if str(v).strip().lower() in wanted:
+            return v
+    if found or len(values) < 2:
+        return values[0]
+    return values[1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    sentence: str | None
+    confidence: float
+
+    @property
+    def found(self) -> bool:
+        return self.sentence is not None
+
+    @property
+    def answer(self) -> str:
+        return self.sentence if self.sentence is not None else NO_INFORMATION
+
+    @property
+    def rationale(self) -> str:
+        if self.found:
+            return "The text states this directly."
+        return "The text does not mention anything relevant to the question."
+
+
+def _fill_value(root: Mapping[str, Any], name: str, raw: Mapping[str, Any], verdict: _Verdict) -> Any:
+    prop = _resolve(root, raw)
+    low = name.lower()
+    ptype = _schema_type(prop)
+    enum_values = prop.get("enum")
+    if "confidence" in low or (ptype in ("number", "integer") and not enum_values):
+        if ptype == "integer":
+            return int(verdict.confidence)
+        if ptype == "string":
+            return str(int(verdict.confidence))
+        return verdict.confidence
+    if isinstance(enum_values, list) and enum_values:
+        return _pick_enum(enum_values, verdict.found)
+    if ptype == "boolean":
+        return verdict.found
+    if ptype == "array":
+        items = _resolve(root, prop.get("items") or {})
+        if _schema_type(items) == "object":
+            return [_fill_object(root, items, verdict)] if verdict.found else []
+        if "answer" in low:
+            return [verdict.answer] if verdict.found else []
+        return [verdict.sentence] if verdict.sentence is not None else []
+    if ptype == "object":
+        return _fill_object(root, prop, verdict)
+    if ptype == "null":
+        return None
+    if "answer" in low:
+        return verdict.answer
+    if any(k in low for k in ("rationale", "reason", "explanation", "thought")):
+        return verdict.rationale
+    return verdict.sentence if verdict.sentence is not None else "No relevant information."
+
+
+def _fill_object(root: Mapping[str, Any], schema: Mapping[str, Any], verdict: _Verdict) -> dict[str, Any]:
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return {}
+    return {
+        str(k): _fill_value(root, str(k), v if isinstance(v, Mapping) else {}, verdict)
+        for k, v in props.items()
+    }
+
+
+def _default_object(verdict: _Verdict) -> dict[str, Any]:
+    return {
+        "extracted_information": verdict.sentence if verdict.sentence is not None else "None",
+        "rationale": verdict.rationale,
+        "answer": verdict.answer,
+        "confidence_score": int(verdict.confidence),
+    }
+
+
+def _text_protocol(verdict: _Verdict) -> str:
+    return (
+        f"Extracted Information: {verdict.sentence if verdict.sentence is not None else 'None'}\n"
+        f"Rationale: {verdict.rationale}\n"
+        f"Answer: {verdict.answer}\n"
+        f"Confidence Score: {int(verdict.confidence)}"
+    )
+
+
+def requested_labels(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The labels the last user message asks for, in order: the ``Label:`` lines that follow
+    :data:`FORMAT_HEADER` (as ``longgraph.structured.format_instructions`` writes them in text mode).
+
+    Empty when the prompt asks for no labelled format (the oracle then answers the four-line protocol).
+    """
+    users = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
+    if not users:
+        return []
+    text = _message_text(users[-1])
+    at = text.lower().rfind(FORMAT_HEADER.lower())
+    if at < 0:
+        return []
+    labels: list[str] = []
+    for line in text[at + len(FORMAT_HEADER) :].splitlines()[1:]:
+        match = _FORMAT_LABEL_RE.match(line)
+        if match is None:
+            if labels or line.strip():
+                break
+            continue
+        labels.append(match.group(1).strip())
+    return labels
+
+
+def _label_property(label: str) -> dict[str, Any]:
+    """The JSON-schema shape a text label stands for, so text mode answers what JSON mode would."""
+    low = label.lower()
+    if "confidence" in low or "score" in low:
+        return {"type": "integer"}
+    if "decision" in low or low == "label":
+        return {"type": "string", "enum": ["Keep", "Remove"]}
+    if "evidence" in low:
+        return {"type": "array", "items": {"type": "string"}}
+    return {"type": "string"}
+
+
+def _labelled_answer(labels: Sequence[str], verdict: _Verdict) -> str:
+    """One ``Label: value`` section per requested label, filled as :func:`_fill_value` fills a JSON field
+    of the same name: answers get the answer, confidences the score, decisions Keep/Remove, evidence the
+    matched sentence as a bullet (``None`` when nothing matched), rationales and reasoning the rationale,
+    anything else the matched sentence (or "No relevant information.")."""
+    sections: list[str] = []
+    for label in labels:
+        value = _fill_value({}, label.lower().replace(" ", "_"), _label_property(label), verdict)
+        if isinstance(value, list):
+            shown = "\n".join(f"- {item}" for item in value) if value else "None"
+            sections.append(f"{label}:\n{shown}" if value else f"{label}: {shown}")
+        else:
+            sections.append(f"{label}: {value}")
+    return "\n".join(sections)
+
+
+def _json_schema_of(response_format: Any) -> Mapping[str, Any] | None:
+    if not isinstance(response_format, Mapping) or response_format.get("type") != "json_schema":
+        return None
+    spec = response_format.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, Mapping) else None
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def _chosen_tool(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The function a tool-calling client (e.g. ``method="function_calling"``) forces, if any."""
+    tools = body.get("tools")
+    choice = body.get("tool_choice")
+    if not isinstance(tools, list) or not tools or choice == "none":
+        return None
+    functions = [
+        t["function"] for t in tools if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)
+    ]
+    if not functions:
+        return None
+    if isinstance(choice, Mapping):
+        wanted = (choice.get("function") or {}).get("name")
+        for fn in functions:
+            if fn.get("name") == wanted:
+                named: Mapping[str, Any] = fn
+                return named
+    fn0: Mapping[str, Any] = functions[0]
+    return fn0
+
+
+def build_completion_content(
+    body: Mapping[str, Any], *, hallucinate: bool = False
+) -> tuple[str, Mapping[str, Any] | None]:
+    """Return (message content, forced tool or None) for a chat request body, per the oracle.
+
+    With a ``json_schema`` response format the content is a JSON object holding every schema property;
+    with a forced tool it is that tool's JSON arguments; otherwise (text mode) it is one ``Label: value``
+    line per label the prompt's "Please follow this format:" block asks for (:func:`requested_labels`),
+    or the paper's four-line protocol when the prompt asks for none.
+    """
+    messages = body.get("messages")
+    question, text = extract_question_and_text(messages if isinstance(messages, list) else [])
+    verdict = _Verdict(*oracle_answer(question, text))
+    if hallucinate and not verdict.found:
+        verdict = _Verdict(HALLUCINATION, 5.0)
+    tool = _chosen_tool(body)
+    if tool is not None:
+        params = tool.get("parameters")
+        tool_schema: Mapping[str, Any] = params if isinstance(params, Mapping) else {}
+        obj = _fill_object(tool_schema, tool_schema, verdict) if "properties" in tool_schema else None
+        return json.dumps(obj or _default_object(verdict), ensure_ascii=False), tool
+    response_format = body.get("response_format")
+    schema = _json_schema_of(response_format)
+    if schema is not None:
+        obj = _fill_object(schema, schema, verdict) if "properties" in schema else _default_object(verdict)
+        return json.dumps(obj, ensure_ascii=False), None
+    if isinstance(response_format, Mapping) and response_format.get("type") == "json_object":
+        return json.dumps(_default_object(verdict), ensure_ascii=False), None
+    labels = requested_labels(messages if isinstance(messages, list) else [])
+    if labels:
+        return _labelled_answer(labels, verdict), None
+    return _text_protocol(verdict), None
