@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from longgraph.cli.common import run_cli, stderr
 from longgraph.errors import ConfigurationError
 
 eval_app = typer.Typer(
@@ -102,7 +103,6 @@ def run(
     """Run an evaluation (resumable: rerun the same command to continue an interrupted one)."""
     if ctx.invoked_subcommand is not None:
         return
-    from longgraph.cli import run_cli, stderr  # not at import: `python -m longgraph.cli` imports us
     from longgraph.evals.report import write_reports
     from longgraph.evals.runner import EvalConfig, LoongSource, format_tokens, parse_tokens, run_eval_sync
 
@@ -180,7 +180,6 @@ def report(
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Write the Markdown, JSON and PNG reports of every model's records in DIRECTORY."""
-    from longgraph.cli import run_cli
     from longgraph.errors import InputError
     from longgraph.evals.report import write_reports
 

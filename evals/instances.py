@@ -1,0 +1,87 @@
+"""Building an evaluation's instances from its configuration (deterministic in suite, seed, length, depth)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from longgraph.errors import ConfigurationError
+from longgraph.evals.config import EvalConfig
+from longgraph.evals.data.instance import EvalInstance
+
+
+def format_tokens(n: int) -> str:
+    """32000 → ``32K``, 1280000 → ``1.28M`` (decimal, as the papers write lengths)."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:g}M"
+    if n >= 1_000:
+        return f"{n / 1_000:g}K"
+    return str(n)
+
+
+def parse_tokens(text: str) -> int:
+    """``32K`` → 32000, ``1.28M`` → 1280000, ``128000`` → 128000."""
+    raw = text.strip().upper().replace("_", "").replace(",", "")
+    scale = 1
+    if raw.endswith("K"):
+        scale, raw = 1_000, raw[:-1]
+    elif raw.endswith("M"):
+        scale, raw = 1_000_000, raw[:-1]
+    try:
+        value = float(raw) * scale
+    except ValueError as exc:
+        raise ConfigurationError(f"{text!r} is not a token count (e.g. 32000, 32K, 1.28M)") from exc
+    if value <= 0 or value != int(value):
+        raise ConfigurationError(f"{text!r} is not a positive whole number of tokens")
+    return int(value)
+
+
+def build_instances(config: EvalConfig) -> list[EvalInstance]:
+    """The suite's instances, deterministic in the seed (built in the same order every time)."""
+    # The builders count with the project's default tokenizer, so lengths compare across models.
+    if config.suite == "needle":
+        from longgraph.evals.data.needle import build_needle
+
+        return [
+            instance
+            for length in config.lengths
+            for depth in config.depths
+            for instance in build_needle(target_tokens=length, n=config.n, seed=config.seed, depth=depth)
+        ]
+    if config.suite == "squad":
+        from longgraph.evals.data.squad import build_squad
+
+        return [
+            i
+            for length in config.lengths
+            for i in build_squad(target_tokens=length, n=config.n, seed=config.seed)
+        ]
+    if config.suite == "hotpot":
+        from longgraph.evals.data.hotpot import build_hotpot
+
+        return [
+            i
+            for length in config.lengths
+            for i in build_hotpot(target_tokens=length, n=config.n, seed=config.seed)
+        ]
+    from longgraph.evals.data.loong import load_loong
+
+    assert config.loong is not None
+    loaded = load_loong(
+        config.loong.instances, config.loong.docs, context_window=config.loong.window, seed=config.seed,
+        sets=config.loong.sets,
+    )  # fmt: skip
+    per_set: dict[Any, int] = {}
+    chosen: list[EvalInstance] = []
+    for instance in loaded:  # the first n of each length set, in file order
+        key = instance.metadata.get("set")
+        if per_set.get(key, 0) < config.n:
+            per_set[key] = per_set.get(key, 0) + 1
+            chosen.append(instance)
+    return chosen
+
+
+def length_set(instance: EvalInstance) -> str:
+    """The length bucket a report groups by: the target length, or Loong's length set."""
+    if instance.suite == "loong":
+        return str(instance.metadata.get("length_set") or format_tokens(instance.actual_tokens))
+    return format_tokens(instance.target_tokens)

@@ -1,0 +1,98 @@
+"""Evaluation records on disk: one JSONL file per model label, appended as runs finish, read back to resume."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from longgraph.errors import InputError
+
+log = logging.getLogger("longgraph.evals")
+
+ORACLE_LABEL = "oracle"
+"""The model label of every oracle run, reserved for it."""
+
+RECORD_FIELDS: tuple[str, ...] = (
+    "instance_id", "suite", "task_family", "length", "length_set", "actual_tokens", "depth", "strategy",
+    "model", "oracle", "question", "answer", "gold", "metric", "score", "scores", "judge_score",
+    "llm_calls", "failed_calls", "prompt_tokens", "completion_tokens", "seconds", "chunks", "notes",
+    "metadata", "error", "error_type", "finished_at",
+)  # fmt: skip
+"""Every record has exactly these keys (``judge_score`` None where no judge graded it)."""
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def slug(label: str) -> str:
+    """A model label as a file-name part (``Qwen/Qwen2.5-7B`` → ``Qwen_Qwen2.5-7B``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._")
+    return cleaned or "model"
+
+
+def records_path(out_dir: Path, label: str) -> Path:
+    return out_dir / f"records-{slug(label)}.jsonl"
+
+
+def record_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(record["instance_id"]), str(record["strategy"]), str(record["model"])
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a file, the latest per key; a torn last line (an interrupted write) is ignored."""
+    if not path.exists():
+        return []
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            latest[record_key(record)] = record
+        except (ValueError, KeyError, TypeError) as exc:
+            if number == len(lines):
+                log.warning("%s: ignoring a torn last line (an interrupted write)", path)
+                continue
+            raise InputError(f"{path}:{number}: not an evaluation record ({exc})") from exc
+    return list(latest.values())
+
+
+class Appender:
+    """Appends records, one line each, flushed at once (a kill loses no finished record)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair(path)
+        self._file = path.open("a", encoding="utf-8")
+
+    @staticmethod
+    def _repair(path: Path) -> None:
+        """Drop a torn last line (a write cut short by a kill): its run is redone, the file stays valid."""
+        if not path.exists() or not path.stat().st_size:
+            return
+        data = path.read_bytes()
+        if data.endswith(b"\n"):
+            return
+        keep = data.rfind(b"\n") + 1
+        log.warning(
+            "%s: dropping a torn last line of %d bytes (an interrupted write)", path, len(data) - keep
+        )
+        with path.open("r+b") as handle:
+            handle.truncate(keep)
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+# --------------------------------------------------------------------------------------------------

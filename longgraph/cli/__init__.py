@@ -1,0 +1,34 @@
+"""The ``longgraph`` command, one module per command group.
+
+``ask``, ``demo`` and ``strategies`` (``cli/ask.py``); ``model`` — the embedded model server
+(``cli/model.py``); ``eval`` (``cli/eval.py``); what they share (``cli/common.py``). Errors are one line
+on stderr with a non-zero exit code; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from longgraph.cli.ask import ask, demo, strategies
+from longgraph.cli.eval import eval_app
+from longgraph.cli.model import model_app
+
+app = typer.Typer(
+    name="longgraph",
+    help="Read documents far longer than a model's context window (LLM×MapReduce and friends).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command()(ask)
+app.command()(demo)
+app.command()(strategies)
+app.add_typer(model_app, name="model", help="The embedded model server (vLLM on CPU, SmolLM2-135M).")
+app.add_typer(eval_app, name="eval")
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

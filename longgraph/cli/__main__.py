@@ -1,0 +1,5 @@
+"""``python -m longgraph.cli``."""
+
+from longgraph.cli import main
+
+main()

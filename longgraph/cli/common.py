@@ -1,0 +1,114 @@
+"""What every ``longgraph`` command shares: the error line and exit codes, progress bars, reading files.
+
+Errors are one line on stderr and a non-zero exit (see :data:`EXIT_CODES`), never a traceback
+(``--debug`` shows one). Progress goes to stderr as ``rich`` bars; results go to stdout, so they can be
+piped. Nothing here imports a command module, so the command groups import this freely.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from longgraph.errors import EndpointError, InputError, LonggraphError
+from longgraph.nodes.runtime import Progress as ProgressEvent
+
+T = TypeVar("T")
+Opt = typer.Option
+stderr = Console(stderr=True)
+_BINARY_SNIFF = 8192
+
+
+def read_document(path: str) -> tuple[str, str, list[str]]:
+    """(title, text, notes) for a path or ``-`` (stdin); a clear :class:`InputError` otherwise."""
+    notes: list[str] = []
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        title = "stdin"
+    else:
+        file = Path(path)
+        if not file.exists():
+            raise InputError(f"{path}: no such file")
+        if file.is_dir():
+            raise InputError(f"{path}: is a directory, not a file")
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+        title = file.name
+    if b"\x00" in data[:_BINARY_SNIFF]:
+        raise InputError(f"{path}: looks like binary data (NUL bytes), not text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        notes.append(
+            f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
+        )
+    return title, text.replace("\x00", ""), notes
+
+
+class _Bars:
+    """A rich progress bar per stage, fed by the graph's custom stream events."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        stage = event.get("stage", "?")
+        label = stage if not event.get("message") or stage != "collapse" else f"{stage} ({event['message']})"
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(label, total=event.get("total", 1))
+        task = self.tasks[stage]
+        self.progress.update(task, total=event.get("total"), description=label)
+        self.progress.advance(task, event.get("advance", 1))
+
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | None]:
+    if not enabled:
+        yield None
+        return
+    with Progress(
+        TextColumn("[bold]{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=stderr, transient=False,
+    ) as progress:  # fmt: skip
+        yield _Bars(progress)
+
+
+def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) -> T:
+    """Run ``action``; turn every failure into one line and an exit code.
+
+    ``hint`` is appended to endpoint failures (e.g. how to resume a checkpointed run).
+    """
+    try:
+        return action()
+    except LonggraphError as exc:
+        if debug:
+            raise
+        message = " ".join(str(exc).split())
+        if hint and isinstance(exc, EndpointError):
+            message += f"; {hint}"
+        stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        stderr.print("interrupted")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        if debug:
+            raise
+        message = " ".join(str(exc).split())[:400]
+        stderr.print(
+            f"[red]error:[/red] unexpected {type(exc).__name__}: {escape(message)} (rerun with --debug)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1) from None
