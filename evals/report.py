@@ -58,7 +58,24 @@ class Row(TypedDict):
     llm_calls: float
     prompt_tokens: float
     completion_tokens: float
+    read_completion: float | None
+    """Completion tokens of one first-reading call (map, gather, ...): what a protocol costs per chunk."""
     seconds: float
+
+
+READ_STAGES = ("map", "gather", "gather_text")
+
+
+def read_call_tokens(record: Mapping[str, Any]) -> float | None:
+    """Completion tokens per first-reading call of a record (None for strategies without one)."""
+    calls = record.get("calls_by_stage") or {}
+    tokens = record.get("completion_tokens_by_stage") or {}
+    n = sum(int(calls.get(s, 0)) for s in READ_STAGES)
+    return sum(int(tokens.get(s, 0)) for s in READ_STAGES) / n if n else None
+
+
+def _fmt_per_call(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -95,6 +112,9 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[Row]:
                 llm_calls=_mean([float(r.get("llm_calls") or 0) for r in ok]),
                 prompt_tokens=_mean([float(r.get("prompt_tokens") or 0) for r in ok]),
                 completion_tokens=_mean([float(r.get("completion_tokens") or 0) for r in ok]),
+                read_completion=(
+                    _mean(per_read) if (per_read := [v for r in ok if (v := read_call_tokens(r)) is not None]) else None
+                ),
                 seconds=_mean([float(r.get("seconds") or 0) for r in ok]),
             )
         )  # fmt: skip
@@ -163,14 +183,16 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
         metric = suite_rows[0]["metric"]
         lines += [f"## {suite} ({_METRIC_NAMES.get(metric, metric)})", ""]
         lines += [
-            "| strategy | length | n | score | errors | LLM calls | prompt tokens | completion tokens | seconds |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| strategy | length | n | score | errors | LLM calls | prompt tokens | completion tokens "
+            "| completion tokens per read call | seconds |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in suite_rows:
             lines.append(
                 f"| {r['strategy']} | {r['length_set']} | {r['n']} | {_fmt(r['score'])} | {r['errors']} | "
                 f"{_fmt_count(r['llm_calls'])} | {_fmt_count(r['prompt_tokens'])} | "
-                f"{_fmt_count(r['completion_tokens'])} | {r['seconds']:.2f} |"
+                f"{_fmt_count(r['completion_tokens'])} | "
+                f"{_fmt_per_call(r['read_completion'])} | {r['seconds']:.2f} |"
             )
         lines.append("")
     grid = needle_grid(records)

@@ -100,7 +100,8 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
         "model": label, "oracle": oracle, "question": instance.question, "answer": "",
         "gold": list(instance.gold_answers), "metric": PRIMARY_METRIC[instance.task_family], "score": None,
         "scores": {}, "judge_score": None, "llm_calls": 0, "failed_calls": 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "seconds": 0.0,
+        "completion_tokens": 0, "calls_by_stage": {}, "completion_tokens_by_stage": {}, "supported": None,
+        "seconds": 0.0,
         "chunks": {"total": 0, "used": 0, "no_information": 0, "unsupported": 0, "filtered": 0, "failed": 0},
         "notes": list(instance.skipped), "metadata": metadata, "error": None, "error_type": None,
         "finished_at": None,
@@ -144,6 +145,8 @@ async def evaluate(
     record.update(
         answer=result.answer, scores=scores, llm_calls=stats.llm_calls, failed_calls=stats.failed_calls,
         prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
+        calls_by_stage=dict(stats.calls_by_stage), completion_tokens_by_stage=dict(stats.completion_tokens_by_stage),
+        supported=result.supported,
         chunks={"total": len(result.chunks), **counts}, notes=record["notes"] + list(stats.notes),
     )  # fmt: skip
     metric = record["metric"]

@@ -21,18 +21,21 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls_by_stage: dict[str, int] = Field(default_factory=dict)
+    completion_tokens_by_stage: dict[str, int] = Field(default_factory=dict)
+    """What each stage's calls wrote: ``completion_tokens_by_stage["map"] / calls_by_stage["map"]`` is
+    the cost of one map call, the figure the compact protocol was designed to cut."""
 
     def __add__(self, other: Usage) -> Usage:
-        stages = dict(self.calls_by_stage)
-        for stage, n in other.calls_by_stage.items():
-            stages[stage] = stages.get(stage, 0) + n
         return Usage(
             llm_calls=self.llm_calls + other.llm_calls,
             failed_calls=self.failed_calls + other.failed_calls,
             cached_calls=self.cached_calls + other.cached_calls,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
-            calls_by_stage=stages,
+            calls_by_stage=_summed(self.calls_by_stage, other.calls_by_stage),
+            completion_tokens_by_stage=_summed(
+                self.completion_tokens_by_stage, other.completion_tokens_by_stage
+            ),
         )
 
     def counted(self, stage: str, *, prompt_tokens: int, completion_tokens: int) -> Usage:
@@ -42,4 +45,17 @@ class Usage(BaseModel):
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             calls_by_stage={stage: 1},
+            completion_tokens_by_stage={stage: completion_tokens},
         )
+
+    def completion_per_call(self, stage: str) -> float | None:
+        """Mean completion tokens of one call of ``stage`` (None when it made none)."""
+        calls = self.calls_by_stage.get(stage, 0)
+        return self.completion_tokens_by_stage.get(stage, 0) / calls if calls else None
+
+
+def _summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for key, n in b.items():
+        out[key] = out.get(key, 0) + n
+    return out

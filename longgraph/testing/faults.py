@@ -38,6 +38,9 @@ class StubConfig(BaseModel):
         description="After N completed answers, stop the server (os._exit in a subprocess).",
     )
     seed: int = Field(default=0, description="Seed of the per-request fault draws.")
+    max_model_len: int | None = Field(
+        default=None, ge=1, description="Reported at /v1/models as the model's window, as vLLM does."
+    )
     hallucinate: bool = Field(
         default=False,
         description="Answer every text that does not hold the answer with a confident wrong value "

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import os
@@ -127,6 +128,11 @@ class _StubApp:
                         "object": "model",
                         "created": 0,
                         "owned_by": "longgraph-stub",
+                        **(
+                            {"max_model_len": self.state.config.max_model_len}
+                            if self.state.config.max_model_len
+                            else {}
+                        ),
                     }
                 ],
             }
@@ -152,12 +158,12 @@ class _StubApp:
             return JSONResponse(_error_body(str(exc), "invalid_request_error", 400), status_code=400)
         return JSONResponse(self.state.config.model_dump())
 
-    def _finish(self, status: int | str, seq: int, fault: Fault | str, stage: str) -> None:
+    def _finish(self, status: int | str, seq: int, fault: Fault | str, stage: str, digest: str = "") -> None:
         st = self.state
         st.by_status[str(status)] += 1
         if fault != Fault.NONE:
             st.faults[str(fault)] += 1
-        st.log.append({"seq": seq, "fault": str(fault), "status": status, "stage": stage})
+        st.log.append({"seq": seq, "fault": str(fault), "status": status, "stage": stage, "messages": digest})
 
     def _exit_task(self) -> BackgroundTask:
         """Stop the server shortly after this (last) response has been handed to the transport."""
@@ -204,6 +210,8 @@ class _StubApp:
         except ValueError as exc:
             self._finish(400, seq, fault, stage)
             return JSONResponse(_error_body(str(exc), "invalid_request_error", 400), status_code=400)
+        # What the request asked, as a digest: tests compare what two clients sent for the same work.
+        digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:16]
         if cfg.latency_s > 0:
             await asyncio.sleep(cfg.latency_s)
         if fault in (Fault.ERROR_500, Fault.ERROR_503):
@@ -225,7 +233,7 @@ class _StubApp:
             self._finish(503, seq, "refused", stage)
             return JSONResponse(_error_body("stub server is down", "server_error", 503), status_code=503)
         st.completed += 1
-        self._finish(200, seq, fault, stage)
+        self._finish(200, seq, fault, stage, digest)
         background = None
         if st.config.exit_after is not None and st.completed >= st.config.exit_after:
             background = self._exit_task()

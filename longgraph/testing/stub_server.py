@@ -135,6 +135,7 @@ _CLI_FLAGS: tuple[tuple[str, str], ...] = (
     ("seed", "--seed"),
     ("api_key", "--api-key"),
     ("hallucinate", "--hallucinate"),
+    ("max_model_len", "--max-model-len"),
 )
 """StubConfig field ↔ CLI flag; one table so the parser and the subprocess launcher cannot drift apart."""
 
@@ -153,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
         "exit_after": int,
         "seed": int,
         "api_key": str,
+        "max_model_len": int,
         "hallucinate": lambda value: value.strip().lower() in ("1", "true", "yes"),
     }
     for name, flag in _CLI_FLAGS:

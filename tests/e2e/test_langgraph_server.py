@@ -219,3 +219,29 @@ def test_server_load_benchmark_runs_and_answers_correctly(capsys: pytest.Capture
     assert figures["3 concurrent runs, in process: correct answers"] == "3/3"
     assert figures["3 concurrent runs, through the server: correct answers"] == "3/3"
     assert "server overhead per run (median difference): " in capsys.readouterr().out
+
+
+def test_a_served_graph_and_ask_render_the_same_prompts(server: LangGraphServer) -> None:
+    """One resolution of the context, inside the graph: for the same context (here without a model
+    name or a window, both looked up at the endpoint), a graph served by ``langgraph dev`` and the
+    same graph through ``longgraph.ask`` send exactly the same messages."""
+    from longgraph.api import aask
+
+    document = planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)
+    context = {"base_url": None, "temperature": 0.0, "structured_output": "json_schema"}
+    with run_stub_in_subprocess(StubConfig(model="stub", api_key=KEY, max_model_len=3000)) as endpoint:
+        context["base_url"] = endpoint.base_url
+
+        async def served() -> Any:
+            return await client_for(server).runs.wait(
+                None, "mapreduce", input={"question": QUESTION, "document": document}, context=context
+            )
+
+        endpoint.reset()
+        assert_complete(asyncio.run(served()))
+        served_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
+        endpoint.reset()
+        local = asyncio.run(aask(QUESTION, document, start_embedded=False, api_key=KEY, **context))
+        local_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
+    assert "smoked plums" in local.answer
+    assert served_requests and served_requests == local_requests
