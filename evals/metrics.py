@@ -60,15 +60,18 @@ def exact_match(prediction: str, golds: Sequence[str] | str) -> float:
     return 1.0 if any(pred == tokenize(gold) for gold in _golds(golds)) else 0.0
 
 
-def _f1(pred: list[str], gold: list[str]) -> float:
+def _overlap_f1(pred: list[str], gold: list[str], common: int) -> float:
+    """F1 of a prediction against a gold answer sharing ``common`` tokens (both empty: a match)."""
     if not pred or not gold:
         return 1.0 if pred == gold else 0.0
-    same = sum((Counter(pred) & Counter(gold)).values())
-    if same == 0:
+    if common == 0:
         return 0.0
-    precision = same / len(pred)
-    recall = same / len(gold)
+    precision, recall = common / len(pred), common / len(gold)
     return 2 * precision * recall / (precision + recall)
+
+
+def _f1(pred: list[str], gold: list[str]) -> float:
+    return _overlap_f1(pred, gold, sum((Counter(pred) & Counter(gold)).values()))
 
 
 def token_f1(prediction: str, golds: Sequence[str] | str) -> float:
@@ -91,14 +94,7 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 def _rouge_l(pred: list[str], gold: list[str]) -> float:
-    if not pred or not gold:
-        return 1.0 if pred == gold else 0.0
-    lcs = lcs_length(pred, gold)
-    if lcs == 0:
-        return 0.0
-    precision = lcs / len(pred)
-    recall = lcs / len(gold)
-    return 2 * precision * recall / (precision + recall)
+    return _overlap_f1(pred, gold, lcs_length(pred, gold) if pred and gold else 0)
 
 
 def rouge_l(prediction: str, golds: Sequence[str] | str) -> float:

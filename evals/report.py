@@ -301,16 +301,22 @@ def plot_needle_heatmap(
     return True
 
 
-def plot_score_vs_length(rows: Sequence[Row], path: Path, *, label: str, oracle: bool) -> bool:
-    """Mean score against length, one line per strategy, one panel per suite."""
-    if not rows:
-        return False
+def _panels(rows: Sequence[Row]) -> tuple[Any, Any, list[tuple[Any, str]]]:
+    """A figure with one panel per suite of ``rows``: (pyplot, figure, [(axes, suite)])."""
     plt = _pyplot()
     suites = sorted({r["suite"] for r in rows})
     fig, axes = plt.subplots(
         1, len(suites), figsize=(5.5 * len(suites), 4.2), squeeze=False, constrained_layout=True
     )
-    for ax, suite in zip(axes[0], suites, strict=True):
+    return plt, fig, list(zip(axes[0], suites, strict=True))
+
+
+def plot_score_vs_length(rows: Sequence[Row], path: Path, *, label: str, oracle: bool) -> bool:
+    """Mean score against length, one line per strategy, one panel per suite."""
+    if not rows:
+        return False
+    plt, fig, panels = _panels(rows)
+    for ax, suite in panels:
         suite_rows = [r for r in rows if r["suite"] == suite]
         order = sorted(
             {r["length_set"] for r in suite_rows},
@@ -342,12 +348,8 @@ def plot_score_vs_tokens(rows: Sequence[Row], path: Path, *, label: str, oracle:
     rows = [r for r in rows if r["score"] is not None and r["prompt_tokens"] + r["completion_tokens"] > 0]
     if not rows:
         return False
-    plt = _pyplot()
-    suites = sorted({r["suite"] for r in rows})
-    fig, axes = plt.subplots(
-        1, len(suites), figsize=(5.5 * len(suites), 4.2), squeeze=False, constrained_layout=True
-    )
-    for ax, suite in zip(axes[0], suites, strict=True):
+    plt, fig, panels = _panels(rows)
+    for ax, suite in panels:
         suite_rows = [r for r in rows if r["suite"] == suite]
         for strategy in sorted({r["strategy"] for r in suite_rows}):
             mine = sorted((r for r in suite_rows if r["strategy"] == strategy), key=lambda r: r["length"])

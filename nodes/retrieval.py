@@ -32,7 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from longgraph.endpoint import list_models
-from longgraph.errors import ConfigurationError, EndpointError
+from longgraph.errors import ConfigurationError
+from longgraph.llm import EmbeddingClient
 from longgraph.nodes.chunking import split_into_chunks
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.prepare import chunk_input
@@ -173,60 +174,21 @@ def local_embedding_scores(question: str, chunks: Sequence[Chunk], context: Cont
 async def endpoint_embeddings(
     texts: Sequence[str], context: Context, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> NDArray[np.float32]:
-    """Unit vectors for ``texts`` from ``{embedding_url}/embeddings``, in batches, with bounded retries."""
+    """Unit vectors for ``texts`` from ``{embedding_url}/embeddings`` (the shared client layer:
+    retries, redaction, usage; :class:`longgraph.llm.EmbeddingClient`)."""
     if context.embedding_url is None:
         raise ConfigurationError("embedding_url is not set")
-    base = context.embedding_url.rstrip("/")
     model = context.embedding_model
     if not model:
-        model = (await list_models([base], context.api_key, context.request_timeout)).name
-    headers = {"Authorization": f"Bearer {context.api_key}"}
-    rows: list[list[float]] = []
-    async with httpx.AsyncClient(timeout=context.request_timeout, transport=transport) as client:
-        for start in range(0, len(texts), _ENDPOINT_BATCH):
-            batch = list(texts[start : start + _ENDPOINT_BATCH])
-            rows.extend(await _embed_batch(client, f"{base}/embeddings", model, batch, headers, context))
-    vectors = np.asarray(rows, dtype=np.float32)
+        model = (await list_models([context.embedding_url], context.api_key, context.request_timeout)).name
+    client = EmbeddingClient(
+        context.embedding_url, api_key=context.api_key, model=model, timeout=context.request_timeout,
+        max_retries=context.max_retries, transport=transport,
+    )  # fmt: skip
+    vectors = np.asarray(await client.embed(texts), dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit: NDArray[np.float32] = (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
     return unit
-
-
-async def _embed_batch(
-    client: httpx.AsyncClient,
-    url: str,
-    model: str,
-    batch: list[str],
-    headers: dict[str, str],
-    context: Context,
-) -> list[list[float]]:
-    last = ""
-    for attempt in range(context.max_retries + 1):
-        if attempt:
-            await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
-        try:
-            response = await client.post(url, json={"model": model, "input": batch}, headers=headers)
-        except httpx.HTTPError as exc:
-            last = type(exc).__name__
-            continue
-        if response.status_code == 429 or response.status_code >= 500:
-            last = f"HTTP {response.status_code}"
-            continue
-        if response.status_code >= 400:
-            raise EndpointError(
-                f"the embedding endpoint rejected the request (HTTP {response.status_code}: "
-                f"{' '.join(response.text.split())[:200]})",
-                endpoint=url,
-            )
-        try:
-            data = sorted(response.json()["data"], key=lambda item: item["index"])
-            rows = [[float(x) for x in item["embedding"]] for item in data]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EndpointError(f"unreadable embeddings response ({exc})", endpoint=url) from exc
-        if len(rows) != len(batch):
-            raise EndpointError(f"asked for {len(batch)} embeddings, got {len(rows)}", endpoint=url)
-        return rows
-    raise EndpointError(f"no embeddings after {context.max_retries + 1} attempt(s) ({last})", endpoint=url)
 
 
 async def endpoint_embedding_scores(
