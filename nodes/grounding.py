@@ -460,7 +460,7 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
         "rereads": rereads,
         "rounds": 0,
         "previous_tokens": None,
-        "groups": [],
+        "loop_tasks": [],
         "decisions": decisions,
     }
 

@@ -30,19 +30,18 @@ The combine stage is any async function ``combine(task: GroupTask, kit, **option
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from langgraph.types import Overwrite, Send
+from typing import Any
 
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import overlap, question_words
+from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.render import measure_notes, quote_line, source_label, total_tokens
 from longgraph.state.contract import Evidence
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import Note
-from longgraph.state.tasks import GroupTask
+from longgraph.state.tasks import Combined, GroupTask
 
 EVIDENCE_SHARE = 0.75
 """Share of the window verbatim quotes may take in a loop that keeps them (room for the rest)."""
@@ -173,25 +172,24 @@ def _ids(ids: set[int]) -> str:
 
 
 @dataclass(frozen=True)
-class ReductionLoop:
-    """One bounded group → combine ∥ → gather loop (see the module docstring)."""
+class ReductionLoop(BoundedLoop):
+    """Notes grouped in order and combined until they fit the final stage (see the module docstring)."""
 
-    name: str
-    """What a round is called in progress events and notes: "collapse", "merge", ..."""
-    combine_node: str
-    """The graph node that combines one group (the ``Send`` target)."""
-    combine_prompts: str
-    combine_stage: str
-    final_prompts: str
-    final_stage: str
+    combine_prompts: str = ""
+    combine_stage: str = ""
+    final_prompts: str = ""
+    final_stage: str = ""
     keeps_quotes: bool = False
     """True when combining concatenates quotes verbatim (Segment+'s merge): enables the one-off trim."""
+
+    def is_empty(self, state: Mapping[str, Any]) -> bool:
+        return not state.get("notes")
 
     async def plan(self, state: RunState, kit: RunKit) -> dict[str, Any]:
         """Decide: go on to the final stage, combine another round (and how to group), or fall back."""
         notes: list[Note] = state.get("notes") or []
         if not notes:
-            return {"groups": []}
+            return {TASKS: []}
         decisions: list[str] = []
         filtered: list[tuple[int, str]] = []
         notes, weak = set_aside_weak(notes, kit.context.min_note_strength)
@@ -206,7 +204,7 @@ class ReductionLoop:
         question = state["question"]
         final_budget = kit.budget(self.final_prompts, self.final_stage, question)
         if total_tokens(notes) <= final_budget:
-            return {"notes": notes, "groups": [], "decisions": decisions, "filtered": filtered}
+            return {"notes": notes, TASKS: [], "decisions": decisions, "filtered": filtered}
         combine_budget = kit.budget(self.combine_prompts, self.combine_stage, question)
         if self.keeps_quotes:
             cap = int(min(final_budget, combine_budget) * EVIDENCE_SHARE)
@@ -227,20 +225,23 @@ class ReductionLoop:
                 )
                 filtered += [(source, reason) for source in sorted(emptied)]
                 if total_tokens(notes) <= final_budget:
-                    return {"notes": notes, "groups": [], "decisions": decisions, "filtered": filtered}
+                    return {"notes": notes, TASKS: [], "decisions": decisions, "filtered": filtered}
         total = total_tokens(notes)
         groups = group_in_order(notes, combine_budget)
-        done = state.get("rounds", 0)
         previous = state.get("previous_tokens")
-        stalled = len(groups) == len(notes) or (previous is not None and total >= previous)
-        limit = kit.context.max_collapse_rounds
-        if not stalled and done < limit:
-            return {"notes": notes, "groups": groups, "decisions": decisions, "filtered": filtered}
-        why = (
-            f"{self.name} stopped after {done} round(s) (limit {limit})"
-            if not stalled
-            else f"{self.name} round {done + 1} could not shrink {len(notes)} notes ({total} tokens)"
-        )
+        stalled = None
+        if len(groups) == len(notes):
+            stalled = f"could not shrink {len(notes)} notes ({total} tokens)"
+        elif previous is not None and total >= previous:
+            stalled = f"did not shrink {len(notes)} notes ({total} tokens)"
+        why = self.stop_reason(state, kit, stalled=stalled)
+        if why is None:
+            round_no = int(state.get("rounds") or 0) + 1
+            tasks = [
+                GroupTask(index=i, notes=g, question=question, round=round_no, total=len(groups))
+                for i, g in enumerate(groups)
+            ]
+            return {"notes": notes, TASKS: tasks, "decisions": decisions, "filtered": filtered}
         kept, stripped, aside = keep_best_fitting(notes, final_budget, kit)
         decisions.append(
             f"{why}: kept the {len(kept)} highest-confidence notes that fit the {self.final_stage} prompt"
@@ -249,28 +250,13 @@ class ReductionLoop:
         )
         reason = f"{why}: its note was set aside to fit the window"
         filtered += [(source, reason) for note in aside for source in note.sources]
-        return {"notes": kept, "groups": [], "decisions": decisions, "filtered": filtered}
+        return {"notes": kept, TASKS: [], "decisions": decisions, "filtered": filtered}
 
-    def route(self, state: RunState) -> list[Send] | Literal["done", "empty"]:
-        """After planning: no note left, combine groups in parallel, or done (the notes fit)."""
-        if not state.get("notes"):
-            return "empty"
-        groups = state.get("groups") or []
-        if not groups:
-            return "done"
-        round_no = state.get("rounds", 0) + 1
-        return [
-            Send(
-                self.combine_node,
-                GroupTask(index=i, notes=g, question=state["question"], round=round_no, total=len(groups)),
-            )
-            for i, g in enumerate(groups)
-        ]
-
-    async def gather(self, state: RunState, kit: RunKit) -> dict[str, Any]:
+    async def absorb(
+        self, results: Sequence[Any], state: RunState, kit: RunKit, round_no: int
+    ) -> dict[str, Any]:
         """Replace the notes by this round's notes, in document order."""
-        combined = sorted(state.get("combined") or [], key=lambda c: c.index)
-        round_no = state.get("rounds", 0) + 1
+        combined: Sequence[Combined] = results
         decisions = [
             f"the {self.name} of {source_label(c.sources)} (round {round_no}) {c.error}"
             for c in combined
@@ -283,9 +269,6 @@ class ReductionLoop:
         return {
             "notes": measure_notes(notes, kit),
             "previous_tokens": total_tokens(state.get("notes") or []),
-            "combined": Overwrite([]),
-            "groups": [],
-            "rounds": round_no,
             "decisions": decisions,
             "filtered": filtered,
         }

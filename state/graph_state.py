@@ -63,7 +63,8 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """Chunks the grounding stage wants read again (their most relevant passage alone)."""
     notes: list[Note]
     """The notes in play: grounded notes, then what the reduction loop made of them."""
-    groups: list[list[Note]]
+    loop_tasks: list[Any]
+    """The tasks of a bounded loop's next round (``nodes/loop.py``); empty when it is done."""
     combined: Annotated[list[Combined], operator.add]
     rounds: int
     """Rounds of the reduction loop done (collapse or merge); ``stats.collapse_rounds``."""
