@@ -203,7 +203,7 @@ def model_label(config: EvalConfig, context: Context) -> str:
 def _warm_up(config: EvalConfig, context: Context) -> None:
     """Load what the first run of a strategy would otherwise pay for inside its timing."""
     if "rag-embed" in config.strategies and not context.embedding_url:
-        from longgraph.nodes.retrieval import local_embedder
+        from longgraph.embeddings import local_embedder
 
         local_embedder(context.embedding_model)
 

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast
 
 import httpx
+import numpy as np
 import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from numpy.typing import NDArray
 
 from longgraph.cache import ResultCache, cache_key, open_cache
 from longgraph.endpoint import ServedModel, list_models
@@ -399,6 +401,12 @@ class PerLoopProvider(abc.ABC):
     async def look_up(self, context: Context) -> ServedModel:
         """Ask the endpoint (``GET /models`` on each replica in turn)."""
         return await list_models(context.base_urls, context.api_key, context.request_timeout)
+
+    async def embed(self, texts: Sequence[str], context: Context) -> NDArray[np.float32]:
+        """Unit vectors for ``texts`` (the context's embedding endpoint, or the bundled local model)."""
+        from longgraph.embeddings import embed_texts
+
+        return await embed_texts(texts, context)
 
     def __call__(self, context: Context) -> LLMClient:
         per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})

@@ -69,6 +69,26 @@ STRATEGIES: dict[str, Strategy] = {
             "LLM×MapReduce with the Segment+ merge as its collapse stage",
         ),
         Strategy(
+            "tom",
+            "longgraph.graphs.tom",
+            "build_graph",
+            "ToM: a document tree (parsed chunks, Leiden-clustered summaries) reasoned over bottom-up",
+        ),
+        Strategy(
+            "tom-no-aggregation",
+            "longgraph.graphs.tom",
+            "build_graph",
+            "ToM ablation without bottom-up aggregation (the chunks' subtrees under one root)",
+            options=(("aggregate", False), ("name", "tom-no-aggregation")),
+        ),
+        Strategy(
+            "tom-no-confidence",
+            "longgraph.graphs.tom",
+            "build_graph",
+            "ToM ablation without confidence scores in its Map and Reduce",
+            options=(("confidence", False), ("name", "tom-no-confidence")),
+        ),
+        Strategy(
             "truncate",
             "longgraph.graphs.truncate",
             "build_graph",

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from longgraph.errors import StructuredOutputError
 from longgraph.state.outputs import StructuredOutput
@@ -44,12 +44,18 @@ def format_instructions(schema: type[StructuredOutput], mode: Mode) -> str:
             f'"{name}" ({_json_type(info.annotation)})' for name, info in schema.model_fields.items()
         )
         return f"Respond with one JSON object with the keys {keys}."
+    if schema.TEXT_FORMAT:
+        return schema.TEXT_FORMAT
     lines = "\n".join(f"{label}:" for label in _labels(schema).values())
     return f"Please follow this format:\n{lines}"
 
 
 def _json_type(annotation: Any) -> str:
     text = str(annotation)
+    item = getattr(annotation, "__args__", (None,))[0]
+    if isinstance(item, type) and issubclass(item, BaseModel):
+        keys = ", ".join(f'"{name}"' for name in item.model_fields)
+        return f"list of objects with the keys {keys}"
     if "list" in text:
         return "list of strings"
     if "float" in text or "int" in text:
@@ -101,6 +107,8 @@ def parse_structured(text: str, schema: type[T], mode: Mode = "json_schema") -> 
     if not stripped:
         raise StructuredOutputError("the model returned an empty answer", raw=text)
     data = _try_json(stripped)
+    if data is None and mode == "text":
+        data = schema.parse_text(stripped)
     if data is None:
         data = _parse_labelled(stripped, schema)
         only = _single_text_field(schema)

@@ -16,8 +16,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from longgraph.endpoint import resolve_context
 from longgraph.errors import ConfigurationError, EndpointError
@@ -68,6 +72,10 @@ class RunKit:
 
     def client(self) -> LLMClient:
         return self.provider(self.context)
+
+    async def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit vectors for ``texts`` from the provider's embedder (endpoint, bundled model or a fake)."""
+        return await self.provider.embed(texts, self.context)
 
     async def call(
         self,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import overlap, question_words
@@ -47,9 +47,18 @@ EVIDENCE_SHARE = 0.75
 """Share of the window verbatim quotes may take in a loop that keeps them (room for the rest)."""
 
 
-def group_in_order(notes: Sequence[Note], budget: int) -> list[list[Note]]:
-    """Consecutive groups, each filled until the next note would exceed ``budget`` tokens."""
-    groups: list[list[Note]] = []
+class _Measured(Protocol):
+    @property
+    def tokens(self) -> int: ...
+
+
+MeasuredT = TypeVar("MeasuredT", bound=_Measured)
+
+
+def group_in_order(notes: Sequence[MeasuredT], budget: int) -> list[list[MeasuredT]]:
+    """Consecutive groups, each filled until the next item would exceed ``budget`` tokens (notes, or
+    anything with a token count: ToM groups tree nodes with it)."""
+    groups: list[list[MeasuredT]] = []
     used = 0
     for note in notes:
         if groups and used + note.tokens <= budget:

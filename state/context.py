@@ -109,6 +109,11 @@ class Context:
     on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
+    tom_top_k: int = field(default_factory=_env("tom_top_k", 7, int))
+    """ToM's query-aware compression: build the tree from the chunks most similar to the question
+    (7, the paper's; 0: the whole document)."""
+    tom_chunk_tokens: int = field(default_factory=_env("tom_chunk_tokens", 1000, int))
+    """ToM's block size (the paper's 1,000 tokens; it uses 8,000 for InfiniteBench's ultra-long inputs)."""
     rag_top_k: int = field(default_factory=_env("rag_top_k", 5, int))
     """RAG baselines: how many retrieved chunks to show the model (Loong §4 uses 5, 10, 30, 50)."""
     rag_chunk_tokens: int = field(default_factory=_env("rag_chunk_tokens", 1024, int))
@@ -143,6 +148,8 @@ class Context:
             )
         if self.prompt_variant not in ("compact", "paper"):
             raise ConfigurationError(f"prompt_variant {self.prompt_variant!r}: expected 'compact' or 'paper'")
+        if not isinstance(self.tom_top_k, int) or self.tom_top_k < 0:
+            raise ConfigurationError(f"tom_top_k must be a whole number >= 0, got {self.tom_top_k!r}")
         for name in ("min_relevance", "min_note_strength"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
@@ -153,6 +160,7 @@ class Context:
             "max_collapse_rounds": self.max_collapse_rounds,
             "segment_size": self.segment_size,
             "rag_top_k": self.rag_top_k,
+            "tom_chunk_tokens": self.tom_chunk_tokens,
             "rag_chunk_tokens": self.rag_chunk_tokens,
             "embedding_piece_tokens": self.embedding_piece_tokens,
         }

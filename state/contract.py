@@ -144,6 +144,11 @@ class Evidence(BaseModel):
 class Stats(Usage):
     """What a run cost: the model calls (:class:`~longgraph.state.usage.Usage`) and the run's own figures."""
 
+    build: Usage | None = None
+    """Strategies that build a structure once per document (ToM's tree): what building it cost, within
+    the totals above (zero calls when it came from the cache). The rest is the question's own cost."""
+    build_seconds: float | None = None
+    built_from_cache: bool | None = None
     collapse_rounds: int = 0
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)

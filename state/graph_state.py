@@ -69,3 +69,7 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     rounds: int
     """Rounds of the reduction loop done (collapse or merge); ``stats.collapse_rounds``."""
     previous_tokens: int | None
+    build_usage: Annotated[Usage, operator.add]
+    """What building a per-document structure cost (ToM's tree, PECAN's graph); none when cached."""
+    build_seconds: float
+    built_from_cache: bool

@@ -8,7 +8,8 @@ schema of each stage (``schema = "ChunkAnswer"``), looked up in :data:`SCHEMAS`.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import re
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -36,10 +37,20 @@ def is_no_information(answer: str) -> bool:
 
 
 class StructuredOutput(BaseModel):
-    """Base of LLM outputs: labels of the text protocol, for the tolerant parser."""
+    """Base of LLM outputs: labels of the text protocol, for the tolerant parser.
+
+    A schema whose text protocol is not ``Label: value`` lines (ToM's numbered outline) gives its own
+    ``TEXT_FORMAT`` (what text mode asks for) and ``parse_text`` (its reader).
+    """
 
     model_config = ConfigDict(extra="ignore")
     TEXT_LABELS: ClassVar[dict[str, str]] = {}
+    TEXT_FORMAT: ClassVar[str] = ""
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        """Read this schema's own text protocol; None: use the labelled-lines reader."""
+        return None
 
 
 class MapOutput(StructuredOutput):
@@ -186,6 +197,150 @@ class DirectAnswer(StructuredOutput):
     TEXT_LABELS: ClassVar[dict[str, str]] = {"answer": "answer", "final answer": "answer"}
 
 
+class ParsedSection(BaseModel):
+    """One numbered section of a chunk's outline (ToM's Hierarchical Semantic Parsing)."""
+
+    model_config = ConfigDict(extra="ignore")
+    number: str = Field(description='"1", "1.1", "1.1.1"...', json_schema_extra={"maxLength": 12})
+    title: str = Field(json_schema_extra={"maxLength": 100})
+    keywords: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 5})
+    summary: str = Field(default="", json_schema_extra={"maxLength": 400})
+    text: str = Field(
+        default="",
+        description="The section's original text (its opening words suffice: the chunk's own text is kept).",
+        json_schema_extra={"maxLength": 600},
+    )
+
+
+_OUTLINE_HEADING = re.compile(
+    r"^\s*\*{0,3}\s*(?:\[?(\d+(?:\.\d+)*)\.?\]?\s*)?\[?([^*\]\n]*?)\]?\s*\*{0,3}\s*$"
+)
+_OUTLINE_FIELD = re.compile(
+    r"^\s*\*{0,2}\s*(keywords|summary|original text)\s*\*{0,2}\s*:\s*\*{0,2}\s*(.*)$", re.I
+)
+
+
+class DocSections(StructuredOutput):
+    """ToM's Hierarchical Semantic Parsing of one chunk (paper Figure 12): an overall title, keywords
+    and summary, and numbered sections (at most 5 main sections, 4 levels), leaves with their text."""
+
+    title: str = Field(json_schema_extra={"maxLength": 120})
+    keywords: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 5})
+    summary: str = Field(default="", json_schema_extra={"maxLength": 500})
+    sections: list[ParsedSection] = Field(default_factory=list, json_schema_extra={"maxItems": 12})
+
+    TEXT_FORMAT: ClassVar[str] = (
+        "Strictly follow the structure below:\n***[General Title]***\n**Keywords**: [Keyword1; Keyword2; Keyword3]\n"
+        "**Summary**: [Summary Content]\n***1. [First Title]***\n**Keywords**: [Keyword1; Keyword2; Keyword3]\n"
+        "**Summary**: [Summary Content]\n**Original Text**: [If no lower-level titles, include the full text]\n"
+        "***1.1 [Secondary Title]***\n**Keywords**: [Keyword1; Keyword2; Keyword3]\n**Summary**: [Summary Content]\n"
+        "**Original Text**: [Include full text if no lower levels]\n..."
+    )
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        """The paper's format: ``***1.2 Title***`` headings, then ``**Keywords**:``/``**Summary**:``/
+        ``**Original Text**:`` fields (a field's value runs to the next heading or field). The first
+        unnumbered heading is the general title. Returns None when no heading is found."""
+        blocks: list[dict[str, Any]] = []
+        current: dict[str, Any] | None = None
+        field: str | None = None
+        for line in text.splitlines():
+            stripped = line.strip()
+            if not stripped:
+                continue
+            heading = (
+                _OUTLINE_HEADING.match(stripped)
+                if stripped.startswith("*") and stripped.endswith("*")
+                else None
+            )
+            if heading and not _OUTLINE_FIELD.match(stripped):
+                current = {"number": heading.group(1) or "", "title": heading.group(2).strip(), "keywords": [],
+                           "summary": "", "text": ""}  # fmt: skip
+                blocks.append(current)
+                field = None
+                continue
+            match = _OUTLINE_FIELD.match(stripped)
+            if match and current is not None:
+                field = {"keywords": "keywords", "summary": "summary", "original text": "text"}[
+                    match.group(1).lower()
+                ]
+                value = match.group(2).strip().strip("[]")
+                current[field] = (
+                    [k.strip() for k in re.split(r"[;,]", value) if k.strip()]
+                    if field == "keywords"
+                    else value
+                )
+            elif current is not None and field in ("summary", "text"):
+                current[field] = f"{current[field]}\n{stripped}".strip()
+        if not blocks:
+            return None
+        general = blocks[0] if not blocks[0]["number"] else {"title": "", "keywords": [], "summary": ""}
+        sections = [b for b in blocks if b["number"]]
+        return {"title": general["title"], "keywords": general["keywords"], "summary": general["summary"],
+                "sections": sections}  # fmt: skip
+
+
+class ClusterSummary(StructuredOutput):
+    """ToM's bottom-up aggregation: one parent node summarising a cluster of nodes."""
+
+    title: str = Field(json_schema_extra={"maxLength": 120})
+    keywords: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 5})
+    summary: str = Field(default="", json_schema_extra={"maxLength": 500})
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {"title": "title", "keywords": "keywords", "summary": "summary"}
+
+
+class TreeAnswer(StructuredOutput):
+    """ToM's Map and Reduce output (paper Figures 10, 11): confidence out of 10, parsed and used."""
+
+    key_info: str = Field(json_schema_extra={"maxLength": 500})
+    reasoning_process: str = Field(json_schema_extra={"maxLength": 400})
+    answer: str = Field(json_schema_extra={"maxLength": 120})
+    confidence_score: float = Field(ge=0, le=10)
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {
+        "key_info": "key_info", "key info": "key_info", "reasoning_process": "reasoning_process",
+        "reasoning process": "reasoning_process", "answer": "answer", "confidence_score": "confidence_score",
+        "confidence score": "confidence_score",
+    }  # fmt: skip
+
+    @field_validator("confidence_score", mode="before")
+    @classmethod
+    def _clamp(cls, value: object) -> object:
+        if isinstance(value, int | float):
+            return min(10.0, max(0.0, float(value)))
+        return value
+
+    def note_draft(self) -> NoteDraft:
+        key_info = self.key_info.strip()
+        return NoteDraft(
+            answer=self.answer.strip(), quotes=[key_info] if key_info and key_info.lower() != "none" else [],
+            reasoning=self.reasoning_process.strip(), model_confidence=self.confidence_score / 2,
+            no_information=is_no_information(self.answer) or self.answer.strip().lower().startswith(("unknown", "insufficient")),
+        )  # fmt: skip
+
+
+class TreeAnswerPlain(StructuredOutput):
+    """ToM's "no confidence" ablation: Map and Reduce without a confidence score."""
+
+    key_info: str = Field(json_schema_extra={"maxLength": 500})
+    reasoning_process: str = Field(json_schema_extra={"maxLength": 400})
+    answer: str = Field(json_schema_extra={"maxLength": 120})
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {
+        "key_info": "key_info", "key info": "key_info", "reasoning_process": "reasoning_process",
+        "reasoning process": "reasoning_process", "answer": "answer",
+    }  # fmt: skip
+
+    def note_draft(self) -> NoteDraft:
+        key_info = self.key_info.strip()
+        return NoteDraft(
+            answer=self.answer.strip(), quotes=[key_info] if key_info and key_info.lower() != "none" else [],
+            reasoning=self.reasoning_process.strip(), no_information=is_no_information(self.answer),
+        )  # fmt: skip
+
+
 SCHEMAS: dict[str, type[StructuredOutput]] = {
     model.__name__: model
     for model in (
@@ -197,6 +352,10 @@ SCHEMAS: dict[str, type[StructuredOutput]] = {
         MergedReasoning,
         FreeTextNote,
         DirectAnswer,
+        DocSections,
+        ClusterSummary,
+        TreeAnswer,
+        TreeAnswerPlain,
     )
 }
 """Output schemas by name, as prompt files refer to them. Strategies add theirs with :func:`register_schema`."""

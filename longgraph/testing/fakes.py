@@ -8,13 +8,16 @@ oracle: deterministically, from the text it is shown.
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from longgraph.endpoint import ServedModel
@@ -101,3 +104,19 @@ class FakeProvider(PerLoopProvider):
     async def look_up(self, context: Context) -> ServedModel:
         """A scripted model serves itself: no endpoint to ask."""
         return ServedModel(name="scripted", max_model_len=None)
+
+    async def embed(self, texts: Sequence[str], context: Context) -> NDArray[np.float32]:
+        """Deterministic bag-of-words vectors (hashed content words): similar texts, similar vectors."""
+        return hashed_embeddings(texts)
+
+
+def hashed_embeddings(texts: Sequence[str], dimensions: int = 256) -> NDArray[np.float32]:
+    """Unit vectors of hashed content-word counts: cheap, offline and deterministic."""
+    from longgraph.embeddings import unit_rows
+    from longgraph.nodes.lexical import content_stems
+
+    vectors = np.zeros((len(texts), dimensions), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for word in content_stems(text):
+            vectors[row, zlib.crc32(word.encode()) % dimensions] += 1.0
+    return unit_rows(vectors)

@@ -1,0 +1,108 @@
+"""ToM, Tree-oriented MapReduce (Guo et al., 2025): a document tree, built once, reasoned over bottom-up.
+
+START → chunk → select → load_tree ──cached──▶ plan_reasoning
+load_tree ──Send per selected chunk──▶ parse_chunk → build_tree → plan_aggregation
+plan_aggregation ──Send per cluster──▶ summarize_cluster → gather_aggregation → plan_aggregation
+plan_aggregation ──one root, or converged, or bounded──▶ save_tree → plan_reasoning
+plan_reasoning ──Send per node of the next tree level──▶ reason_at_node → gather_reasoning → plan_reasoning
+plan_reasoning ──root reached──▶ conclude → finalize → END
+
+``select`` is the query-aware compression (top-k chunks by embedding similarity); ``parse_chunk`` the
+Hierarchical Semantic Parsing (leaves keep the chunk's own text); aggregation embeds a layer, clusters
+it with Leiden and summarises each cluster (``nodes/tree_build.py``); reasoning is the recursive
+Map/Reduce in post-order, grounded against the source (``nodes/tree_reason.py``). Both loops are the
+project's bounded loop (``nodes/loop.py``). Ablations: ``aggregate=False`` ("no aggregation": the
+subtrees under one root), ``confidence=False`` ("no confidence": prompts and notes without scores).
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.finalize import finalize
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.tree_build import (
+    TreeAggregation,
+    build_tree,
+    load_tree,
+    parse_chunk,
+    parse_or_reason,
+    save_tree,
+    select_chunks,
+    summarize_cluster,
+)
+from longgraph.nodes.tree_reason import TreeReduce, conclude, reason_at_node
+from longgraph.state.context import Context
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
+from longgraph.state.tasks import ReadTask
+from longgraph.state.tom import AggregateTask, ReasonTask, ToMState
+
+PROMPTS = "tom"
+REASONING = TreeReduce()
+
+
+def build_graph(
+    llm: LLMProvider = default_provider,
+    *,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    aggregate: bool = True,
+    confidence: bool = True,
+    name: str = "tom",
+) -> CompiledStateGraph[ToMState, Context, GraphInputState, GraphOutputState]:
+    node = node_factory(llm)
+    aggregation = TreeAggregation(enabled=aggregate)
+    builder = StateGraph(
+        ToMState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
+    )
+    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens"))
+    builder.add_node("select", node(select_chunks))
+    builder.add_node("load_tree", node(load_tree, aggregate=aggregate))
+    builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)
+    builder.add_node("build_tree", node(build_tree))
+    builder.add_node("plan_aggregation", node(aggregation.plan))
+    builder.add_node("summarize_cluster", node(summarize_cluster), input_schema=AggregateTask)
+    builder.add_node("gather_aggregation", node(aggregation.gather))
+    builder.add_node("save_tree", node(save_tree))
+    builder.add_node("plan_reasoning", node(REASONING.plan))
+    builder.add_node("reason_at_node", node(reason_at_node, confidence=confidence), input_schema=ReasonTask)
+    builder.add_node("gather_reasoning", node(REASONING.gather))
+    builder.add_node("conclude", node(conclude))
+    builder.add_node("finalize", node(finalize, strategy=name))
+
+    builder.add_edge(START, "chunk")
+    builder.add_edge("chunk", "select")
+    builder.add_edge("select", "load_tree")
+    builder.add_conditional_edges(
+        "load_tree",
+        parse_or_reason("parse_chunk"),
+        {"parse_chunk": "parse_chunk", "reason": "plan_reasoning"},
+    )
+    builder.add_edge("parse_chunk", "build_tree")
+    builder.add_edge("build_tree", "plan_aggregation")
+    builder.add_conditional_edges(
+        "plan_aggregation",
+        aggregation.route,
+        {"summarize_cluster": "summarize_cluster", "done": "save_tree", "empty": "save_tree"},
+    )
+    builder.add_edge("summarize_cluster", "gather_aggregation")
+    builder.add_edge("gather_aggregation", "plan_aggregation")
+    builder.add_edge("save_tree", "plan_reasoning")
+    builder.add_conditional_edges(
+        "plan_reasoning",
+        REASONING.route,
+        {"reason_at_node": "reason_at_node", "done": "conclude", "empty": "conclude"},
+    )
+    builder.add_edge("reason_at_node", "gather_reasoning")
+    builder.add_edge("gather_reasoning", "plan_reasoning")
+    builder.add_edge("conclude", "finalize")
+    builder.add_edge("finalize", END)
+    return builder.compile(name=name, checkpointer=checkpointer)
+
+
+graph = build_graph()
+graph_no_aggregation = build_graph(aggregate=False, name="tom-no-aggregation")
+graph_no_confidence = build_graph(confidence=False, name="tom-no-confidence")
