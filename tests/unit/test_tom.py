@@ -192,7 +192,7 @@ def test_a_second_question_reuses_the_cached_tree(tmp_path: Any) -> None:
         graph.invoke(
             {"question": "Who is Grandma Olga?", "document": document},
             context={**SMALL, "cache_path": cache, "tom_top_k": 0, "tom_chunk_tokens": 600},
-        )  # fmt: skip
+        )
     )
     assert second.stats.built_from_cache is True
     assert "parse" not in second.stats.calls_by_stage and "summarize" not in second.stats.calls_by_stage
