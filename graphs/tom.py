@@ -103,6 +103,42 @@ def build_graph(
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
+def build_tree_graph(
+    llm: LLMProvider = default_provider, *, aggregate: bool = True
+) -> CompiledStateGraph[ToMState, Context, ToMState, ToMState]:
+    """The tree alone, for ``longgraph tree show``: chunk → parse ∥ → aggregate → save (no question)."""
+    node = node_factory(llm)
+    aggregation = TreeAggregation(enabled=aggregate)
+    builder = StateGraph(ToMState, context_schema=Context)
+    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens"))
+    builder.add_node("select", node(select_chunks))
+    builder.add_node("load_tree", node(load_tree, aggregate=aggregate))
+    builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)
+    builder.add_node("build_tree", node(build_tree))
+    builder.add_node("plan_aggregation", node(aggregation.plan))
+    builder.add_node("summarize_cluster", node(summarize_cluster), input_schema=AggregateTask)
+    builder.add_node("gather_aggregation", node(aggregation.gather))
+    builder.add_node("save_tree", node(save_tree))
+
+    builder.add_edge(START, "chunk")
+    builder.add_edge("chunk", "select")
+    builder.add_edge("select", "load_tree")
+    builder.add_conditional_edges(
+        "load_tree", parse_or_reason("parse_chunk"), {"parse_chunk": "parse_chunk", "reason": END}
+    )
+    builder.add_edge("parse_chunk", "build_tree")
+    builder.add_edge("build_tree", "plan_aggregation")
+    builder.add_conditional_edges(
+        "plan_aggregation",
+        aggregation.route,
+        {"summarize_cluster": "summarize_cluster", "done": "save_tree", "empty": "save_tree"},
+    )
+    builder.add_edge("summarize_cluster", "gather_aggregation")
+    builder.add_edge("gather_aggregation", "plan_aggregation")
+    builder.add_edge("save_tree", END)
+    return builder.compile(name="tom-tree")
+
+
 graph = build_graph()
 graph_no_aggregation = build_graph(aggregate=False, name="tom-no-aggregation")
 graph_no_confidence = build_graph(confidence=False, name="tom-no-confidence")

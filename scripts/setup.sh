@@ -7,6 +7,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
+
+# System packages the tests drive for real: Chromium (the tree page is checked in a headless browser)
+# and PostgreSQL (durable runs shared by a team). Installed with apt-get when missing and allowed.
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if ((${#need[@]})); then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need[*]} (apt-get)…"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "setup: missing system package(s) ${need[*]} (install them with your package manager)" >&2
+  fi
+fi
 VENV=${LONGGRAPH_VENV:-.venv}
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +102,21 @@ def test_a_hallucinating_model_cannot_outvote_the_one_grounded_note(strategy: st
     unsupported = [c for c in out.chunks if c.status == "unsupported"]
     assert len(unsupported) >= len(out.chunks) - 2
     assert all(HALLUCINATION in f"{c.answer} {c.extracted}" for c in unsupported)  # quoted or answered
+
+
+def test_tree_show_prints_the_tree_and_writes_a_page(tmp_path: Path) -> None:
+    """``longgraph tree show`` over real HTTP: every chunk's leaf listed, the page written."""
+    doc = tmp_path / "doc.txt"
+    doc.write_text(planted(20_000), encoding="utf-8")
+    page = tmp_path / "tree.html"
+    with run_stub_in_thread(StubConfig(model="stub")) as stub:
+        run = subprocess.run(
+            [sys.executable, "-m", "longgraph.cli", "tree", "show", str(doc), "--base-url", stub.base_url,
+             "--model", "stub", "--chunk-tokens", "400", "--cache", str(tmp_path / "c.sqlite"), "--html", str(page)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        parses = stub.stats()["by_stage"].get("parse", 0)
+    assert run.returncode == 0, run.stderr
+    chunks = {int(m) for m in re.findall(r"\(chunk (\d+)\)", run.stdout)}
+    assert chunks == set(range(parses)) and parses > 3
+    assert page.read_text(encoding="utf-8").count("<details") >= parses
