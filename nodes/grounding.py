@@ -260,21 +260,16 @@ def _judge(
     elif draft.answer or (not verified and draft.reasoning.strip()):
         # The answer is the claim; a note of quotes none of which is in the chunk is judged by what its
         # reasoning states instead (a small model often leaves the quote list empty and writes the
-        # sentence it read into its reasoning).
+        # sentence it read into its reasoning). A claim of several sentences (or one cut off at the
+        # output limit) is judged by its best-supported sentence: one grounded statement is evidence.
         stated = draft.answer or draft.reasoning
-        claim = new_words(stated, wanted, titles)
-        if not claim and not (content_stems(stated) & VERDICT_WORDS):
-            what = "answer" if draft.answer else "note"
-            return _Verdict(
-                Support(None, 0.0, 0.0, claim), 0.0, f"its {what} restates the question (no new word)"
-            )
-        support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
-        if not claim:  # a bare verdict: the sentence that bears most on the question supports it
-            bearing = best_support(wanted, verified + chunk_spans(chunk, documents), wanted)
-            support = Support(bearing.span, 1.0 if bearing.span else 0.0, bearing.relevance, claim)
-        elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
-            wider = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
-            support = max(support, wider, key=lambda s: (s.support, s.relevance))
+        verdicts = [
+            _judge_claim(part, verified, chunk, documents, wanted, titles) for part in _statements(stated)
+        ]
+        supported = [v for v in verdicts if v[1] is None]
+        if not supported:
+            return _best_rejection(verdicts, "answer" if draft.answer else "note")
+        support = max((v[0] for v in supported), key=lambda s: (s.support, s.relevance))
     elif verified:  # quotes only (a Segment+ note): its most relevant verified quote
         support = best_support(frozenset(), verified, wanted)
     else:
@@ -291,6 +286,44 @@ def _judge(
             f"its supporting text does not bear on the question (relevance {support.relevance:.2f} < {min_relevance:g})",
         )  # fmt: skip
     return _Verdict(support, confidence_of(support.support, support.relevance, draft.model_confidence), None)
+
+
+def _statements(text: str) -> list[str]:
+    """The sentences of a claim (the whole claim when it is one sentence)."""
+    spans = sentence_spans(text)
+    parts = [text[a:b] for a, b in spans if any(ch.isalnum() for ch in text[a:b])]
+    return parts if len(parts) > 1 else [text]
+
+
+def _judge_claim(
+    stated: str,
+    verified: Sequence[Span],
+    chunk: Chunk,
+    documents: Sequence[DocumentIn],
+    wanted: frozenset[str],
+    titles: Sequence[str],
+) -> tuple[Support, str | None]:
+    """Steps 2-3 of the module docstring for one statement: its support, or why it is not evidence."""
+    claim = new_words(stated, wanted, titles)
+    if not claim and not (content_stems(stated) & VERDICT_WORDS):
+        return Support(None, 0.0, 0.0, claim), "restates the question (no new word)"
+    support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
+    if not claim:  # a bare verdict: the sentence that bears most on the question supports it
+        bearing = best_support(wanted, [*verified, *chunk_spans(chunk, documents)], wanted)
+        support = Support(bearing.span, 1.0 if bearing.span else 0.0, bearing.relevance, claim)
+    elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
+        wider = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
+        support = max(support, wider, key=lambda s: (s.support, s.relevance))
+    if support.support < MIN_SUPPORT:
+        missing = support.new_words - (support.span.stems if support.span is not None else frozenset())
+        return support, f"is not in the chunk (not found: {_shown(missing)})"
+    return support, None
+
+
+def _best_rejection(verdicts: Sequence[tuple[Support, str | None]], what: str) -> _Verdict:
+    """Why none of a claim's statements is evidence: the closest one's reason."""
+    support, why = max(verdicts, key=lambda v: (v[0].support, v[0].relevance))
+    return _Verdict(support, 0.0, f"its {what} {why}")
 
 
 def support_in_notes(answer: str, notes: Sequence[Note], question: str) -> tuple[Support, list[Evidence]]:
