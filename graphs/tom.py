@@ -25,6 +25,7 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.tree import NODE_INFO_TOKENS
 from longgraph.nodes.tree_build import (
     TreeAggregation,
     build_tree,
@@ -58,7 +59,18 @@ def build_graph(
     builder = StateGraph(
         ToMState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens"))
+    fits = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
+    builder.add_node(
+        "chunk",
+        node(
+            chunk_input,
+            prompts=PROMPTS,
+            stage="parse",
+            size="tom_chunk_tokens",
+            also_fits=fits,
+            reserve=NODE_INFO_TOKENS,
+        ),
+    )
     builder.add_node("select", node(select_chunks))
     builder.add_node("load_tree", node(load_tree, aggregate=aggregate))
     builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)

@@ -339,7 +339,8 @@ async def call_structured(
         if llm.cache is not None and (hit := await asyncio.to_thread(llm.cache.get, key)) is not None:
             try:
                 value = parse_structured(hit, schema, mode)
-                usage = usage + Usage(cached_calls=1)
+                usage = usage + Usage(cached_calls=1, cached_by_stage={label or stage: 1})
+                log.debug("%s: served from the result cache (%s)", label or stage, work)
                 return StructuredCall(value=value, raw=hit, error=None, usage=usage, cached=True)
             except StructuredOutputError:
                 pass  # a stale entry: ask again

@@ -402,6 +402,19 @@ def _better(
     return a
 
 
+def enforce_failure_budget(
+    failed: Sequence[int], total: int, kit: RunKit, *, stage: str, first_error: str | None
+) -> None:
+    """Raise :class:`~longgraph.errors.TooManyFailures` when more than ``max_failed_fraction`` of the
+    ``total`` chunks read failed (ids ``failed``): an answer from the rest would mislead."""
+    if total and len(failed) / total > kit.context.max_failed_fraction:
+        ids = ", ".join(map(str, failed[:20]))
+        raise TooManyFailures(
+            f"{len(failed)} of {total} chunks failed in the {stage} stage (chunks {ids}"
+            f"{'…' if len(failed) > 20 else ''}); first error: {first_error}"
+        )
+
+
 async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     """The grounding stage: every chunk's reading checked against the chunk, in chunk order.
 
@@ -415,12 +428,10 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
         by_chunk.setdefault(read.chunk_id, []).append(read)
     first = [next((r for r in rs if r.stage != REREAD), rs[0]) for _, rs in sorted(by_chunk.items())]
     failed = [r for r in first if r.draft is None]
-    if first and len(failed) / len(first) > kit.context.max_failed_fraction:
-        ids = ", ".join(str(r.chunk_id) for r in failed[:20])
-        raise TooManyFailures(
-            f"{len(failed)} of {len(first)} chunks failed in the {failed[0].stage} stage (chunks {ids}"
-            f"{'…' if len(failed) > 20 else ''}); first error: {failed[0].error}"
-        )
+    enforce_failure_budget(
+        [r.chunk_id for r in failed], len(first), kit,
+        stage=failed[0].stage if failed else "", first_error=failed[0].error if failed else None,
+    )  # fmt: skip
     chunks = {c.id: c for c in state.get("input_chunks") or []}
     documents = documents_of(state)
     question = state["question"]

@@ -29,7 +29,14 @@ def chunk_budget(graph_input: GraphInput, kit: RunKit, *, prompts: str, stage: s
 
 
 def chunk_documents_blocking(
-    state: RunState, kit: RunKit, *, prompts: str, stage: str, size: int | None = None
+    state: RunState,
+    kit: RunKit,
+    *,
+    prompts: str,
+    stage: str,
+    size: int | None = None,
+    also_fits: tuple[str, ...] = (),
+    reserve: int = 0,
 ) -> dict[str, Any]:
     """``input_chunks``, ``started_at``, the validated ``question`` and any ``decisions``."""
     started = time.time()
@@ -40,6 +47,8 @@ def chunk_documents_blocking(
     if not any(doc.text.strip() for doc in documents):
         raise InputError("the document has no text (empty or whitespace only)")
     budget, decisions = chunk_budget(graph_input, kit, prompts=prompts, stage=stage)
+    for later in also_fits:  # stages that show a chunk's text with the question: refuse now, before any call
+        budget = min(budget, kit.budget(prompts, later, graph_input.question) - reserve)
     decisions += [
         f"document {i} ({doc.title or 'untitled'}) has no text: nothing to read"
         for i, doc in enumerate(documents)
@@ -60,15 +69,31 @@ def chunk_documents_blocking(
 
 
 async def chunk_input(
-    state: RunState, kit: RunKit, *, prompts: str = "mapreduce", stage: str = "map", size: str | None = None
+    state: RunState,
+    kit: RunKit,
+    *,
+    prompts: str = "mapreduce",
+    stage: str = "map",
+    size: str | None = None,
+    also_fits: tuple[str, ...] = (),
+    reserve: int = 0,
 ) -> dict[str, Any]:
     """The chunk node: chunks sized for ``stage`` of the ``prompts`` set, or by the ``size`` setting
-    (e.g. ``segment_size`` for Segment+) when that is smaller.
+    (e.g. ``segment_size`` for Segment+) when that is smaller; ``also_fits`` names later stages that
+    show a chunk's text with the question and ``reserve`` tokens more, so the chunk fits them too (ToM
+    parses without the question, then shows a leaf with its title, keywords and summary).
 
     Runs in a worker thread: tokenizing millions of tokens would stall a LangGraph server's event
     loop, which ``langgraph dev`` refuses as a blocking call.
     """
     limit = int(getattr(kit.context, size)) if size else None
     return await asyncio.to_thread(
-        chunk_documents_blocking, state, kit, prompts=prompts, stage=stage, size=limit
+        chunk_documents_blocking,
+        state,
+        kit,
+        prompts=prompts,
+        stage=stage,
+        size=limit,
+        also_fits=also_fits,
+        reserve=reserve,
     )

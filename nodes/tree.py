@@ -121,7 +121,7 @@ def subtree_from_outline(
         nodes[parent_id].children.append(node.id)
         texts[node.id] = section.text
 
-    leaves = [n for n in nodes if not n.children and n.id != 0]
+    leaves = [nodes[i] for i in _preorder(nodes, 0) if not nodes[i].children and i != 0]  # document order
     located: list[tuple[tuple[int, int], TreeNode]] = []
     unfound: list[TreeNode] = []
     for leaf in leaves:
@@ -145,10 +145,7 @@ def subtree_from_outline(
             f"{len(unfound)} of {len(leaves)} section(s) had text not found in the chunk; the chunk's own "
             "text stays with the sections around them"
         )
-        for leaf in unfound:  # keep the outline node, without text of its own: drop empty leaves
-            for node in nodes:
-                if leaf.id in node.children:
-                    node.children.remove(leaf.id)
+        _prune_textless(nodes, {leaf.id for leaf in unfound})
     claimed = set(words_of(" ".join(texts.get(leaf.id, "") for _, leaf in located)))
     words = words_of(" ".join(documents[p.doc_index].text[p.start : p.end] for p in chunk.parts))
     missing = sum(w not in claimed for w in words) / len(words) if words else 0.0
@@ -156,21 +153,31 @@ def subtree_from_outline(
         len(texts.get(leaf.id, "").split()) > _ANCHOR_WORDS for _, leaf in located
     ):
         losses.append(f"the outline's text left out or rewrote {missing:.0%} of the chunk's words")
-    kept = _reachable(nodes, 0)
+    kept = set(_preorder(nodes, 0))
     return ChunkParse(
         chunk_id=chunk.id, nodes=[n for n in nodes if n.id in kept], roots=[0], loss="; ".join(losses) or None
     )
 
 
-def _reachable(nodes: Sequence[TreeNode], root: int) -> set[int]:
-    seen: set[int] = set()
+def _prune_textless(nodes: Sequence[TreeNode], unfound: set[int]) -> None:
+    """Detach the ``unfound`` leaves, then every section left with neither children nor text: a node
+    with no text under it holds only model-written summary, which nothing could verify."""
+    dropped = set(unfound)
+    while dropped:
+        for node in nodes:
+            node.children = [c for c in node.children if c not in dropped]
+        dropped = {n.id for n in nodes if n.id != 0 and not n.children and not n.parts} - dropped
+        dropped = {i for i in dropped if any(i in n.children for n in nodes)}
+
+
+def _preorder(nodes: Sequence[TreeNode], root: int) -> list[int]:
+    order: list[int] = []
     stack = [root]
     while stack:
         node_id = stack.pop()
-        if node_id not in seen:
-            seen.add(node_id)
-            stack.extend(nodes[node_id].children)
-    return seen
+        order.append(node_id)
+        stack.extend(reversed(nodes[node_id].children))
+    return order
 
 
 def assemble(parses: Sequence[ChunkParse]) -> DocTree:
@@ -197,13 +204,23 @@ def leaf_text(node: TreeNode, documents: Sequence[DocumentIn]) -> str:
     return "\n".join(documents[p.doc_index].text[p.start : p.end] for p in node.parts)
 
 
+NODE_INFO_TOKENS = 200
+"""Tokens a node's title, keywords and summary may take in a prompt (their lengths are capped below):
+chunks are sized so that a leaf's whole text fits beside them."""
+
+
+def _capped(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + "…"
+
+
 def node_info(node: TreeNode, text: str = "") -> str:
-    """What the model is shown of a node: title, keywords, summary, and a leaf's original text."""
-    lines = [f"Title: {node.title or '(untitled)'}"]
+    """What the model is shown of a node: title, keywords, summary (model-written, so capped to fit
+    :data:`NODE_INFO_TOKENS`), and a leaf's original text."""
+    lines = [f"Title: {_capped(node.title, 120) or '(untitled)'}"]
     if node.keywords:
-        lines.append(f"Keywords: {'; '.join(node.keywords)}")
+        lines.append(f"Keywords: {'; '.join(_capped(k, 40) for k in node.keywords[:5])}")
     if node.summary:
-        lines.append(f"Summary: {node.summary}")
+        lines.append(f"Summary: {_capped(node.summary, 400)}")
     if text:
         lines.append(f"Original Text: {text}")
     return "\n".join(lines)

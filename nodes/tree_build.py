@@ -57,7 +57,12 @@ async def select_chunks(state: ToMState, kit: RunKit) -> dict[str, Any]:
     chunks: list[Chunk] = state["input_chunks"]
     k = kit.context.tom_top_k
     if k <= 0 or len(chunks) <= k:
-        return {"selected": [c.id for c in chunks]}
+        why = (
+            f"retrieved: all {len(chunks)} chunks (query-aware compression keeps {k})"
+            if k > 0
+            else ("retrieved: query-aware compression is off (tom_top_k 0)")
+        )
+        return {"selected": [c.id for c in chunks], "selection": {c.id: why for c in chunks}}
     started = time.perf_counter()
     size = kit.context.embedding_piece_tokens
     texts, owners = await asyncio.to_thread(pieces_of, chunks, size, kit.tokenizer)
@@ -74,6 +79,12 @@ async def select_chunks(state: ToMState, kit: RunKit) -> dict[str, Any]:
     report_progress("select", total=1, message=f"{k} of {len(chunks)} chunks")
     return {
         "selected": [chunks[i].id for i in keep],
+        "selection": {
+            chunks[
+                i
+            ].id: f"retrieved: rank {rank[i]} of {len(chunks)} by embedding similarity ({scores[i]:.3f})"
+            for i in keep
+        },
         "filtered": filtered,
         "decisions": [
             f"query-aware compression: built the tree from {k} of {len(chunks)} chunks (embedding similarity, "
@@ -226,7 +237,8 @@ class TreeAggregation(BoundedLoop):
             clusters = [layer]
         else:
             vectors = await kit.embed([_summary_text(tree.node(i)) for i in layer])
-            clusters = [[layer[i] for i in cluster] for cluster in knn_clusters(vectors)]
+            communities = await asyncio.to_thread(knn_clusters, vectors)  # igraph's import touches the disk
+            clusters = [[layer[i] for i in cluster] for cluster in communities]
         budget = kit.budget(PROMPTS, "summarize", question)
         sized = [group for cluster in clusters for group in _split(cluster, tree, kit, budget)]
         stalled = "left every node in a cluster of its own" if all(len(c) == 1 for c in sized) else None

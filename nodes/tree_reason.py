@@ -23,7 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from longgraph.nodes.grounding import MIN_SUPPORT, confidence_of, ground_read, support_in_notes
+from longgraph.nodes.grounding import (
+    MIN_SUPPORT,
+    confidence_of,
+    enforce_failure_budget,
+    ground_read,
+    support_in_notes,
+)
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.provenance import documents_of
@@ -212,15 +218,19 @@ async def conclude(state: ToMState, kit: RunKit) -> dict[str, Any]:
         known = by_chunk.get(outcome.chunk_id)
         if known is None or _FATE_ORDER[outcome.fate] < _FATE_ORDER[known.fate]:
             by_chunk[outcome.chunk_id] = outcome
+    failed = [o for _, o in sorted(by_chunk.items()) if o.fate == "failed"]
+    enforce_failure_budget(
+        [o.chunk_id for o in failed], len(by_chunk), kit, stage="map",
+        first_error=failed[0].reason if failed else None,
+    )  # fmt: skip
     outcomes = []
     for chunk_id in tree.chunk_ids:
         outcome = by_chunk.get(chunk_id) or ChunkOutcome(chunk_id=chunk_id, fate="no_information",
                                                          reason="no section of it was read")  # fmt: skip
         loss = tree.losses.get(chunk_id)
-        if loss:
-            outcome = outcome.model_copy(
-                update={"reason": "; ".join(x for x in (outcome.reason, f"parser: {loss}") if x)}
-            )
+        selected = (state.get("selection") or {}).get(chunk_id)
+        reasons = (selected, outcome.reason, f"parser: {loss}" if loss else None)
+        outcome = outcome.model_copy(update={"reason": "; ".join(x for x in reasons if x) or None})
         outcomes.append(outcome)
     if not roots:
         return {"notes": [], "outcomes": outcomes}

@@ -150,6 +150,8 @@ class Reasoned(BaseModel):
 class ToMState(RunState, total=False):
     selected: list[int]
     """Chunk ids the tree is built from (all, or the top-k of query-aware compression)."""
+    selection: dict[int, str]
+    """Chunk id → why it was selected (its rank and similarity), reported with the chunk."""
     parses: Annotated[list[ParsedChunk], operator.add]
     doc_tree: DocTree
     tree_key: str

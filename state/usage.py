@@ -18,6 +18,8 @@ class Usage(BaseModel):
     """Calls whose answer could not be parsed (each retry of a parse counts)."""
     cached_calls: int = 0
     """Answers served from the result cache instead of the endpoint."""
+    cached_by_stage: dict[str, int] = Field(default_factory=dict)
+    """Which stages those were (a question-free stage, like ToM's parse, is reused across questions)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls_by_stage: dict[str, int] = Field(default_factory=dict)
@@ -30,6 +32,7 @@ class Usage(BaseModel):
             llm_calls=self.llm_calls + other.llm_calls,
             failed_calls=self.failed_calls + other.failed_calls,
             cached_calls=self.cached_calls + other.cached_calls,
+            cached_by_stage=_summed(self.cached_by_stage, other.cached_by_stage),
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             calls_by_stage=_summed(self.calls_by_stage, other.calls_by_stage),

@@ -88,6 +88,22 @@ def test_rewritten_text_is_recorded_and_the_original_kept() -> None:
     assert _covered(parse, TEXT) == TEXT and parse.loss and "rewrote" in parse.loss
 
 
+def test_a_section_left_without_text_is_dropped() -> None:
+    """Section 2's only subsection quotes text that is not in the chunk: neither keeps a node (they
+    would hold only model-written summary, and two such nodes would ask the model the same thing)."""
+    chunk, docs = _chunk()
+    sections = [
+        ParsedSection(number="1", title="One", text="Opening remarks come first."),
+        ParsedSection(number="2", title="Two", text=""),
+        ParsedSection(number="2.1", title="Ghost", text="Nothing like this is in the chunk at all, really."),
+        ParsedSection(number="3", title="Three", text="Second part begins here with angels."),
+    ]
+    parse = subtree_from_outline(DocSections(title="T", sections=sections), chunk, docs)
+    assert [n.title for n in parse.nodes] == ["T", "One", "Three"]
+    assert all(n.parts for n in parse.nodes if not n.children)
+    assert _covered(parse, TEXT) == TEXT
+
+
 def test_limits_five_main_sections_and_four_levels() -> None:
     chunk, docs = _chunk(" ".join(f"Sentence number {i} is here." for i in range(40)))
     sections = [
