@@ -17,6 +17,9 @@ subtrees under one root), ``confidence=False`` ("no confidence": prompts and not
 
 from __future__ import annotations
 
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -24,7 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.runtime import NodeFactory, node_factory
 from longgraph.nodes.tree import NODE_INFO_TOKENS
 from longgraph.nodes.tree_build import (
     TreeAggregation,
@@ -46,31 +49,17 @@ PROMPTS = "tom"
 REASONING = TreeReduce()
 
 
-def build_graph(
-    llm: LLMProvider = default_provider,
+def add_tree_building(
+    builder: StateGraph[ToMState, Context, Any, Any],
+    node: NodeFactory,
     *,
-    checkpointer: BaseCheckpointSaver[str] | None = None,
-    aggregate: bool = True,
-    confidence: bool = True,
-    name: str = "tom",
-) -> CompiledStateGraph[ToMState, Context, GraphInputState, GraphOutputState]:
-    node = node_factory(llm)
+    aggregate: bool,
+    chunk: RunnableLambda[Any, Any],
+    then: str,
+) -> None:
+    """The tree: START → chunk → select → (cached) or parse ∥ → build → aggregate ⟲ → save → ``then``."""
     aggregation = TreeAggregation(enabled=aggregate)
-    builder = StateGraph(
-        ToMState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
-    fits = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
-    builder.add_node(
-        "chunk",
-        node(
-            chunk_input,
-            prompts=PROMPTS,
-            stage="parse",
-            size="tom_chunk_tokens",
-            also_fits=fits,
-            reserve=NODE_INFO_TOKENS,
-        ),
-    )
+    builder.add_node("chunk", chunk)
     builder.add_node("select", node(select_chunks))
     builder.add_node("load_tree", node(load_tree, aggregate=aggregate))
     builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)
@@ -79,19 +68,12 @@ def build_graph(
     builder.add_node("summarize_cluster", node(summarize_cluster), input_schema=AggregateTask)
     builder.add_node("gather_aggregation", node(aggregation.gather))
     builder.add_node("save_tree", node(save_tree))
-    builder.add_node("plan_reasoning", node(REASONING.plan))
-    builder.add_node("reason_at_node", node(reason_at_node, confidence=confidence), input_schema=ReasonTask)
-    builder.add_node("gather_reasoning", node(REASONING.gather))
-    builder.add_node("conclude", node(conclude))
-    builder.add_node("finalize", node(finalize, strategy=name))
 
     builder.add_edge(START, "chunk")
     builder.add_edge("chunk", "select")
     builder.add_edge("select", "load_tree")
     builder.add_conditional_edges(
-        "load_tree",
-        parse_or_reason("parse_chunk"),
-        {"parse_chunk": "parse_chunk", "reason": "plan_reasoning"},
+        "load_tree", parse_or_reason("parse_chunk"), {"parse_chunk": "parse_chunk", "reason": then}
     )
     builder.add_edge("parse_chunk", "build_tree")
     builder.add_edge("build_tree", "plan_aggregation")
@@ -102,7 +84,32 @@ def build_graph(
     )
     builder.add_edge("summarize_cluster", "gather_aggregation")
     builder.add_edge("gather_aggregation", "plan_aggregation")
-    builder.add_edge("save_tree", "plan_reasoning")
+    builder.add_edge("save_tree", then)
+
+
+def build_graph(
+    llm: LLMProvider = default_provider,
+    *,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    aggregate: bool = True,
+    confidence: bool = True,
+    name: str = "tom",
+) -> CompiledStateGraph[ToMState, Context, GraphInputState, GraphOutputState]:
+    node = node_factory(llm)
+    builder = StateGraph(
+        ToMState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
+    )
+    # The chunk must fit the reasoning prompts too (a leaf is a whole chunk beside its title and summary).
+    fits = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
+    chunk = node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens", also_fits=fits,
+                 reserve=NODE_INFO_TOKENS)  # fmt: skip
+    add_tree_building(builder, node, aggregate=aggregate, chunk=chunk, then="plan_reasoning")
+
+    builder.add_node("plan_reasoning", node(REASONING.plan))
+    builder.add_node("reason_at_node", node(reason_at_node, confidence=confidence), input_schema=ReasonTask)
+    builder.add_node("gather_reasoning", node(REASONING.gather))
+    builder.add_node("conclude", node(conclude))
+    builder.add_node("finalize", node(finalize, strategy=name))
     builder.add_conditional_edges(
         "plan_reasoning",
         REASONING.route,
@@ -118,36 +125,11 @@ def build_graph(
 def build_tree_graph(
     llm: LLMProvider = default_provider, *, aggregate: bool = True
 ) -> CompiledStateGraph[ToMState, Context, ToMState, ToMState]:
-    """The tree alone, for ``longgraph tree show``: chunk → parse ∥ → aggregate → save (no question)."""
+    """The tree alone, for ``longgraph tree show``: no question, so no reasoning."""
     node = node_factory(llm)
-    aggregation = TreeAggregation(enabled=aggregate)
     builder = StateGraph(ToMState, context_schema=Context)
-    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens"))
-    builder.add_node("select", node(select_chunks))
-    builder.add_node("load_tree", node(load_tree, aggregate=aggregate))
-    builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)
-    builder.add_node("build_tree", node(build_tree))
-    builder.add_node("plan_aggregation", node(aggregation.plan))
-    builder.add_node("summarize_cluster", node(summarize_cluster), input_schema=AggregateTask)
-    builder.add_node("gather_aggregation", node(aggregation.gather))
-    builder.add_node("save_tree", node(save_tree))
-
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "select")
-    builder.add_edge("select", "load_tree")
-    builder.add_conditional_edges(
-        "load_tree", parse_or_reason("parse_chunk"), {"parse_chunk": "parse_chunk", "reason": END}
-    )
-    builder.add_edge("parse_chunk", "build_tree")
-    builder.add_edge("build_tree", "plan_aggregation")
-    builder.add_conditional_edges(
-        "plan_aggregation",
-        aggregation.route,
-        {"summarize_cluster": "summarize_cluster", "done": "save_tree", "empty": "save_tree"},
-    )
-    builder.add_edge("summarize_cluster", "gather_aggregation")
-    builder.add_edge("gather_aggregation", "plan_aggregation")
-    builder.add_edge("save_tree", END)
+    chunk = node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens")
+    add_tree_building(builder, node, aggregate=aggregate, chunk=chunk, then=END)
     return builder.compile(name="tom-tree")
 
 

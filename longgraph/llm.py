@@ -353,7 +353,7 @@ async def call_structured(
                 raise
             raise EndpointError(str(exc).split(" (endpoint ")[0], endpoint=exc.endpoint, undone=work) from exc
         usage = usage.counted(
-            stage, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
+            label or stage, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
         )
         raw = reply.text
         try:

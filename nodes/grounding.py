@@ -52,6 +52,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words, sentence_spans
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
 from longgraph.nodes.render import measure_notes
+from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
@@ -402,6 +403,41 @@ def _better(
     return a
 
 
+def rereading_enabled(context: Context) -> bool:
+    """Second readings are for the compact protocol (the paper's protocol is measured as written)."""
+    return context.reread and context.prompt_variant == "compact"
+
+
+def passage_worth_rereading(
+    outcome: ChunkOutcome, chunk: Chunk, documents: Sequence[DocumentIn], wanted: frozenset[str]
+) -> Span | None:
+    """The passage of ``chunk`` to read again alone, when its first reading (``outcome``) missed one
+    that bears strongly on the question (:func:`worth_rereading`); else None."""
+    found = best_passage(chunk, documents, wanted)
+    if found is None or not worth_rereading(outcome, found[1], wanted):
+        return None
+    return found[0]
+
+
+def settle_readings(
+    graded: Sequence[tuple[ChunkOutcome, Note | None]],
+) -> tuple[ChunkOutcome, Note | None, bool]:
+    """A chunk's first reading and any second one (of its best passage) made one: the better, its
+    reason saying what the second reading did, and whether it helped."""
+    outcome, note = graded[0]
+    for other in graded[1:]:
+        outcome, note = _better((outcome, note), other)
+    if len(graded) == 1:
+        return outcome, note, False
+    helped = note is not None and outcome is not graded[0][0]
+    reason = (
+        "answered on a second reading of its most relevant passage"
+        if helped
+        else (outcome.reason or "") + "; a second reading did not help"
+    )
+    return outcome.model_copy(update={"reason": reason}), note, helped
+
+
 def enforce_failure_budget(
     failed: Sequence[int], total: int, kit: RunKit, *, stage: str, first_error: str | None
 ) -> None:
@@ -437,7 +473,7 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     question = state["question"]
     wanted = question_words(question)
     settings = kit.context
-    may_reread = settings.reread and settings.prompt_variant == "compact"
+    may_reread = rereading_enabled(settings)
 
     def check() -> tuple[list[ChunkOutcome], list[Note], list[ReadTask], int]:
         outcomes, notes, rereads, reread_helped = [], [], [], 0
@@ -447,20 +483,11 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
                 ground_read(r, chunk, documents, question, min_relevance=settings.min_relevance)
                 for r in reads
             ]
-            outcome, note = graded[0]
-            for other in graded[1:]:
-                outcome, note = _better((outcome, note), other)
-            if len(graded) > 1:
-                helped = note is not None and outcome is not graded[0][0]
-                reread_helped += helped
-                outcome = outcome.model_copy(
-                    update={"reason": "answered on a second reading of its most relevant passage"
-                            if helped else (outcome.reason or "") + "; a second reading did not help"}
-                )  # fmt: skip
-            elif may_reread and reads[0].draft is not None:
-                found = best_passage(chunk, documents, wanted)
-                if found is not None and worth_rereading(outcome, found[1], wanted):
-                    span = found[0]
+            outcome, note, helped = settle_readings(graded)
+            reread_helped += helped
+            if len(graded) == 1 and may_reread and reads[0].draft is not None:
+                span = passage_worth_rereading(outcome, chunk, documents, wanted)
+                if span is not None:
                     text = documents[span.doc_index].text[span.start : span.end]
                     part = ChunkPart(
                         doc_index=span.doc_index, title=span.title, start=span.start, end=span.end

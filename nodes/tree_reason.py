@@ -23,22 +23,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from longgraph.llm import StructuredCall
 from longgraph.nodes.grounding import (
     MIN_SUPPORT,
+    REREAD,
     confidence_of,
     enforce_failure_budget,
     ground_read,
+    passage_worth_rereading,
+    rereading_enabled,
+    settle_readings,
     support_in_notes,
 )
 from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import question_words
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.provenance import documents_of
-from longgraph.nodes.reduction import strength
+from longgraph.nodes.reduction import set_aside_weak, strength
 from longgraph.nodes.render import join_notes, measure_notes, render_note
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.tree import leaf_text, node_info
-from longgraph.state.contract import Chunk
-from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
+from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 from longgraph.state.tom import DocTree, Reasoned, ReasonTask, ToMState
 
 PROMPTS = "tom"
@@ -89,18 +95,22 @@ class TreeReduce(BoundedLoop):
         done = dict(state.get("results") or {})
         outcomes: list[ChunkOutcome] = list(state.get("leaf_outcomes") or [])
         decisions = []
+        reread = reread_helped = 0
         for item in results:
             reasoned: Reasoned = item
             node = tree.node(reasoned.node_id)
             if reasoned.read is not None:  # a leaf: grounded against its own text
                 chunk = Chunk(id=node.chunk_id or 0, parts=node.parts, tokens=0, text="")
-                outcome, note = ground_read(
-                    reasoned.read,
-                    chunk,
-                    documents,
-                    state["question"],
-                    min_relevance=kit.context.min_relevance,
-                )
+                reads = [r for r in (reasoned.read, reasoned.reread) if r is not None]
+                graded = [
+                    ground_read(
+                        r, chunk, documents, state["question"], min_relevance=kit.context.min_relevance
+                    )
+                    for r in reads
+                ]
+                outcome, note, helped = settle_readings(graded)
+                reread += len(reads) > 1
+                reread_helped += helped
                 outcomes.append(outcome)
             else:
                 note = reasoned.note
@@ -108,7 +118,37 @@ class TreeReduce(BoundedLoop):
                 decisions.append(reasoned.decision)
             if note is not None:
                 done[node.id] = measure_notes([note], kit)[0]
-        return {"results": done, "leaf_outcomes": outcomes, "decisions": decisions}
+        if reread:
+            decisions.append(
+                f"{reread} tree leaf/leaves were read a second time, their most relevant passage alone: "
+                f"{reread_helped} gave evidence"
+            )
+        leaves = [r.node_id for r in results if r.read is not None and r.node_id in done]
+        filtered = _set_aside_weak_leaves(done, leaves, kit, decisions)
+        return {"results": done, "leaf_outcomes": outcomes, "decisions": decisions, "filtered": filtered}
+
+
+def _set_aside_weak_leaves(
+    done: dict[int, Note], leaves: Sequence[int], kit: RunKit, decisions: list[str]
+) -> list[tuple[int, str]]:
+    """As before any reduce (``nodes/reduction.py``): leaf notes much weaker than the strongest are set
+    aside, here once for the whole tree (every leaf is read in the first round), so a confabulation
+    that passed grounding on a word or two cannot outvote the note that holds the question's words."""
+    notes = [done[i] for i in leaves]
+    kept, weak = set_aside_weak(notes, kit.context.min_note_strength)
+    if not weak:
+        return []
+    strongest = max(n.confidence for n in notes)
+    for node_id in leaves:
+        if any(done[node_id] is n for n in weak):
+            del done[node_id]
+    covered = {s for n in kept for s in n.sources}
+    reason = (
+        f"its note's evidence was much weaker than the strongest note's (confidence under "
+        f"{kit.context.min_note_strength:g} × {strongest:g})"
+    )
+    decisions.append(f"set aside {len(weak)} leaf note(s) with much weaker evidence than the strongest")
+    return [(source, reason) for source in sorted({s for n in weak for s in n.sources} - covered)]
 
 
 def _labels(kit: RunKit, confidence: bool) -> Any:
@@ -129,6 +169,45 @@ def _grounded(answer_note: Note | None, draft_answer: str, model_confidence: flo
     )  # fmt: skip
 
 
+def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
+    return (
+        result.value.note_draft()
+        if result.value is not None and hasattr(result.value, "note_draft")
+        else None
+    )
+
+
+def _read(result: StructuredCall[Any], chunk_id: int, stage: str) -> ChunkRead:
+    draft = _draft(result)
+    return ChunkRead(chunk_id=chunk_id, stage=stage, draft=draft, error=result.error,
+                     raw=None if draft else result.raw)  # fmt: skip
+
+
+async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any]:
+    """Map on a leaf, and (as for any chunk: ``nodes/grounding.py``) a second reading of its most
+    relevant passage alone when the first answer is not supported by the leaf's text but that passage
+    bears strongly on the question. Both are grounded on the document when the level is gathered."""
+    node, question, text = task["node"], task["question"], task["leaf_text"]
+    chunk_id = node.chunk_id or 0
+    result = await kit.call(PROMPTS, stage, text=node_info(node, text), question=question,
+                            work=f"map of tree node {node.id}")  # fmt: skip
+    report_progress("tree map", total=task["total"], message=f"level {task['round']}")
+    read, usage, reread = _read(result, chunk_id, stage), result.usage, None
+    if read.draft is not None and rereading_enabled(kit.context):
+        alone = [DocumentIn(text=text)]  # the leaf on its own: offsets are the leaf's
+        leaf = Chunk(id=chunk_id, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=0,
+                     text=text)  # fmt: skip
+        wanted = question_words(question)
+        outcome, _ = ground_read(read, leaf, alone, question, min_relevance=kit.context.min_relevance)
+        span = passage_worth_rereading(outcome, leaf, alone, wanted)
+        if span is not None:
+            again = await kit.call(PROMPTS, stage, text=text[span.start : span.end], question=question,
+                                   label=REREAD, work=f"second reading of tree node {node.id}")  # fmt: skip
+            reread, usage = _read(again, chunk_id, REREAD), usage + again.usage
+    reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, reread=reread)
+    return {"reasoned": [reasoned], "usage": usage}
+
+
 async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = True) -> dict[str, Any]:
     """Map on a leaf; Reduce the children then Map on an inner node (see the module docstring)."""
     node = task["node"]
@@ -136,22 +215,7 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
     map_stage, reduce_stage = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
     labels = _labels(kit, confidence)
     if not node.children:
-        result = await kit.call(
-            PROMPTS, map_stage, text=node_info(node, task["leaf_text"]), question=question,
-            work=f"map of tree node {node.id}",
-        )  # fmt: skip
-        report_progress("tree map", total=task["total"], message=f"level {task['round']}")
-        draft = (
-            result.value.note_draft()
-            if result.value is not None and hasattr(result.value, "note_draft")
-            else None
-        )
-        read = ChunkRead(chunk_id=node.chunk_id or 0, stage="map", draft=draft, error=result.error,
-                         raw=None if draft else result.raw)  # fmt: skip
-        return {
-            "reasoned": [Reasoned(index=task["index"], node_id=node.id, read=read)],
-            "usage": result.usage,
-        }
+        return await _read_leaf(task, kit, map_stage)
 
     children = task["children"]
     sources = sorted({s for n in children for s in n.sources})
@@ -165,11 +229,7 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
             work=f"reduce at tree node {node.id}",
         )  # fmt: skip
         usage = result.usage
-        draft = (
-            result.value.note_draft()
-            if result.value is not None and hasattr(result.value, "note_draft")
-            else None
-        )
+        draft = _draft(result)
         grounded = (
             _grounded(None, draft.answer, draft.model_confidence, children, question, sources)
             if draft
@@ -192,11 +252,7 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
     )
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
     usage = result.usage if usage is None else usage + result.usage
-    draft = (
-        result.value.note_draft()
-        if result.value is not None and hasattr(result.value, "note_draft")
-        else None
-    )
+    draft = _draft(result)
     mapped = (
         _grounded(reduced, draft.answer, draft.model_confidence, [reduced], question, sources)
         if draft

@@ -239,3 +239,36 @@ def test_assembled_tree_renumbers_and_keeps_losses() -> None:
     tree = assemble([parse_b, parse_a])
     assert tree.chunk_ids == [3, 4] and len(tree.roots) == 2 and set(tree.losses) == {3, 4}
     assert json.loads(tree.model_dump_json())["roots"] == tree.roots
+
+
+WEAK = "The secret of good writing is rewriting."
+
+
+def test_a_leaf_is_read_again_and_a_weak_leaf_is_set_aside() -> None:
+    """As for any chunk: the holder's leaf, misread beside its title and summary, is read again (its
+    most relevant passage alone) and answers; a leaf whose note passed grounding on one shared word
+    ("secret") is set aside before it can meet the holder's note in a reduce."""
+    document = planted(30_000, at=0.2).replace(". ", f". {WEAK} ", 1)
+    seen = {"first": 0, "again": 0}
+
+    def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        user = str(messages[-1]["content"])
+        if "Find the sentence" in user and "Previous reasoning results" not in user:
+            if "smoked plums" in user and "Original Text:" in user:
+                seen["first"] += 1
+                return json.dumps({"answer": "The secret ingredient is 444 anchovies."})
+            if "smoked plums" in user:
+                seen["again"] += 1
+            elif WEAK in user:
+                return json.dumps({"answer": WEAK})
+        return oracle_responder(messages, extras)
+
+    out = _run("tom", document, ScriptedChatModel(responder=responder), tom_top_k=0)
+    assert seen == {"first": 1, "again": 1}
+    assert "smoked plums" in out.answer and out.supported
+    assert document[out.evidence[0].start : out.evidence[0].end] == FACT
+    holder = next(c for c in out.chunks if c.status == "used")
+    assert "second reading" in (holder.reason or "")
+    weak = next(c for c in out.chunks if c.answer == WEAK)
+    assert weak.status == "filtered" and "much weaker" in (weak.reason or "")
+    assert out.stats.calls_by_stage.get("reread") == 1
