@@ -21,10 +21,12 @@ RECORD_FIELDS: tuple[str, ...] = (
     "instance_id", "suite", "task_family", "length", "length_set", "actual_tokens", "depth", "strategy",
     "model", "oracle", "question", "answer", "gold", "metric", "score", "scores", "judge_score",
     "llm_calls", "failed_calls", "prompt_tokens", "completion_tokens", "calls_by_stage",
-    "completion_tokens_by_stage", "supported", "seconds", "chunks", "notes", "metadata", "error",
+    "completion_tokens_by_stage", "supported", "seconds", "build", "chunks", "notes", "metadata", "error",
     "error_type", "finished_at",
 )  # fmt: skip
-"""Every record has exactly these keys (``judge_score`` None where no judge graded it)."""
+"""Every record has exactly these keys (``judge_score`` None where no judge graded it; ``build`` None
+unless the strategy builds a structure before the question, as ToM's tree: its calls, tokens and
+seconds, included in the run's totals, and whether it came from the cache)."""
 
 
 def now() -> str:

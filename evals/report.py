@@ -207,6 +207,7 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
                 cells = [_fmt(lengths[ls].get(depth), 2) for ls in order]
                 lines.append(f"| {float(depth):.0%} | " + " | ".join(cells) + " |")
             lines.append("")
+    lines += _build_section(records)
     judged = judge_summary(records)
     if judged:
         lines += [
@@ -236,6 +237,47 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots] + [""]
     return "\n".join(lines)
+
+
+def build_summary(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per (suite, strategy, length set) of the runs that built a structure (ToM's tree): mean calls
+    and seconds of the build, and of the question (the rest of the run), over the fresh builds."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        build = r.get("build")
+        if r.get("error") is None and build and not build.get("from_cache"):
+            groups.setdefault((r["suite"], r["strategy"], r["length_set"]), []).append(r)
+    rows = []
+    for (suite, strategy, length_set), runs in groups.items():
+        rows.append({
+            "suite": suite, "strategy": strategy, "length_set": length_set, "n": len(runs),
+            "length": _length_key(runs),
+            "build_calls": _mean([r["build"]["llm_calls"] for r in runs]),
+            "build_seconds": _mean([r["build"]["seconds"] or 0.0 for r in runs]),
+            "question_calls": _mean([r["llm_calls"] - r["build"]["llm_calls"] for r in runs]),
+            "question_seconds": _mean([r["seconds"] - (r["build"]["seconds"] or 0.0) for r in runs]),
+        })  # fmt: skip
+    return sorted(rows, key=lambda row: (row["suite"], row["strategy"], row["length"]))
+
+
+def _build_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    rows = build_summary(records)
+    if not rows:
+        return []
+    lines = [
+        "## Structure build and question (ToM's tree)",
+        "",
+        "Runs that built their tree (not from the cache); the question is the rest of the run.",
+        "",
+        "| suite | strategy | length | n | build calls | build seconds | question calls | question seconds |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['suite']} | {r['strategy']} | {r['length_set']} | {r['n']} | {_fmt_count(r['build_calls'])} | "
+            f"{r['build_seconds']:.2f} | {_fmt_count(r['question_calls'])} | {r['question_seconds']:.2f} |"
+        )
+    return [*lines, ""]
 
 
 def _length_of(records: Sequence[Mapping[str, Any]], length_set: str) -> int:

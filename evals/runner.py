@@ -53,6 +53,7 @@ from longgraph.evals.records import (
 )
 from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.state.context import Context
+from longgraph.state.contract import Stats
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
         "gold": list(instance.gold_answers), "metric": PRIMARY_METRIC[instance.task_family], "score": None,
         "scores": {}, "judge_score": None, "llm_calls": 0, "failed_calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "calls_by_stage": {}, "completion_tokens_by_stage": {}, "supported": None,
-        "seconds": 0.0,
+        "seconds": 0.0, "build": None,
         "chunks": {"total": 0, "used": 0, "no_information": 0, "unsupported": 0, "filtered": 0, "failed": 0},
         "notes": list(instance.skipped), "metadata": metadata, "error": None, "error_type": None,
         "finished_at": None,
@@ -146,7 +147,7 @@ async def evaluate(
         answer=result.answer, scores=scores, llm_calls=stats.llm_calls, failed_calls=stats.failed_calls,
         prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
         calls_by_stage=dict(stats.calls_by_stage), completion_tokens_by_stage=dict(stats.completion_tokens_by_stage),
-        supported=result.supported,
+        supported=result.supported, build=_build_figures(stats),
         chunks={"total": len(result.chunks), **counts}, notes=record["notes"] + list(stats.notes),
     )  # fmt: skip
     metric = record["metric"]
@@ -313,3 +314,14 @@ def run_eval_sync(
         settings = {**config.model_settings, "base_url": url, "model": ORACLE_LABEL}
         oracle_config = dataclasses.replace(config, model_settings=settings, label=ORACLE_LABEL)
         return asyncio.run(run_eval(oracle_config, on_record=on_record))
+
+
+def _build_figures(stats: Stats) -> dict[str, Any] | None:
+    """What building the strategy's structure cost (ToM's tree), apart from answering the question."""
+    if stats.build is None:
+        return None
+    return {
+        "llm_calls": stats.build.llm_calls, "prompt_tokens": stats.build.prompt_tokens,
+        "completion_tokens": stats.build.completion_tokens, "seconds": stats.build_seconds,
+        "from_cache": bool(stats.built_from_cache),
+    }  # fmt: skip

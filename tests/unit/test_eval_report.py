@@ -122,3 +122,23 @@ def test_the_report_command(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert str(tmp_path / "report-real-7b.md") in done.output
     assert (tmp_path / "needle-heatmap-real-7b.png").stat().st_size > 10_000
+
+
+def test_tree_build_and_question_are_reported_apart() -> None:
+    from longgraph.evals.report import build_summary, render_markdown
+
+    def tom(build_calls: int, build_s: float, cached: bool) -> dict[str, Any]:
+        build = {"llm_calls": build_calls, "prompt_tokens": 1, "completion_tokens": 1, "seconds": build_s,
+                 "from_cache": cached}  # fmt: skip
+        return _record("tom", 8_000, 0.5, 1.0, model="m", llm_calls=20, seconds=30.0, build=build)
+
+    records = [
+        tom(8, 10.0, False),
+        tom(10, 14.0, False),
+        tom(0, 0.0, True),
+        _record("mapreduce", 8_000, 0.5, 1.0, model="m"),
+    ]
+    (row,) = build_summary(records)
+    assert (row["strategy"], row["n"], row["build_calls"], row["build_seconds"]) == ("tom", 2, 9.0, 12.0)
+    assert (row["question_calls"], row["question_seconds"]) == (11.0, 18.0)
+    assert "| needle | tom | 8K | 2 | 9.0 | 12.00 | 11 | 18.00 |" in render_markdown("m", records, [])
