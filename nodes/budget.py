@@ -42,8 +42,8 @@ def prompt_overhead(
         messages = prompts.render(
             stage, context.task, format=format_instructions(schema, mode), context="", question=question
         )
-        worst = max(worst, sum(tokenizer.count_batch([content for _, content in messages])))
-        worst += _PER_MESSAGE_TOKENS * len(messages)
+        tokens = sum(tokenizer.count_batch([content for _, content in messages]))
+        worst = max(worst, tokens + _PER_MESSAGE_TOKENS * len(messages))
     return worst
 
 
