@@ -51,3 +51,5 @@ class CollapseError(LonggraphError):
 
 class TooManyFailures(LonggraphError):
     """More chunks failed than ``max_failed_fraction`` allows: an answer from the rest would mislead."""
+
+    exit_code = 3

@@ -10,7 +10,15 @@ from typing import Annotated, Any
 
 import typer
 
-from longgraph.cli.common import Opt, progress_bars, read_document, run_cli, stderr
+from longgraph.cli.common import (
+    EXIT_PARTIAL,
+    Opt,
+    coverage_line,
+    progress_bars,
+    read_document,
+    run_cli,
+    stderr,
+)
 
 
 def ask(
@@ -106,6 +114,11 @@ def ask(
             print(result.answer)
             for note in result.stats.notes:
                 stderr.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+            coverage = coverage_line(result)
+            if coverage:
+                stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
+        if any(c.status == "failed" for c in result.chunks):
+            raise typer.Exit(EXIT_PARTIAL)
 
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from longgraph.errors import EndpointError, InputError, LonggraphError
 from longgraph.nodes.runtime import Progress as ProgressEvent
+from longgraph.state.contract import GraphOutput
 
 T = TypeVar("T")
 Opt = typer.Option
@@ -85,6 +86,29 @@ def progress_bars(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | N
         yield _Bars(progress)
 
 
+EXIT_PARTIAL = 4
+"""The run answered, but some chunks failed (within the failure budget): the answer may miss what
+they held. The answer is printed as usual; stderr says which chunks."""
+
+
+def coverage_line(result: GraphOutput) -> str | None:
+    """ "answered from U of N chunks; …" when any chunk failed or was set aside, else None."""
+    total = len(result.chunks)
+    failed = [c for c in result.chunks if c.status == "failed"]
+    filtered = [c for c in result.chunks if c.status == "filtered"]
+    if not failed and not filtered:
+        return None
+    parts = []
+    if failed:
+        ids = ", ".join(str(c.id) for c in failed[:10]) + ("…" if len(failed) > 10 else "")
+        parts.append(
+            f"{len(failed)} failed (chunks {ids}; first: {' '.join((failed[0].reason or '').split())[:200]})"
+        )
+    if filtered:
+        parts.append(f"{len(filtered)} set aside (reasons per chunk with --json)")
+    return f"answered from {total - len(failed) - len(filtered)} of {total} chunks; " + "; ".join(parts)
+
+
 def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) -> T:
     """Run ``action``; turn every failure into one line and an exit code.
 
@@ -100,6 +124,8 @@ def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) ->
             message += f"; {hint}"
         stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
+    except typer.Exit:
+        raise  # a command's own exit code (e.g. EXIT_PARTIAL)
     except KeyboardInterrupt:
         stderr.print("interrupted")
         raise typer.Exit(130) from None

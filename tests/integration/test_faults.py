@@ -16,6 +16,8 @@ graph does not change what they check.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import socket
 from typing import Any
 
@@ -23,6 +25,7 @@ import httpx
 import pytest
 
 from longgraph.api import aask
+from longgraph.cli.common import EXIT_PARTIAL
 from longgraph.errors import EndpointError, TooManyFailures
 from longgraph.state.contract import GraphOutput
 from longgraph.testing.stub_server import (
@@ -256,3 +259,26 @@ def test_cli_endpoint_failure_is_one_line_and_exit_3(tmp_path: Any) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert url in lines[0] and "left undone" in lines[0]
+
+
+def test_cli_partial_answer_says_so_and_exits_4(tmp_path: Any) -> None:
+    """Some chunks failed within the failure budget: the answer is printed, stderr says from how many
+    chunks and which failed, and the exit code is the documented partial-result code (plain and --json)."""
+    document = tmp_path / "doc.txt"
+    document.write_text(DOCUMENT, encoding="utf-8")
+    for extra in ([], ["--json"]):
+        with run_stub_in_thread(UNPARSEABLE) as stub:
+            done = run_longgraph(
+                ["ask", str(document), "-q", QUESTION, "--no-cache", *extra, *stub_cli_args(stub.base_url)],
+                home=tmp_path, env={"LONGGRAPH_PARSE_RETRIES": "0"},
+            )  # fmt: skip
+        assert done.returncode == EXIT_PARTIAL, done.stderr
+        if extra:
+            failed = [c for c in json.loads(done.stdout)["chunks"] if c["status"] == "failed"]
+            assert failed
+        else:
+            assert "smoked plums" in done.stdout
+            line = next(x for x in done.stderr.splitlines() if "answered from" in x)
+            assert re.search(
+                r"answered from \d+ of \d+ chunks; \d+ failed \(chunks [\d, ]+; first: ", line
+            ), line
