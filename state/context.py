@@ -56,6 +56,21 @@ def _optional_int(raw: str) -> int | None:
     return None if raw.lower() in ("", "none", "auto") else int(raw)
 
 
+def _check_url(name: str, url: object) -> None:
+    """A settings error for a URL no HTTP client could use (named, credentials redacted)."""
+    from urllib.parse import urlsplit
+
+    from longgraph.redact import redact_url
+
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigurationError(f"{name} is empty: give an http(s) URL such as http://localhost:8000/v1")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigurationError(
+            f"{name} {redact_url(url)!r} is not an http(s) URL (expected e.g. http://host:8000/v1)"
+        )
+
+
 @dataclass(kw_only=True)
 class Context:
     """Configuration of one run. Every field has a default; see the README's configuration table."""
@@ -184,6 +199,12 @@ class Context:
             raise ConfigurationError(
                 f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}"
             )
+        if not isinstance(self.temperature, int | float) or not 0.0 <= self.temperature <= 2.0:
+            raise ConfigurationError(f"temperature must be in [0, 2], got {self.temperature!r}")
+        for url in [self.base_url] if isinstance(self.base_url, str) else list(self.base_url or []):
+            _check_url("base_url", url)
+        if self.embedding_url is not None:
+            _check_url("embedding_url", self.embedding_url)
 
     @property
     def window(self) -> int:

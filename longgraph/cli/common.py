@@ -7,11 +7,13 @@ piped. Nothing here imports a command module, so the command groups import this 
 
 from __future__ import annotations
 
+import codecs
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -25,14 +27,51 @@ from longgraph.state.contract import GraphOutput
 T = TypeVar("T")
 Opt = typer.Option
 stderr = Console(stderr=True)
-_BINARY_SNIFF = 8192
+
+
+MAX_INPUT_BYTES = int(os.environ.get("LONGGRAPH_MAX_INPUT_BYTES", 512 * 1024 * 1024))
+"""The largest file (or stdin) ``ask`` reads: an endless input such as ``/dev/zero`` is refused with a
+clear error instead of exhausting memory. ``LONGGRAPH_MAX_INPUT_BYTES`` raises it."""
+
+
+def _read_capped(stream: BinaryIO, path: str) -> bytes:
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(
+            f"{path}: larger than {MAX_INPUT_BYTES:,} bytes (set LONGGRAPH_MAX_INPUT_BYTES to read more)"
+        )
+    return data
+
+
+def _decode(data: bytes, title: str, path: str, notes: list[str]) -> str:
+    """UTF-16/32 by their byte-order mark, else UTF-8 (bad bytes replaced, and said); NUL bytes anywhere
+    in UTF-8 input mean binary data (a PDF renamed .txt), refused before any model call."""
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):  # fmt: skip
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}: starts as {codec.upper()} but is not valid {codec.upper()} ({exc.reason})"
+                ) from exc
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(f"{path}: looks like binary data (a NUL byte at offset {nul:,}), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        notes.append(
+            f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
+        )
+        return data.decode("utf-8-sig", errors="replace")
 
 
 def read_document(path: str) -> tuple[str, str, list[str]]:
     """(title, text, notes) for a path or ``-`` (stdin); a clear :class:`InputError` otherwise."""
     notes: list[str] = []
     if path == "-":
-        data = sys.stdin.buffer.read()
+        data = _read_capped(sys.stdin.buffer, "stdin")
         title = "stdin"
     else:
         file = Path(path)
@@ -41,20 +80,12 @@ def read_document(path: str) -> tuple[str, str, list[str]]:
         if file.is_dir():
             raise InputError(f"{path}: is a directory, not a file")
         try:
-            data = file.read_bytes()
+            with file.open("rb") as stream:
+                data = _read_capped(stream, path)
         except OSError as exc:
             raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
         title = file.name
-    if b"\x00" in data[:_BINARY_SNIFF]:
-        raise InputError(f"{path}: looks like binary data (NUL bytes), not text")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        notes.append(
-            f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
-        )
-    return title, text.replace("\x00", ""), notes
+    return title, _decode(data, title, path, notes), notes
 
 
 class _Bars:

@@ -1,0 +1,63 @@
+"""The CLI's input reading and the settings checks that run before any call: each problem is a typed,
+one-line error naming it (or a result with the problem recorded), never a model call on garbage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from longgraph.cli import common
+from longgraph.cli.common import read_document
+from longgraph.errors import ConfigurationError, InputError
+from longgraph.state.context import Context
+
+TEXT = "Grandma Olga's borscht has smoked plums in it. Ünïcödé stays intact.\n"
+
+
+def test_utf16_is_decoded_not_called_binary(tmp_path: Path) -> None:
+    for codec in ("utf-16", "utf-16-be", "utf-32"):
+        path = tmp_path / f"{codec}.txt"
+        data = TEXT.encode(codec)
+        if codec == "utf-16-be":
+            data = b"\xfe\xff" + data
+        path.write_bytes(data)
+        title, text, notes = read_document(str(path))
+        assert text == TEXT and notes == [] and title == path.name
+
+
+def test_binary_after_the_first_8_kb_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "report.txt"  # a PDF renamed: text first, binary streams later
+    path.write_bytes(b"%PDF-1.7 " + b"plain words " * 1000 + b"\x00\x01\x02stream")
+    with pytest.raises(InputError, match=r"report.txt: looks like binary data \(a NUL byte at offset 12,009\)"):
+        read_document(str(path))
+
+
+def test_an_endless_input_is_refused_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "MAX_INPUT_BYTES", 1_000_000)
+    with pytest.raises(InputError, match="/dev/zero: larger than 1,000,000 bytes"):
+        read_document("/dev/zero")
+
+
+def test_invalid_utf8_is_replaced_and_said(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("café au lait".encode("latin-1"))
+    _, text, notes = read_document(str(path))
+    assert text == "caf\ufffd au lait" and "invalid UTF-8 at byte 3" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"base_url": "localhost:8000/v1"}, "base_url 'localhost:8000/v1' is not an http"),
+        ({"base_url": "   "}, "base_url is empty"),
+        ({"base_url": ["http://a:8000/v1", "ftp://b/v1"]}, "base_url 'ftp://b/v1'"),
+        ({"base_url": "gpu:8000?api_key=s3cret"}, "api_key=\\*\\*\\*|REDACTED|\\*\\*\\*"),
+        ({"embedding_url": "embed-host/v1"}, "embedding_url 'embed-host/v1'"),
+        ({"temperature": -0.5}, "temperature must be in \\[0, 2\\], got -0.5"),
+    ],
+)
+def test_unusable_settings_are_named_before_any_call(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as raised:
+        Context(**settings)  # type: ignore[arg-type]
+    assert "s3cret" not in str(raised.value)
