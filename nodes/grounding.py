@@ -49,7 +49,7 @@ from langgraph.types import Send
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.chunking import title_label
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems, question_words, sentence_spans
+from longgraph.nodes.lexical import content_stems, question_words, sentence_spans, stem, words_of
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
 from longgraph.nodes.render import measure_notes
 from longgraph.state.context import Context
@@ -180,9 +180,11 @@ def _dedupe(quotes: Sequence[Evidence]) -> list[Evidence]:
     return kept
 
 
-def _shown(words: frozenset[str], limit: int = 6) -> str:
-    shown = sorted(words)[:limit]
-    return ", ".join(shown) + ("…" if len(words) > limit else "")
+def _shown(stems: frozenset[str], text: str, limit: int = 6) -> str:
+    """The words of ``text`` whose stems are ``stems``, as written, in order (stems where none is)."""
+    written = list(dict.fromkeys(w for w in words_of(text) if stem(w) in stems))
+    shown = written or sorted(stems)
+    return ", ".join(shown[:limit]) + ("…" if len(shown) > limit else "")
 
 
 def ground_read(
@@ -280,7 +282,11 @@ def _judge(
     if support.support < MIN_SUPPORT:
         missing = support.new_words - (support.span.stems if support.span is not None else frozenset())
         what = "answer" if draft.answer or not draft.structured else "note"
-        return _Verdict(support, 0.0, f"its {what} is not in the chunk (not found: {_shown(missing)})")
+        return _Verdict(
+            support,
+            0.0,
+            f"its {what} is not in the chunk (not found: {_shown(missing, draft.answer or draft.reasoning)})",
+        )
     if support.relevance < min_relevance:
         return _Verdict(
             support, 0.0,
@@ -317,7 +323,7 @@ def _judge_claim(
         support = max(support, wider, key=lambda s: (s.support, s.relevance))
     if support.support < MIN_SUPPORT:
         missing = support.new_words - (support.span.stems if support.span is not None else frozenset())
-        return support, f"is not in the chunk (not found: {_shown(missing)})"
+        return support, f"is not in the chunk (not found: {_shown(missing, stated)})"
     return support, None
 
 

@@ -33,7 +33,8 @@ def words_of(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light stem: possessive, plural and common verb suffixes stripped; doubled final consonant undone."""
+    """A light stem: possessive, plural and common verb suffixes stripped; doubled final consonant undone;
+    a final silent "e" dropped, so a word and its inflections share one stem."""
     if not word.isascii() or word.isdigit() or len(word) <= 3:
         return word
     for suffix in ("ingly", "edly", "ing", "ied", "ies", "ed", "es", "ly", "s"):
@@ -46,7 +47,8 @@ def stem(word: str) -> str:
             ):
                 root = root[:-1]
             return root
-    return word
+    # "compete" as "competes"/"competed" lose it: an "e" before a stripped suffix is stripped with it
+    return word[:-1] if word.endswith("e") and not word.endswith("ee") and len(word) >= 4 else word
 
 
 def is_content(word: str) -> bool:

@@ -224,3 +224,19 @@ def test_citations_survive_three_collapse_rounds() -> None:
     assert "smoked plums" in out.answer and out.supported
     span = out.evidence[0]
     assert document[span.start : span.end] == FACT and span.verified
+
+
+def test_an_inflected_restatement_of_the_question_is_no_answer() -> None:
+    """Measured on SQuAD with SmolLM2: asked "How many intercollegiate sports does Harvard compete in
+    NCAA division I", the reduce answered "Harvard competes in NCAA division I"; "competes" and
+    "compete" must share a stem, or the restatement passes as an answer the evidence supports."""
+    question = "How many intercollegiate sports does Harvard compete in NCAA division I"
+    quote = Evidence(
+        chunk_id=0, doc_index=0, title="", start=0, end=80, verified=True, confidence=4.0,
+        text="The Harvard Crimson competes in 42 intercollegiate sports in the NCAA Division I Ivy League.",
+    )  # fmt: skip
+    note = Note(sources=[0], answer=quote.text, quotes=[quote], confidence=4.0)
+    support, quotes = support_in_notes("Harvard competes in NCAA division I", [note], question)
+    assert support.support == 0.0 and quotes == []
+    support, quotes = support_in_notes("42 intercollegiate sports", [note], question)
+    assert support.support == 1.0 and quotes == [quote]
