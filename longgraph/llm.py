@@ -435,7 +435,8 @@ class PerLoopProvider(abc.ABC):
             model_name=model_name,
             max_concurrency=context.max_concurrency,
             mode=context.structured_output,
-            sampling={"temperature": context.temperature, "max_tokens": context.max_output_tokens},
+            sampling={"temperature": context.temperature, "max_tokens": context.max_output_tokens}
+            | ({"frequency_penalty": context.penalty} if context.penalty else {}),
             cache=open_cache(context.cache_path),
             secrets=(context.api_key,),
         )
@@ -459,6 +460,7 @@ class OpenAIProvider(PerLoopProvider):
                     api_key=context.api_key,  # type: ignore[arg-type]
                     model=model,
                     temperature=context.temperature,
+                    frequency_penalty=context.penalty or None,
                     max_tokens=context.max_output_tokens,  # type: ignore[call-arg]
                     timeout=context.request_timeout,
                     max_retries=context.max_retries,

@@ -113,6 +113,11 @@ class Context:
     """Prompts and protocol: "compact" (answer first, in words copied from the text, checked against
     the source; the default for every model) or "paper" (the papers' own prompts and protocols, e.g.
     LLM×MapReduce's four fields with self-reported confidence: the faithful variant)."""
+    frequency_penalty: float | None = field(default_factory=_env("frequency_penalty", None, float))
+    """OpenAI ``frequency_penalty`` on every call. None: 0.5 with the compact protocol, 0 with the paper's
+    (measured with SmolLM2 on 30 needle chunks: 41 → 11 completion tokens per map call, the planted
+    sentence still copied 5 of 5 times — chunks without the answer stop repeating a confabulation to
+    the length cap)."""
     min_relevance: float = field(default_factory=_env("min_relevance", 0.2, float))
     """Grounding: the share of the question's content words a note's supporting span must contain to
     count as evidence (0 turns the check off). See ``nodes/grounding.py``."""
@@ -199,12 +204,23 @@ class Context:
             raise ConfigurationError(
                 f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}"
             )
+        if self.frequency_penalty is not None and (
+            not isinstance(self.frequency_penalty, int | float) or not -2.0 <= self.frequency_penalty <= 2.0
+        ):
+            raise ConfigurationError(f"frequency_penalty must be in [-2, 2], got {self.frequency_penalty!r}")
         if not isinstance(self.temperature, int | float) or not 0.0 <= self.temperature <= 2.0:
             raise ConfigurationError(f"temperature must be in [0, 2], got {self.temperature!r}")
         for url in [self.base_url] if isinstance(self.base_url, str) else list(self.base_url or []):
             _check_url("base_url", url)
         if self.embedding_url is not None:
             _check_url("embedding_url", self.embedding_url)
+
+    @property
+    def penalty(self) -> float:
+        """The frequency penalty in effect (see ``frequency_penalty``)."""
+        if self.frequency_penalty is not None:
+            return float(self.frequency_penalty)
+        return 0.5 if self.prompt_variant == "compact" else 0.0
 
     @property
     def window(self) -> int:

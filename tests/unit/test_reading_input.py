@@ -29,7 +29,9 @@ def test_utf16_is_decoded_not_called_binary(tmp_path: Path) -> None:
 def test_binary_after_the_first_8_kb_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "report.txt"  # a PDF renamed: text first, binary streams later
     path.write_bytes(b"%PDF-1.7 " + b"plain words " * 1000 + b"\x00\x01\x02stream")
-    with pytest.raises(InputError, match=r"report.txt: looks like binary data \(a NUL byte at offset 12,009\)"):
+    with pytest.raises(
+        InputError, match=r"report.txt: looks like binary data \(a NUL byte at offset 12,009\)"
+    ):
         read_document(str(path))
 
 
