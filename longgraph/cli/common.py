@@ -44,8 +44,8 @@ def _read_capped(stream: BinaryIO, path: str) -> bytes:
 
 
 def _decode(data: bytes, title: str, path: str, notes: list[str]) -> str:
-    """UTF-16/32 by their byte-order mark, else UTF-8 (bad bytes replaced, and said); NUL bytes anywhere
-    in UTF-8 input mean binary data (a PDF renamed .txt), refused before any model call."""
+    """UTF-16/32 by their byte-order mark, else UTF-8 (bad bytes replaced, and said); binary data anywhere
+    (a PDF renamed .txt) refused before any model call; NUL padding dropped, and said."""
     for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
                        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):  # fmt: skip
         if data.startswith(bom):
@@ -55,16 +55,34 @@ def _decode(data: bytes, title: str, path: str, notes: list[str]) -> str:
                 raise InputError(
                     f"{path}: starts as {codec.upper()} but is not valid {codec.upper()} ({exc.reason})"
                 ) from exc
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError(f"{path}: looks like binary data (a NUL byte at offset {nul:,}), not text")
+    binary = _binary_block(data)
+    if binary is not None:
+        raise InputError(f"{path}: looks like binary data from byte {binary:,} on (control bytes), not text")
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         notes.append(
             f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
         )
-        return data.decode("utf-8-sig", errors="replace")
+        text = data.decode("utf-8-sig", errors="replace")
+    if "\x00" in text:
+        notes.append(f"{title}: {text.count(chr(0)):,} NUL byte(s) (padding) were dropped")
+    return text.replace("\x00", "")
+
+
+_CONTROL = bytes(range(1, 9)) + bytes(range(14, 32))
+"""Control bytes no text file holds (tab, newlines, form feed and NUL padding excepted)."""
+_BLOCK = 4096
+
+
+def _binary_block(data: bytes) -> int | None:
+    """Where the first 4 KB block with over 1% control bytes starts — binary data, wherever it begins
+    (a PDF renamed .txt is text for its first kilobytes) — or None."""
+    for start in range(0, len(data), _BLOCK):
+        block = data[start : start + _BLOCK]
+        if len(block) - len(block.translate(None, _CONTROL)) > max(1, len(block) // 100):
+            return start
+    return None
 
 
 def read_document(path: str) -> tuple[str, str, list[str]]:

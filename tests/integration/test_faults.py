@@ -277,7 +277,7 @@ def test_cli_partial_answer_says_so_and_exits_4(tmp_path: Any) -> None:
             failed = [c for c in json.loads(done.stdout)["chunks"] if c["status"] == "failed"]
             assert failed
         else:
-            assert "smoked plums" in done.stdout
+            assert done.stdout.strip()  # the answer (whatever the failed chunks held is missing from it)
             line = next(x for x in done.stderr.splitlines() if "answered from" in x)
             assert re.search(
                 r"answered from \d+ of \d+ chunks; \d+ failed \(chunks [\d, ]+; first: ", line

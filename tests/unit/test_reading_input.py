@@ -28,11 +28,17 @@ def test_utf16_is_decoded_not_called_binary(tmp_path: Path) -> None:
 
 def test_binary_after_the_first_8_kb_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "report.txt"  # a PDF renamed: text first, binary streams later
-    path.write_bytes(b"%PDF-1.7 " + b"plain words " * 1000 + b"\x00\x01\x02stream")
-    with pytest.raises(
-        InputError, match=r"report.txt: looks like binary data \(a NUL byte at offset 12,009\)"
-    ):
+    stream = bytes((i * 37 + 11) % 256 for i in range(8192))  # compressed-looking bytes
+    path.write_bytes(b"%PDF-1.7 " + b"plain words " * 1000 + b"stream\n" + stream)
+    with pytest.raises(InputError, match=r"report.txt: looks like binary data from byte 12,288 on"):
         read_document(str(path))
+
+
+def test_nul_padding_in_text_is_dropped_and_said(tmp_path: Path) -> None:
+    path = tmp_path / "padded.txt"
+    path.write_bytes(TEXT.encode() + b"\x00" * 100 + b"trailing text.")
+    _, text, notes = read_document(str(path))
+    assert text == TEXT + "trailing text." and notes == ["padded.txt: 100 NUL byte(s) (padding) were dropped"]
 
 
 def test_an_endless_input_is_refused_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
