@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from langgraph.types import Send
 
 from longgraph.errors import ConfigurationError
+from longgraph.llm import StructuredCall
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.graph_state import RunState
@@ -56,14 +57,16 @@ async def read_chunk(
         work=f"{name} of chunk {chunk.id} (and any {name} call not finished)",
     )  # fmt: skip
     report_progress(name, total=task["total"])
-    stage = name
+    return {"reads": [chunk_read(result, chunk.id, name, prompts=prompts)], "usage": result.usage}
+
+
+def chunk_read(result: StructuredCall[Any], chunk_id: int, stage: str, *, prompts: str) -> ChunkRead:
+    """A read call's outcome as a :class:`ChunkRead`: its draft note, or the failure and raw answer."""
     if result.value is None:
-        read = ChunkRead(chunk_id=chunk.id, stage=stage, error=result.error, raw=result.raw)
-    else:
-        drafting = getattr(result.value, "note_draft", None)
-        if drafting is None:
-            raise ConfigurationError(
-                f"prompts/{prompts}/{stage}: schema {type(result.value).__name__} makes no note"
-            )
-        read = ChunkRead(chunk_id=chunk.id, stage=stage, draft=drafting())
-    return {"reads": [read], "usage": result.usage}
+        return ChunkRead(chunk_id=chunk_id, stage=stage, error=result.error, raw=result.raw)
+    drafting = getattr(result.value, "note_draft", None)
+    if drafting is None:
+        raise ConfigurationError(
+            f"prompts/{prompts}/{stage}: schema {type(result.value).__name__} makes no note"
+        )
+    return ChunkRead(chunk_id=chunk_id, stage=stage, draft=drafting())

@@ -119,6 +119,11 @@ def set_aside_weak(notes: Sequence[Note], share: float) -> tuple[list[Note], lis
     return kept, [n for n in notes if n.confidence < bar]
 
 
+def weak_note_reason(share: float, strongest: float) -> str:
+    """Why a note was set aside by :func:`set_aside_weak` (the chunk report's reason)."""
+    return f"its note's evidence was much weaker than the strongest note's (confidence under {share:g} × {strongest:g})"
+
+
 def _quote_key(quote: Evidence) -> tuple[object, ...]:
     return (
         (quote.doc_index, quote.start, quote.end)
@@ -204,10 +209,7 @@ class ReductionLoop(BoundedLoop):
         notes, weak = set_aside_weak(notes, kit.context.min_note_strength)
         if weak:
             strongest = max(n.confidence for n in notes)
-            reason = (
-                f"its note's evidence was much weaker than the strongest note's (confidence under "
-                f"{kit.context.min_note_strength:g} × {strongest:g})"
-            )
+            reason = weak_note_reason(kit.context.min_note_strength, strongest)
             filtered += [(source, reason) for note in weak for source in note.sources]
             decisions.append(f"set aside {len(weak)} note(s) with much weaker evidence than the strongest")
         question = state["question"]

@@ -39,12 +39,13 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import question_words
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.provenance import documents_of
-from longgraph.nodes.reduction import set_aside_weak, strength
+from longgraph.nodes.read import chunk_read
+from longgraph.nodes.reduction import set_aside_weak, strength, weak_note_reason
 from longgraph.nodes.render import join_notes, measure_notes, render_note
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.tree import leaf_text, node_info
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
-from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
+from longgraph.state.notes import ChunkOutcome, Note, NoteDraft
 from longgraph.state.tom import DocTree, Reasoned, ReasonTask, ToMState
 
 PROMPTS = "tom"
@@ -143,10 +144,7 @@ def _set_aside_weak_leaves(
         if any(done[node_id] is n for n in weak):
             del done[node_id]
     covered = {s for n in kept for s in n.sources}
-    reason = (
-        f"its note's evidence was much weaker than the strongest note's (confidence under "
-        f"{kit.context.min_note_strength:g} × {strongest:g})"
-    )
+    reason = weak_note_reason(kit.context.min_note_strength, strongest)
     decisions.append(f"set aside {len(weak)} leaf note(s) with much weaker evidence than the strongest")
     return [(source, reason) for source in sorted({s for n in weak for s in n.sources} - covered)]
 
@@ -177,12 +175,6 @@ def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
     )
 
 
-def _read(result: StructuredCall[Any], chunk_id: int, stage: str) -> ChunkRead:
-    draft = _draft(result)
-    return ChunkRead(chunk_id=chunk_id, stage=stage, draft=draft, error=result.error,
-                     raw=None if draft else result.raw)  # fmt: skip
-
-
 async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any]:
     """Map on a leaf, and (as for any chunk: ``nodes/grounding.py``) a second reading of its most
     relevant passage alone when the first answer is not supported by the leaf's text but that passage
@@ -192,7 +184,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
     result = await kit.call(PROMPTS, stage, text=node_info(node, text), question=question,
                             work=f"map of tree node {node.id}")  # fmt: skip
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
-    read, usage, reread = _read(result, chunk_id, stage), result.usage, None
+    read, usage, reread = chunk_read(result, chunk_id, stage, prompts=PROMPTS), result.usage, None
     if read.draft is not None and rereading_enabled(kit.context):
         alone = [DocumentIn(text=text)]  # the leaf on its own: offsets are the leaf's
         leaf = Chunk(id=chunk_id, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=0,
@@ -203,7 +195,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
         if span is not None:
             again = await kit.call(PROMPTS, stage, text=text[span.start : span.end], question=question,
                                    label=REREAD, work=f"second reading of tree node {node.id}")  # fmt: skip
-            reread, usage = _read(again, chunk_id, REREAD), usage + again.usage
+            reread, usage = chunk_read(again, chunk_id, REREAD, prompts=PROMPTS), usage + again.usage
     reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, reread=reread)
     return {"reasoned": [reasoned], "usage": usage}
 
