@@ -66,7 +66,7 @@ async def resolved_context(context: Context, llm: LLMProvider | None = None) -> 
 
 
 def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig:
-    """LangGraph run config: a recursion limit that fits the collapse bound.
+    """LangGraph run config: a recursion limit that fits the loops' own bounds (collapse, search).
 
     Requests in flight are capped by the LLM client's semaphore (``context.max_concurrency`` per
     endpoint), not by LangGraph's ``max_concurrency``: that one gates every background coroutine of
@@ -74,7 +74,10 @@ def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig
     would wait behind every queued map task before being saved, and a run killed mid-map would lose
     all of them.
     """
-    config: RunnableConfig = {"recursion_limit": 16 + 4 * context.max_collapse_rounds}
+    search = 2 * max(
+        context.pecan_max_nodes, context.pecan_fixed_k
+    )  # PECAN: a retrieval and a Yes/No turn each
+    config: RunnableConfig = {"recursion_limit": 24 + 4 * context.max_collapse_rounds + search}
     if thread_id is not None:
         config["configurable"] = {"thread_id": thread_id}
     return config

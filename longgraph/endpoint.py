@@ -43,6 +43,8 @@ class EmbeddedEndpoint:
     base_url: str
     model: str
     tokenizer: str | None
+    model_dir: str | None = None
+    """The served model's own folder (weights and tokenizer), for readers of attention (PECAN)."""
 
 
 def find_embedded() -> EmbeddedEndpoint | None:
@@ -52,8 +54,16 @@ def find_embedded() -> EmbeddedEndpoint | None:
     info = find_running()
     if info is None:
         return None
+    folder = (
+        info.tokenizer_path
+        if info.tokenizer_path and (info.tokenizer_path / "config.json").is_file()
+        else None
+    )
     return EmbeddedEndpoint(
-        info.base_url, info.model, str(info.tokenizer_path) if info.tokenizer_path else None
+        info.base_url,
+        info.model,
+        str(info.tokenizer_path) if info.tokenizer_path else None,
+        str(folder) if folder else None,
     )
 
 
@@ -99,6 +109,8 @@ async def resolve_context(context: Context, provider: PerLoopProvider) -> Contex
             changes["model"] = embedded.model
         if context.tokenizer is None and embedded.tokenizer:
             changes["tokenizer"] = embedded.tokenizer
+        if context.attention_model is None and embedded.model_dir:
+            changes["attention_model"] = embedded.model_dir
     resolved = context.replace(**changes) if changes else context
     if resolved.model is None or resolved.context_window is None:
         served = await provider.describe(resolved)

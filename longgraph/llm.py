@@ -284,11 +284,8 @@ def _reply(message: BaseMessage, url: str) -> Reply:
 
 
 def to_messages(pairs: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-    return [
-        SystemMessage(content) if role == "system" else HumanMessage(content)
-        for role, content in pairs
-        if content
-    ]
+    kinds: dict[str, type[BaseMessage]] = {"system": SystemMessage, "assistant": AIMessage}
+    return [kinds.get(role, HumanMessage)(content) for role, content in pairs if content]
 
 
 async def call_structured(

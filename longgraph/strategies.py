@@ -89,6 +89,34 @@ STRATEGIES: dict[str, Strategy] = {
             options=(("confidence", False), ("name", "tom-no-confidence")),
         ),
         Strategy(
+            "pecan",
+            "longgraph.graphs.pecan",
+            "build_graph",
+            "PECAN: an information-point graph (attention or embedding-similarity edges) searched until the "
+            "model says it has enough",
+        ),
+        Strategy(
+            "pecan-no-attention",
+            "longgraph.graphs.pecan",
+            "build_graph",
+            "PECAN ablation: embedding-similarity edges and relevance only (no attention read)",
+            options=(("edges", "embedding-similarity"), ("name", "pecan-no-attention")),
+        ),
+        Strategy(
+            "pecan-no-embedding",
+            "longgraph.graphs.pecan",
+            "build_graph",
+            "PECAN ablation: attention only, no embedding-similarity term in the search (needs a local model)",
+            options=(("edges", "attention"), ("use_similarity", False), ("name", "pecan-no-embedding")),
+        ),
+        Strategy(
+            "pecan-fixed-k",
+            "longgraph.graphs.pecan",
+            "build_graph",
+            "PECAN ablation without dynamic progress control: a fixed number of retrieved nodes (pecan_fixed_k)",
+            options=(("fixed_k", True), ("name", "pecan-fixed-k")),
+        ),
+        Strategy(
             "truncate",
             "longgraph.graphs.truncate",
             "build_graph",

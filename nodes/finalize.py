@@ -45,6 +45,7 @@ def build_stats(state: RunState) -> Stats:
         build=(state.get("build_usage") or Usage()) if built else None,
         build_seconds=state.get("build_seconds") if built else None,
         built_from_cache=state.get("built_from_cache") if built else None,
+        structure=state.get("structure"),
         collapse_rounds=int(state.get("rounds") or 0),
         seconds=round(time.time() - state.get("started_at", time.time()), 3),
         notes=list(state.get("decisions") or []),

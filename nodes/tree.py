@@ -21,14 +21,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from longgraph.errors import ConfigurationError
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.provenance import _find, _Words
+from longgraph.nodes.structure_store import StructureStore
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.state.outputs import DocSections, ParsedSection
 from longgraph.state.tom import ChunkParse, DocTree, TreeNode
@@ -240,41 +238,8 @@ def tree_key(chunks: Sequence[Chunk], documents: Sequence[DocumentIn], *, parts:
     return digest.hexdigest()
 
 
-class TreeStore:
+class TreeStore(StructureStore[DocTree]):
     """DocTrees in the result cache's SQLite file (table ``doc_trees``): build once, ask many times."""
 
-    _lock = threading.Lock()
-
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=30)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS doc_trees (key TEXT PRIMARY KEY, tree TEXT NOT NULL)")
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigurationError(f"result cache {self.path}: cannot hold trees ({exc})") from exc
-        return db
-
-    def get(self, key: str) -> DocTree | None:
-        with self._lock:
-            db = self._connect()
-            try:
-                row = db.execute("SELECT tree FROM doc_trees WHERE key = ?", (key,)).fetchone()
-            finally:
-                db.close()
-        return None if row is None else DocTree.model_validate_json(row[0])
-
-    def put(self, key: str, tree: DocTree) -> None:
-        with self._lock:
-            db = self._connect()
-            try:
-                db.execute(
-                    "INSERT OR REPLACE INTO doc_trees (key, tree) VALUES (?, ?)",
-                    (key, tree.model_dump_json()),
-                )
-                db.commit()
-            finally:
-                db.close()
+        super().__init__(path, "doc_trees", DocTree)

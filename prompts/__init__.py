@@ -50,6 +50,10 @@ class StagePrompt:
     schema: str
     notes: str = "document"
     """The order notes are shown in: ``document`` or ``strongest_first``."""
+    reply: str = ""
+    followup: str = ""
+    """A second turn: after ``user``, the assistant's ``reply`` and then ``followup`` (PECAN's answer turn
+    repeats the search prompt, the model's "Yes", then asks for the answer: one shared prefix)."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,11 @@ class PromptSet:
         try:
             user = template.user.format(**fills)
             system = template.system.format(**fills)
+            followup = template.followup.format(**fills)
         except KeyError as exc:
             raise ConfigurationError(f"prompts/{self.strategy}/{stage}: missing variable {exc}") from exc
+        if followup:
+            return [("system", system), ("user", user), ("assistant", template.reply), ("user", followup)]
         return [("system", system), ("user", user)]
 
     def key(self, stage: str) -> str:
@@ -105,6 +112,8 @@ def load_prompt_file(name: str) -> PromptSet:
                 user=str(body["user"]),
                 schema=str(body["schema"]),
                 notes=str(body.get("notes", "document")),
+                reply=str(body.get("reply", "")),
+                followup=str(body.get("followup", "")),
             )
             for stage, body in data.get("stages", {}).items()
         }

@@ -18,6 +18,7 @@ from longgraph.errors import ConfigurationError
 
 TaskFamily = Literal["qa", "mc", "retrieval", "code", "math", "summary"]
 StructuredMode = Literal["auto", "json_schema", "text"]
+EdgeSetting = Literal["auto", "attention", "embedding"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
@@ -149,6 +150,27 @@ class Context:
     so one relevant sentence is not averaged away in a 1024-token chunk. 128: what all-MiniLM-L6-v2 was
     trained on (its tokenizer truncates there); capped by the model's own limit."""
 
+    pecan_chunk_tokens: int = field(default_factory=_env("pecan_chunk_tokens", 300, int))
+    """PECAN's level-1 nodes: chunks of this many tokens (the paper's 300)."""
+    pecan_batch_tokens: int = field(default_factory=_env("pecan_batch_tokens", 8000, int))
+    """PECAN's threshold ``s``: a batch of nodes is filled in order up to this many tokens before the
+    model writes its Information Points (the paper's 8K; never more than the window allows)."""
+    pecan_edges: EdgeSetting = field(default_factory=_env("pecan_edges", "auto"))
+    """How PECAN weighs its edges and the question's relevance: "attention" (a local model's attention,
+    as the paper; needs ``attention_model``), "embedding" (embedding similarity, labelled as such), or
+    "auto" (attention when a local model is at hand — the embedded server's — else embedding)."""
+    attention_model: str | None = field(default_factory=_env("attention_model", None))
+    """A local ``transformers`` model folder PECAN reads attention from (teacher-forcing the prompts).
+    None: the embedded SmolLM2 folder when the run uses the embedded server."""
+    pecan_patience: int = field(default_factory=_env("pecan_patience", 2, int))
+    """PECAN's stop patience ``p``: the search ends after this many "Yes" answers (the paper finds F1
+    saturating near 5; 1 is the base algorithm)."""
+    pecan_max_nodes: int = field(default_factory=_env("pecan_max_nodes", 24, int))
+    """The most nodes PECAN's search retrieves beyond the top level (the bound is recorded when hit);
+    the search prompt's window bounds it too."""
+    pecan_fixed_k: int = field(default_factory=_env("pecan_fixed_k", 8, int))
+    """The ``pecan-fixed-k`` ablation: retrieve exactly this many nodes, asking no Yes/No question."""
+
     def __post_init__(self) -> None:
         self.validate()
 
@@ -165,6 +187,10 @@ class Context:
         ):
             raise ConfigurationError(
                 f"context_window must be a positive integer or unset, got {self.context_window!r}"
+            )
+        if self.pecan_edges not in get_args(EdgeSetting):
+            raise ConfigurationError(
+                f"pecan_edges {self.pecan_edges!r}: expected one of {', '.join(get_args(EdgeSetting))}"
             )
         if self.prompt_variant not in ("compact", "paper"):
             raise ConfigurationError(f"prompt_variant {self.prompt_variant!r}: expected 'compact' or 'paper'")
@@ -183,6 +209,11 @@ class Context:
             "tom_chunk_tokens": self.tom_chunk_tokens,
             "rag_chunk_tokens": self.rag_chunk_tokens,
             "embedding_piece_tokens": self.embedding_piece_tokens,
+            "pecan_chunk_tokens": self.pecan_chunk_tokens,
+            "pecan_batch_tokens": self.pecan_batch_tokens,
+            "pecan_patience": self.pecan_patience,
+            "pecan_max_nodes": self.pecan_max_nodes,
+            "pecan_fixed_k": self.pecan_fixed_k,
         }
         for name, value in positive_ints.items():
             if not isinstance(value, int) or value <= 0:

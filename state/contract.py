@@ -9,7 +9,7 @@ Pydantic at the boundary (validation with clear messages), plain data inside.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -149,6 +149,9 @@ class Stats(Usage):
     the totals above (zero calls when it came from the cache). The rest is the question's own cost."""
     build_seconds: float | None = None
     built_from_cache: bool | None = None
+    structure: dict[str, Any] | None = None
+    """Strategies that search a per-document structure (PECAN's graph): what it was and how it was
+    weighted and searched — e.g. ``edges: "attention"`` or ``"embedding-similarity"``, never mixed."""
     collapse_rounds: int = 0
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)

@@ -73,3 +73,5 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """What building a per-document structure cost (ToM's tree, PECAN's graph); none when cached."""
     build_seconds: float
     built_from_cache: bool
+    structure: dict[str, Any]
+    """What per-document structure was searched and how (``stats.structure``)."""

@@ -341,6 +341,46 @@ class TreeAnswerPlain(StructuredOutput):
         )  # fmt: skip
 
 
+_BULLET = re.compile(r"^\s*(?:[*\-\u2022\u25cf]|\d{1,3}[.)])\s+(.*\S)\s*$")
+
+
+class InformationPoints(StructuredOutput):
+    """PECAN's graph construction (paper Table A1): the Information Points of a batch of nodes.
+
+    The paper asks for bullet points; under constrained decoding they come back as a JSON list, in
+    text mode as ``* point`` lines (``-``, ``•`` and ``1.`` bullets read too). Each point becomes one
+    node of the next level."""
+
+    points: list[str] = Field(
+        default_factory=list,
+        json_schema_extra={"maxItems": 24, "items": {"type": "string", "maxLength": 300}},
+    )
+
+    TEXT_FORMAT: ClassVar[str] = (
+        "Generate in the format of:\n* summary point\n* summary point\n* summary point\n....."
+    )
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        points = [m.group(1).strip("* ").strip() for line in text.splitlines() if (m := _BULLET.match(line))]
+        points = [p for p in points if p]
+        return {"points": points} if points else None
+
+
+class Sufficiency(StructuredOutput):
+    """PECAN's dynamic progress control (paper Table A2, first turn): can the question be answered
+    from the information gathered so far? One word, constrained to Yes or No."""
+
+    answer: Literal["Yes", "No"]
+
+    TEXT_FORMAT: ClassVar[str] = 'Response "Yes" or "No" in one word. Do not provide any explanation.'
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        word = re.match(r"\W*(yes|no)\b", text.strip(), re.IGNORECASE)
+        return {"answer": word.group(1).capitalize()} if word else None
+
+
 SCHEMAS: dict[str, type[StructuredOutput]] = {
     model.__name__: model
     for model in (
@@ -356,6 +396,8 @@ SCHEMAS: dict[str, type[StructuredOutput]] = {
         ClusterSummary,
         TreeAnswer,
         TreeAnswerPlain,
+        InformationPoints,
+        Sufficiency,
     )
 }
 """Output schemas by name, as prompt files refer to them. Strategies add theirs with :func:`register_schema`."""

@@ -20,6 +20,7 @@ from longgraph.testing.oracle import (
     _message_text,
     extract_question_and_text,
     oracle_answer,
+    summary_points,
 )
 
 HALLUCINATION = "The answer is definitely the blue lantern of Marrowby."
@@ -266,6 +267,8 @@ def build_completion_content(
         return json.dumps(obj or _default_object(verdict), ensure_ascii=False), tool
     response_format = body.get("response_format")
     schema = _json_schema_of(response_format)
+    if schema is not None and "points" in (schema.get("properties") or {}):  # a summarise prompt
+        return json.dumps({"points": summary_points(text)}, ensure_ascii=False), None
     if schema is not None:
         obj = _fill_object(schema, schema, verdict) if "properties" in schema else _default_object(verdict)
         return json.dumps(obj, ensure_ascii=False), None

@@ -262,3 +262,20 @@ def extract_question_and_text(messages: Sequence[Mapping[str, Any]]) -> tuple[st
     else:
         text = "\n".join(ln for k, ln in enumerate(lines) if k not in skip)
     return question, text
+
+
+POINTS_PER_GROUP = 3
+"""The oracle's summariser: one point per this many consecutive segments of the shown text."""
+
+
+def summary_points(text: str) -> list[str]:
+    """Summary points of ``text`` (a question-free summarise prompt, e.g. PECAN's Table A1): the first
+    sentence of every :data:`POINTS_PER_GROUP`-th segment (line). Deterministic, and it compresses, so a
+    graph built on it converges; a fact not at a segment's start survives only in the chunks below."""
+    segments = [line.strip() for line in text.splitlines() if line.strip()]
+    points = []
+    for segment in segments[::POINTS_PER_GROUP]:
+        first = _SPLIT_RE.split(segment.lstrip("*-• "), maxsplit=1)[0].strip()
+        if first:
+            points.append(first[:280])
+    return points

@@ -1,0 +1,109 @@
+"""PECAN (pecan.txt): an information-point graph built once per document, searched under the model's control.
+
+START → chunk → load_graph ──cached──▶ start_search
+load_graph ──new──▶ plan_level ──Send per batch──▶ write_points → gather_level → plan_level
+plan_level ──one batch left, or bounded──▶ embed_graph → save_graph → start_search
+start_search → ask ──"No"──▶ retrieve → ask …        ask ──p × "Yes", or the bound──▶ answer
+answer → conclude → finalize → END
+
+``write_points`` is Table A1 (one node per Information Point) with attention edges read from a local
+model, or embedding-similarity edges when only an endpoint is at hand (``nodes/ip_graph.py``);
+``ask``/``retrieve`` are dynamic progress control and graph search (``z = Eᵀ r`` + similarity,
+``nodes/graph_search.py``); ``answer`` is Table A2's second turn; ``conclude`` grounds the answer on the
+chunks the search reached. Ablations: ``edges="embedding"`` (no attention), ``use_similarity=False``
+(attention only), ``fixed_k=True`` (no progress control: ``pecan_fixed_k`` nodes, no Yes/No turn).
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.finalize import finalize
+from longgraph.nodes.graph_search import (
+    after_retrieval,
+    after_verdict,
+    answer_from_graph,
+    ask_sufficiency,
+    conclude_search,
+    retrieve_node,
+    start_search,
+)
+from longgraph.nodes.ip_graph import (
+    IPConstruction,
+    build_or_search,
+    embed_graph,
+    load_ip_graph,
+    save_ip_graph,
+    write_points,
+)
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.runtime import node_factory
+from longgraph.state.context import Context
+from longgraph.state.graph_state import GraphInputState, GraphOutputState
+from longgraph.state.pecan import EdgeMode, IPBatchTask, PecanState
+
+PROMPTS = "pecan"
+CONSTRUCTION = IPConstruction()
+SERVED_RECURSION_LIMIT = 200
+"""Served graphs get no per-run config from ``longgraph.ask``: a ceiling above the search's own bounds."""
+
+
+def build_graph(
+    llm: LLMProvider = default_provider,
+    *,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    edges: EdgeMode | None = None,
+    use_similarity: bool = True,
+    fixed_k: bool = False,
+    name: str = "pecan",
+) -> CompiledStateGraph[PecanState, Context, GraphInputState, GraphOutputState]:
+    node = node_factory(llm)
+    builder = StateGraph(
+        PecanState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
+    )
+    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens",
+                                   also_fits=("enough", "answer")))  # fmt: skip
+    builder.add_node("load_graph", node(load_ip_graph, edges=edges))
+    builder.add_node("plan_level", node(CONSTRUCTION.plan))
+    builder.add_node("write_points", node(write_points, edges=edges), input_schema=IPBatchTask)
+    builder.add_node("gather_level", node(CONSTRUCTION.gather))
+    builder.add_node("embed_graph", node(embed_graph))
+    builder.add_node("save_graph", node(save_ip_graph))
+    builder.add_node("start_search", node(start_search, use_similarity=use_similarity, fixed_k=fixed_k))
+    builder.add_node("ask", node(ask_sufficiency))
+    builder.add_node("retrieve", node(retrieve_node, use_similarity=use_similarity, fixed_k=fixed_k))
+    builder.add_node("answer", node(answer_from_graph))
+    builder.add_node("conclude", node(conclude_search))
+    builder.add_node("finalize", node(finalize, strategy=name))
+
+    builder.add_edge(START, "chunk")
+    builder.add_edge("chunk", "load_graph")
+    builder.add_conditional_edges(
+        "load_graph", build_or_search, {"build": "plan_level", "search": "start_search"}
+    )
+    builder.add_conditional_edges(
+        "plan_level", CONSTRUCTION.route, {"write_points": "write_points", "done": "embed_graph", "empty": "embed_graph"}
+    )  # fmt: skip
+    builder.add_edge("write_points", "gather_level")
+    builder.add_edge("gather_level", "plan_level")
+    builder.add_edge("embed_graph", "save_graph")
+    builder.add_edge("save_graph", "start_search")
+    builder.add_edge("start_search", "retrieve" if fixed_k else "ask")
+    builder.add_conditional_edges("ask", after_verdict, {"retrieve": "retrieve", "answer": "answer"})
+    builder.add_conditional_edges(
+        "retrieve", after_retrieval(fixed_k), {"ask": "ask", "retrieve": "retrieve", "answer": "answer"}
+    )
+    builder.add_edge("answer", "conclude")
+    builder.add_edge("conclude", "finalize")
+    builder.add_edge("finalize", END)
+    compiled = builder.compile(name=name, checkpointer=checkpointer)
+    return compiled.with_config({"recursion_limit": SERVED_RECURSION_LIMIT})
+
+
+graph = build_graph()
+graph_no_attention = build_graph(edges="embedding-similarity", name="pecan-no-attention")
+graph_no_embedding = build_graph(edges="attention", use_similarity=False, name="pecan-no-embedding")
+graph_fixed_k = build_graph(fixed_k=True, name="pecan-fixed-k")

@@ -1,0 +1,372 @@
+"""PECAN's dynamic graph search (paper §3.2, Appendices B, C): retrieve nodes until the model has enough.
+
+* **start** — the visited set S starts with the top level (in its order; when it does not fit the
+  search prompt, the top nodes most similar to the question that fit, said in ``stats.notes``).
+* **progress control** (§3.2.1) — the model is asked "Can this question be answered by the following
+  information?" (Table A2) over the question and S; on "No" one more node is retrieved and the question
+  asked again. The search stops after ``pecan_patience`` "Yes" answers (stop patience ``p``, §4.4), after
+  ``pecan_max_nodes`` retrievals, when the next node would overflow the prompt, or when every node is
+  visited — ``stats.notes`` says which. The prompt grows at its end only (question first, each node
+  appended), so the server's prefix cache serves every earlier turn (vLLM's automatic prefix caching:
+  the node-level KV cache of Appendix B).
+* **graph search** (§3.2.2) — an unvisited node i scores ``z_i = Σ_{j ∈ P_i ∩ S} r_j e_{j,i}`` (that is
+  ``z = Eᵀ r``, computed over S's edges only) plus its embedding similarity to the question; the argmax
+  is retrieved. ``r_j``: the attention of node j's tokens to the question's in the search prompt,
+  multiplied by j's position index with the question first (Appendix C), when a local model reads
+  attention; otherwise j's embedding similarity to the question (labelled ``embedding-similarity``).
+  Ablations: no similarity term (``pecan-no-embedding``), no progress control (``pecan-fixed-k``).
+* **answer** — the second turn of Table A2: the first-turn prompt, the model's "Yes", then the answer
+  request (one shared prefix again).
+* **grounding** — the answer must rest on the document, as in every strategy: it is checked against the
+  chunks the search reached (visited chunks, and the chunks the visited points weigh most through the
+  edges, :data:`DESCENT` per point) with the shared grounding stage; the chunks never reached are
+  reported ``filtered`` with why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from longgraph.nodes.attention import attention_reader, spans_in
+from longgraph.nodes.grounding import ground_read
+from longgraph.nodes.ip_graph import PROMPTS, node_text
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.provenance import documents_of
+from longgraph.nodes.retrieval import best_piece_scores
+from longgraph.nodes.runtime import report_progress
+from longgraph.state.contract import Chunk
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
+from longgraph.state.outputs import Sufficiency, answer_of, is_no_information
+from longgraph.state.pecan import IPGraph, PecanState, SearchStep
+from longgraph.structured import format_instructions
+
+DESCENT = 3
+"""Chunks below each visited point (by accumulated edge weight) the answer is checked against."""
+
+
+def render_nodes(graph: IPGraph, node_ids: Sequence[int], chunks: Mapping[int, Chunk]) -> str:
+    """The information shown in the search prompt: one ``* node`` line per visited node, in visit order."""
+    return "\n".join(f"* {node_text(graph.node(i), chunks)}" for i in node_ids)
+
+
+def _chunks(state: PecanState) -> dict[int, Chunk]:
+    return {c.id: c for c in state["input_chunks"]}
+
+
+def search_budget(kit: RunKit, question: str) -> int:
+    """Tokens the visited nodes may take: what both search prompts (ask and answer) leave."""
+    return min(kit.budget(PROMPTS, "enough", question), kit.budget(PROMPTS, "answer", question))
+
+
+def node_similarity(graph: IPGraph, question_vector: np.ndarray[Any, Any]) -> list[float]:
+    """Each node's cosine similarity to the question (a chunk's best piece)."""
+    vectors = graph.piece_vectors()
+    if not len(vectors):
+        return [0.0] * len(graph.nodes)
+    return best_piece_scores(question_vector, vectors, graph.vector_owners, len(graph.nodes))
+
+
+def retrieval_scores(
+    graph: IPGraph, relevance: Mapping[int, float], similarity: Sequence[float], *, use_similarity: bool
+) -> dict[int, float]:
+    """§3.2.2: ``z = Eᵀ r`` over the visited nodes' edges, plus similarity (unvisited nodes only)."""
+    visited = set(relevance)
+    z: dict[int, float] = {}
+    for j, r in relevance.items():
+        for lower, weight in graph.node(j).edges.items():
+            if int(lower) not in visited:
+                z[int(lower)] = z.get(int(lower), 0.0) + r * weight
+    return {
+        node.id: z.get(node.id, 0.0) + (similarity[node.id] if use_similarity else 0.0)
+        for node in graph.nodes
+        if node.id not in visited
+    }
+
+
+def _search_text(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
+                 question: str) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:  # fmt: skip
+    """The search prompt as the local model lays it out, each visited node's span and the question's."""
+    reader = attention_reader(str(kit.context.attention_model))
+    info = render_nodes(graph, visited, chunks)
+    messages = kit.prompts(PROMPTS).render(
+        "enough", kit.context.task, format=format_instructions(Sufficiency, kit.client().mode), context=info,
+        question=question,
+    )  # fmt: skip
+    full = reader.chat_text(messages)
+    question_at = full.find(question)
+    question_span = (max(0, question_at), max(0, question_at) + len(question))
+    lines = [f"* {node_text(graph.node(i), chunks)}" for i in visited]
+    return full, spans_in(full, lines, question_span[1]), question_span
+
+
+def attention_relevance(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
+                        question: str, new: Sequence[int]) -> dict[int, float]:  # fmt: skip
+    """Appendix C: the attention of each of ``new``'s tokens to the question's, × its position index
+    (the question at position 1, the first visited node at 2). Blocking: run it in a thread."""
+    full, spans, question_span = _search_text(kit, graph, visited, chunks, question)
+    position = {node_id: index for index, node_id in enumerate(visited)}
+    reading = attention_reader(str(kit.context.attention_model)).read(
+        full, [spans[position[i]] for i in new], [question_span]
+    )
+    return {i: float(reading.weights[k, 0]) * (position[i] + 2) for k, i in enumerate(new)}
+
+
+async def start_search(
+    state: PecanState, kit: RunKit, *, use_similarity: bool = True, fixed_k: bool = False
+) -> dict[str, Any]:
+    """S ← the top level (what fits the prompt); r and the question's similarity to every node."""
+    graph: IPGraph = state["ip_graph"]
+    question = state["question"]
+    chunks = _chunks(state)
+    vectors = await kit.embed([question])
+    similarity = node_similarity(graph, vectors[0])
+    budget = search_budget(kit, question)
+    top = graph.top
+    counts = dict(
+        zip(top, kit.tokenizer.count_batch([node_text(graph.node(i), chunks) for i in top]), strict=True)
+    )
+    decisions: list[str] = []
+    if sum(counts.values()) + 2 * len(top) > budget:
+        kept: list[int] = []
+        used = 0
+        for i in sorted(top, key=lambda i: (-similarity[i], i)):
+            if used + counts[i] + 2 <= budget // 2:  # half: room left for the search to retrieve
+                kept.append(i)
+                used += counts[i] + 2
+        decisions.append(
+            f"the top level ({len(top)} nodes) does not fit the search prompt: the search starts from the "
+            f"{len(kept)} most similar to the question that fill half of it"
+        )
+        top = sorted(kept, key=top.index)
+    tokens = sum(counts[i] + 2 for i in top)
+    relevance = await _relevance(kit, graph, top, chunks, question, top, similarity)
+    return {
+        "visited": top, "relevance": relevance, "similarity": similarity, "yes_count": 0,
+        "search_trace": [], "search_tokens": tokens, "decisions": decisions, "search_stop": "",
+        "search_limits": {
+            "patience": 0 if fixed_k else kit.context.pecan_patience,
+            "max_nodes": kit.context.pecan_fixed_k if fixed_k else kit.context.pecan_max_nodes,
+        },
+    }  # fmt: skip
+
+
+async def _relevance(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
+                     question: str, new: Sequence[int], similarity: Sequence[float]) -> dict[int, float]:  # fmt: skip
+    """r for the ``new`` nodes: attention (the paper's) when the graph has attention edges, else similarity."""
+    known = {i: float(r) for i, r in ((i, similarity[i]) for i in new)}
+    if graph.edge_mode != "attention" or not new:
+        return known
+    return await asyncio.to_thread(attention_relevance, kit, graph, visited, chunks, question, new)
+
+
+async def ask_sufficiency(state: PecanState, kit: RunKit) -> dict[str, Any]:
+    """Table A2, first turn: can the question be answered from S? (unreadable counts as No)."""
+    graph: IPGraph = state["ip_graph"]
+    visited = state["visited"]
+    result = await kit.call(
+        PROMPTS, "enough", text=render_nodes(graph, visited, _chunks(state)), question=state["question"],
+        work=f"search turn {len(state.get('search_trace') or []) + 1}",
+    )  # fmt: skip
+    verdict = getattr(result.value, "answer", None) or "unreadable"
+    trace = list(state.get("search_trace") or [])
+    last = trace[-1] if trace and not trace[-1].verdict else None
+    step = SearchStep(turn=len(trace) + (0 if last else 1), node=last.node if last else None,
+                      score=last.score if last else None, verdict=verdict)  # fmt: skip
+    trace = [*trace[:-1], step] if last else [*trace, step]
+    report_progress(
+        "search", total=kit.context.pecan_max_nodes + 1, message=f"{len(visited)} nodes: {verdict}"
+    )
+    return {"search_trace": trace, "yes_count": int(state.get("yes_count") or 0) + (verdict == "Yes"),
+            "usage": result.usage}  # fmt: skip
+
+
+def _retrieved(state: Mapping[str, Any]) -> int:
+    return sum(1 for step in state.get("search_trace") or [] if step.node is not None)
+
+
+def after_verdict(state: PecanState) -> Literal["retrieve", "answer"]:
+    """Router after a Yes/No turn: answer after ``patience`` Yes answers, at the retrieval bound, or when
+    the last retrieval found nothing that fits; else retrieve one more node."""
+    limits = state.get("search_limits") or {}
+    if state.get("search_stop"):
+        return "answer"
+    if int(state.get("yes_count") or 0) >= int(limits.get("patience", 1)):
+        return "answer"
+    return "answer" if _retrieved(state) >= int(limits.get("max_nodes", 0)) else "retrieve"
+
+
+def after_retrieval(fixed: bool) -> Any:
+    """Router after a retrieval: ask again (progress control), retrieve again (fixed-k), or answer."""
+
+    def route(state: PecanState) -> Literal["ask", "retrieve", "answer"]:
+        if state.get("search_stop"):
+            return "answer"
+        return "retrieve" if fixed else "ask"
+
+    route.__name__ = "after_retrieval"
+    return route
+
+
+async def retrieve_node(state: PecanState, kit: RunKit, *, use_similarity: bool = True,
+                        fixed_k: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Retrieve the best-scoring unvisited node and append it to S (or record why the search stops)."""
+    graph: IPGraph = state["ip_graph"]
+    visited = list(state["visited"])
+    relevance = dict(state.get("relevance") or {})
+    similarity = state.get("similarity") or [0.0] * len(graph.nodes)
+    limit = int((state.get("search_limits") or {}).get("max_nodes", 0))
+    if _retrieved(state) >= limit:
+        return {"search_stop": f"retrieved {limit} node(s), the {'fixed k' if fixed_k else 'bound'}"}
+    scores = retrieval_scores(graph, relevance, similarity, use_similarity=use_similarity)
+    if not scores:
+        return {"search_stop": "every node of the graph was visited"}
+    best = max(scores, key=lambda i: (scores[i], -i))
+    chunks = _chunks(state)
+    tokens = kit.tokenizer.count(node_text(graph.node(best), chunks)) + 2
+    if int(state.get("search_tokens") or 0) + tokens > search_budget(kit, state["question"]):
+        return {"search_stop": f"the next node ({best}) would overflow the search prompt"}
+    visited.append(best)
+    relevance.update(await _relevance(kit, graph, visited, chunks, state["question"], [best], similarity))
+    step = SearchStep(turn=len(state.get("search_trace") or []) + 1, node=best, score=round(scores[best], 4),
+                      verdict="" if not fixed_k else "fixed k: no question asked")  # fmt: skip
+    if fixed_k:
+        report_progress("search", total=limit, message=f"node {best}")
+    return {"visited": visited, "relevance": relevance, "search_trace": [*(state.get("search_trace") or []), step],
+            "search_tokens": int(state.get("search_tokens") or 0) + tokens}  # fmt: skip
+
+
+def stop_description(state: PecanState) -> str:
+    if state.get("search_stop"):
+        return str(state["search_stop"])
+    patience = int((state.get("search_limits") or {}).get("patience", 0))
+    if patience and int(state.get("yes_count") or 0) >= patience:
+        return f'the model said "Yes" {patience} time(s) (stop patience)'
+    return f"retrieved {_retrieved(state)} node(s), the bound"
+
+
+async def answer_from_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
+    """Table A2, second turn: the answer from the visited nodes."""
+    graph: IPGraph = state["ip_graph"]
+    result = await kit.call(
+        PROMPTS, "answer", text=render_nodes(graph, state["visited"], _chunks(state)), question=state["question"],
+        work="the answer turn of the graph search",
+    )  # fmt: skip
+    report_progress("answer", total=1)
+    stop = stop_description(state)
+    levels = sorted({graph.node(i).level for i in state["visited"]})
+    decisions = [
+        f"graph search: {len(state['visited'])} node(s) in the prompt (levels {', '.join(map(str, levels))}), "
+        f"{_retrieved(state)} retrieved; stopped because {stop}"
+    ]
+    if result.value is None:
+        decisions.append(f"the answer turn was unparseable ({result.error})")
+        return {"answer": "", "usage": result.usage, "decisions": decisions, "search_stop": stop}
+    return {"answer": answer_of(result.value), "rationale": "", "usage": result.usage, "decisions": decisions,
+            "search_stop": stop}  # fmt: skip
+
+
+def chunks_reached(graph: IPGraph, visited: Sequence[int]) -> list[int]:
+    """Node ids of the chunks the search reached: visited chunks, then, for each visited point, the
+    :data:`DESCENT` chunks its edges weigh most (weights multiplied down the levels)."""
+    reached = [i for i in visited if graph.node(i).chunk_id is not None]
+    for i in visited:
+        if graph.node(i).chunk_id is not None:
+            continue
+        weight: dict[int, float] = {i: 1.0}
+        frontier = [i]
+        below: dict[int, float] = {}
+        while frontier:
+            nxt: list[int] = []
+            for j in frontier:
+                for lower, w in graph.node(j).edges.items():
+                    lower = int(lower)
+                    carried = weight[j] * w
+                    if graph.node(lower).chunk_id is not None:
+                        below[lower] = below.get(lower, 0.0) + carried
+                    else:
+                        if lower not in weight:
+                            nxt.append(lower)
+                        weight[lower] = weight.get(lower, 0.0) + carried
+            frontier = nxt
+        reached += sorted(below, key=lambda n: (-below[n], n))[:DESCENT]
+    return list(dict.fromkeys(reached))
+
+
+async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
+    """Ground the answer on the chunks the search reached; account for every chunk."""
+    graph: IPGraph = state["ip_graph"]
+    answer = (state.get("answer") or "").strip()
+    chunks = _chunks(state)
+    documents = documents_of(state)
+    question = state["question"]
+    reached = chunks_reached(graph, state["visited"])
+    visited = set(state["visited"])
+    draft = NoteDraft(
+        answer=answer, quotes=[answer] if answer else [], no_information=is_no_information(answer)
+    )
+    outcomes: list[ChunkOutcome] = []
+    notes: list[Note] = []
+    for node_id in reached:
+        chunk_id = graph.node(node_id).chunk_id
+        assert chunk_id is not None
+        how = (
+            "visited by the search" if node_id in visited else "reached through the edges of a visited point"
+        )
+        if not answer:
+            outcomes.append(
+                ChunkOutcome(chunk_id=chunk_id, fate="no_information", reason=f"{how}; no answer")
+            )
+            continue
+        read = ChunkRead(chunk_id=chunk_id, stage="answer", draft=draft)
+        outcome, note = ground_read(read, chunks[chunk_id], documents, question,
+                                    min_relevance=kit.context.min_relevance)  # fmt: skip
+        reason = f"{how}; {outcome.reason}" if outcome.reason else how
+        outcomes.append(outcome.model_copy(update={"reason": reason}))
+        if note is not None:
+            notes.append(note)
+    _keep_one_candidate(outcomes)
+    reached_chunks = {graph.node(i).chunk_id for i in reached}
+    filtered = [
+        (cid, f"not reached by the graph search ({len(state['visited'])} node(s) visited, "
+              f"{'attention' if graph.edge_mode == 'attention' else 'embedding-similarity'} edges)")
+        for cid in graph.chunk_ids if cid not in reached_chunks
+    ]  # fmt: skip
+    return {"notes": notes, "outcomes": outcomes, "filtered": filtered, "structure": describe_search(state)}
+
+
+def _keep_one_candidate(outcomes: list[ChunkOutcome]) -> None:
+    """One answer was checked against every reached chunk: the chunk that comes closest to supporting it
+    stays ``unsupported`` (so the answer is listed as a candidate when no chunk supports it); for the
+    others the answer is simply not in them (``no_information``, with the reason)."""
+    unsupported = [o for o in outcomes if o.fate == "unsupported"]
+    if not unsupported:
+        return
+    closest = max(unsupported, key=lambda o: (o.support or 0.0, o.relevance or 0.0))
+    for index, outcome in enumerate(outcomes):
+        if outcome.fate == "unsupported" and outcome is not closest:
+            outcomes[index] = outcome.model_copy(update={"fate": "no_information"})
+
+
+def describe_search(state: PecanState) -> dict[str, Any]:
+    """``stats.structure``: the graph, how its edges and the question's relevance were weighed, the search."""
+    graph: IPGraph = state["ip_graph"]
+    attention = graph.edge_mode == "attention"
+    return {
+        "kind": "information-point graph", "edges": graph.edge_mode, "edge_model": graph.edge_model,
+        "relevance": "attention × position index" if attention else "embedding-similarity",
+        "nodes": len(graph.nodes), "levels": [len(level) for level in graph.levels],
+        "construction": graph.construction, "visited": list(state["visited"]),
+        "retrieved": _retrieved(state), "yes_answers": int(state.get("yes_count") or 0),
+        "search_stop": state.get("search_stop") or "", "embedding_model": graph.embedding_model,
+        "trace": [step.model_dump() for step in state.get("search_trace") or []],
+    }  # fmt: skip
+
+
+__all__ = [
+    "after_retrieval", "after_verdict", "answer_from_graph", "ask_sufficiency", "chunks_reached",
+    "conclude_search", "retrieval_scores", "retrieve_node", "start_search",
+]  # fmt: skip

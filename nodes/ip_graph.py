@@ -1,0 +1,285 @@
+"""Building PECAN's information-point graph (paper §3.1): once per document, cached, reused by questions.
+
+* **level 1** — the document's chunks (``pecan_chunk_tokens``, 300 as in the paper, the one chunker).
+* **a level** — :class:`IPConstruction`, the project's bounded loop (``nodes/loop.py``): the layer's
+  nodes are batched in order, each batch filled up to the threshold ``s`` (``pecan_batch_tokens``,
+  8K, never more than the points prompt can hold), and the model writes one batch's Information Points
+  (Table A1 prompt; one node a point). Repeat until a layer forms a single batch: its points are the top
+  level. Where the paper is silent: a batch whose answer is unreadable or has no point passes its members
+  up unchanged (said in the graph's ``notes``); a round that does not shrink the layer, or
+  ``max_collapse_rounds`` rounds, ends construction with the current layer as the top (said too).
+* **edges** — an IP's edges go to the members of its batch (the nodes it was written from). With
+  ``attention`` they are the paper's: the local model re-reads the batch prompt and the points it
+  answered (teacher forcing, ``nodes/attention.py``), attention from each point's tokens to each
+  member's averaged over heads, layers and tokens, normalised per point (§3.1(c)). With
+  ``embedding-similarity`` (no local model) a point's weights are its cosine similarity to each member
+  (best piece, negatives as 0), normalised the same way — labelled as such in the graph, never called
+  attention.
+* **vectors** — every node is embedded once (chunks in pieces, as the RAG baseline does): the search's
+  similarity term, reused by every question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from longgraph.errors import ConfigurationError
+from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.loop import TASKS, BoundedLoop
+from longgraph.nodes.provenance import documents_of
+from longgraph.nodes.reduction import group_in_order
+from longgraph.nodes.retrieval import pieces_of
+from longgraph.nodes.runtime import report_progress
+from longgraph.nodes.structure_store import StructureStore
+from longgraph.nodes.tree import tree_key
+from longgraph.state.contract import Chunk
+from longgraph.state.outputs import InformationPoints
+from longgraph.state.pecan import EdgeMode, IPBatch, IPBatchTask, IPGraph, IPNode, PecanState
+from longgraph.structured import format_instructions
+
+PROMPTS = "pecan"
+MAX_POINT_CHARS = 300
+PIECE_TOKENS = 48
+"""Chunks are embedded in pieces this long (a sentence or two) and a chunk scores by its best piece.
+Measured with the bundled MiniLM on a planted fact: the fact's sentence alone scores 0.78 against the
+question, with 100 characters of prose before it 0.43, with 300 characters 0.07 — while 250-character
+pieces of unrelated prose reach 0.56. Whole 300-token chunks would bury a fact under its neighbours."""
+
+
+def graph_store(kit: RunKit) -> StructureStore[IPGraph] | None:
+    path = kit.context.cache_path
+    return StructureStore(path, "ip_graphs", IPGraph) if path else None
+
+
+def edge_mode(kit: RunKit, forced: EdgeMode | None = None) -> EdgeMode:
+    """The run's edge mode: the strategy's own (an ablation), else ``pecan_edges`` (see Context)."""
+    setting = forced or kit.context.pecan_edges
+    if setting in ("embedding", "embedding-similarity"):
+        return "embedding-similarity"
+    if setting == "attention" and not kit.context.attention_model:
+        raise ConfigurationError(
+            "PECAN's attention edges need a local model: set attention_model to a transformers folder "
+            "(the embedded server's is used automatically), or pecan_edges=embedding"
+        )
+    return "attention" if kit.context.attention_model else "embedding-similarity"
+
+
+def node_text(node: IPNode, chunks: Mapping[int, Chunk]) -> str:
+    """What a node says, on one line: a chunk's own text (whitespace folded) or the point."""
+    text = chunks[node.chunk_id].text if node.chunk_id is not None else node.text
+    return " ".join(text.split())
+
+
+def _settings(kit: RunKit, mode: EdgeMode) -> dict[str, object]:
+    return {
+        "model": kit.context.model, "points": kit.prompts(PROMPTS).key("points"), "edges": mode,
+        "attention_model": kit.context.attention_model if mode == "attention" else None,
+        "batch": kit.context.pecan_batch_tokens, "temperature": kit.context.temperature,
+        "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
+        "max_rounds": kit.context.max_collapse_rounds, "mode": kit.client().mode,
+    }  # fmt: skip
+
+
+async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | None = None) -> dict[str, Any]:
+    """The cached graph of this document and settings, or a new one holding the chunks as level 1."""
+    mode = edge_mode(kit, edges)  # a missing local model is refused here, before any call
+    chunks: list[Chunk] = state["input_chunks"]
+    key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode))
+    update: dict[str, Any] = {"graph_key": key, "built_from_cache": False, "build_seconds": 0.0,
+                              "build_started": time.time()}  # fmt: skip
+    store = graph_store(kit)
+    if store is not None:
+        cached = await asyncio.to_thread(store.get, key)
+        if cached is not None:
+            report_progress("graph", total=1, message="from the cache")
+            return {**update, "ip_graph": cached, "built_from_cache": True,
+                    "decisions": ["the information-point graph came from the cache: no construction call"]}  # fmt: skip
+    level_one = [IPNode(id=i, level=1, chunk_id=c.id) for i, c in enumerate(chunks)]
+    graph = IPGraph(
+        nodes=level_one, levels=[[n.id for n in level_one]], chunk_ids=[c.id for c in chunks], edge_mode=mode,
+        edge_model=_model_name(kit, mode),
+    )  # fmt: skip
+    return {**update, "ip_graph": graph, "layer": graph.levels[0], "rounds": 0,
+            "extra": {"previous_tokens": None, "single_batch": False}}  # fmt: skip
+
+
+def _model_name(kit: RunKit, mode: EdgeMode) -> str:
+    if mode == "attention":
+        return str(kit.context.attention_model)
+    return kit.context.embedding_model or (kit.context.embedding_url or "all-MiniLM-L6-v2 (bundled)")
+
+
+def build_or_search(state: PecanState) -> str:
+    """A router: a cached graph goes straight to the search; a new one is built level by level."""
+    return "search" if state.get("built_from_cache") else "build"
+
+
+@dataclass(frozen=True)
+class _Sized:
+    node_id: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class IPConstruction(BoundedLoop):
+    """One level per round (see the module docstring)."""
+
+    name: str = "graph construction"
+    combine_node: str = "write_points"
+    results_key: str = "batches"
+
+    async def plan(self, state: PecanState, kit: RunKit) -> dict[str, Any]:
+        graph: IPGraph = state["ip_graph"]
+        layer: list[int] = state.get("layer") or graph.top
+        extra = dict(state.get("extra") or {})
+        if extra.get("single_batch"):
+            return {TASKS: [], "ip_graph": graph.model_copy(update={"construction": "one batch left"})}
+        chunks = {c.id: c for c in state["input_chunks"]}
+        texts = [node_text(graph.node(i), chunks) for i in layer]
+        counts = kit.tokenizer.count_batch(texts)
+        total = sum(counts)
+        previous = extra.get("previous_tokens")
+        stalled = "did not shrink the layer" if previous is not None and total >= previous else None
+        why = self.stop_reason(state, kit, stalled=stalled)
+        if why is not None:
+            return {
+                TASKS: [],
+                "ip_graph": graph.model_copy(update={"construction": f"{why}: its layer is the top"}),
+            }
+        budget = min(kit.context.pecan_batch_tokens, kit.budget(PROMPTS, "points", ""))
+        sized = [_Sized(i, n + 2) for i, n in zip(layer, counts, strict=True)]
+        batches = group_in_order(sized, budget)
+        text_of = dict(zip(layer, texts, strict=True))
+        round_no = int(state.get("rounds") or 0) + 1
+        tasks = [
+            IPBatchTask(index=b, members=[s.node_id for s in batch], texts=[text_of[s.node_id] for s in batch],
+                        round=round_no, total=len(batches))
+            for b, batch in enumerate(batches)
+        ]  # fmt: skip
+        return {TASKS: tasks, "extra": {**extra, "previous_tokens": total, "single_batch": len(batches) == 1}}
+
+    async def absorb(
+        self, results: Sequence[Any], state: PecanState, kit: RunKit, round_no: int
+    ) -> dict[str, Any]:
+        graph = state["ip_graph"].model_copy(deep=True)
+        layer: list[int] = []
+        notes: list[str] = []
+        for item in results:
+            batch: IPBatch = item
+            if not batch.points:
+                layer += batch.members
+                notes.append(
+                    f"level {round_no + 1}: batch {batch.index} gave no information point "
+                    f"({batch.error or 'an empty answer'}); its {len(batch.members)} node(s) rose unchanged"
+                )
+                continue
+            level = 1 + max(graph.node(m).level for m in batch.members)
+            uniform = {m: 1.0 / len(batch.members) for m in batch.members}
+            for p, point in enumerate(batch.points):
+                edges = batch.edges[p] if p < len(batch.edges) else uniform
+                node = IPNode(id=len(graph.nodes), level=level, text=point, edges=edges)
+                graph.nodes.append(node)
+                layer.append(node.id)
+        graph.levels.append(layer)
+        graph.notes += notes
+        return {"ip_graph": graph, "layer": layer, "decisions": notes}
+
+
+def _points(value: object) -> list[str]:
+    """The batch's points, cleaned: trimmed, capped, empty and repeated ones dropped."""
+    if not isinstance(value, InformationPoints):
+        return []
+    seen: set[str] = set()
+    points = []
+    for raw in value.points:
+        point = " ".join(str(raw).split())[:MAX_POINT_CHARS]
+        if len(point) > 2 and point.lower() not in seen:
+            seen.add(point.lower())
+            points.append(point)
+    return points
+
+
+async def write_points(task: IPBatchTask, kit: RunKit, *, edges: EdgeMode | None = None) -> dict[str, Any]:
+    """One batch's Information Points (Table A1), and their attention edges when a local model reads them."""
+    text = "\n".join(task["texts"])
+    result = await kit.call(
+        PROMPTS, "points", text=text, question="", work=f"information points of batch {task['index']} "
+        f"(level {task['round'] + 1})",
+    )  # fmt: skip
+    report_progress("graph", total=task["total"], message=f"level {task['round'] + 1}")
+    points = _points(result.value)
+    batch = IPBatch(index=task["index"], members=task["members"], points=points, error=result.error)
+    if points and edge_mode(kit, edges) == "attention":
+        started = time.perf_counter()
+        weights = await asyncio.to_thread(_attention_edges, kit, text, task["texts"], points)
+        batch.edges = [dict(zip(task["members"], map(float, row), strict=True)) for row in weights]
+        batch.attention_seconds = round(time.perf_counter() - started, 3)
+    return {"batches": [batch], "usage": result.usage, "build_usage": result.usage}
+
+
+def _attention_edges(kit: RunKit, text: str, members: Sequence[str], points: Sequence[str]) -> Any:
+    """Teacher-force the batch prompt and its points; each point's attention over the members, normalised."""
+    reader = attention_reader(str(kit.context.attention_model))
+    messages = kit.prompts(PROMPTS).render(
+        "points", kit.context.task, format=format_instructions(InformationPoints, kit.client().mode),
+        context=text, question="",
+    )  # fmt: skip
+    answer = "\n".join(f"* {p}" for p in points)
+    full = reader.chat_text(messages, answer=answer)
+    prompt_end = len(full) - len(answer)
+    context_at = full.find(text)
+    targets = spans_in(full, members, max(0, context_at))
+    sources = spans_in(full, [f"* {p}" for p in points], prompt_end)
+    return normalise_rows(reader.read(full, sources, targets).weights)
+
+
+async def embed_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
+    """Embed every node once (chunks in pieces); in embedding mode, weigh each point's edges by it."""
+    graph: IPGraph = state["ip_graph"].model_copy(deep=True)
+    chunks = {c.id: c for c in state["input_chunks"]}
+    size = min(PIECE_TOKENS, kit.context.embedding_piece_tokens)
+    ordered = [chunks[cid] for cid in graph.chunk_ids]
+    texts, owners = await asyncio.to_thread(pieces_of, ordered, size, kit.tokenizer)
+    points = [n for n in graph.nodes if n.chunk_id is None]
+    texts += [n.text for n in points]
+    owners += [n.id for n in points]
+    vectors = await kit.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+    report_progress("graph", total=1, message=f"embedded {len(texts)} pieces")
+    if graph.edge_mode == "embedding-similarity":
+        owner_rows: dict[int, list[int]] = {}
+        for row, owner in enumerate(owners):
+            owner_rows.setdefault(owner, []).append(row)
+        for node in points:
+            members = [int(m) for m in node.edges]
+            own = vectors[owner_rows[node.id][0]]
+            sims = np.array([[max(0.0, float(np.max(vectors[owner_rows[m]] @ own))) for m in members]])
+            weights = normalise_rows(sims.astype(np.float64))[0]
+            if not weights.any():
+                weights = np.full(len(members), 1.0 / len(members))
+            node.edges = dict(zip(members, map(float, weights), strict=True))
+    return {"ip_graph": graph.with_vectors(vectors, owners, _embedder_name(kit))}
+
+
+def _embedder_name(kit: RunKit) -> str:
+    return kit.context.embedding_model or kit.context.embedding_url or "all-MiniLM-L6-v2 (bundled)"
+
+
+async def save_ip_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
+    """Keep the finished graph in the result cache (when there is one) for the next question."""
+    store = graph_store(kit)
+    if store is not None and not state.get("built_from_cache"):
+        await asyncio.to_thread(store.put, state["graph_key"], state["ip_graph"])
+    return {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3), "rounds": 0}
+
+
+__all__ = [
+    "IPConstruction", "build_or_search", "edge_mode", "embed_graph", "load_ip_graph", "node_text",
+    "save_ip_graph", "write_points",
+]  # fmt: skip

@@ -1,0 +1,69 @@
+"""Per-document structures kept in the result cache's SQLite file: build once, ask many times.
+
+ToM's DocTree (table ``doc_trees``) and PECAN's information-point graph (table ``ip_graphs``) are
+built once per document, model, prompt version and settings and reused by every later question. One
+store serves both: a table per kind, rows of (cache key, the structure's JSON).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from longgraph.errors import ConfigurationError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class StructureStore(Generic[M]):
+    """Structures of one kind (``model``) in ``table`` of the SQLite file at ``path``."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, path: str | Path, table: str, model: type[M]) -> None:
+        if not table.isidentifier():
+            raise ValueError(f"not a table name: {table!r}")
+        self.path = Path(path).expanduser()
+        self.table = table
+        self.model = model
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=30)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, tree TEXT NOT NULL)")
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigurationError(f"result cache {self.path}: cannot hold {self.table} ({exc})") from exc
+        return db
+
+    def get(self, key: str) -> M | None:
+        """The stored structure, or None (also for an entry of an older, unreadable shape)."""
+        with self._lock:
+            db = self._connect()
+            try:
+                row = db.execute(f"SELECT tree FROM {self.table} WHERE key = ?", (key,)).fetchone()
+            finally:
+                db.close()
+        if row is None:
+            return None
+        try:
+            return self.model.model_validate_json(row[0])
+        except ValidationError:
+            return None
+
+    def put(self, key: str, structure: M) -> None:
+        with self._lock:
+            db = self._connect()
+            try:
+                db.execute(
+                    f"INSERT OR REPLACE INTO {self.table} (key, tree) VALUES (?, ?)",
+                    (key, structure.model_dump_json()),
+                )
+                db.commit()
+            finally:
+                db.close()
