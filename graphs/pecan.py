@@ -16,6 +16,9 @@ chunks the search reached. Ablations: ``edges="embedding"`` (no attention), ``us
 
 from __future__ import annotations
 
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -40,7 +43,7 @@ from longgraph.nodes.ip_graph import (
     write_points,
 )
 from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.runtime import NodeFactory, node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
 from longgraph.state.pecan import EdgeMode, IPBatchTask, PecanState
@@ -49,6 +52,34 @@ PROMPTS = "pecan"
 CONSTRUCTION = IPConstruction()
 SERVED_RECURSION_LIMIT = 200
 """Served graphs get no per-run config from ``longgraph.ask``: a ceiling above the search's own bounds."""
+
+
+def add_graph_construction(
+    builder: StateGraph[PecanState, Context, Any, Any],
+    node: NodeFactory,
+    *,
+    chunk: RunnableLambda[Any, Any],
+    edges: EdgeMode | None,
+    then: str,
+) -> None:
+    """START → chunk → load_graph ──cached──▶ ``then``; else levels ⟲ → embed → save → ``then``."""
+    builder.add_node("chunk", chunk)
+    builder.add_node("load_graph", node(load_ip_graph, edges=edges))
+    builder.add_node("plan_level", node(CONSTRUCTION.plan))
+    builder.add_node("write_points", node(write_points, edges=edges), input_schema=IPBatchTask)
+    builder.add_node("gather_level", node(CONSTRUCTION.gather))
+    builder.add_node("embed_graph", node(embed_graph))
+    builder.add_node("save_graph", node(save_ip_graph))
+    builder.add_edge(START, "chunk")
+    builder.add_edge("chunk", "load_graph")
+    builder.add_conditional_edges("load_graph", build_or_search, {"build": "plan_level", "search": then})
+    builder.add_conditional_edges(
+        "plan_level", CONSTRUCTION.route, {"write_points": "write_points", "done": "embed_graph", "empty": "embed_graph"}
+    )  # fmt: skip
+    builder.add_edge("write_points", "gather_level")
+    builder.add_edge("gather_level", "plan_level")
+    builder.add_edge("embed_graph", "save_graph")
+    builder.add_edge("save_graph", then)
 
 
 def build_graph(
@@ -64,14 +95,9 @@ def build_graph(
     builder = StateGraph(
         PecanState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens",
-                                   also_fits=("enough", "answer")))  # fmt: skip
-    builder.add_node("load_graph", node(load_ip_graph, edges=edges))
-    builder.add_node("plan_level", node(CONSTRUCTION.plan))
-    builder.add_node("write_points", node(write_points, edges=edges), input_schema=IPBatchTask)
-    builder.add_node("gather_level", node(CONSTRUCTION.gather))
-    builder.add_node("embed_graph", node(embed_graph))
-    builder.add_node("save_graph", node(save_ip_graph))
+    chunk = node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens",
+                 also_fits=("enough", "answer"))  # fmt: skip
+    add_graph_construction(builder, node, chunk=chunk, edges=edges, then="start_search")
     builder.add_node("start_search", node(start_search, use_similarity=use_similarity, fixed_k=fixed_k))
     builder.add_node("ask", node(ask_sufficiency))
     builder.add_node("retrieve", node(retrieve_node, use_similarity=use_similarity, fixed_k=fixed_k))
@@ -79,18 +105,6 @@ def build_graph(
     builder.add_node("conclude", node(conclude_search))
     builder.add_node("finalize", node(finalize, strategy=name))
 
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "load_graph")
-    builder.add_conditional_edges(
-        "load_graph", build_or_search, {"build": "plan_level", "search": "start_search"}
-    )
-    builder.add_conditional_edges(
-        "plan_level", CONSTRUCTION.route, {"write_points": "write_points", "done": "embed_graph", "empty": "embed_graph"}
-    )  # fmt: skip
-    builder.add_edge("write_points", "gather_level")
-    builder.add_edge("gather_level", "plan_level")
-    builder.add_edge("embed_graph", "save_graph")
-    builder.add_edge("save_graph", "start_search")
     builder.add_edge("start_search", "retrieve" if fixed_k else "ask")
     builder.add_conditional_edges("ask", after_verdict, {"retrieve": "retrieve", "answer": "answer"})
     builder.add_conditional_edges(
@@ -101,6 +115,17 @@ def build_graph(
     builder.add_edge("finalize", END)
     compiled = builder.compile(name=name, checkpointer=checkpointer)
     return compiled.with_config({"recursion_limit": SERVED_RECURSION_LIMIT})
+
+
+def build_ip_graph_graph(
+    llm: LLMProvider = default_provider, *, edges: EdgeMode | None = None
+) -> CompiledStateGraph[PecanState, Context, PecanState, PecanState]:
+    """The graph construction alone, for ``longgraph graph show``: no question, no search."""
+    node = node_factory(llm)
+    builder = StateGraph(PecanState, context_schema=Context)
+    chunk = node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens")
+    add_graph_construction(builder, node, chunk=chunk, edges=edges, then=END)
+    return builder.compile(name="pecan-graph")
 
 
 graph = build_graph()

@@ -14,7 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from longgraph.api import aask, ask
+    from longgraph.api import aask, aask_many, ask, ask_many
     from longgraph.errors import (
         ConfigurationError,
         EndpointError,
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "aask": "longgraph.api",
+    "aask_many": "longgraph.api",
+    "ask_many": "longgraph.api",
     "ask": "longgraph.api",
     "ConfigurationError": "longgraph.errors",
     "EndpointError": "longgraph.errors",
@@ -50,7 +52,9 @@ __all__ = [
     "StructuredOutputError",
     "TooManyFailures",
     "aask",
+    "aask_many",
     "ask",
+    "ask_many",
 ]
 __version__ = "0.1.0"
 

@@ -21,7 +21,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from longgraph.checkpointing import checkpoint_serializer
-from longgraph.errors import ConfigurationError, EndpointError
+from longgraph.errors import ConfigurationError, EndpointError, InputError
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.runtime import Progress
 from longgraph.state.context import Context, coerce_context
@@ -214,6 +214,41 @@ async def aask(
     return output
 
 
+async def aask_many(
+    questions: Sequence[str],
+    document: str | None = None,
+    *,
+    context: Context | dict[str, Any] | None = None,
+    thread_id: str | None = None,
+    **kwargs: Any,
+) -> list[GraphOutput]:
+    """Answer several ``questions`` about the same document(s), in order of ``questions``.
+
+    The first question builds what its strategy builds once per document (ToM's tree, PECAN's graph);
+    the others run together after it and find it in the result cache, so each result's ``stats.build``
+    is the one-time cost (zero calls for every question but the first) apart from its own. With the
+    cache turned off, a temporary one holds the structure for this call only. ``thread_id`` checkpoints
+    each question under ``<thread_id>-q<i>``; other arguments are :func:`aask`'s.
+    """
+    import tempfile
+
+    if not questions:
+        raise InputError("no question to answer")
+    settings = dict(kwargs)
+    shared = settings.get("cache_path", coerce_context(context).cache_path)
+    with tempfile.TemporaryDirectory(prefix="longgraph-") as scratch:
+        if not shared:
+            settings["cache_path"] = str(Path(scratch) / "structures.sqlite")
+
+        def run(index: int) -> Any:
+            thread = f"{thread_id}-q{index}" if thread_id else None
+            return aask(questions[index], document, context=context, thread_id=thread, **settings)
+
+        first = await run(0)
+        rest = await asyncio.gather(*(run(i) for i in range(1, len(questions))))
+    return [first, *rest]
+
+
 def _repaired(text: str, what: str, repairs: list[str]) -> str:
     """``text`` with lone surrogates (not Unicode; they cannot be sent or stored) replaced by U+FFFD.
 
@@ -253,4 +288,15 @@ def ask(question: str, document: str | None = None, **kwargs: Any) -> GraphOutpu
         return asyncio.run(aask(question, document, **kwargs))
     raise ConfigurationError(
         "longgraph.ask() was called inside a running event loop: use `await longgraph.aask(...)`"
+    )
+
+
+def ask_many(questions: Sequence[str], document: str | None = None, **kwargs: Any) -> list[GraphOutput]:
+    """Synchronous :func:`aask_many` (not from inside a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aask_many(questions, document, **kwargs))
+    raise ConfigurationError(
+        "longgraph.ask_many() was called inside a running event loop: use `await longgraph.aask_many(...)`"
     )

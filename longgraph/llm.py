@@ -312,8 +312,9 @@ async def call_structured(
     attempts = parse_retries + 1
     raw, error = "", "not attempted"
     attempt = 0
+    forced_text = prompts.stage(stage).mode == "text"
     while attempt < attempts:
-        mode = llm.mode
+        mode: ResolvedMode = "text" if forced_text else llm.mode
         messages = to_messages(
             prompts.render(stage, task, format=format_instructions(schema, mode), **variables)
         )
@@ -342,7 +343,7 @@ async def call_structured(
             except StructuredOutputError:
                 pass  # a stale entry: ask again
         try:
-            reply = await llm.complete(messages, stage=label or stage, schema=schema)
+            reply = await llm.complete(messages, stage=label or stage, schema=None if forced_text else schema)
         except _ModeChanged:
             continue  # re-render for text mode; does not count as an attempt
         except EndpointError as exc:

@@ -32,9 +32,17 @@ from typing import Any, Literal
 import numpy as np
 
 from longgraph.nodes.attention import attention_reader, spans_in
-from longgraph.nodes.grounding import ground_read
-from longgraph.nodes.ip_graph import PROMPTS, node_text
+from longgraph.nodes.grounding import (
+    REREAD,
+    best_passage,
+    ground_read,
+    rereading_enabled,
+    settle_readings,
+    worth_rereading,
+)
+from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import question_words
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.retrieval import best_piece_scores
 from longgraph.nodes.runtime import report_progress
@@ -42,7 +50,7 @@ from longgraph.state.contract import Chunk
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import Sufficiency, answer_of, is_no_information
 from longgraph.state.pecan import IPGraph, PecanState, SearchStep
-from longgraph.structured import format_instructions
+from longgraph.structured import Mode, format_instructions
 
 DESCENT = 3
 """Chunks below each visited point (by accumulated edge weight) the answer is checked against."""
@@ -87,13 +95,13 @@ def retrieval_scores(
     }
 
 
-def _search_text(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
+def _search_text(kit: RunKit, mode: Mode, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
                  question: str) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:  # fmt: skip
     """The search prompt as the local model lays it out, each visited node's span and the question's."""
     reader = attention_reader(str(kit.context.attention_model))
     info = render_nodes(graph, visited, chunks)
     messages = kit.prompts(PROMPTS).render(
-        "enough", kit.context.task, format=format_instructions(Sufficiency, kit.client().mode), context=info,
+        "enough", kit.context.task, format=format_instructions(Sufficiency, mode), context=info,
         question=question,
     )  # fmt: skip
     full = reader.chat_text(messages)
@@ -103,11 +111,11 @@ def _search_text(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Ma
     return full, spans_in(full, lines, question_span[1]), question_span
 
 
-def attention_relevance(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
-                        question: str, new: Sequence[int]) -> dict[int, float]:  # fmt: skip
+def attention_relevance(kit: RunKit, mode: Mode, graph: IPGraph, visited: Sequence[int],
+                        chunks: Mapping[int, Chunk], question: str, new: Sequence[int]) -> dict[int, float]:  # fmt: skip
     """Appendix C: the attention of each of ``new``'s tokens to the question's, × its position index
     (the question at position 1, the first visited node at 2). Blocking: run it in a thread."""
-    full, spans, question_span = _search_text(kit, graph, visited, chunks, question)
+    full, spans, question_span = _search_text(kit, mode, graph, visited, chunks, question)
     position = {node_id: index for index, node_id in enumerate(visited)}
     reading = attention_reader(str(kit.context.attention_model)).read(
         full, [spans[position[i]] for i in new], [question_span]
@@ -160,7 +168,8 @@ async def _relevance(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks
     known = {i: float(r) for i, r in ((i, similarity[i]) for i in new)}
     if graph.edge_mode != "attention" or not new:
         return known
-    return await asyncio.to_thread(attention_relevance, kit, graph, visited, chunks, question, new)
+    mode = stage_mode(kit, "enough")
+    return await asyncio.to_thread(attention_relevance, kit, mode, graph, visited, chunks, question, new)
 
 
 async def ask_sufficiency(state: PecanState, kit: RunKit) -> dict[str, Any]:
@@ -328,6 +337,9 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
         outcomes.append(outcome.model_copy(update={"reason": reason}))
         if note is not None:
             notes.append(note)
+    update: dict[str, Any] = {}
+    if not notes and answer is not None and rereading_enabled(kit.context):
+        update = await _read_best_passage_again(state, kit, outcomes, notes)
     _keep_one_candidate(outcomes)
     reached_chunks = {graph.node(i).chunk_id for i in reached}
     filtered = [
@@ -335,7 +347,54 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
               f"{'attention' if graph.edge_mode == 'attention' else 'embedding-similarity'} edges)")
         for cid in graph.chunk_ids if cid not in reached_chunks
     ]  # fmt: skip
-    return {"notes": notes, "outcomes": outcomes, "filtered": filtered, "structure": describe_search(state)}
+    return {
+        "notes": notes,
+        "outcomes": outcomes,
+        "filtered": filtered,
+        "structure": describe_search(state),
+        **update,
+    }
+
+
+async def _read_best_passage_again(
+    state: PecanState, kit: RunKit, outcomes: list[ChunkOutcome], notes: list[Note]
+) -> dict[str, Any]:
+    """As for every strategy (``nodes/grounding.py``): when no reached chunk supports the answer but one
+    holds a passage bearing strongly on the question, that passage alone is read once more with the
+    answer prompt (a small model loses a fact among many nodes that it finds in a few sentences)."""
+    chunks = _chunks(state)
+    documents = documents_of(state)
+    question = state["question"]
+    wanted = question_words(question)
+    best: tuple[float, int, Any] | None = None
+    for index, outcome in enumerate(outcomes):
+        found = best_passage(chunks[outcome.chunk_id], documents, wanted)
+        if (
+            found is not None
+            and worth_rereading(outcome, found[1], wanted)
+            and (best is None or found[1] > best[0])
+        ):
+            best = (found[1], index, found[0])
+    if best is None:
+        return {}
+    _, index, span = best
+    chunk_id = outcomes[index].chunk_id
+    passage = documents[span.doc_index].text[span.start : span.end]
+    result = await kit.call(PROMPTS, "answer", text=f"* {' '.join(passage.split())}", question=question,
+                            label=REREAD, work=f"second reading of chunk {chunk_id}")  # fmt: skip
+    again = answer_of(result.value) if result.value is not None else ""
+    read = ChunkRead(chunk_id=chunk_id, stage=REREAD, draft=NoteDraft(
+        answer=again, quotes=[again] if again else [], no_information=is_no_information(again)))  # fmt: skip
+    outcome, note, helped = settle_readings(
+        [(outcomes[index], None), ground_read(read, chunks[chunk_id], documents, question,
+                                              min_relevance=kit.context.min_relevance)]
+    )  # fmt: skip
+    outcomes[index] = outcome
+    decision = f"the answer was not supported by the chunks reached: chunk {chunk_id}'s most relevant passage was read again alone"
+    if note is None or not helped:
+        return {"usage": result.usage, "decisions": [f"{decision}; it did not help"]}
+    notes.append(note)
+    return {"usage": result.usage, "answer": again, "decisions": [f"{decision}; it gave the answer"]}
 
 
 def _keep_one_candidate(outcomes: list[ChunkOutcome]) -> None:
@@ -345,7 +404,8 @@ def _keep_one_candidate(outcomes: list[ChunkOutcome]) -> None:
     unsupported = [o for o in outcomes if o.fate == "unsupported"]
     if not unsupported:
         return
-    closest = max(unsupported, key=lambda o: (o.support or 0.0, o.relevance or 0.0))
+    supported = any(o.fate == "noted" for o in outcomes)
+    closest = None if supported else max(unsupported, key=lambda o: (o.support or 0.0, o.relevance or 0.0))
     for index, outcome in enumerate(outcomes):
         if outcome.fate == "unsupported" and outcome is not closest:
             outcomes[index] = outcome.model_copy(update={"fate": "no_information"})

@@ -42,7 +42,7 @@ from longgraph.nodes.tree import tree_key
 from longgraph.state.contract import Chunk
 from longgraph.state.outputs import InformationPoints
 from longgraph.state.pecan import EdgeMode, IPBatch, IPBatchTask, IPGraph, IPNode, PecanState
-from longgraph.structured import format_instructions
+from longgraph.structured import Mode, format_instructions
 
 PROMPTS = "pecan"
 MAX_POINT_CHARS = 300
@@ -218,17 +218,25 @@ async def write_points(task: IPBatchTask, kit: RunKit, *, edges: EdgeMode | None
     batch = IPBatch(index=task["index"], members=task["members"], points=points, error=result.error)
     if points and edge_mode(kit, edges) == "attention":
         started = time.perf_counter()
-        weights = await asyncio.to_thread(_attention_edges, kit, text, task["texts"], points)
+        mode = stage_mode(kit, "points")
+        weights = await asyncio.to_thread(_attention_edges, kit, mode, text, task["texts"], points)
         batch.edges = [dict(zip(task["members"], map(float, row), strict=True)) for row in weights]
         batch.attention_seconds = round(time.perf_counter() - started, 3)
     return {"batches": [batch], "usage": result.usage, "build_usage": result.usage}
 
 
-def _attention_edges(kit: RunKit, text: str, members: Sequence[str], points: Sequence[str]) -> Any:
+def stage_mode(kit: RunKit, stage: str) -> Mode:
+    """The protocol ``stage``'s calls use in this run (what its prompt looked like). On the event loop."""
+    return "text" if kit.prompts(PROMPTS).stage(stage).mode == "text" else kit.client().mode
+
+
+def _attention_edges(
+    kit: RunKit, mode: Mode, text: str, members: Sequence[str], points: Sequence[str]
+) -> Any:
     """Teacher-force the batch prompt and its points; each point's attention over the members, normalised."""
     reader = attention_reader(str(kit.context.attention_model))
     messages = kit.prompts(PROMPTS).render(
-        "points", kit.context.task, format=format_instructions(InformationPoints, kit.client().mode),
+        "points", kit.context.task, format=format_instructions(InformationPoints, mode),
         context=text, question="",
     )  # fmt: skip
     answer = "\n".join(f"* {p}" for p in points)

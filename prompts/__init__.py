@@ -50,6 +50,10 @@ class StagePrompt:
     schema: str
     notes: str = "document"
     """The order notes are shown in: ``document`` or ``strongest_first``."""
+    mode: str = ""
+    """"text": always ask for this stage's text protocol, whatever the run's structured-output mode (PECAN's
+    bullet points: measured with SmolLM2 under a JSON list constraint it wrote ``{"points":[]}`` or
+    ``["points"]``; asked for bullets, it wrote real ones)."""
     reply: str = ""
     followup: str = ""
     """A second turn: after ``user``, the assistant's ``reply`` and then ``followup`` (PECAN's answer turn
@@ -112,6 +116,7 @@ def load_prompt_file(name: str) -> PromptSet:
                 user=str(body["user"]),
                 schema=str(body["schema"]),
                 notes=str(body.get("notes", "document")),
+                mode=str(body.get("mode", "")),
                 reply=str(body.get("reply", "")),
                 followup=str(body.get("followup", "")),
             )

@@ -353,7 +353,7 @@ class InformationPoints(StructuredOutput):
 
     points: list[str] = Field(
         default_factory=list,
-        json_schema_extra={"maxItems": 24, "items": {"type": "string", "maxLength": 300}},
+        json_schema_extra={"minItems": 1, "maxItems": 24, "items": {"type": "string", "maxLength": 300}},
     )
 
     TEXT_FORMAT: ClassVar[str] = (

@@ -25,7 +25,15 @@ def ask(
     files: Annotated[
         list[str], typer.Argument(help="Text files to read ('-' for stdin); several become documents.")
     ],
-    question: Annotated[str, Opt("--question", "-q", help="The question to answer.")],
+    question: Annotated[
+        list[str],
+        Opt(
+            "--question",
+            "-q",
+            help="The question to answer; repeat it to ask several about the same files "
+            "(what a strategy builds per document — ToM's tree, PECAN's graph — is built once).",
+        ),
+    ],
     strategy: Annotated[str, Opt(help="Strategy graph: see `longgraph strategies`.")] = "mapreduce",
     as_json: Annotated[bool, Opt("--json", help="Print the whole result as JSON.")] = False,
     base_url: Annotated[
@@ -72,7 +80,7 @@ def ask(
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer QUESTION about FILES."""
-    from longgraph.api import aask
+    from longgraph.api import aask, aask_many
     from longgraph.cache import default_cache_path, default_checkpoint_path
 
     if no_cache:
@@ -98,26 +106,36 @@ def ask(
             documents.append({"title": title, "text": text})
             notes += file_notes
         # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
+        common: dict[str, Any] = {
+            "documents": documents, "strategy": strategy,
+            "checkpoint_path": (checkpoint_db or default_checkpoint_path()) if resume else None,
+            "thread_id": resume, **settings,
+        }  # fmt: skip
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
-            result = asyncio.run(
-                aask(
-                    question, documents=documents, strategy=strategy, on_progress=on_progress,
-                    checkpoint_path=(checkpoint_db or default_checkpoint_path()) if resume else None,
-                    thread_id=resume,
-                    **settings,
-                )
-            )  # fmt: skip
-        result.stats.notes = notes + result.stats.notes
+            if len(question) == 1:
+                results = [asyncio.run(aask(question[0], on_progress=on_progress, **common))]
+            else:
+                results = asyncio.run(aask_many(question, on_progress=on_progress, **common))
+        results[0].stats.notes = notes + results[0].stats.notes
         if as_json:
-            print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
+            dumped = [r.model_dump(mode="json") for r in results]
+            print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2))
         else:
-            print(result.answer)
-            for note in result.stats.notes:
-                stderr.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-            coverage = coverage_line(result)
-            if coverage:
-                stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
-        if any(c.status == "failed" for c in result.chunks):
+            for asked, result in zip(question, results, strict=True):
+                if len(results) > 1:
+                    print(f"Q: {asked}\nA: {result.answer}")
+                    build = result.stats.build
+                    cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
+                    stderr.print(f"note: {cost}" + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
+                                 highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+                else:
+                    print(result.answer)
+                for note in result.stats.notes:
+                    stderr.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+                coverage = coverage_line(result)
+                if coverage:
+                    stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
+        if any(c.status == "failed" for r in results for c in r.chunks):
             raise typer.Exit(EXIT_PARTIAL)
 
     logging.basicConfig(

@@ -244,6 +244,14 @@ def _chosen_tool(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return fn0
 
 
+BULLET_FORMAT = "* summary point"
+"""What a text-mode summarise prompt (PECAN's Table A1) shows as its format: the oracle answers in bullets."""
+
+
+def _asks_for_bullets(messages: Sequence[Mapping[str, Any]]) -> bool:
+    return any(BULLET_FORMAT in _message_text(m) for m in messages if m.get("role") == "user")
+
+
 def build_completion_content(
     body: Mapping[str, Any], *, hallucinate: bool = False
 ) -> tuple[str, Mapping[str, Any] | None]:
@@ -269,6 +277,8 @@ def build_completion_content(
     schema = _json_schema_of(response_format)
     if schema is not None and "points" in (schema.get("properties") or {}):  # a summarise prompt
         return json.dumps({"points": summary_points(text)}, ensure_ascii=False), None
+    if schema is None and _asks_for_bullets(messages if isinstance(messages, list) else []):
+        return "\n".join(f"* {point}" for point in summary_points(text)), None
     if schema is not None:
         obj = _fill_object(schema, schema, verdict) if "properties" in schema else _default_object(verdict)
         return json.dumps(obj, ensure_ascii=False), None

@@ -1,0 +1,226 @@
+"""PECAN with injected fakes: batching to the threshold, attention aggregation, the search and its stops."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from longgraph.errors import ConfigurationError
+from longgraph.nodes import attention as attention_module
+from longgraph.nodes.attention import AttentionReading, _Capture, normalise_rows
+from longgraph.nodes.graph_search import chunks_reached, retrieval_scores
+from longgraph.state.contract import GraphOutput
+from longgraph.state.pecan import IPGraph, IPNode
+from longgraph.strategies import build_strategy
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
+from longgraph.tests.conftest import QUESTION, planted
+from longgraph.tokenizer import get_tokenizer
+
+SMALL = {
+    "context_window": 4096,
+    "max_output_tokens": 256,
+    "structured_output": "json_schema",
+    "base_url": "http://fake.invalid/v1",
+    "model": "scripted",
+    "pecan_edges": "embedding",
+    "temperature": 0.0,
+}
+
+
+def _stage(call: Mapping[str, Any]) -> str:
+    return str((call.get("headers") or {}).get("X-Longgraph-Stage", ""))
+
+
+def _run(
+    document: str, strategy: str = "pecan", model: ScriptedChatModel | None = None, **settings: Any
+) -> tuple[GraphOutput, ScriptedChatModel]:
+    model = model or ScriptedChatModel()
+    graph = build_strategy(strategy, FakeProvider(model))
+    out = graph.invoke({"question": QUESTION, "document": document}, context={**SMALL, **settings})
+    return GraphOutput.model_validate(out), model
+
+
+def _answering(verdict: str) -> ScriptedChatModel:
+    """The oracle for every stage, but the Yes/No turn always answers ``verdict``."""
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
+        return f'{{"answer": "{verdict}"}}' if schema == "Sufficiency" else oracle_responder(messages, extras)
+
+    return ScriptedChatModel(responder=respond)
+
+
+def test_the_planted_fact_is_found_and_grounded_and_every_chunk_accounted_for() -> None:
+    out, _ = _run(planted(60_000))
+    assert "smoked plums" in out.answer and out.supported is True
+    assert out.evidence and "smoked plums" in out.evidence[0].text
+    structure = out.stats.structure or {}
+    assert structure["edges"] == "embedding-similarity" and structure["relevance"] == "embedding-similarity"
+    assert len(structure["levels"]) >= 2 and structure["retrieved"] >= 1
+    assert len(out.chunks) == len({c.id for c in out.chunks}) == structure["levels"][0]
+    assert {c.status for c in out.chunks} <= {"used", "no_information", "unsupported", "filtered"}
+    assert any(c.status == "used" for c in out.chunks)
+    assert all(c.reason for c in out.chunks if c.status == "filtered")
+
+
+def test_batches_fill_up_to_the_threshold_in_order() -> None:
+    threshold = 900
+    out, model = _run(planted(40_000), pecan_batch_tokens=threshold)
+    tokenizer = get_tokenizer(None)
+    points_calls = [c for c in model.calls if _stage(c) == "points"]
+    level_one = (out.stats.structure or {})["levels"][0]
+    first_level = [c for c in points_calls if "Each segment" in str(c["messages"][-1]["content"])]
+    assert first_level
+    shown = [str(c["messages"][-1]["content"]).split("begins as follows:\n", 1)[1].split("\nThe information concludes")[0]
+             for c in points_calls]  # fmt: skip
+    sizes = [tokenizer.count(text) for text in shown]
+    assert max(sizes) <= threshold
+    # level 1 holds every chunk once, so its batches cover them all: at least total / threshold batches
+    chunk_tokens = sum(c.tokens for c in out.chunks)
+    assert len(points_calls) >= math.ceil(chunk_tokens / threshold)
+    assert level_one == len(out.chunks)
+
+
+def test_attention_is_aggregated_over_heads_layers_and_tokens_as_the_paper_says() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    heads, kv_heads, length, dim = 4, 2, 7, 3
+    query = torch.tensor(rng.normal(size=(1, heads, length, dim)), dtype=torch.float32)
+    key = torch.tensor(rng.normal(size=(1, kv_heads, length, dim)), dtype=torch.float32)
+    sources, targets = [(5, 7), (4, 5)], [(0, 2), (2, 4)]
+    capture = _Capture(sources=sources, targets=targets, total=np.zeros((2, 2)))
+    capture.add(query, key, 0.5)
+    capture.add(query, key, 0.5)  # a second "layer": the mean over layers is the same
+    # By hand: softmax rows with the causal mask, mean over heads, mean over target then source tokens.
+    q, k = query.numpy()[0], np.repeat(key.numpy()[0], heads // kv_heads, axis=0)
+    scores = np.einsum("hid,hjd->hij", q, k) * 0.5
+    scores[:, np.triu(np.ones((length, length), dtype=bool), 1)] = -np.inf
+    probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    probs = (probs / probs.sum(axis=-1, keepdims=True)).mean(axis=0)
+    expected = np.array([[probs[a:b, c:d].mean(axis=1).mean() for c, d in targets] for a, b in sources])
+    assert capture.layers == 2
+    assert np.allclose(capture.mean(), expected, atol=1e-6)
+    normalised = normalise_rows(capture.mean())
+    assert np.allclose(normalised.sum(axis=1), 1.0) and np.allclose(normalise_rows(np.zeros((1, 3))), 0.0)
+
+
+def _graph() -> IPGraph:
+    """Two chunks and three chunks under two points under one top point (hand-made weights)."""
+    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(5)]
+    nodes += [
+        IPNode(id=5, level=2, text="a", edges={0: 0.7, 1: 0.3}),
+        IPNode(id=6, level=2, text="b", edges={2: 0.2, 3: 0.2, 4: 0.6}),
+        IPNode(id=7, level=3, text="top", edges={5: 0.25, 6: 0.75}),
+    ]
+    return IPGraph(nodes=nodes, levels=[[0, 1, 2, 3, 4], [5, 6], [7]], chunk_ids=list(range(5)))
+
+
+def test_the_search_scores_are_E_transposed_r_plus_similarity() -> None:
+    graph = _graph()
+    relevance = {7: 2.0, 6: 1.5}
+    similarity = [0.1, 0.0, 0.3, 0.0, 0.05, 0.2, 0.9, 0.0]
+    scores = retrieval_scores(graph, relevance, similarity, use_similarity=True)
+    r = np.zeros(8)
+    for node_id, value in relevance.items():
+        r[node_id] = value
+    dense = graph.edge_matrix().T @ r + np.array(similarity)
+    assert set(scores) == {0, 1, 2, 3, 4, 5}  # visited nodes are never candidates
+    assert all(math.isclose(scores[i], dense[i], rel_tol=1e-6) for i in scores)
+    assert max(scores, key=lambda i: scores[i]) == 4  # 1.5 × 0.6 + 0.05 beats 2 × 0.25 + 0.2
+    alone = retrieval_scores(graph, relevance, similarity, use_similarity=False)
+    assert alone[1] == 0.0 and math.isclose(alone[4], 0.9)
+    assert chunks_reached(graph, [7]) == [4, 0, 2]  # weights multiplied down: 0.45, 0.175, 0.15…
+
+
+def test_stop_patience_counts_yes_answers() -> None:
+    document = planted(30_000)
+    for patience in (1, 3):
+        out, model = _run(document, model=_answering("Yes"), pecan_patience=patience)
+        stages = [_stage(c) for c in model.calls]
+        assert stages.count("enough") == patience
+        assert (out.stats.structure or {})["retrieved"] == patience - 1
+        assert any("stop patience" in note for note in out.stats.notes)
+        assert stages[-1] == "answer"
+
+
+def test_the_retrieval_bound_ends_a_search_the_model_never_ends() -> None:
+    out, model = _run(planted(30_000), model=_answering("No"), pecan_max_nodes=4)
+    structure = out.stats.structure or {}
+    assert structure["retrieved"] == 4 and structure["yes_answers"] == 0
+    assert [_stage(c) for c in model.calls].count("enough") == 5  # the first turn and one per retrieval
+    assert "the bound" in structure["search_stop"]
+
+
+def test_fixed_k_asks_no_yes_no_question() -> None:
+    out, model = _run(planted(30_000), strategy="pecan-fixed-k", pecan_fixed_k=3)
+    assert "enough" not in [_stage(c) for c in model.calls]
+    assert (out.stats.structure or {})["retrieved"] == 3 and out.strategy == "pecan-fixed-k"
+
+
+def test_a_second_question_reuses_the_cached_graph(tmp_path: Any) -> None:
+    document = planted(40_000)
+    cache = str(tmp_path / "cache.sqlite")
+    first, _ = _run(document, cache_path=cache)
+    assert first.stats.built_from_cache is False and first.stats.build and first.stats.build.llm_calls > 0
+    model = ScriptedChatModel()
+    graph = build_strategy("pecan", FakeProvider(model))
+    second = GraphOutput.model_validate(
+        graph.invoke(
+            {"question": "Who is Grandma Olga?", "document": document}, context={**SMALL, "cache_path": cache}
+        )
+    )
+    assert second.stats.built_from_cache is True and "points" not in second.stats.calls_by_stage
+    assert second.stats.build is not None and second.stats.build.llm_calls == 0
+
+
+class _FakeReader:
+    """Attention that always favours the last target: stands in for the local model."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def chat_text(self, messages: Sequence[tuple[str, str]], *, answer: str | None = None) -> str:
+        return "\n".join(content for _, content in messages) + "\n" + (answer or "")
+
+    def read(self, text: str, sources: Sequence[Any], targets: Sequence[Any]) -> AttentionReading:
+        self.reads += 1
+        weights = np.full((len(sources), len(targets)), 0.1)
+        weights[:, -1] = 0.7
+        return AttentionReading(weights=weights, tokens=len(text) // 4, seconds=0.0)
+
+
+def test_attention_edges_and_relevance_come_from_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = _FakeReader()
+    monkeypatch.setattr("longgraph.nodes.ip_graph.attention_reader", lambda folder: reader)
+    monkeypatch.setattr("longgraph.nodes.graph_search.attention_reader", lambda folder: reader)
+    out, _ = _run(planted(30_000), pecan_edges="attention", attention_model="/models/local")
+    structure = out.stats.structure or {}
+    assert structure["edges"] == "attention" and structure["relevance"] == "attention × position index"
+    assert structure["edge_model"] == "/models/local" and reader.reads >= 2  # edges, then relevance
+
+
+def test_attention_without_a_local_model_is_refused_before_any_call() -> None:
+    model = ScriptedChatModel()
+    with pytest.raises(ConfigurationError, match="attention_model"):
+        _run(planted(20_000), strategy="pecan-no-embedding", model=model)
+    assert model.calls == []
+
+
+def test_an_unreadable_batch_passes_its_members_up_and_says_so() -> None:
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        if "Each segment" in str(messages[-1]["content"]):
+            return "I cannot summarise this."
+        return oracle_responder(messages, extras)
+
+    out, _ = _run(planted(20_000), model=ScriptedChatModel(responder=respond), parse_retries=0)
+    assert any("gave no information point" in note for note in out.stats.notes)
+    assert "smoked plums" in out.answer  # the chunks themselves were searched
+
+
+def test_the_reader_refuses_a_folder_without_a_model(tmp_path: Any) -> None:
+    with pytest.raises(ConfigurationError, match="not a transformers model folder"):
+        attention_module.AttentionReader(str(tmp_path))
