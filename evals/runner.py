@@ -317,11 +317,18 @@ def run_eval_sync(
 
 
 def _build_figures(stats: Stats) -> dict[str, Any] | None:
-    """What building the strategy's structure cost (ToM's tree), apart from answering the question."""
+    """What building the strategy's structure cost (ToM's tree, PECAN's graph), apart from answering the
+    question; for a searched structure also how it was weighed (PECAN: ``edges`` is ``attention`` or
+    ``embedding-similarity``, never one passed off as the other) and how many nodes the search visited."""
     if stats.build is None:
         return None
-    return {
+    figures: dict[str, Any] = {
         "llm_calls": stats.build.llm_calls, "prompt_tokens": stats.build.prompt_tokens,
         "completion_tokens": stats.build.completion_tokens, "seconds": stats.build_seconds,
         "from_cache": bool(stats.built_from_cache),
     }  # fmt: skip
+    if stats.structure:
+        figures.update(
+            {key: stats.structure.get(key) for key in ("edges", "relevance", "levels", "retrieved")}
+        )
+    return figures

@@ -314,9 +314,9 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
     question = state["question"]
     reached = chunks_reached(graph, state["visited"])
     visited = set(state["visited"])
-    draft = NoteDraft(
-        answer=answer, quotes=[answer] if answer else [], no_information=is_no_information(answer)
-    )
+    # The answer alone, as the compact protocol's note (``ChunkAnswer``): grounding finds the sentences that
+    # support it; quoting the bare answer would make a span of "4820193" alone, bearing on no question word.
+    draft = NoteDraft(answer=answer, no_information=is_no_information(answer))
     outcomes: list[ChunkOutcome] = []
     notes: list[Note] = []
     for node_id in reached:
@@ -383,8 +383,8 @@ async def _read_best_passage_again(
     result = await kit.call(PROMPTS, "answer", text=f"* {' '.join(passage.split())}", question=question,
                             label=REREAD, work=f"second reading of chunk {chunk_id}")  # fmt: skip
     again = answer_of(result.value) if result.value is not None else ""
-    read = ChunkRead(chunk_id=chunk_id, stage=REREAD, draft=NoteDraft(
-        answer=again, quotes=[again] if again else [], no_information=is_no_information(again)))  # fmt: skip
+    draft = NoteDraft(answer=again, no_information=is_no_information(again))
+    read = ChunkRead(chunk_id=chunk_id, stage=REREAD, draft=draft)
     outcome, note, helped = settle_readings(
         [(outcomes[index], None), ground_read(read, chunks[chunk_id], documents, question,
                                               min_relevance=kit.context.min_relevance)]

@@ -6,7 +6,9 @@
   8K, never more than the points prompt can hold), and the model writes one batch's Information Points
   (Table A1 prompt; one node a point). Repeat until a layer forms a single batch: its points are the top
   level. Where the paper is silent: a batch whose answer is unreadable or has no point passes its members
-  up unchanged (said in the graph's ``notes``); a round that does not shrink the layer, or
+  up unchanged (said in the graph's ``notes``) — unless more than ``max_failed_fraction`` of a level's
+  batches failed, which raises ``TooManyFailures`` as a run of unreadable chunks does; a round that does
+  not shrink the layer, or
   ``max_collapse_rounds`` rounds, ends construction with the current layer as the top (said too).
 * **edges** — an IP's edges go to the members of its batch (the nodes it was written from). With
   ``attention`` they are the paper's: the local model re-reads the batch prompt and the points it
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from longgraph.errors import ConfigurationError
+from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import TASKS, BoundedLoop
@@ -168,6 +170,12 @@ class IPConstruction(BoundedLoop):
     async def absorb(
         self, results: Sequence[Any], state: PecanState, kit: RunKit, round_no: int
     ) -> dict[str, Any]:
+        failed = [b for b in results if b.error is not None and not b.points]
+        if results and len(failed) / len(results) > kit.context.max_failed_fraction:
+            raise TooManyFailures(
+                f"{len(failed)} of {len(results)} batches of level {round_no + 1} of the graph could not be read "
+                f"(batches {', '.join(str(b.index) for b in failed[:20])}); first error: {failed[0].error}"
+            )
         graph = state["ip_graph"].model_copy(deep=True)
         layer: list[int] = []
         notes: list[str] = []

@@ -113,6 +113,12 @@ few cheaper tests (``heavy=True``): one fault, its secrets, asking twice through
 input errors; the end-to-end server test runs it too. Every graph not named here is covered
 automatically by every test that fits its shape."""
 
+LOCAL_MODEL: dict[str, str] = {
+    "pecan-no-embedding": "reads attention from a local transformers model, which a stub cannot serve: "
+    "its e2e test runs it on the embedded SmolLM2 weights",
+}
+"""Served graphs the stub-based shared tests cannot run at all, and why (each is tested where it can run)."""
+
 FACT_DEPTH = 0.1
 """Where tests that run every graph plant their fact: inside the prefix the truncation baseline keeps
 under a 2048-token window, so every strategy can find it."""
@@ -123,8 +129,8 @@ a 2048-token window). Not any length will do for ``rag-embed``: MiniLM scores a 
 128-token piece, and whether the fact's piece outranks the essays depends on where the piece boundaries
 fall (at depth 0.1 it does at 30,000 characters, not at 20,000 or 40,000)."""
 
-CallShape = Literal["fan-out", "single-call"]
-Reads = Literal["all", "prefix", "top-k"]
+CallShape = Literal["fan-out", "single-call", "graph-search"]
+Reads = Literal["all", "prefix", "top-k", "searched"]
 
 
 @dataclass(frozen=True)
@@ -133,9 +139,13 @@ class Shape:
 
     ``calls``: ``fan-out`` graphs make one call per chunk and then at least one more stage, so a
     multi-chunk run makes many calls and a failed call fails one chunk; ``single-call`` graphs make one
-    call per run over the text they selected, so a failed call fails the run (there is no "mid-run").
+    call per run over the text they selected, so a failed call fails the run (there is no "mid-run");
+    ``graph-search`` graphs (PECAN) make one call per batch of chunks to build a graph, then a sequence of
+    search turns and an answer, so a failed build call fails a batch (its chunks rise unchanged) and a
+    failed search call fails the run.
     ``reads``: what of the input reaches the model: ``all`` of it, the ``prefix`` that fits one window,
-    or the ``top-k`` chunks a retriever ranks first (a fact anywhere can be found if it is retrieved).
+    or the ``top-k`` chunks a retriever ranks first (a fact anywhere can be found if it is retrieved), or
+    the chunks a graph search ``searched`` (visited, or reached through the edges of visited points).
 
     ``test_served_graphs.py`` runs each graph once and checks its declared shape against what it does.
     """
@@ -156,6 +166,10 @@ SHAPES: dict[str, Shape] = {
     "tom": Shape(calls="fan-out", reads="top-k"),
     "tom-no-aggregation": Shape(calls="fan-out", reads="top-k"),
     "tom-no-confidence": Shape(calls="fan-out", reads="top-k"),
+    "pecan": Shape(calls="graph-search", reads="searched"),
+    "pecan-no-attention": Shape(calls="graph-search", reads="searched"),
+    "pecan-no-embedding": Shape(calls="graph-search", reads="searched"),
+    "pecan-fixed-k": Shape(calls="graph-search", reads="searched"),
     "truncate": Shape(calls="single-call", reads="prefix"),
     "rag-bm25": Shape(calls="single-call", reads="top-k"),
     "rag-embed": Shape(calls="single-call", reads="top-k"),
@@ -181,7 +195,7 @@ def served_strategies(*, heavy: bool = False, calls: CallShape | None = None) ->
     return sorted(
         name
         for name, shape in shapes.items()
-        if (heavy or name not in HEAVY) and (calls is None or shape.calls == calls)
+        if (heavy or name not in HEAVY) and name not in LOCAL_MODEL and (calls is None or shape.calls == calls)
     )
 
 

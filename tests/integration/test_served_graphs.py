@@ -101,7 +101,10 @@ def test_declared_shape_is_what_the_graph_does(strategy: str) -> None:
     chunks = len(result.chunks)
     assert chunks > 1, "the document must need several chunks for the shape to show"
     by_stage = result.stats.calls_by_stage
-    if shape.calls == "fan-out":
+    if shape.calls == "graph-search":
+        assert by_stage["points"] >= 1 and by_stage["answer"] == 1, by_stage
+        assert by_stage.get("enough", 0) >= 1 or strategy.endswith("fixed-k"), by_stage
+    elif shape.calls == "fan-out":
         first_stage = model.calls[0]["headers"]["X-Longgraph-Stage"]
         retrieved = sum((c.reason or "").startswith("retrieved") for c in result.chunks)
         fanned = chunks if shape.reads == "all" else retrieved
@@ -112,6 +115,10 @@ def test_declared_shape_is_what_the_graph_does(strategy: str) -> None:
     if shape.reads == "prefix":
         assert shown == list(range(len(shown))) and len(shown) < chunks
         assert all("truncated" in (c.reason or "") for c in result.chunks[len(shown) :])
+    elif shape.reads == "searched":
+        assert shown and all(("visited" in (c.reason or "")) or ("reached" in (c.reason or "")) for c in result.chunks
+                             if c.status == "used")  # fmt: skip
+        assert any((c.reason or "").startswith("not reached by the graph search") for c in result.chunks)
     elif shape.reads == "top-k":
         assert all((c.reason or "").startswith("retrieved") for c in result.chunks if c.status == "used")
     assert "smoked plums" in result.answer
