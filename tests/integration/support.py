@@ -195,7 +195,9 @@ def served_strategies(*, heavy: bool = False, calls: CallShape | None = None) ->
     return sorted(
         name
         for name, shape in shapes.items()
-        if (heavy or name not in HEAVY) and name not in LOCAL_MODEL and (calls is None or shape.calls == calls)
+        if (heavy or name not in HEAVY)
+        and name not in LOCAL_MODEL
+        and (calls is None or shape.calls == calls)
     )
 
 

@@ -121,7 +121,10 @@ def test_oracle_pecan_at_256k_finds_the_fact_by_searching_its_graph(tmp_path: Pa
     assert record["score"] == 1.0 and record["supported"] is True, record["notes"]
     chunks = record["chunks"]
     assert chunks["total"] >= 800 and chunks["used"] >= 1
-    assert chunks["filtered"] + chunks["used"] + chunks["no_information"] + chunks["unsupported"] == chunks["total"]
+    assert (
+        chunks["filtered"] + chunks["used"] + chunks["no_information"] + chunks["unsupported"]
+        == chunks["total"]
+    )
     build = record["build"]
     assert build["edges"] == "embedding-similarity" and len(build["levels"]) >= 3 and build["retrieved"] >= 1
     stages = record["calls_by_stage"]
