@@ -28,7 +28,7 @@ from longgraph.tests.integration.support import (
 
 pytestmark = pytest.mark.integration
 
-QUESTION_FREE_STAGES = {"parse", "summarize"}
+QUESTION_FREE_STAGES = {"parse", "summarize", "points"}
 """Stages whose prompt does not hold the question (checked against the prompt files below)."""
 
 
