@@ -108,19 +108,21 @@ def test_oracle_tom_at_256k_keeps_the_fact_from_leaf_to_root(tmp_path: Path) -> 
     assert stages["parse"] == 7 and stages.get("summarize", 0) >= 1 and stages["map"] >= 7
 
 
-def test_oracle_pecan_at_256k_finds_the_fact_by_searching_its_graph(tmp_path: Path) -> None:
+def test_oracle_pecan_at_128k_finds_the_fact_by_searching_its_graph(tmp_path: Path) -> None:
     """PECAN over a long haystack, the held-out check: the graph is built over every chunk, the search
     starts at the top level and must reach the chunk holding the fact (the oracle's summary points keep
-    only each group's first sentence, so the fact is only in the chunks); every chunk is accounted for."""
+    only each group's first sentence, so the fact is only in the chunks); every chunk is accounted for.
+    (128K: the graph's one-time embedding of every node — ~2.7K pieces with MiniLM on two CPU cores,
+    about a minute — dominates; the oracle benchmark covers 1.28M.)"""
     done = _eval(
-        "--suite", "needle", "--lengths", "256K", "--depths", "0.63", "--strategies", "pecan",
+        "--suite", "needle", "--lengths", "128K", "--depths", "0.63", "--strategies", "pecan",
         "--concurrency", "1", "--out", str(tmp_path), "--no-report", timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = _records(tmp_path / "records-oracle.jsonl")
     assert record["score"] == 1.0 and record["supported"] is True, record["notes"]
     chunks = record["chunks"]
-    assert chunks["total"] >= 800 and chunks["used"] >= 1
+    assert chunks["total"] >= 400 and chunks["used"] >= 1
     assert (
         chunks["filtered"] + chunks["used"] + chunks["no_information"] + chunks["unsupported"]
         == chunks["total"]
