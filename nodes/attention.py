@@ -113,7 +113,11 @@ class AttentionReader:
                 "PECAN's attention edges need torch and transformers (the `model` extra); "
                 "set pecan_edges=embedding to use embedding similarity instead"
             ) from exc
+        from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
+
         AttentionInterface.register(IMPLEMENTATION, _span_attention)
+        # SDPA's own causal masking, as for the "sdpa" implementation (no T × T mask tensor).
+        ALL_MASK_ATTENTION_FUNCTIONS.register(IMPLEMENTATION, sdpa_mask)
         self.name = path.name
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         self.model = AutoModelForCausalLM.from_pretrained(
@@ -149,7 +153,9 @@ class AttentionReader:
             total=np.zeros((len(sources), len(targets)), dtype=np.float64),
         )
         with self._lock, torch.inference_mode():
-            self.model(torch.tensor([ids]), use_cache=False, longgraph_capture=capture)
+            # logits for the last position only: all of them would be T × vocabulary floats (1.3 GB at 6.7K
+            # tokens for SmolLM2's 49K vocabulary), and only the attention is read.
+            self.model(torch.tensor([ids]), use_cache=False, logits_to_keep=1, longgraph_capture=capture)
         return AttentionReading(capture.mean(), len(ids), time.perf_counter() - started)
 
 

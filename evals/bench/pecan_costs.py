@@ -105,7 +105,7 @@ from longgraph.tokenizer import get_tokenizer
 target = int(sys.argv[1])
 folder = str(model_dir())
 reader = attention_reader(folder)
-text = build_needle(target_tokens=target, n=1, seed=5, depth=0.5)[0].documents[0].text
+text = build_needle(target_tokens=target, n=1, seed=5, depth=0.5)[0].documents[0]["text"]
 members = [" ".join(text[i:i + 1200].split()) for i in range(0, len(text), 1200)]
 while len(reader.tokenizer("\\n".join(members))["input_ids"]) > target:
     members.pop()
