@@ -13,10 +13,10 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack, closing
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
@@ -30,6 +30,7 @@ from longgraph.strategies import build_strategy
 
 log = logging.getLogger(__name__)
 ProgressCallback = Callable[[Progress], None]
+R = TypeVar("R")
 
 
 def prepare_context(
@@ -282,21 +283,19 @@ def _repaired_document(
 
 def ask(question: str, document: str | None = None, **kwargs: Any) -> GraphOutput:
     """Synchronous :func:`aask` (not from inside a running event loop: await ``aask`` there)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(aask(question, document, **kwargs))
-    raise ConfigurationError(
-        "longgraph.ask() was called inside a running event loop: use `await longgraph.aask(...)`"
-    )
+    return _run_sync(lambda: aask(question, document, **kwargs), "ask")
 
 
 def ask_many(questions: Sequence[str], document: str | None = None, **kwargs: Any) -> list[GraphOutput]:
     """Synchronous :func:`aask_many` (not from inside a running event loop)."""
+    return _run_sync(lambda: aask_many(questions, document, **kwargs), "ask_many")
+
+
+def _run_sync(make: Callable[[], Coroutine[Any, Any, R]], name: str) -> R:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(aask_many(questions, document, **kwargs))
+        return asyncio.run(make())
     raise ConfigurationError(
-        "longgraph.ask_many() was called inside a running event loop: use `await longgraph.aask_many(...)`"
+        f"longgraph.{name}() was called inside a running event loop: use `await longgraph.a{name}(...)`"
     )

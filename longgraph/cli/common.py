@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import typer
 from rich.console import Console
@@ -187,3 +187,48 @@ def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) ->
             soft_wrap=True,
         )
         raise typer.Exit(1) from None
+
+
+def build_structure(
+    files: list[str], graph: Any, *, settings: dict[str, Any], what: str, progress: bool
+) -> dict[str, Any]:
+    """Run a structure-building graph (ToM's tree, PECAN's graph) over FILES with a progress bar; its
+    final state. ``settings`` are context fields (the embedded server is started when none is given)."""
+    import asyncio
+
+    from longgraph.api import prepare_context
+
+    documents = []
+    for path in files:
+        title, text, _ = read_document(path)
+        documents.append({"title": title, "text": text})
+    context = prepare_context(None, settings, on_notice=lambda m: stderr.print(m))
+    values: dict[str, Any] = {}
+
+    async def run() -> None:
+        with progress_bars(progress and stderr.is_terminal) as on_progress:
+            async for mode, payload in graph.astream(
+                {"question": f"({what})", "documents": documents},
+                context=context,
+                stream_mode=["custom", "values"],
+            ):
+                if mode == "custom" and on_progress is not None:
+                    on_progress(payload)
+                elif mode == "values":
+                    values.update(payload)
+
+    asyncio.run(run())
+    values["documents"] = documents
+    return values
+
+
+def endpoint_settings(cache: str | None, base_url: list[str] | None, model: str | None) -> dict[str, Any]:
+    """The settings `tree show` and `graph show` share: the result cache (default file), the endpoint."""
+    from longgraph.cache import default_cache_path
+
+    settings: dict[str, Any] = {"cache_path": cache or str(default_cache_path()), "temperature": 0.0}
+    if base_url:
+        settings["base_url"] = base_url[0] if len(base_url) == 1 else base_url
+    if model:
+        settings["model"] = model
+    return settings

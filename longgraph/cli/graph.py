@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated
 
 import typer
 
-from longgraph.cli.common import Opt, progress_bars, read_document, run_cli, stderr
+from longgraph.cli.common import Opt, build_structure, endpoint_settings, run_cli, stderr
 
 graph_app = typer.Typer(
     name="graph", help="PECAN's information-point graph: build it and look at it.", no_args_is_help=True
@@ -39,41 +38,19 @@ def show(
     """Print PECAN's graph of FILES (levels, each node's heaviest edges); --png and --html draw it."""
 
     def action() -> None:
-        from longgraph.api import prepare_context
-        from longgraph.cache import default_cache_path
         from longgraph.graphs.pecan import build_ip_graph_graph
         from longgraph.graphview import html_page, text_lines, write_png
-        from longgraph.llm import default_provider
-        from longgraph.nodes.runtime import Progress as ProgressEvent
-        from longgraph.state.pecan import PecanState
 
-        documents = []
-        for path in files:
-            title, text, _ = read_document(path)
-            documents.append({"title": title, "text": text})
-        settings: dict[str, Any] = {"cache_path": cache or str(default_cache_path()), "temperature": 0.0}
-        if base_url:
-            settings["base_url"] = base_url[0] if len(base_url) == 1 else base_url
-        if model:
-            settings["model"] = model
+        settings = endpoint_settings(cache, base_url, model)
         if edges:
             settings["pecan_edges"] = edges
-        context = prepare_context(None, settings, on_notice=lambda m: stderr.print(m))
-        graph = build_ip_graph_graph(default_provider)
-        values: dict[str, Any] = {}
-        graph_input = cast(PecanState, {"question": "(the information-point graph)", "documents": documents})
-
-        async def run() -> None:
-            with progress_bars(not debug and stderr.is_terminal) as on_progress:
-                async for mode, payload in graph.astream(
-                    graph_input, context=context, stream_mode=["custom", "values"]
-                ):
-                    if mode == "custom" and on_progress is not None:
-                        on_progress(cast(ProgressEvent, payload))
-                    elif mode == "values":
-                        values.update(cast(dict[str, Any], payload))
-
-        asyncio.run(run())
+        values = build_structure(
+            files,
+            build_ip_graph_graph(),
+            settings=settings,
+            what="the information-point graph",
+            progress=not debug,
+        )
         ip_graph = values["ip_graph"]
         chunks = {c.id: c for c in values["input_chunks"]}
         for line in text_lines(ip_graph, chunks):
