@@ -107,6 +107,10 @@ def served_graphs() -> dict[str, str]:
 
 HEAVY: dict[str, str] = {
     "rag-embed": "embeds every chunk with a local CPU model: 15-20 s a run on two cores",
+    "pecan-no-attention": "against a stub (no local model) it is `pecan` itself — embedding-similarity edges — "
+    "and, like it, embeds every node with a local CPU model",
+    "pecan-fixed-k": "embeds every node with a local CPU model as `pecan` does; only its search control "
+    "differs (unit-tested)",
 }
 """Served graphs left out of the tests that run each graph many times, and why. Each still runs in a
 few cheaper tests (``heavy=True``): one fault, its secrets, asking twice through the cache, the
