@@ -145,7 +145,7 @@ class IPConstruction(BoundedLoop):
             return {TASKS: [], "ip_graph": graph.model_copy(update={"construction": "one batch left"})}
         chunks = {c.id: c for c in state["input_chunks"]}
         texts = [node_text(graph.node(i), chunks) for i in layer]
-        counts = kit.tokenizer.count_batch(texts)
+        counts = _token_counts(graph, layer, texts, chunks, kit)
         total = sum(counts)
         previous = extra.get("previous_tokens")
         stalled = "did not shrink the layer" if previous is not None and total >= previous else None
@@ -198,6 +198,19 @@ class IPConstruction(BoundedLoop):
         graph.levels.append(layer)
         graph.notes += notes
         return {"ip_graph": graph, "layer": layer, "decisions": notes}
+
+
+def _token_counts(
+    graph: IPGraph, layer: Sequence[int], texts: Sequence[str], chunks: Mapping[int, Chunk], kit: RunKit
+) -> list[int]:
+    """Tokens per node of the layer: a chunk's count is known from chunking (not counted again: 1.28M
+    tokens would be re-tokenized), a point's is counted."""
+    points = [k for k, i in enumerate(layer) if graph.node(i).chunk_id is None]
+    counted = dict(zip(points, kit.tokenizer.count_batch([texts[k] for k in points]), strict=True))
+    return [
+        counted[k] if k in counted else chunks[int(graph.node(i).chunk_id or 0)].tokens
+        for k, i in enumerate(layer)
+    ]
 
 
 def _points(value: object) -> list[str]:
