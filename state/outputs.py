@@ -352,9 +352,10 @@ class InformationPoints(StructuredOutput):
     node of the next level."""
 
     points: list[str] = Field(
-        default_factory=list,
-        json_schema_extra={"minItems": 1, "maxItems": 24, "items": {"type": "string", "maxLength": 300}},
+        min_length=1, json_schema_extra={"maxItems": 24, "items": {"type": "string", "maxLength": 300}}
     )
+    """At least one: an answer with no point is unreadable (retried, then the batch's failure), not an
+    empty summary."""
 
     TEXT_FORMAT: ClassVar[str] = (
         "Generate in the format of:\n* summary point\n* summary point\n* summary point\n....."

@@ -148,7 +148,7 @@ def test_run_failing_midway_resumes_from_its_checkpoint(strategy: str, tmp_path:
         }  # fmt: skip
         reference = asyncio.run(aask(QUESTION, document, **settings))
         calls = stub.stats()["requests"]
-        fan_out = shape_of(strategy).calls == "fan-out"
+        fan_out = shape_of(strategy).calls != "single-call"  # a graph search makes many calls too
         assert calls >= 3 if fan_out else calls == 1, f"{strategy} made {calls} call(s)"
 
         stub.reset()
