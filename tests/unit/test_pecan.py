@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from longgraph.errors import ConfigurationError
+from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes import attention as attention_module
 from longgraph.nodes.attention import AttentionReading, _Capture, normalise_rows
 from longgraph.nodes.graph_search import chunks_reached, retrieval_scores
@@ -211,14 +211,29 @@ def test_attention_without_a_local_model_is_refused_before_any_call() -> None:
 
 
 def test_an_unreadable_batch_passes_its_members_up_and_says_so() -> None:
+    first_batch = planted(20_000)[:60]
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        shown = " ".join(str(messages[-1]["content"]).split())
+        if "Each segment" in shown and " ".join(first_batch.split()) in shown:
+            return "I cannot summarise this."
+        return oracle_responder(messages, extras)
+
+    out, _ = _run(
+        planted(20_000), model=ScriptedChatModel(responder=respond), parse_retries=0, pecan_batch_tokens=900
+    )
+    assert any("gave no information point" in note for note in out.stats.notes)
+    assert "smoked plums" in out.answer  # the chunks themselves were searched
+
+
+def test_a_level_of_unreadable_batches_is_too_many_failures() -> None:
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         if "Each segment" in str(messages[-1]["content"]):
             return "I cannot summarise this."
         return oracle_responder(messages, extras)
 
-    out, _ = _run(planted(20_000), model=ScriptedChatModel(responder=respond), parse_retries=0)
-    assert any("gave no information point" in note for note in out.stats.notes)
-    assert "smoked plums" in out.answer  # the chunks themselves were searched
+    with pytest.raises(TooManyFailures, match="could not be read"):
+        _run(planted(20_000), model=ScriptedChatModel(responder=respond), parse_retries=0)
 
 
 def test_the_reader_refuses_a_folder_without_a_model(tmp_path: Any) -> None:
