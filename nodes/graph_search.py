@@ -186,9 +186,7 @@ async def ask_sufficiency(state: PecanState, kit: RunKit) -> dict[str, Any]:
     step = SearchStep(turn=len(trace) + (0 if last else 1), node=last.node if last else None,
                       score=last.score if last else None, verdict=verdict)  # fmt: skip
     trace = [*trace[:-1], step] if last else [*trace, step]
-    report_progress(
-        "search", total=kit.context.pecan_max_nodes + 1, message=f"{len(visited)} nodes: {verdict}"
-    )
+    report_progress("search", total=_search_steps(state))
     return {"search_trace": trace, "yes_count": int(state.get("yes_count") or 0) + (verdict == "Yes"),
             "usage": result.usage}  # fmt: skip
 
@@ -243,9 +241,22 @@ async def retrieve_node(state: PecanState, kit: RunKit, *, use_similarity: bool 
     step = SearchStep(turn=len(state.get("search_trace") or []) + 1, node=best, score=round(scores[best], 4),
                       verdict="" if not fixed_k else "fixed k: no question asked")  # fmt: skip
     if fixed_k:
-        report_progress("search", total=limit, message=f"node {best}")
+        report_progress("search", total=_search_steps(state))
     return {"visited": visited, "relevance": relevance, "search_trace": [*(state.get("search_trace") or []), step],
             "search_tokens": int(state.get("search_tokens") or 0) + tokens}  # fmt: skip
+
+
+def _search_steps(state: PecanState) -> int:
+    """The search's progress total: its most turns (Yes/No turns, or fixed-k retrievals)."""
+    limits = state.get("search_limits") or {}
+    return int(limits.get("max_nodes", 0)) + (1 if int(limits.get("patience", 0)) else 0)
+
+
+def _steps_done(state: PecanState) -> int:
+    trace = state.get("search_trace") or []
+    if int((state.get("search_limits") or {}).get("patience", 0)):
+        return sum(1 for step in trace if step.verdict)
+    return sum(1 for step in trace if step.node is not None)
 
 
 def stop_description(state: PecanState) -> str:
@@ -264,6 +275,9 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
         PROMPTS, "answer", text=render_nodes(graph, state["visited"], _chunks(state)), question=state["question"],
         work="the answer turn of the graph search",
     )  # fmt: skip
+    left = _search_steps(state) - _steps_done(state)
+    if left > 0:  # the search stopped before its bound: its bar still reaches its total
+        report_progress("search", total=_search_steps(state), advance=left)
     report_progress("answer", total=1)
     stop = stop_description(state)
     levels = sorted({graph.node(i).level for i in state["visited"]})
