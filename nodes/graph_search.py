@@ -44,6 +44,7 @@ from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import question_words
 from longgraph.nodes.provenance import documents_of
+from longgraph.nodes.read import chunk_read
 from longgraph.nodes.retrieval import best_piece_scores
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk
@@ -396,9 +397,8 @@ async def _read_best_passage_again(
     passage = documents[span.doc_index].text[span.start : span.end]
     result = await kit.call(PROMPTS, "answer", text=f"* {' '.join(passage.split())}", question=question,
                             label=REREAD, work=f"second reading of chunk {chunk_id}")  # fmt: skip
-    again = answer_of(result.value) if result.value is not None else ""
-    draft = NoteDraft(answer=again, no_information=is_no_information(again))
-    read = ChunkRead(chunk_id=chunk_id, stage=REREAD, draft=draft)
+    read = chunk_read(result, chunk_id, REREAD, prompts=PROMPTS)  # the one ChunkRead builder
+    again = read.draft.answer if read.draft is not None else ""
     outcome, note, helped = settle_readings(
         [(outcomes[index], None), ground_read(read, chunks[chunk_id], documents, question,
                                               min_relevance=kit.context.min_relevance)]
