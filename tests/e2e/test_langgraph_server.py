@@ -6,9 +6,10 @@ The endpoint is configured per run through ``context=`` (base URL, model, window
 through the server's environment, and the test checks it shows up in no response, event or log line.
 
 ``langgraph dev`` refuses graph code that blocks its event loop (BlockBuster). That check has a test
-of its own, one run per graph on a server with the check on, as a user's ``langgraph dev`` has it;
-the functional tests run on a server with ``--allow-blocking`` so that a blocking call shows up
-there, under its name, instead of failing every test.
+of its own, one ``runs.wait`` per graph on a server with the check on, as a user's ``langgraph dev``
+has it (it is also each graph's ``runs.wait`` test: the answer is checked there); the functional tests
+run on a server with ``--allow-blocking`` so that a blocking call shows up there, under its name,
+instead of failing every test.
 """
 
 from __future__ import annotations
@@ -95,19 +96,6 @@ def test_serves_every_graph_on_loopback(server: LangGraphServer) -> None:
 
     assistants = asyncio.run(search())
     assert {a["graph_id"] for a in assistants} >= set(served_graphs())
-
-
-@pytest.mark.parametrize("graph", GRAPHS)
-def test_runs_wait(graph: str, server: LangGraphServer, stub: StubHandle) -> None:
-    async def run() -> Any:
-        return await client_for(server).runs.wait(
-            None,
-            graph,
-            input={"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)},
-            context=context_for(stub),
-        )
-
-    assert_complete(asyncio.run(run()))
 
 
 @pytest.mark.parametrize("graph", GRAPHS)

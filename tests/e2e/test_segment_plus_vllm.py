@@ -1,4 +1,4 @@
-"""Segment+ end to end on the real vLLM CPU server: a 20K+ token document of real text, a planted fact.
+"""Segment+ end to end on the real vLLM CPU server: a document longer than the window, of real text, a planted fact.
 
 As with the mapreduce e2e test: the final answer holds the fact, rests on a verified note, and its
 evidence points at the fact's characters, with every segment accounted for.
@@ -12,6 +12,7 @@ import longgraph
 from longgraph.embedded import ServerInfo
 from longgraph.tests.e2e.conftest import (
     QUESTION,
+    WINDOW,
     assert_answers_with_the_fact,
     fact_document,
     tiny_model_settings,
@@ -21,10 +22,11 @@ pytestmark = pytest.mark.e2e
 
 
 def test_segment_plus_finds_the_planted_fact(embedded_server: ServerInfo) -> None:
-    document = fact_document(embedded_server, 100_000)
+    document = fact_document(embedded_server, 30_000)
     settings = {
         **tiny_model_settings(embedded_server),
-        "segment_size": 1500,  # ~15 segments: the gather calls dominate the CPU time
+        "context_window": WINDOW,
+        "segment_size": 1500,  # ~5 segments: the gather calls dominate the CPU time
         "max_output_tokens": 256,  # room for quoted sentences in the constrained JSON note
     }
     result = longgraph.ask(QUESTION, document, strategy="segment-plus", **settings)
