@@ -55,13 +55,17 @@ class _Measured(Protocol):
 MeasuredT = TypeVar("MeasuredT", bound=_Measured)
 
 
-def group_in_order(notes: Sequence[MeasuredT], budget: int) -> list[list[MeasuredT]]:
+def group_in_order(
+    notes: Sequence[MeasuredT], budget: int, *, max_items: int | None = None
+) -> list[list[MeasuredT]]:
     """Consecutive groups, each filled until the next item would exceed ``budget`` tokens (notes, or
-    anything with a token count: ToM groups tree nodes with it)."""
+    anything with a token count: ToM groups tree nodes with it) or the group holds ``max_items``
+    (Pyramid-Align synthesises about three nodes at a time)."""
     groups: list[list[MeasuredT]] = []
     used = 0
     for note in notes:
-        if groups and used + note.tokens <= budget:
+        room = max_items is None or (bool(groups) and len(groups[-1]) < max_items)
+        if groups and room and used + note.tokens <= budget:
             groups[-1].append(note)
             used += note.tokens
         else:

@@ -170,6 +170,12 @@ class Context:
     the search prompt's window bounds it too."""
     pecan_fixed_k: int = field(default_factory=_env("pecan_fixed_k", 8, int))
     """The ``pecan-fixed-k`` ablation: retrieve exactly this many nodes, asking no Yes/No question."""
+    pyramid_fan_in: int = field(default_factory=_env("pyramid_fan_in", 3, int))
+    """Pyramid-Align: how many lower nodes one upper node synthesises (the paper's "about three"; fewer
+    when the window forces it)."""
+    pyramid_leaf_tokens: int | None = field(default_factory=_env("pyramid_leaf_tokens", None, _optional_int))
+    """Pyramid-Align's leaf (chunk) size; unset: what the synthesis prompt holds over ``pyramid_fan_in``,
+    so that that many leaves fit one upper node's prompt."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -214,6 +220,8 @@ class Context:
             "pecan_patience": self.pecan_patience,
             "pecan_max_nodes": self.pecan_max_nodes,
             "pecan_fixed_k": self.pecan_fixed_k,
+            "pyramid_fan_in": self.pyramid_fan_in,
+            "pyramid_leaf_tokens": self.pyramid_leaf_tokens if self.pyramid_leaf_tokens is not None else 1,
         }
         for name, value in positive_ints.items():
             if not isinstance(value, int) or value <= 0:

@@ -382,6 +382,54 @@ class Sufficiency(StructuredOutput):
         return {"answer": word.group(1).capitalize()} if word else None
 
 
+_CITED_LINE = re.compile(r"^\s*(?:[*\-\u2022]|\d{1,3}[.)])?\s*(.*?\S)\s*\[([\d,\s]*)\]\s*$")
+
+
+class CitedSentence(BaseModel):
+    text: str = Field(json_schema_extra={"maxLength": 300})
+    cites: list[int] = Field(json_schema_extra={"maxItems": 8})
+    """Ids of the lower sentences this sentence draws on (the ``[id]`` in front of each)."""
+
+
+class PyramidSynthesis(StructuredOutput):
+    """Pyramid-Align's upper node (paper Appendix B): sentences that synthesise the lower nodes, each
+    citing the ids of the lower sentences it draws on (their importance propagates up through them).
+    Text protocol: one sentence a line, its cited ids at the end in brackets."""
+
+    sentences: list[CitedSentence] = Field(min_length=1, json_schema_extra={"maxItems": 12})
+
+    TEXT_FORMAT: ClassVar[str] = (
+        "Write one sentence a line, each ending with the ids of the sentences it draws on, e.g.\n"
+        "The committee approved the budget in March. [3, 7]"
+    )
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        sentences = []
+        for line in text.splitlines():
+            match = _CITED_LINE.match(line)
+            if match:
+                cites = [int(n) for n in re.findall(r"\d+", match.group(2))]
+                sentences.append({"text": match.group(1), "cites": cites})
+        return {"sentences": sentences} if sentences else None
+
+
+class GeneratedQuestion(StructuredOutput):
+    """Pyramid-Align's question generation (paper Figure 8): one question about the given text."""
+
+    question: str = Field(min_length=5, json_schema_extra={"maxLength": 300})
+
+    TEXT_FORMAT: ClassVar[str] = "Write the question alone, on one line."
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        lines = [line.strip().strip("*#").strip() for line in text.splitlines() if line.strip()]
+        asked = [line for line in lines if line.endswith("?")]
+        chosen = (asked or lines or [""])[0]
+        chosen = re.sub(r"^(?:question|q)\s*[:.]\s*", "", chosen, flags=re.IGNORECASE)
+        return {"question": chosen} if len(chosen) >= 5 else None
+
+
 SCHEMAS: dict[str, type[StructuredOutput]] = {
     model.__name__: model
     for model in (
@@ -399,6 +447,8 @@ SCHEMAS: dict[str, type[StructuredOutput]] = {
         TreeAnswerPlain,
         InformationPoints,
         Sufficiency,
+        PyramidSynthesis,
+        GeneratedQuestion,
     )
 }
 """Output schemas by name, as prompt files refer to them. Strategies add theirs with :func:`register_schema`."""

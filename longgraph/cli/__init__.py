@@ -1,7 +1,8 @@
 """The ``longgraph`` command, one module per command group.
 
 ``ask``, ``demo`` and ``strategies`` (``cli/ask.py``); ``model`` — the embedded model server
-(``cli/model.py``); ``eval`` (``cli/eval.py``); ``tree`` — ToM's document tree (``cli/tree.py``); ``graph`` — PECAN's information-point graph (``cli/graph.py``); what
+(``cli/model.py``); ``eval`` (``cli/eval.py``); ``tree`` — ToM's document tree (``cli/tree.py``); ``graph`` — PECAN's information-point graph (``cli/graph.py``); ``synth`` —
+Pyramid-Align training data (``cli/synth.py``); what
 they share (``cli/common.py``). Errors are one line
 on stderr with a non-zero exit code; ``--debug`` shows the traceback.
 """
@@ -14,6 +15,7 @@ from longgraph.cli.ask import ask, demo, strategies
 from longgraph.cli.eval import eval_app
 from longgraph.cli.graph import graph_app
 from longgraph.cli.model import model_app
+from longgraph.cli.synth import synth
 from longgraph.cli.tree import tree_app
 
 app = typer.Typer(
@@ -26,6 +28,7 @@ app = typer.Typer(
 app.command()(ask)
 app.command()(demo)
 app.command()(strategies)
+app.command()(synth)
 app.add_typer(model_app, name="model", help="The embedded model server (vLLM on CPU, SmolLM2-135M).")
 app.add_typer(eval_app, name="eval")
 app.add_typer(tree_app, name="tree")

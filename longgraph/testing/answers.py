@@ -21,6 +21,8 @@ from longgraph.testing.oracle import (
     extract_question_and_text,
     oracle_answer,
     summary_points,
+    synthesis_sentences,
+    generated_question,
 )
 
 HALLUCINATION = "The answer is definitely the blue lantern of Marrowby."
@@ -275,6 +277,11 @@ def build_completion_content(
         return json.dumps(obj or _default_object(verdict), ensure_ascii=False), tool
     response_format = body.get("response_format")
     schema = _json_schema_of(response_format)
+    properties = (schema or {}).get("properties") or {}
+    if schema is not None and "sentences" in properties:  # a pyramid synthesis prompt
+        return json.dumps({"sentences": synthesis_sentences(text)}, ensure_ascii=False), None
+    if schema is not None and set(properties) == {"question"}:  # a question generation prompt
+        return json.dumps({"question": generated_question(text)}, ensure_ascii=False), None
     if schema is not None and "points" in (schema.get("properties") or {}):  # a summarise prompt
         return json.dumps({"points": summary_points(text)}, ensure_ascii=False), None
     if schema is None and _asks_for_bullets(messages if isinstance(messages, list) else []):

@@ -279,3 +279,25 @@ def summary_points(text: str) -> list[str]:
         if first:
             points.append(first[:280])
     return points
+
+
+_NUMBERED_LINE = re.compile(r"^\[(\d+)\]\s+(.*\S)\s*$")
+
+
+def synthesis_sentences(text: str) -> list[dict[str, Any]]:
+    """An upper pyramid node (Pyramid-Align's synthesis prompt): the numbered sentences of the shown text,
+    every :data:`POINTS_PER_GROUP`-th kept with its bold markers removed, each citing its own id — and,
+    so that bad citations are exercised too, one id that was never shown. Deterministic and shrinking."""
+    numbered = [(int(m.group(1)), m.group(2).replace("**", "").strip()) for line in text.splitlines()
+                if (m := _NUMBERED_LINE.match(line.strip()))]  # fmt: skip
+    kept = numbered[::POINTS_PER_GROUP]
+    unknown = 1 + max((i for i, _ in numbered), default=0) + 10_000
+    return [{"text": sentence[:280], "cites": [i, unknown] if k == 0 else [i]} for k, (i, sentence) in enumerate(kept)]
+
+
+def generated_question(text: str) -> str:
+    """A question about the shown text (Pyramid-Align's question prompts): about its first sentence."""
+    body = " ".join(line.replace("**", "") for line in text.splitlines() if not line.startswith(("###", "Propose")))
+    first = _SPLIT_RE.split(body.strip(), maxsplit=1)[0].strip()
+    words = re.findall(r"[\w'-]+", first)[:8]
+    return f"What does the text say about {' '.join(words) or 'its subject'}?"

@@ -1,0 +1,68 @@
+"""Pyramid-Align (LLM×MapReduce paper §5): a long-context training record from a short-context model.
+
+START → chunk → leaves → plan_level ──Send per group──▶ synthesise → gather_level → plan_level
+plan_level ──one root, or bounded──▶ ask → answer (the mapreduce graph) → record → END
+
+``leaves`` numbers every sentence and scores it by TF-IDF; each ``synthesise`` writes an upper node from
+about three lower ones, citing the sentence ids it draws on, so importance propagates up and the most
+important sentences are bold in the prompts above (``nodes/pyramid.py``). ``ask`` draws one node and one
+of three question categories with a seeded generator; ``answer`` runs the project's ``mapreduce`` graph
+over the whole document; ``record`` is ``(X, Q, M, A)`` with its provenance. ``longgraph synth`` runs it
+over a corpus (``longgraph/synth.py``).
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.pyramid import (
+    PyramidConstruction,
+    answer_with_mapreduce,
+    ask_question,
+    chunk_leaves,
+    make_record,
+    start_pyramid,
+    synthesise,
+)
+from longgraph.nodes.runtime import node_factory
+from longgraph.state.context import Context
+from longgraph.state.pyramid import PyramidInput, PyramidOutput, PyramidState, SynthesisTask
+
+LEVELS = PyramidConstruction()
+
+
+def build_graph(
+    llm: LLMProvider = default_provider,
+    *,
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+    name: str = "pyramid-align",
+) -> CompiledStateGraph[PyramidState, Context, PyramidInput, PyramidOutput]:
+    node = node_factory(llm)
+    builder = StateGraph(PyramidState, context_schema=Context, input_schema=PyramidInput, output_schema=PyramidOutput)
+    builder.add_node("chunk", node(chunk_leaves))
+    builder.add_node("leaves", node(start_pyramid))
+    builder.add_node("plan_level", node(LEVELS.plan))
+    builder.add_node("synthesise", node(synthesise), input_schema=SynthesisTask)
+    builder.add_node("gather_level", node(LEVELS.gather))
+    builder.add_node("ask", node(ask_question))
+    builder.add_node("answer", node(answer_with_mapreduce))
+    builder.add_node("record", node(make_record))
+
+    builder.add_edge(START, "chunk")
+    builder.add_edge("chunk", "leaves")
+    builder.add_edge("leaves", "plan_level")
+    builder.add_conditional_edges(
+        "plan_level", LEVELS.route, {"synthesise": "synthesise", "done": "ask", "empty": "ask"}
+    )
+    builder.add_edge("synthesise", "gather_level")
+    builder.add_edge("gather_level", "plan_level")
+    builder.add_edge("ask", "answer")
+    builder.add_edge("answer", "record")
+    builder.add_edge("record", END)
+    return builder.compile(name=name, checkpointer=checkpointer)
+
+
+graph = build_graph()

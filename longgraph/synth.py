@@ -1,0 +1,349 @@
+"""Pyramid-Align over a corpus: ``longgraph synth`` and :func:`asynth`, resumable, one concurrency budget.
+
+Every document runs the pyramid graph (``graphs/pyramid.py``) in one event loop with one provider and
+one context, so all their calls — pyramid, question, the mapreduce subgraph — share one client and its
+``max_concurrency``: no document waits for another to finish before its calls start (up to
+``documents_in_flight`` documents are open at once, by default four times ``max_concurrency``, so the
+endpoint's budget stays full while the documents half-done at a kill stay few).
+
+Nothing is lost by a kill: each record is appended to ``OUT`` and flushed to disk as it is finished, and
+each document's outcome (written, filtered with why, failed with why) to ``OUT``'s progress file
+(``data.progress.jsonl`` beside ``data.jsonl``). A rerun skips documents written or filtered before and
+retries failed ones; a rerun with another model, seed or prompt variant is refused (one dataset, one
+recipe). With the result cache on (the default), the calls a killed document had finished are replayed
+from the cache.
+
+Records are filtered, as the paper does, when the question or the answer holds illegal characters
+(:func:`illegal_characters`), and when the answer is "no information" (nothing to learn from); both
+counted per reason in the summary and the dataset card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from longgraph.errors import ConfigurationError, InputError, LonggraphError
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.state.context import Context
+from longgraph.state.outputs import is_no_information
+from longgraph.state.pyramid import CATEGORIES, Record
+
+log = logging.getLogger(__name__)
+
+_ILLEGAL = {
+    "control character": re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"),
+    "replacement character (U+FFFD)": re.compile("\ufffd"),
+    "noncharacter": re.compile("[\ufdd0-\ufdef\ufffe\uffff]"),
+    "lone surrogate": re.compile("[\ud800-\udfff]"),
+}
+"""What makes a record illegal: C0/C1 control characters other than tab and line breaks, U+FFFD (text
+that was not valid UTF-8), Unicode noncharacters and lone surrogates (not encodable)."""
+
+
+def illegal_characters(text: str) -> Counter[str]:
+    """How many characters of each illegal kind ``text`` holds (empty when it is clean)."""
+    found: Counter[str] = Counter()
+    for kind, pattern in _ILLEGAL.items():
+        n = len(pattern.findall(text))
+        if n:
+            found[kind] = n
+    return found
+
+
+@dataclass(frozen=True)
+class Source:
+    """One document of the corpus: where it came from and its text."""
+
+    name: str
+    text: str
+
+
+@dataclass
+class SynthSummary:
+    """What a ``synth`` run did (and the dataset's files)."""
+
+    out: Path
+    progress: Path
+    card: Path
+    written: int = 0
+    filtered: Counter[str] = field(default_factory=Counter)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0
+    """Documents finished by an earlier run (resumed)."""
+    illegal: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        done = self.written + sum(self.filtered.values()) + len(self.failed)
+        lines = [f"{done} document(s) done in {self.seconds:.1f} s: {self.written} written to {self.out}"]
+        lines += [f"  filtered ({reason}): {n}" for reason, n in sorted(self.filtered.items())]
+        if self.illegal:
+            lines.append("  illegal characters found: " + ", ".join(f"{k} ×{n}" for k, n in sorted(self.illegal.items())))
+        if self.failed:
+            first = next(iter(self.failed.items()))
+            lines.append(f"  failed: {len(self.failed)} (rerun to retry them); first: {first[0]}: {first[1]}")
+        if self.skipped:
+            lines.append(f"  skipped: {self.skipped} finished by an earlier run")
+        lines.append(f"  {self.calls} calls, {self.prompt_tokens} prompt and {self.completion_tokens} completion tokens")
+        lines.append(f"  dataset card: {self.card}")
+        return lines
+
+
+def dataset_files(out: Path) -> tuple[Path, Path]:
+    """(progress file, dataset card) of the dataset ``out``."""
+    return out.with_suffix(".progress.jsonl"), out.with_suffix(".card.md")
+
+
+def _recipe(context: Context, seed: int) -> dict[str, Any]:
+    """What must not change between a run and its resumption."""
+    return {
+        "model": context.model, "seed": seed, "prompt_variant": context.prompt_variant,
+        "temperature": context.temperature, "pyramid_fan_in": context.pyramid_fan_in,
+    }  # fmt: skip
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The complete lines of a JSONL file (a line cut by a kill is ignored: it is redone)."""
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                log.warning("%s line %d is incomplete (a killed run): ignored", path, number)
+    return rows
+
+
+def finished_documents(out: Path, recipe: Mapping[str, Any]) -> set[str]:
+    """Ids of documents an earlier run wrote or filtered; refuses a dataset made with another recipe."""
+    progress, _ = dataset_files(out)
+    rows = _read_jsonl(progress)
+    header = next((r for r in rows if r.get("kind") == "recipe"), None)
+    if header is not None and header.get("recipe") != dict(recipe):
+        raise ConfigurationError(
+            f"{out} was made with {header.get('recipe')}, not {dict(recipe)}: "
+            "write to another --out, or rerun with the same settings to resume it"
+        )
+    done = {str(r["id"]) for r in rows if r.get("kind") == "document" and r.get("status") != "failed"}
+    return done | {str(r["id"]) for r in _read_jsonl(out) if "id" in r}
+
+
+def _append(stream: TextIO, row: Mapping[str, Any]) -> None:
+    stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    stream.flush()
+    os.fsync(stream.fileno())
+
+
+def _verdict(record: Record) -> tuple[str | None, Counter[str]]:
+    """Why a record is filtered (None: it is kept), and the illegal characters it holds."""
+    illegal = illegal_characters(record.Q) + illegal_characters(record.A)
+    if illegal:
+        return "illegal characters in the question or answer", illegal
+    if is_no_information(record.A):
+        return "no answer (the mapreduce graph found no information)", illegal
+    return None, illegal
+
+
+async def asynth(
+    sources: Sequence[Source],
+    out: str | Path,
+    *,
+    seed: int = 0,
+    context: Context | dict[str, Any] | None = None,
+    llm: LLMProvider | None = None,
+    documents_in_flight: int | None = None,
+    on_document: Callable[[str, str], None] | None = None,
+    start_embedded: bool = True,
+    **settings: Any,
+) -> SynthSummary:
+    """Write one Pyramid-Align record per document of ``sources`` to ``out`` (JSONL), resumably.
+
+    ``on_document(name, status)`` is called as each document finishes (for a progress bar). Returns the
+    run's summary; the dataset card is (re)written from every record in ``out``."""
+    from longgraph.api import prepare_context, resolved_context
+    from longgraph.graphs.pyramid import build_graph
+    from longgraph.nodes.pyramid import document_key
+
+    if not sources:
+        raise InputError("no document to synthesise from")
+    path = Path(out)
+    progress_path, card_path = dataset_files(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(f"--out {path}: cannot create its folder ({exc.strerror})") from exc
+    ctx = await asyncio.to_thread(prepare_context, context, settings, start_embedded=start_embedded and llm is None)
+    provider = llm or default_provider
+    resolved = await resolved_context(ctx, provider)
+    recipe = _recipe(resolved, seed)
+    finished = finished_documents(path, recipe)
+    summary = SynthSummary(out=path, progress=progress_path, card=card_path)
+    pending = []
+    for source in sources:
+        key = document_key(source.text)
+        if key in finished:
+            summary.skipped += 1
+            continue
+        if not source.text.strip():
+            summary.failed[source.name] = "the document has no text"
+            continue
+        pending.append((key, source))
+    graph = build_graph(provider)
+    gate = asyncio.Semaphore(documents_in_flight or 4 * resolved.max_concurrency)
+    started = time.perf_counter()
+    try:
+        records = path.open("a", encoding="utf-8")
+        outcomes = progress_path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
+    with records, outcomes:
+        if not progress_path.stat().st_size:
+            _append(outcomes, {"kind": "recipe", "recipe": recipe})
+
+        async def one(key: str, source: Source) -> None:
+            async with gate:
+                try:
+                    raw = await graph.ainvoke(
+                        {"document": source.text, "seed": seed, "source": source.name}, context=resolved
+                    )
+                    record = Record.model_validate(raw["record"])
+                except Exception as exc:  # one document's failure never stops the corpus
+                    reason = " ".join(str(exc).split())[:400]
+                    if not isinstance(exc, LonggraphError):
+                        reason = f"unexpected {type(exc).__name__}: {reason}"
+                    summary.failed[source.name] = reason
+                    _append(outcomes, {"kind": "document", "id": key, "source": source.name, "status": "failed", "reason": reason})
+                    if on_document:
+                        on_document(source.name, "failed")
+                    return
+            summary.calls += record.calls
+            summary.prompt_tokens += record.prompt_tokens
+            summary.completion_tokens += record.completion_tokens
+            why, illegal = _verdict(record)
+            summary.illegal += illegal
+            if why is None:
+                _append(records, record.model_dump(mode="json"))
+                summary.written += 1
+                status = "written"
+            else:
+                summary.filtered[why] += 1
+                status = "filtered"
+            row = {"kind": "document", "id": key, "source": source.name, "status": status}
+            _append(outcomes, row | ({"reason": why, "illegal": dict(illegal)} if why else {}))
+            if on_document:
+                on_document(source.name, status)
+
+        await asyncio.gather(*(one(key, source) for key, source in pending))
+    summary.seconds = round(time.perf_counter() - started, 3)
+    card_path.write_text(dataset_card(path, resolved.tokenizer), encoding="utf-8")
+    return summary
+
+
+def synth(sources: Sequence[Source], out: str | Path, **kwargs: Any) -> SynthSummary:
+    """Synchronous :func:`asynth`."""
+    from longgraph.api import _run_sync
+
+    return _run_sync(lambda: asynth(sources, out, **kwargs), "synth")
+
+
+def _stats(values: Sequence[int]) -> str:
+    if not values:
+        return "– | – | – | –"
+    return f"{statistics.mean(values):.0f} | {statistics.median(values):.0f} | {min(values)} | {max(values)}"
+
+
+def dataset_card(out: Path, tokenizer_name: str | None) -> str:
+    """The dataset card (Markdown): counts per category and level, lengths in tokens, what was filtered.
+
+    Lengths are counted with the model's own tokenizer (the paper reports LLaMA 3's)."""
+    from longgraph.tokenizer import get_tokenizer
+
+    records = [Record.model_validate(r) for r in _read_jsonl(out)]
+    progress, _ = dataset_files(out)
+    outcomes = [r for r in _read_jsonl(progress) if r.get("kind") == "document"]
+    latest = {str(r["id"]): r for r in outcomes}
+    filtered = Counter(str(r.get("reason")) for r in latest.values() if r.get("status") == "filtered")
+    failed = sum(1 for r in latest.values() if r.get("status") == "failed")
+    illegal: Counter[str] = Counter()
+    for r in latest.values():
+        illegal.update(r.get("illegal") or {})
+    tokenizer = get_tokenizer(tokenizer_name)
+    lengths = {
+        "document (X)": tokenizer.count_batch([r.X for r in records]),
+        "question (Q)": tokenizer.count_batch([r.Q for r in records]),
+        "answer (A)": tokenizer.count_batch([r.A for r in records]),
+    }
+    by_category = Counter(r.category for r in records)
+    by_level = Counter(r.source_level for r in records)
+    models = sorted({r.model for r in records})
+    seeds = sorted({r.seed for r in records})
+    versions = sorted({f"{k} v{v}" for r in records for k, v in r.prompt_versions.items()})
+    lines = [
+        f"# Pyramid-Align dataset: {out.name}",
+        "",
+        "Long-context supervised fine-tuning data written by a short-context model (LLM×MapReduce paper §5,",
+        "Appendices B–C): one record `(X, Q, M, A)` per document — the document, a question generated from one",
+        "seeded node of its pyramid of summaries, the mapreduce graph's map outputs and its answer.",
+        "",
+        f"- records: **{len(records)}**; filtered: {sum(filtered.values())}; failed (not in the file): {failed}",
+        f"- model: {', '.join(models) or '–'}; seed(s): {', '.join(map(str, seeds)) or '–'}",
+        f"- prompts: {', '.join(versions) or '–'}",
+        f"- leaf importance: {records[0].importance if records else '–'}",
+        f"- citations dropped (ids that did not exist): {sum(r.dropped_citations for r in records)}",
+        f"- answers supported by a verified note: {sum(1 for r in records if r.supported)} of {len(records)}",
+        "",
+        "## Records per category",
+        "",
+        "| category | records |",
+        "|---|---|",
+        *[f"| {c} | {by_category.get(c, 0)} |" for c in CATEGORIES],
+        "",
+        "## Records per source level (0 = a leaf chunk)",
+        "",
+        "| level | records |",
+        "|---|---|",
+        *[f"| {level} | {n} |" for level, n in sorted(by_level.items())],
+        "",
+        f"## Lengths in tokens ({tokenizer.name})",
+        "",
+        "| | mean | median | min | max |",
+        "|---|---|---|---|---|",
+        *[f"| {what} | {_stats(values)} |" for what, values in lengths.items()],
+        "",
+        "## Filtered",
+        "",
+        *([f"- {reason}: {n}" for reason, n in sorted(filtered.items())] or ["- none"]),
+        *([f"- illegal characters seen: {', '.join(f'{k} ×{n}' for k, n in sorted(illegal.items()))}"] if illegal else []),
+        "",
+    ]
+    if records:
+        calls = [r.calls for r in records]
+        seconds = [r.seconds for r in records]
+        lines += [
+            "## Cost per record",
+            "",
+            f"- calls: mean {statistics.mean(calls):.1f} (min {min(calls)}, max {max(calls)})",
+            f"- prompt tokens: mean {statistics.mean(r.prompt_tokens for r in records):.0f}; completion tokens: "
+            f"mean {statistics.mean(r.completion_tokens for r in records):.0f}",
+            f"- wall time per document (documents run concurrently): mean {statistics.mean(seconds):.1f} s",
+            "",
+        ]
+    return "\n".join(lines)
