@@ -38,6 +38,9 @@ def synth(
     ] = None,
     model: Annotated[str | None, Opt()] = None,
     temperature: Annotated[float | None, Opt(help="Sampling temperature (the paper used 0.7).")] = None,
+    context_window: Annotated[int | None, Opt(help="L: tokens one call may use.")] = None,
+    max_output_tokens: Annotated[int | None, Opt()] = None,
+    structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
     max_concurrency: Annotated[int | None, Opt(help="Requests in flight, shared by all documents.")] = None,
     documents_in_flight: Annotated[int | None, Opt(help="Documents open at once (default 4 × concurrency).")] = None,
     cache: Annotated[str | None, Opt(help="Result cache file (a rerun replays finished calls from it).")] = None,
@@ -57,10 +60,11 @@ def synth(
                 stderr.print(f"{path}: {note}")
             sources.append(Source(name=path, text=text))
         settings: dict[str, Any] = endpoint_settings(cache, base_url, model)
-        if temperature is not None:
-            settings["temperature"] = temperature
-        if max_concurrency is not None:
-            settings["max_concurrency"] = max_concurrency
+        chosen = {
+            "temperature": temperature, "context_window": context_window, "max_output_tokens": max_output_tokens,
+            "structured_output": structured_output, "max_concurrency": max_concurrency,
+        }  # fmt: skip
+        settings.update({k: v for k, v in chosen.items() if v is not None})
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             console=stderr, transient=False, disable=not stderr.is_terminal,
