@@ -41,7 +41,9 @@ def build_graph(
     name: str = "pyramid-align",
 ) -> CompiledStateGraph[PyramidState, Context, PyramidInput, PyramidOutput]:
     node = node_factory(llm)
-    builder = StateGraph(PyramidState, context_schema=Context, input_schema=PyramidInput, output_schema=PyramidOutput)
+    builder = StateGraph(
+        PyramidState, context_schema=Context, input_schema=PyramidInput, output_schema=PyramidOutput
+    )
     builder.add_node("chunk", node(chunk_leaves))
     builder.add_node("leaves", node(start_pyramid))
     builder.add_node("plan_level", node(LEVELS.plan))

@@ -92,13 +92,18 @@ class SynthSummary:
         lines = [f"{done} document(s) done in {self.seconds:.1f} s: {self.written} written to {self.out}"]
         lines += [f"  filtered ({reason}): {n}" for reason, n in sorted(self.filtered.items())]
         if self.illegal:
-            lines.append("  illegal characters found: " + ", ".join(f"{k} ×{n}" for k, n in sorted(self.illegal.items())))
+            lines.append(
+                "  illegal characters found: "
+                + ", ".join(f"{k} ×{n}" for k, n in sorted(self.illegal.items()))
+            )
         if self.failed:
             first = next(iter(self.failed.items()))
             lines.append(f"  failed: {len(self.failed)} (rerun to retry them); first: {first[0]}: {first[1]}")
         if self.skipped:
             lines.append(f"  skipped: {self.skipped} finished by an earlier run")
-        lines.append(f"  {self.calls} calls, {self.prompt_tokens} prompt and {self.completion_tokens} completion tokens")
+        lines.append(
+            f"  {self.calls} calls, {self.prompt_tokens} prompt and {self.completion_tokens} completion tokens"
+        )
         lines.append(f"  dataset card: {self.card}")
         return lines
 
@@ -146,6 +151,10 @@ def finished_documents(out: Path, recipe: Mapping[str, Any]) -> set[str]:
     return done | {str(r["id"]) for r in _read_jsonl(out) if "id" in r}
 
 
+def _open_for_append(*paths: Path) -> tuple[TextIO, ...]:
+    return tuple(p.open("a", encoding="utf-8") for p in paths)
+
+
 def _append(stream: TextIO, row: Mapping[str, Any]) -> None:
     stream.write(json.dumps(row, ensure_ascii=False) + "\n")
     stream.flush()
@@ -190,7 +199,9 @@ async def asynth(
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigurationError(f"--out {path}: cannot create its folder ({exc.strerror})") from exc
-    ctx = await asyncio.to_thread(prepare_context, context, settings, start_embedded=start_embedded and llm is None)
+    ctx = await asyncio.to_thread(
+        prepare_context, context, settings, start_embedded=start_embedded and llm is None
+    )
     provider = llm or default_provider
     resolved = await resolved_context(ctx, provider)
     recipe = _recipe(resolved, seed)
@@ -210,8 +221,7 @@ async def asynth(
     gate = asyncio.Semaphore(documents_in_flight or 4 * resolved.max_concurrency)
     started = time.perf_counter()
     try:
-        records = path.open("a", encoding="utf-8")
-        outcomes = progress_path.open("a", encoding="utf-8")
+        records, outcomes = await asyncio.to_thread(_open_for_append, path, progress_path)
     except OSError as exc:
         raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
     with records, outcomes:
@@ -230,7 +240,16 @@ async def asynth(
                     if not isinstance(exc, LonggraphError):
                         reason = f"unexpected {type(exc).__name__}: {reason}"
                     summary.failed[source.name] = reason
-                    _append(outcomes, {"kind": "document", "id": key, "source": source.name, "status": "failed", "reason": reason})
+                    _append(
+                        outcomes,
+                        {
+                            "kind": "document",
+                            "id": key,
+                            "source": source.name,
+                            "status": "failed",
+                            "reason": reason,
+                        },
+                    )
                     if on_document:
                         on_document(source.name, "failed")
                     return
@@ -331,7 +350,11 @@ def dataset_card(out: Path, tokenizer_name: str | None) -> str:
         "## Filtered",
         "",
         *([f"- {reason}: {n}" for reason, n in sorted(filtered.items())] or ["- none"]),
-        *([f"- illegal characters seen: {', '.join(f'{k} ×{n}' for k, n in sorted(illegal.items()))}"] if illegal else []),
+        *(
+            [f"- illegal characters seen: {', '.join(f'{k} ×{n}' for k, n in sorted(illegal.items()))}"]
+            if illegal
+            else []
+        ),
         "",
     ]
     if records:

@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -41,7 +41,8 @@ from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.prepare import chunk_documents_blocking
 from longgraph.nodes.reduction import group_in_order
 from longgraph.nodes.runtime import report_progress
-from longgraph.state.contract import Chunk, GraphOutput
+from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
+from longgraph.state.graph_state import RunState
 from longgraph.state.outputs import GeneratedQuestion, PyramidSynthesis
 from longgraph.state.pyramid import (
     CATEGORIES,
@@ -106,10 +107,15 @@ def document_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def input_documents(state: PyramidState) -> list[DocumentIn]:
+    """The input as documents (one ``document``, or ``documents`` as dicts or models)."""
+    given: Sequence[Any] = state.get("documents") or [{"title": "", "text": state.get("document") or ""}]
+    return [DocumentIn.model_validate(d) for d in given]
+
+
 def document_text(state: PyramidState) -> str:
     """The document as one text (several documents joined by blank lines, as the record's ``X``)."""
-    documents = state.get("documents") or [{"title": "", "text": state.get("document") or ""}]
-    return "\n\n".join(str(d["text"]) for d in documents)
+    return "\n\n".join(d.text for d in input_documents(state))
 
 
 async def chunk_leaves(state: PyramidState, kit: RunKit) -> dict[str, Any]:
@@ -117,8 +123,9 @@ async def chunk_leaves(state: PyramidState, kit: RunKit) -> dict[str, Any]:
     ``pyramid_fan_in`` (so that many leaves fit one upper node's prompt). No question exists yet."""
     fits = kit.budget(PROMPTS, "synthesise", "")
     size = kit.context.pyramid_leaf_tokens or max(64, fits // kit.context.pyramid_fan_in)
+    placeholder = cast(RunState, {**state, "question": "(pyramid)"})
     chunked = await asyncio.to_thread(
-        chunk_documents_blocking, {**state, "question": "(pyramid)"}, kit, prompts=PROMPTS, stage="synthesise",
+        chunk_documents_blocking, placeholder, kit, prompts=PROMPTS, stage="synthesise",
         size=size,
     )  # fmt: skip
     return {k: v for k, v in chunked.items() if k != "question"}
@@ -169,7 +176,11 @@ class PyramidConstruction(BoundedLoop):
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is not None:
             note = f"{why}: its {len(layer)} nodes are the top"
-            return {TASKS: [], "pyramid": pyramid.model_copy(update={"construction": note}), "decisions": [note]}
+            return {
+                TASKS: [],
+                "pyramid": pyramid.model_copy(update={"construction": note}),
+                "decisions": [note],
+            }
         budget = kit.budget(PROMPTS, "synthesise", "")
         groups = group_in_order(
             [_Sized(i, n + 8) for i, n in zip(layer, counts, strict=True)], budget, max_items=kit.context.pyramid_fan_in
@@ -260,11 +271,17 @@ async def ask_question(state: PyramidState, kit: RunKit) -> dict[str, Any]:
     if len(starts) > budget:  # a leaf can be longer than a question prompt holds: its start is kept
         text = text[: starts[budget]]
     result = await kit.call(
-        PROMPTS, QUESTION_STAGES[category], text=text, question="", work=f"a {category} question from node {node}"
+        PROMPTS,
+        QUESTION_STAGES[category],
+        text=text,
+        question="",
+        work=f"a {category} question from node {node}",
     )
     report_progress("question", total=1)
     if not isinstance(result.value, GeneratedQuestion):
-        raise StructuredOutputError(f"no question could be generated from pyramid node {node}: {result.error}")
+        raise StructuredOutputError(
+            f"no question could be generated from pyramid node {node}: {result.error}", raw=result.raw
+        )
     question = " ".join(result.value.question.split())
     return {"question": question, "category": category, "source_node": node, "usage": result.usage}
 
@@ -279,7 +296,7 @@ def _mapreduce(provider: PerLoopProvider) -> CompiledStateGraph[Any, Any, Any, A
 async def answer_with_mapreduce(state: PyramidState, kit: RunKit) -> dict[str, Any]:
     """``A`` and ``M``: the project's mapreduce graph (a subgraph, same provider and context, so its
     calls share the run's concurrency budget) over the whole document."""
-    documents = state.get("documents") or [{"title": "", "text": state.get("document") or ""}]
+    documents = [d.model_dump() for d in input_documents(state)]
     raw = await _mapreduce(kit.provider).ainvoke(
         {"question": state["question"], "documents": documents}, context=kit.context
     )
@@ -306,7 +323,8 @@ async def make_record(state: PyramidState, kit: RunKit) -> dict[str, Any]:
     node = pyramid.node(state["source_node"])
     mapreduce = kit.prompts("mapreduce")
     prompt_versions = {
-        "pyramid": kit.prompts(PROMPTS).version, f"mapreduce ({kit.context.prompt_variant})": mapreduce.version,
+        "pyramid": kit.prompts(PROMPTS).version,
+        f"mapreduce ({kit.context.prompt_variant})": mapreduce.version,
     }
     record = Record(
         id=document_key(text), source=str(state.get("source") or ""), X=text,

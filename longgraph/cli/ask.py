@@ -201,3 +201,7 @@ def strategies() -> None:
 
     for s in STRATEGIES.values():
         print(f"{s.name:<24} {s.description}")
+    print(
+        f"{'pyramid-align':<24} Data engine, not a reader: training records (X, Q, M, A) from documents with "
+        "`longgraph synth` (LLM×MapReduce §5)"
+    )

@@ -20,7 +20,9 @@ def expand_inputs(paths: list[str]) -> list[str]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
+            found = sorted(
+                str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+            )
             if not found:
                 raise InputError(f"{raw}: a folder with no text file ({', '.join(TEXT_SUFFIXES)})")
             files += found
@@ -42,8 +44,12 @@ def synth(
     max_output_tokens: Annotated[int | None, Opt()] = None,
     structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
     max_concurrency: Annotated[int | None, Opt(help="Requests in flight, shared by all documents.")] = None,
-    documents_in_flight: Annotated[int | None, Opt(help="Documents open at once (default 4 × concurrency).")] = None,
-    cache: Annotated[str | None, Opt(help="Result cache file (a rerun replays finished calls from it).")] = None,
+    documents_in_flight: Annotated[
+        int | None, Opt(help="Documents open at once (default 4 × concurrency).")
+    ] = None,
+    cache: Annotated[
+        str | None, Opt(help="Result cache file (a rerun replays finished calls from it).")
+    ] = None,
     debug: Annotated[bool, Opt()] = False,
 ) -> None:
     """Write one Pyramid-Align record (X, Q, M, A) per document; rerun the same command to resume."""

@@ -19,10 +19,10 @@ from longgraph.testing.oracle import (
     NO_INFORMATION,
     _message_text,
     extract_question_and_text,
+    generated_question,
     oracle_answer,
     summary_points,
     synthesis_sentences,
-    generated_question,
 )
 
 HALLUCINATION = "The answer is definitely the blue lantern of Marrowby."

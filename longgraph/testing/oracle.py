@@ -292,12 +292,17 @@ def synthesis_sentences(text: str) -> list[dict[str, Any]]:
                 if (m := _NUMBERED_LINE.match(line.strip()))]  # fmt: skip
     kept = numbered[::POINTS_PER_GROUP]
     unknown = 1 + max((i for i, _ in numbered), default=0) + 10_000
-    return [{"text": sentence[:280], "cites": [i, unknown] if k == 0 else [i]} for k, (i, sentence) in enumerate(kept)]
+    return [
+        {"text": sentence[:280], "cites": [i, unknown] if k == 0 else [i]}
+        for k, (i, sentence) in enumerate(kept)
+    ]
 
 
 def generated_question(text: str) -> str:
     """A question about the shown text (Pyramid-Align's question prompts): about its first sentence."""
-    body = " ".join(line.replace("**", "") for line in text.splitlines() if not line.startswith(("###", "Propose")))
+    body = " ".join(
+        line.replace("**", "") for line in text.splitlines() if not line.startswith(("###", "Propose"))
+    )
     first = _SPLIT_RE.split(body.strip(), maxsplit=1)[0].strip()
     words = re.findall(r"[\w'-]+", first)[:8]
     return f"What does the text say about {' '.join(words) or 'its subject'}?"

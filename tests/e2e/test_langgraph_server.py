@@ -33,6 +33,7 @@ from longgraph.tests.integration.support import (
     LOCAL_MODEL,
     REPO_ROOT,
     STUB_SETTINGS,
+    all_served_graphs,
     served_graphs,
 )
 
@@ -95,7 +96,7 @@ def test_serves_every_graph_on_loopback(server: LangGraphServer) -> None:
         return list(await client_for(server).assistants.search(limit=100))
 
     assistants = asyncio.run(search())
-    assert {a["graph_id"] for a in assistants} >= set(served_graphs())
+    assert {a["graph_id"] for a in assistants} >= set(all_served_graphs())
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -235,3 +236,22 @@ def test_a_served_graph_and_ask_render_the_same_prompts(server: LangGraphServer)
         local_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
     assert "smoked plums" in local.answer
     assert served_requests and served_requests == local_requests
+
+
+def test_pyramid_align_is_served_and_returns_a_record(
+    strict_server: LangGraphServer, stub: StubHandle
+) -> None:
+    """The data engine's graph (no question: a document in, a record out), on the server that refuses
+    blocking calls."""
+    from longgraph.state.pyramid import Record
+
+    async def run() -> Any:
+        return await client_for(strict_server).runs.wait(
+            None, "pyramid-align", input={"document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH), "seed": 3},
+            context=context_for(stub), raise_error=False,
+        )  # fmt: skip
+
+    raw = asyncio.run(run())
+    assert isinstance(raw, dict) and "__error__" not in raw, raw
+    record = Record.model_validate(raw["record"])
+    assert record.Q and record.A and record.M and record.levels >= 2 and record.seed == 3

@@ -21,14 +21,16 @@ from longgraph.tests.e2e.conftest import tiny_model_settings
 pytestmark = pytest.mark.e2e
 
 
-def test_two_documents_become_records_on_the_served_model(embedded_server: ServerInfo, tmp_path: Path) -> None:
+def test_two_documents_become_records_on_the_served_model(
+    embedded_server: ServerInfo, tmp_path: Path
+) -> None:
     sources = [Source(name=f"essay {i}", text=essays()[i * 5000 : (i + 1) * 5000]) for i in range(2)]
     out = tmp_path / "data.jsonl"
     settings = {**tiny_model_settings(embedded_server), "context_window": 2048, "max_output_tokens": 256}
     summary = synth(sources, out, seed=1, **settings)
     assert not summary.failed, summary.failed
     assert summary.written + sum(summary.filtered.values()) == 2 and summary.written >= 1, summary.lines()
-    progress, card = dataset_files(out)
+    _progress, card = dataset_files(out)
     for line in out.read_text(encoding="utf-8").splitlines():
         record = Record.model_validate(json.loads(line))
         assert record.model == embedded_server.model and record.category in CATEGORIES

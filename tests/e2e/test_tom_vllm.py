@@ -24,10 +24,18 @@ pytestmark = pytest.mark.e2e
 
 def test_tom_finds_the_planted_fact(embedded_server: ServerInfo) -> None:
     document = fact_document(embedded_server, 30_000)
-    settings = {**tiny_model_settings(embedded_server), "context_window": WINDOW, "max_output_tokens": 256, "tom_top_k": 4}
+    settings = {
+        **tiny_model_settings(embedded_server),
+        "context_window": WINDOW,
+        "max_output_tokens": 256,
+        "tom_top_k": 4,
+    }
     result = longgraph.ask(QUESTION, document, strategy="tom", **settings)
     assert_answers_with_the_fact(result, document)
     assert result.strategy == "tom"
     stats = result.stats
     assert stats.build is not None and stats.build.calls_by_stage.get("parse") == 4
-    assert len(result.chunks) > 4 and sum(c.status == "filtered" for c in result.chunks) == len(result.chunks) - 4
+    assert (
+        len(result.chunks) > 4
+        and sum(c.status == "filtered" for c in result.chunks) == len(result.chunks) - 4
+    )

@@ -82,7 +82,9 @@ def test_a_killed_run_resumes_without_redoing_finished_documents(stub: StubHandl
     finally:
         process.kill()
         process.wait()
-    finished = [json.loads(line) for line in progress.read_text().splitlines() if '"kind": "document"' in line]
+    finished = [
+        json.loads(line) for line in progress.read_text().splitlines() if '"kind": "document"' in line
+    ]
     assert 2 <= len(finished) < DOCUMENTS, "the run finished before it could be killed"
     stub.reset()
     # The rerun finishes the others and sends no request the finished documents need.
@@ -90,7 +92,9 @@ def test_a_killed_run_resumes_without_redoing_finished_documents(stub: StubHandl
     assert again.returncode == 0, again.stderr
     assert f"skipped: {len(finished)} finished by an earlier run" in again.stderr
     rerun = {entry["messages"] for entry in stub.fault_log()}
-    outcomes = [json.loads(line) for line in progress.read_text().splitlines() if '"kind": "document"' in line]
+    outcomes = [
+        json.loads(line) for line in progress.read_text().splitlines() if '"kind": "document"' in line
+    ]
     assert sorted(row["source"] for row in outcomes) == sorted(str(p) for p in corpus.iterdir())
     records = _records(out)
     assert len({r["id"] for r in records}) == len(records)  # no document twice

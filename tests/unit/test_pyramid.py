@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 from collections import Counter
@@ -58,13 +59,15 @@ def _hand_pyramid() -> Pyramid:
 class _Kit:
     """The part of a run kit the loop's ``absorb`` reads."""
 
-    class context:  # noqa: N801 - mirrors RunKit.context
+    class context:
         max_failed_fraction = 0.5
 
 
 def test_an_upper_sentence_scores_the_sum_of_what_it_cites_and_bad_ids_are_dropped_and_counted() -> None:
     pyramid = _hand_pyramid()
-    done = Synthesised(index=0, members=[0, 1], sentences=[("a and d", [0, 3]), ("b again", [1, 1, 99]), ("new", [])])
+    done = Synthesised(
+        index=0, members=[0, 1], sentences=[("a and d", [0, 3]), ("b again", [1, 1, 99]), ("new", [])]
+    )
     update = asyncio.run(LEVELS.absorb([done], {"pyramid": pyramid}, _Kit(), 1))  # type: ignore[arg-type]
     upper = update["pyramid"].nodes[2]
     assert upper.level == 1 and upper.children == [0, 1] and update["layer"] == [2]
@@ -81,7 +84,10 @@ def test_an_upper_sentence_scores_the_sum_of_what_it_cites_and_bad_ids_are_dropp
 
 def test_an_unwritten_group_rises_unchanged_and_is_noted() -> None:
     pyramid = _hand_pyramid()
-    results = [Synthesised(index=0, members=[0], error="unreadable"), Synthesised(index=1, members=[1], sentences=[("x", [2])])]
+    results = [
+        Synthesised(index=0, members=[0], error="unreadable"),
+        Synthesised(index=1, members=[1], sentences=[("x", [2])]),
+    ]
     update = asyncio.run(LEVELS.absorb(results, {"pyramid": pyramid}, _Kit(), 1))  # type: ignore[arg-type]
     assert update["layer"] == [0, 2]
     assert "rose unchanged" in update["decisions"][0] and "unreadable" in update["decisions"][0]
@@ -92,12 +98,16 @@ def test_the_most_important_third_is_bold_in_the_prompt() -> None:
     assert bold_ids(pyramid.nodes[0].sentences + pyramid.nodes[1].sentences) == {3, 2}  # ceil(4 / 3) = 2
     text = render_nodes(pyramid, [0, 1])
     assert "[3] **d**" in text and "[2] **c**" in text and "[0] a" in text and "Part 2:" in text
-    assert "**" not in render_nodes(pyramid, [0], numbered=False).replace("**b**", "")  # b is node 0's top third
+    assert "**" not in render_nodes(pyramid, [0], numbered=False).replace(
+        "**b**", ""
+    )  # b is node 0's top third
     assert bold_ids([Sentence(id=0, text="z", importance=0)]) == set()  # a zero score is never bold
 
 
 def test_the_source_node_and_category_are_drawn_by_seed_and_document() -> None:
-    pyramid = Pyramid(nodes=[PyramidNode(id=i, level=0, sentences=[]) for i in range(5)], levels=[list(range(5))])
+    pyramid = Pyramid(
+        nodes=[PyramidNode(id=i, level=0, sentences=[]) for i in range(5)], levels=[list(range(5))]
+    )
 
     def draw(seed: int, text: str) -> tuple[int, int]:
         return choose_source({"seed": seed, "document": text, "pyramid": pyramid}, None)  # type: ignore[arg-type]
@@ -110,9 +120,13 @@ def test_the_source_node_and_category_are_drawn_by_seed_and_document() -> None:
     assert [draw(0, f"doc {i}") for i in range(20)] != [draw(0, "doc")] * 20  # the document matters too
 
 
-def _run(document: str, model: ScriptedChatModel | None = None, **settings: Any) -> tuple[dict[str, Any], ScriptedChatModel]:
+def _run(
+    document: str, model: ScriptedChatModel | None = None, **settings: Any
+) -> tuple[dict[str, Any], ScriptedChatModel]:
     model = model or ScriptedChatModel()
-    out = build_graph(FakeProvider(model)).invoke({"document": document, "seed": 7, "source": "doc"}, context={**SMALL, **settings})
+    out = build_graph(FakeProvider(model)).invoke(
+        {"document": document, "seed": 7, "source": "doc"}, context={**SMALL, **settings}
+    )
     return out, model
 
 
@@ -123,19 +137,25 @@ def test_a_document_becomes_a_pyramid_a_question_and_a_mapreduce_answer() -> Non
     record: Record = out["record"]
     sizes = [len(level) for level in pyramid.levels]
     assert sizes[0] > 3 and sizes[-1] == 1 and pyramid.construction == "one root"
-    assert all(a > b for a, b in zip(sizes, sizes[1:], strict=False))  # about a third each level
+    assert all(a > b for a, b in itertools.pairwise(sizes))  # about a third each level
     for level in pyramid.levels[1:]:
         for node_id in level:
             node = pyramid.node(node_id)
-            assert 1 <= len(node.children) <= 3 and node.level == 1 + max(pyramid.node(c).level for c in node.children)
+            assert 1 <= len(node.children) <= 3 and node.level == 1 + max(
+                pyramid.node(c).level for c in node.children
+            )
     stages = Counter(_stage(c) for c in model.calls)
     assert stages["synthesise"] == len(pyramid.nodes) - sizes[0]
     assert sum(stages[s] for s in ("question_causal", "question_extraction", "question_summary")) == 1
     assert stages["map"] >= 2  # the mapreduce subgraph read the whole document
-    assert record.X == document and record.Q.endswith("?") and record.A
+    assert document == record.X and record.Q.endswith("?") and record.A
     assert record.calls == len(model.calls) and record.levels == len(pyramid.levels)
     assert [m["chunk"] for m in record.M] == list(range(len(record.M))) and len(record.M) == stages["map"]
-    assert pyramid.dropped_citations > 0 == sum(1 for n in pyramid.nodes for s in n.sentences for c in s.cites if c > 10_000)
+    assert (
+        pyramid.dropped_citations
+        > 0
+        == sum(1 for n in pyramid.nodes for s in n.sentences for c in s.cites if c > 10_000)
+    )
     # The question's prompt shows the drawn node, its most important sentences in bold.
     (asked,) = [c for c in model.calls if _stage(c).startswith("question_")]
     assert "**" in asked["messages"][-1]["content"]
@@ -164,13 +184,17 @@ def test_a_corpus_run_writes_filters_resumes_and_refuses_another_recipe(tmp_path
     out = tmp_path / "data.jsonl"
     model = _question_with("Why did the author \x07 start?")  # an illegal character in every question
     summary = asyncio.run(asynth(sources, out, llm=FakeProvider(model), start_embedded=False, **SMALL))
-    assert summary.written == 0 and summary.filtered == Counter({"illegal characters in the question or answer": 4})
+    assert summary.written == 0 and summary.filtered == Counter(
+        {"illegal characters in the question or answer": 4}
+    )
     assert summary.illegal["control character"] >= 4
-    progress, card = dataset_files(out)
+    _progress, card = dataset_files(out)
     assert "illegal characters" in card.read_text() and out.read_text() == ""
 
     clean = tmp_path / "clean.jsonl"
-    first = asyncio.run(asynth(sources[:2], clean, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL))
+    first = asyncio.run(
+        asynth(sources[:2], clean, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL)
+    )
     assert first.written + sum(first.filtered.values()) == 2
     counting = ScriptedChatModel()
     again = asyncio.run(asynth(sources, clean, llm=FakeProvider(counting), start_embedded=False, **SMALL))
@@ -179,7 +203,11 @@ def test_a_corpus_run_writes_filters_resumes_and_refuses_another_recipe(tmp_path
     assert len(ids) == len(set(ids)) == first.written + again.written  # each document once
     assert sum(1 for c in counting.calls if _stage(c).startswith("question_")) == 2  # only the new two
     with pytest.raises(ConfigurationError, match="seed"):
-        asyncio.run(asynth(sources, clean, seed=5, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL))
+        asyncio.run(
+            asynth(
+                sources, clean, seed=5, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL
+            )
+        )
 
 
 def test_a_failing_document_is_recorded_and_retried_by_the_next_run(tmp_path: Path) -> None:
@@ -189,11 +217,15 @@ def test_a_failing_document_is_recorded_and_retried_by_the_next_run(tmp_path: Pa
     sources = [Source(name="doc", text=essays()[:6000]), Source(name="empty", text="   ")]
     out = tmp_path / "data.jsonl"
     summary = asyncio.run(
-        asynth(sources, out, llm=FakeProvider(ScriptedChatModel(responder=broken)), start_embedded=False, **SMALL)
+        asynth(
+            sources, out, llm=FakeProvider(ScriptedChatModel(responder=broken)), start_embedded=False, **SMALL
+        )
     )
     assert summary.written == 0 and set(summary.failed) == {"doc", "empty"}
     assert "no text" in summary.failed["empty"]
     progress, _ = dataset_files(out)
     assert '"status": "failed"' in progress.read_text()
-    retried = asyncio.run(asynth(sources[:1], out, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL))
+    retried = asyncio.run(
+        asynth(sources[:1], out, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL)
+    )
     assert retried.skipped == 0 and retried.written + sum(retried.filtered.values()) == 1
