@@ -36,7 +36,7 @@ from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.provenance import documents_of
-from longgraph.nodes.reduction import group_in_order
+from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.retrieval import pieces_of
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.structure_store import StructureStore
@@ -124,12 +124,6 @@ def build_or_search(state: PecanState) -> str:
 
 
 @dataclass(frozen=True)
-class _Sized:
-    node_id: int
-    tokens: int
-
-
-@dataclass(frozen=True)
 class IPConstruction(BoundedLoop):
     """One level per round (see the module docstring)."""
 
@@ -156,7 +150,7 @@ class IPConstruction(BoundedLoop):
                 "ip_graph": graph.model_copy(update={"construction": f"{why}: its layer is the top"}),
             }
         budget = min(kit.context.pecan_batch_tokens, kit.budget(PROMPTS, "points", ""))
-        sized = [_Sized(i, n + 2) for i, n in zip(layer, counts, strict=True)]
+        sized = [SizedNode(i, n + 2) for i, n in zip(layer, counts, strict=True)]
         batches = group_in_order(sized, budget)
         text_of = dict(zip(layer, texts, strict=True))
         round_no = int(state.get("rounds") or 0) + 1

@@ -39,7 +39,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import sentence_spans, words_of
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.prepare import chunk_documents_blocking
-from longgraph.nodes.reduction import group_in_order
+from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
 from longgraph.state.graph_state import RunState
@@ -150,12 +150,6 @@ async def start_pyramid(state: PyramidState, kit: RunKit) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class _Sized:
-    node_id: int
-    tokens: int
-
-
-@dataclass(frozen=True)
 class PyramidConstruction(BoundedLoop):
     """One level of the pyramid per round (see the module docstring)."""
 
@@ -183,7 +177,7 @@ class PyramidConstruction(BoundedLoop):
             }
         budget = kit.budget(PROMPTS, "synthesise", "")
         groups = group_in_order(
-            [_Sized(i, n + 8) for i, n in zip(layer, counts, strict=True)], budget, max_items=kit.context.pyramid_fan_in
+            [SizedNode(i, n + 8) for i, n in zip(layer, counts, strict=True)], budget, max_items=kit.context.pyramid_fan_in
         )  # fmt: skip
         round_no = int(state.get("rounds") or 0) + 1
         tasks = [

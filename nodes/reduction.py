@@ -55,6 +55,15 @@ class _Measured(Protocol):
 MeasuredT = TypeVar("MeasuredT", bound=_Measured)
 
 
+@dataclass(frozen=True)
+class SizedNode:
+    """A structure's node with its token count, for :func:`group_in_order` (PECAN's and the pyramid's
+    levels)."""
+
+    node_id: int
+    tokens: int
+
+
 def group_in_order(
     notes: Sequence[MeasuredT], budget: int, *, max_items: int | None = None
 ) -> list[list[MeasuredT]]:
