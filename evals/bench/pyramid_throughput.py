@@ -1,6 +1,7 @@
 """Pyramid-Align over a corpus against the stub: throughput of ``synth`` / the server's saturating load.
 
 ``python -m longgraph.evals.bench.pyramid_throughput [--documents 100] [--latency 0.1] [--concurrency 32]``
+``python -m longgraph.evals.bench.pyramid_throughput --embedded --documents 20 --chars 6000 --out DIR``
 
 Runs ``longgraph.synth`` over ``--documents`` essays (real text, one record each) against the stub
 answering in ``--latency`` seconds with its oracle, capturing every request; then replays exactly those
@@ -8,17 +9,24 @@ requests with a bare async HTTP client, all of them available at once, at the sa
 most the server can be kept busy with this work. The ratio of the two wall times is how close one shared
 concurrency budget across documents comes to saturating the server (each document's stages depend on
 each other; the documents do not). Also printed: calls and tokens per record, wall time per document.
+
+``--embedded`` runs the same corpus on the embedded vLLM server (SmolLM2) instead, with a 2,048-token
+window (short documents, a two-level pyramid), and ``--out DIR`` keeps the dataset, its progress file and
+its card; ``--no-replay`` skips the saturating replay (on the CPU server it costs as long again).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import math
 import statistics
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from longgraph.evals.bench import print_figures
 from longgraph.evals.bench.mapreduce_stub import RecordingProvider, _replay
@@ -36,35 +44,63 @@ def corpus(documents: int, chars: int) -> list[Source]:
     return [Source(name=f"essay-{i}", text=text[i * step : i * step + chars]) for i in range(documents)]
 
 
-def run(documents: int, chars: int, latency: float, concurrency: int) -> dict[str, object]:
+def run(
+    documents: int,
+    chars: int,
+    latency: float,
+    concurrency: int,
+    *,
+    embedded: bool = False,
+    out_dir: Path | None = None,
+    replay: bool = True,
+) -> dict[str, object]:
     sources = corpus(documents, chars)
-    with run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)) as stub, \
-            tempfile.TemporaryDirectory(prefix="pyramid-bench-") as scratch:  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pyramid-bench-")))
+        if embedded:
+            from longgraph.embedded import ensure_running
+
+            server, _ = ensure_running()
+            endpoint: dict[str, Any] = {"base_url": server.base_url, "model": server.model,
+                                           "tokenizer": str(server.tokenizer_path), "request_timeout": 900}  # fmt: skip
+        else:
+            stub = stack.enter_context(run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)))
+            endpoint = {"base_url": stub.base_url, "model": "stub"}
         provider = RecordingProvider()
-        out = Path(scratch) / "data.jsonl"
+        out = (out_dir or scratch) / "data.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         summary = asyncio.run(asynth(
-            sources, out, llm=provider, start_embedded=False, base_url=stub.base_url, model="stub",
-            context_window=2048, max_output_tokens=256, temperature=0.0, structured_output="json_schema",
-            max_concurrency=concurrency, cache_path=None,
+            sources, out, llm=provider, start_embedded=False, context_window=2048, max_output_tokens=256,
+            temperature=0.0, structured_output="json_schema", max_concurrency=concurrency, cache_path=None,
+            **endpoint,
         ))  # fmt: skip
         synth_seconds = time.perf_counter() - started
         records = [Record.model_validate_json(line) for line in out.read_text().splitlines() if line.strip()]
         calls = provider.calls
-        started = time.perf_counter()
-        asyncio.run(_replay(stub.base_url, [calls], concurrency))
-        bare_seconds = time.perf_counter() - started
+        bare_seconds = math.nan
+        if replay:
+            started = time.perf_counter()
+            asyncio.run(_replay(str(endpoint["base_url"]), [calls], concurrency))
+            bare_seconds = time.perf_counter() - started
     per_record_calls = [r.calls for r in records]
     return {
         "documents": documents,
         "records written / filtered / failed": f"{summary.written} / {sum(summary.filtered.values())} / {len(summary.failed)}",
         "requests": len(calls),
-        "stub latency (s)": latency,
+        "endpoint": "embedded vLLM (SmolLM2-135M, CPU)"
+        if embedded
+        else f"stub, oracle, {latency} s per answer",
         "concurrency (shared by all documents)": concurrency,
         "synth wall time (s)": round(synth_seconds, 2),
         "bare client, same requests all at once (s)": round(bare_seconds, 2),
         "throughput / saturating load": round(bare_seconds / synth_seconds, 3),
-        "ideal wall time at this concurrency (s)": round(len(calls) * latency / concurrency, 2),
+        **(
+            {}
+            if embedded
+            else {"ideal wall time at this concurrency (s)": round(len(calls) * latency / concurrency, 2)}
+        ),
+        "synth wall time per document, corpus / documents (s)": round(synth_seconds / documents, 2),
         "calls per record: mean (min-max)": f"{statistics.mean(per_record_calls):.1f} ({min(per_record_calls)}-{max(per_record_calls)})"
         if records
         else "-",
@@ -86,13 +122,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--chars", type=int, default=8000, help="characters per document")
     parser.add_argument("--latency", type=float, default=0.1, help="the stub's seconds per answer")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--embedded", action="store_true", help="the embedded vLLM server, not the stub")
+    parser.add_argument("--out", type=Path, default=None, help="keep the dataset and its card here")
+    parser.add_argument("--no-replay", dest="replay", action="store_false", help="skip the saturating replay")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     args = _parser().parse_args(argv)
-    figures = run(args.documents, args.chars, args.latency, args.concurrency)
-    print_figures("Pyramid-Align: synth over a corpus / saturating load (stub, oracle)", figures)
+    figures = run(args.documents, args.chars, args.latency, args.concurrency, embedded=args.embedded,
+                  out_dir=args.out, replay=args.replay)  # fmt: skip
+    print_figures("Pyramid-Align: synth over a corpus / saturating load", figures)
     return figures
 
 

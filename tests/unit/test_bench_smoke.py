@@ -94,3 +94,17 @@ def test_spread_and_figure_format(capsys: pytest.CaptureFixture[str]) -> None:
     assert spread([3.0, 1.0, 2.0]).format() == "2.000s (min 1.000, max 3.000, n=3)"
     print_figures("title", {"a": 1, "b": "x"})
     assert capsys.readouterr().out == "== title\na: 1\nb: x\n"
+
+
+def test_pyramid_throughput_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import pyramid_throughput
+
+    figures = pyramid_throughput.main(["--documents", "3", "--chars", "4000", "--latency", "0"])
+    written, filtered, failed = (
+        int(n) for n in str(figures["records written / filtered / failed"]).split(" / ")
+    )
+    assert written + filtered == 3 and failed == 0
+    assert int(str(figures["requests"])) >= 3 * 3  # a pyramid, a question and a mapreduce answer per document
+    out = capsys.readouterr().out
+    for name in ("throughput / saturating load", "calls per record", "wall time per document"):
+        assert name in out
