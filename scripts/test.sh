@@ -8,9 +8,12 @@ VENV=${LONGGRAPH_VENV:-.venv}
 export PATH="$PWD/$VENV/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LANGGRAPH_CLI_NO_ANALYTICS=1
 echo "== ruff";   ruff check .
 echo "== mypy";   bash scripts/typecheck.sh
-# Unit and integration tests on every core (each worker starts its own stub); the end-to-end tests
-# after, alone: they share one vLLM server and one langgraph dev server, which use every core.
-# Arguments (paths, -k, …) go to both runs; a run with nothing selected (exit 5) is not a failure.
+# Everything but the embedded-model tests on every core (each worker starts its own stub; one worker
+# holds the langgraph dev servers); the tests on the embedded vLLM server after, alone: they share one
+# server that uses every core. Arguments (paths, -k, …) go to both runs; a run with nothing selected
+# (exit 5) is not a failure.
 run_pytest() { python -m pytest -q "$@" || { rc=$?; [ "$rc" = 5 ] || exit "$rc"; }; }
-echo "== pytest: unit, integration"; run_pytest -n "${LONGGRAPH_TEST_WORKERS:-auto}" -m "not e2e" "$@"
-echo "== pytest: end to end";        run_pytest -m e2e "$@"
+echo "== pytest: unit, integration, langgraph dev"
+run_pytest -n "${LONGGRAPH_TEST_WORKERS:-auto}" --dist loadgroup -m "not vllm" "$@"
+echo "== pytest: end to end on the embedded vLLM server"
+run_pytest -m vllm "$@"

