@@ -52,6 +52,6 @@ def test_a_small_needle_eval_on_the_real_model(embedded_server: ServerInfo, tmp_
 
     written = write_reports(tmp_path)[embedded_server.model]
     report = next(p for p in written if p.suffix == ".md").read_text()
-    assert ORACLE_BANNER not in report and "| mapreduce | 8K | 1 |" in report
+    assert ORACLE_BANNER not in report and "| mapreduce | 4K | 1 |" in report
     summary_file = json.loads(next(p for p in written if p.suffix == ".json").read_text())
     assert summary_file["oracle"] is False
