@@ -15,7 +15,8 @@ from the cache.
 
 Records are filtered, as the paper does, when the question or the answer holds illegal characters
 (:func:`illegal_characters`), and when the answer is "no information" (nothing to learn from); both
-counted per reason in the summary and the dataset card.
+counted per reason in the summary and the dataset card, and kept whole, with why, in
+``data.filtered.jsonl`` (to read what the model wrote; never training data).
 """
 
 from __future__ import annotations
@@ -111,6 +112,11 @@ class SynthSummary:
 def dataset_files(out: Path) -> tuple[Path, Path]:
     """(progress file, dataset card) of the dataset ``out``."""
     return out.with_suffix(".progress.jsonl"), out.with_suffix(".card.md")
+
+
+def filtered_file(out: Path) -> Path:
+    """Where filtered records go, whole, with why: to read what the model wrote (never training data)."""
+    return out.with_suffix(".filtered.jsonl")
 
 
 def _recipe(context: Context, seed: int) -> dict[str, Any]:
@@ -221,10 +227,12 @@ async def asynth(
     gate = asyncio.Semaphore(documents_in_flight or 4 * resolved.max_concurrency)
     started = time.perf_counter()
     try:
-        records, outcomes = await asyncio.to_thread(_open_for_append, path, progress_path)
+        records, outcomes, set_aside = await asyncio.to_thread(
+            _open_for_append, path, progress_path, filtered_file(path)
+        )
     except OSError as exc:
         raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
-    with records, outcomes:
+    with records, outcomes, set_aside:
         if not progress_path.stat().st_size:
             _append(outcomes, {"kind": "recipe", "recipe": recipe})
 
@@ -263,6 +271,7 @@ async def asynth(
                 summary.written += 1
                 status = "written"
             else:
+                _append(set_aside, {"reason": why, **record.model_dump(mode="json")})
                 summary.filtered[why] += 1
                 status = "filtered"
             row = {"kind": "document", "id": key, "source": source.name, "status": status}

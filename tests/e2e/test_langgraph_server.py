@@ -37,7 +37,10 @@ from longgraph.tests.integration.support import (
     served_graphs,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("langgraph-dev")]  # one worker: its servers are per module
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.xdist_group("langgraph-dev"),
+]  # one worker: its servers are per module
 
 GRAPHS = sorted(name for name in served_graphs() if name not in LOCAL_MODEL)
 """Every served graph a stub can run (``LOCAL_MODEL`` ones need a local model: tested with vLLM)."""

@@ -17,7 +17,7 @@ from longgraph.errors import ConfigurationError
 from longgraph.graphs.pyramid import LEVELS, build_graph
 from longgraph.nodes.pyramid import bold_ids, choose_source, leaf_importance, render_nodes
 from longgraph.state.pyramid import CATEGORIES, Pyramid, PyramidNode, Record, Sentence, Synthesised
-from longgraph.synth import Source, asynth, dataset_files, illegal_characters
+from longgraph.synth import Source, asynth, dataset_files, filtered_file, illegal_characters
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.tests.conftest import essays
 
@@ -190,6 +190,10 @@ def test_a_corpus_run_writes_filters_resumes_and_refuses_another_recipe(tmp_path
     assert summary.illegal["control character"] >= 4
     _progress, card = dataset_files(out)
     assert "illegal characters" in card.read_text() and out.read_text() == ""
+    set_aside = [json.loads(line) for line in filtered_file(out).read_text().splitlines()]
+    assert len(set_aside) == 4 and all(
+        "\x07" in r["Q"] and r["reason"].startswith("illegal") for r in set_aside
+    )
 
     clean = tmp_path / "clean.jsonl"
     first = asyncio.run(
