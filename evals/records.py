@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import re
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from longgraph.errors import InputError
+from longgraph.jsonl import read_rows
 
 log = logging.getLogger("longgraph.evals")
 
@@ -49,53 +49,13 @@ def record_key(record: Mapping[str, Any]) -> tuple[str, str, str]:
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The records of a file, the latest per key; a torn last line (an interrupted write) is ignored."""
-    if not path.exists():
-        return []
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, record in enumerate(read_rows(path, "evaluation record"), start=1):
         try:
-            record = json.loads(line)
             latest[record_key(record)] = record
-        except (ValueError, KeyError, TypeError) as exc:
-            if number == len(lines):
-                log.warning("%s: ignoring a torn last line (an interrupted write)", path)
-                continue
-            raise InputError(f"{path}:{number}: not an evaluation record ({exc})") from exc
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"{path}: record {number} is not an evaluation record ({exc!r})") from exc
     return list(latest.values())
-
-
-class Appender:
-    """Appends records, one line each, flushed at once (a kill loses no finished record)."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair(path)
-        self._file = path.open("a", encoding="utf-8")
-
-    @staticmethod
-    def _repair(path: Path) -> None:
-        """Drop a torn last line (a write cut short by a kill): its run is redone, the file stays valid."""
-        if not path.exists() or not path.stat().st_size:
-            return
-        data = path.read_bytes()
-        if data.endswith(b"\n"):
-            return
-        keep = data.rfind(b"\n") + 1
-        log.warning(
-            "%s: dropping a torn last line of %d bytes (an interrupted write)", path, len(data) - keep
-        )
-        with path.open("r+b") as handle:
-            handle.truncate(keep)
-
-    def write(self, record: Mapping[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
 
 
 # --------------------------------------------------------------------------------------------------

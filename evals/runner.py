@@ -44,13 +44,13 @@ from longgraph.evals.metrics import score_instance
 from longgraph.evals.records import (
     ORACLE_LABEL,
     RECORD_FIELDS,
-    Appender,
     now,
     read_records,
     record_key,
     records_path,
     slug,
 )
+from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.state.context import Context
 from longgraph.state.contract import Stats

@@ -6,7 +6,8 @@ one context, so all their calls â€” pyramid, question, the mapreduce subgraph â€
 ``documents_in_flight`` documents are open at once, by default four times ``max_concurrency``, so the
 endpoint's budget stays full while the documents half-done at a kill stay few).
 
-Nothing is lost by a kill: each record is appended to ``OUT`` and flushed to disk as it is finished, and
+Nothing is lost by a kill: each record is appended to ``OUT`` and fsynced as it is finished (the one
+JSONL writer, ``longgraph/jsonl.py``, which also drops a line torn by a kill before appending), and
 each document's outcome (written, filtered with why, failed with why) to ``OUT``'s progress file
 (``data.progress.jsonl`` beside ``data.jsonl``). A rerun skips documents written or filtered before and
 retries failed ones; a rerun with another model, seed or prompt variant is refused (one dataset, one
@@ -22,9 +23,7 @@ counted per reason in the summary and the dataset card, and kept whole, with why
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 import re
 import statistics
 import time
@@ -32,9 +31,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from longgraph.errors import ConfigurationError, InputError, LonggraphError
+from longgraph.jsonl import Appender, read_rows
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.state.context import Context
 from longgraph.state.outputs import is_no_information
@@ -127,26 +127,10 @@ def _recipe(context: Context, seed: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The complete lines of a JSONL file (a line cut by a kill is ignored: it is redone)."""
-    if not path.exists():
-        return []
-    rows = []
-    with path.open(encoding="utf-8") as stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                log.warning("%s line %d is incomplete (a killed run): ignored", path, number)
-    return rows
-
-
 def finished_documents(out: Path, recipe: Mapping[str, Any]) -> set[str]:
     """Ids of documents an earlier run wrote or filtered; refuses a dataset made with another recipe."""
     progress, _ = dataset_files(out)
-    rows = _read_jsonl(progress)
+    rows = read_rows(progress, "progress row")
     header = next((r for r in rows if r.get("kind") == "recipe"), None)
     if header is not None and header.get("recipe") != dict(recipe):
         raise ConfigurationError(
@@ -154,17 +138,7 @@ def finished_documents(out: Path, recipe: Mapping[str, Any]) -> set[str]:
             "write to another --out, or rerun with the same settings to resume it"
         )
     done = {str(r["id"]) for r in rows if r.get("kind") == "document" and r.get("status") != "failed"}
-    return done | {str(r["id"]) for r in _read_jsonl(out) if "id" in r}
-
-
-def _open_for_append(*paths: Path) -> tuple[TextIO, ...]:
-    return tuple(p.open("a", encoding="utf-8") for p in paths)
-
-
-def _append(stream: TextIO, row: Mapping[str, Any]) -> None:
-    stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-    stream.flush()
-    os.fsync(stream.fileno())
+    return done | {str(r["id"]) for r in read_rows(out, "record") if "id" in r}
 
 
 def _verdict(record: Record) -> tuple[str | None, Counter[str]]:
@@ -228,13 +202,13 @@ async def asynth(
     started = time.perf_counter()
     try:
         records, outcomes, set_aside = await asyncio.to_thread(
-            _open_for_append, path, progress_path, filtered_file(path)
+            lambda: (Appender(path), Appender(progress_path), Appender(filtered_file(path)))
         )
     except OSError as exc:
         raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
     with records, outcomes, set_aside:
         if not progress_path.stat().st_size:
-            _append(outcomes, {"kind": "recipe", "recipe": recipe})
+            outcomes.write({"kind": "recipe", "recipe": recipe})
 
         async def one(key: str, source: Source) -> None:
             async with gate:
@@ -248,8 +222,7 @@ async def asynth(
                     if not isinstance(exc, LonggraphError):
                         reason = f"unexpected {type(exc).__name__}: {reason}"
                     summary.failed[source.name] = reason
-                    _append(
-                        outcomes,
+                    outcomes.write(
                         {
                             "kind": "document",
                             "id": key,
@@ -267,15 +240,15 @@ async def asynth(
             why, illegal = _verdict(record)
             summary.illegal += illegal
             if why is None:
-                _append(records, record.model_dump(mode="json"))
+                records.write(record.model_dump(mode="json"))
                 summary.written += 1
                 status = "written"
             else:
-                _append(set_aside, {"reason": why, **record.model_dump(mode="json")})
+                set_aside.write({"reason": why, **record.model_dump(mode="json")})
                 summary.filtered[why] += 1
                 status = "filtered"
             row = {"kind": "document", "id": key, "source": source.name, "status": status}
-            _append(outcomes, row | ({"reason": why, "illegal": dict(illegal)} if why else {}))
+            outcomes.write(row | ({"reason": why, "illegal": dict(illegal)} if why else {}))
             if on_document:
                 on_document(source.name, status)
 
@@ -304,9 +277,9 @@ def dataset_card(out: Path, tokenizer_name: str | None) -> str:
     Lengths are counted with the model's own tokenizer (the paper reports LLaMA 3's)."""
     from longgraph.tokenizer import get_tokenizer
 
-    records = [Record.model_validate(r) for r in _read_jsonl(out)]
+    records = [Record.model_validate(r) for r in read_rows(out, "record")]
     progress, _ = dataset_files(out)
-    outcomes = [r for r in _read_jsonl(progress) if r.get("kind") == "document"]
+    outcomes = [r for r in read_rows(progress, "progress row") if r.get("kind") == "document"]
     latest = {str(r["id"]): r for r in outcomes}
     filtered = Counter(str(r.get("reason")) for r in latest.values() if r.get("status") == "filtered")
     failed = sum(1 for r in latest.values() if r.get("status") == "failed")

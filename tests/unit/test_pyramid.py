@@ -138,12 +138,10 @@ def test_a_document_becomes_a_pyramid_a_question_and_a_mapreduce_answer() -> Non
     sizes = [len(level) for level in pyramid.levels]
     assert sizes[0] > 3 and sizes[-1] == 1 and pyramid.construction == "one root"
     assert all(a > b for a, b in itertools.pairwise(sizes))  # about a third each level
-    for level in pyramid.levels[1:]:
-        for node_id in level:
-            node = pyramid.node(node_id)
-            assert 1 <= len(node.children) <= 3 and node.level == 1 + max(
-                pyramid.node(c).level for c in node.children
-            )
+    uppers = [pyramid.node(i) for level in pyramid.levels[1:] for i in level]
+    assert len(uppers) == len(pyramid.nodes) - sizes[0] > 0
+    assert all(1 <= len(n.children) <= 3 for n in uppers)
+    assert all(n.level == 1 + max(pyramid.node(c).level for c in n.children) for n in uppers)
     stages = Counter(_stage(c) for c in model.calls)
     assert stages["synthesise"] == len(pyramid.nodes) - sizes[0]
     assert sum(stages[s] for s in ("question_causal", "question_extraction", "question_summary")) == 1
@@ -233,3 +231,22 @@ def test_a_failing_document_is_recorded_and_retried_by_the_next_run(tmp_path: Pa
         asynth(sources[:1], out, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL)
     )
     assert retried.skipped == 0 and retried.written + sum(retried.filtered.values()) == 1
+
+
+def test_a_line_torn_by_a_kill_is_redone_and_no_finished_record_is_lost(tmp_path: Path) -> None:
+    sources = [Source(name=f"doc{i}", text=essays()[i * 6000 : (i + 1) * 6000]) for i in range(3)]
+    out = tmp_path / "data.jsonl"
+    first = asyncio.run(
+        asynth(sources[:2], out, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL)
+    )
+    kept = out.read_text(encoding="utf-8")
+    with out.open("a", encoding="utf-8") as torn:  # a kill in the middle of the third document's write
+        torn.write('{"id": "half a rec')
+    again = asyncio.run(
+        asynth(sources, out, llm=FakeProvider(ScriptedChatModel()), start_embedded=False, **SMALL)
+    )
+    assert again.skipped == 2 and again.written + sum(again.filtered.values()) == 1
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert out.read_text(encoding="utf-8").startswith(kept)  # the finished records untouched
+    assert [json.loads(line)["id"] for line in lines]  # every line whole again
+    assert len(lines) == first.written + again.written
