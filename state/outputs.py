@@ -421,6 +421,16 @@ class GeneratedQuestion(StructuredOutput):
 
     TEXT_FORMAT: ClassVar[str] = "Write the question alone, on one line."
 
+    @field_validator("question")
+    @classmethod
+    def _is_a_question(cls, value: str) -> str:
+        """SmolLM2 wrote a sentence of the text, or the format line, as its "question" in 5 of 6 nodes:
+        a record built on a statement teaches nothing, so one that does not end with "?" is refused
+        (a JSON ``pattern`` would constrain the decoder instead, but vLLM's xgrammar refuses it)."""
+        if not value.rstrip().endswith("?"):
+            raise ValueError(f"not a question (no question mark at the end): {value[:80]!r}")
+        return value
+
     @classmethod
     def parse_text(cls, text: str) -> dict[str, Any] | None:
         lines = [line.strip().strip("*#").strip() for line in text.splitlines() if line.strip()]

@@ -250,3 +250,20 @@ def test_a_line_torn_by_a_kill_is_redone_and_no_finished_record_is_lost(tmp_path
     assert out.read_text(encoding="utf-8").startswith(kept)  # the finished records untouched
     assert [json.loads(line)["id"] for line in lines]  # every line whole again
     assert len(lines) == first.written + again.written
+
+
+def test_a_generated_question_must_be_a_question() -> None:
+    """What SmolLM2 wrote for 5 of 6 nodes (a copied sentence, the format line) is refused; text mode
+    picks the line that asks."""
+    from pydantic import ValidationError
+
+    from longgraph.state.outputs import GeneratedQuestion
+
+    for statement in ("Particularly to young companies that are growing fast.",
+                      'Respond with one JSON object with the keys "question" (string).'):  # fmt: skip
+        with pytest.raises(ValidationError, match="not a question"):
+            GeneratedQuestion.model_validate({"question": statement})
+    asked = GeneratedQuestion.model_validate({"question": "Why do founders take the meeting?"})
+    assert asked.question == "Why do founders take the meeting?"
+    parsed = GeneratedQuestion.parse_text("The text is about corp dev.\nQuestion: Why meet corp dev?\n")
+    assert parsed == {"question": "Why meet corp dev?"}
