@@ -8,6 +8,16 @@ import pytest
 
 FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
+FAKE_SETTINGS: dict[str, object] = {
+    "context_window": 2048,
+    "max_output_tokens": 256,
+    "structured_output": "json_schema",
+    "base_url": "http://fake.invalid/v1",
+    "model": "scripted",
+}
+"""Settings for graphs run on an injected fake provider: small windows (many chunks from a short
+document), constrained JSON; ``base_url`` is never contacted, and being set it keeps the embedded
+server out of the picture."""
 
 
 @functools.lru_cache(maxsize=1)

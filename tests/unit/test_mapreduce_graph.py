@@ -18,16 +18,9 @@ from longgraph.state.context import Context
 from longgraph.state.contract import GraphOutput
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import FACT, QUESTION, planted
+from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, planted
 
-# base_url is never contacted (the provider is fake); setting it keeps the embedded server out of the picture.
-SMALL = {
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",
-    "model": "scripted",
-}
+SMALL = FAKE_SETTINGS
 PAPER = {"prompt_variant": "paper"}
 """Tests that script the paper's four-field protocol say so: the default protocol is the compact one."""
 

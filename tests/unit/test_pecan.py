@@ -17,18 +17,10 @@ from longgraph.state.contract import GraphOutput
 from longgraph.state.pecan import IPGraph, IPNode
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import QUESTION, planted
+from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
 from longgraph.tokenizer import get_tokenizer
 
-SMALL = {
-    "context_window": 4096,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",
-    "model": "scripted",
-    "pecan_edges": "embedding",
-    "temperature": 0.0,
-}
+SMALL = {**FAKE_SETTINGS, "context_window": 4096, "pecan_edges": "embedding", "temperature": 0.0}
 
 
 def _stage(call: Mapping[str, Any]) -> str:

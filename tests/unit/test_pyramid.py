@@ -19,17 +19,9 @@ from longgraph.nodes.pyramid import bold_ids, choose_source, leaf_importance, re
 from longgraph.state.pyramid import CATEGORIES, Pyramid, PyramidNode, Record, Sentence, Synthesised
 from longgraph.synth import Source, asynth, dataset_files, filtered_file, illegal_characters
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import essays
+from longgraph.tests.conftest import FAKE_SETTINGS, essays
 
-SMALL = {
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",
-    "model": "scripted",
-    "temperature": 0.0,
-    "cache_path": None,
-}
+SMALL = {**FAKE_SETTINGS, "temperature": 0.0, "cache_path": None}
 
 
 def _stage(call: Mapping[str, Any]) -> str:

@@ -15,15 +15,9 @@ from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, GraphOutput
 from longgraph.state.outputs import DocSections, ParsedSection
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, hashed_embeddings, oracle_responder
-from longgraph.tests.conftest import FACT, QUESTION, planted
+from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, planted
 
-SMALL = {
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",
-    "model": "scripted",
-}
+SMALL = FAKE_SETTINGS
 TEXT = (
     "Opening remarks come first. The first section starts now and goes on for a while. More of it.\n\n"
     "Second part begins here with angels. Angels invest early. The end of the chunk."
