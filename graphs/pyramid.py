@@ -2,6 +2,7 @@
 
 START → chunk → leaves → plan_level ──Send per group──▶ synthesise → gather_level → plan_level
 plan_level ──one root, or bounded──▶ ask → answer (the mapreduce graph) → record → END
+ask ──no node gave a question──▶ END (``rejected_questions`` holds what the model wrote)
 
 ``leaves`` numbers every sentence and scores it by TF-IDF; each ``synthesise`` writes an upper node from
 about three lower ones, citing the sentence ids it draws on, so importance propagates up and the most
@@ -24,6 +25,7 @@ from longgraph.nodes.pyramid import (
     ask_question,
     chunk_leaves,
     make_record,
+    route_question,
     start_pyramid,
     synthesise,
 )
@@ -61,7 +63,7 @@ def build_graph(
     )
     builder.add_edge("synthesise", "gather_level")
     builder.add_edge("gather_level", "plan_level")
-    builder.add_edge("ask", "answer")
+    builder.add_conditional_edges("ask", route_question, {"answer": "answer", "no_question": END})
     builder.add_edge("answer", "record")
     builder.add_edge("record", END)
     return builder.compile(name=name, checkpointer=checkpointer)

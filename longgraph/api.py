@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from longgraph.checkpointing import checkpoint_serializer
+from longgraph.checkpointing import sqlite_checkpointer
 from longgraph.errors import ConfigurationError, EndpointError, InputError
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.runtime import Progress
@@ -160,16 +160,8 @@ async def aask(
     async with AsyncExitStack() as stack:
         checkpointer = None
         if checkpoint_path is not None:
-            import aiosqlite
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
             db_path = await asyncio.to_thread(_open_sqlite_path, checkpoint_path, "checkpoint database")
-            # A generous busy timeout: another process (or a reader) may hold the file for a moment;
-            # waiting beats failing a long run at its next checkpoint.
-            connection = await stack.enter_async_context(aiosqlite.connect(db_path, timeout=60))
-            await connection.execute("PRAGMA journal_mode=WAL")
-            # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
-            checkpointer = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
+            checkpointer = await stack.enter_async_context(sqlite_checkpointer(db_path))
         graph = build_strategy(strategy, llm or default_provider, checkpointer=checkpointer)
         config = run_config(ctx, thread_id)
         run_input: dict[str, Any] | None = graph_input

@@ -1,4 +1,4 @@
-"""Checkpoint serialisation that knows longgraph's state types.
+"""Checkpoints: a serializer that knows longgraph's state types, and the SQLite checkpointer of ``aask``.
 
 LangGraph's default serializer deserialises any class from a checkpoint with a warning ("unregistered
 type"), and will refuse them in strict mode. A checkpoint database is code-execution surface, so we
@@ -8,13 +8,20 @@ and nothing else beyond LangGraph's own safe types.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import inspect
 import pkgutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 
 @lru_cache(maxsize=1)
@@ -34,3 +41,30 @@ def state_types() -> tuple[type[BaseModel], ...]:
 def checkpoint_serializer() -> JsonPlusSerializer:
     """A serializer whose msgpack allowlist is longgraph's state types."""
     return JsonPlusSerializer(allowed_msgpack_modules=state_types())
+
+
+@asynccontextmanager
+async def sqlite_checkpointer(db_path: str) -> AsyncIterator[AsyncSqliteSaver]:
+    """An async SQLite checkpointer on ``db_path``, whose file is free again when the block ends.
+
+    After a run failed midway (its in-flight tasks cancelled), CI saw the next run on the same file wait
+    out the busy timeout and fail with ``database is locked``; a probe of failed PECAN runs left the
+    file locked after 1 in 13, with every ``sqlite3.Connection`` closed from Python's side, and a
+    ``gc.collect()`` freed it. A cancelled task's frame, kept in a reference cycle, still holds a cursor:
+    SQLite cannot finish closing a connection while one of its statements is alive, and the half-closed
+    connection keeps its transaction and lock until the collector frees that cursor. So after a failed
+    run the collector runs at once (a fraction of a second, on a path that is already failing).
+    """
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    try:
+        # A generous busy timeout: another process (or a reader) may hold the file for a moment;
+        # waiting beats failing a long run at its next checkpoint.
+        async with aiosqlite.connect(db_path, timeout=60) as connection:
+            await connection.execute("PRAGMA journal_mode=WAL")
+            # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
+            yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
+    except BaseException:
+        gc.collect()
+        raise

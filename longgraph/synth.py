@@ -10,14 +10,15 @@ Nothing is lost by a kill: each record is appended to ``OUT`` and fsynced as it 
 JSONL writer, ``longgraph/jsonl.py``, which also drops a line torn by a kill before appending), and
 each document's outcome (written, filtered with why, failed with why) to ``OUT``'s progress file
 (``data.progress.jsonl`` beside ``data.jsonl``). A rerun skips documents written or filtered before and
-retries failed ones; a rerun with another model, seed or prompt variant is refused (one dataset, one
-recipe). With the result cache on (the default), the calls a killed document had finished are replayed
+retries failed ones; a rerun with another model, seed, prompt variant or prompt version is refused
+(one dataset, one recipe). With the result cache on (the default), the calls a killed document had finished are replayed
 from the cache.
 
 Records are filtered, as the paper does, when the question or the answer holds illegal characters
-(:func:`illegal_characters`), and when the answer is "no information" (nothing to learn from); both
-counted per reason in the summary and the dataset card, and kept whole, with why, in
-``data.filtered.jsonl`` (to read what the model wrote; never training data).
+(:func:`illegal_characters`), when the answer is "no information" (nothing to learn from), and when no
+node gave a question (the model wrote statements: what it wrote is kept); all counted per reason in the
+summary and the dataset card, and kept whole, with why, in ``data.filtered.jsonl`` (to read what the
+model wrote; never training data).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.state.context import Context
 from longgraph.state.outputs import is_no_information
 from longgraph.state.pyramid import CATEGORIES, Record
+from longgraph.state.usage import Usage
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +122,15 @@ def filtered_file(out: Path) -> Path:
 
 
 def _recipe(context: Context, seed: int) -> dict[str, Any]:
-    """What must not change between a run and its resumption."""
+    """What must not change between a run and its resumption (prompt versions included: a dataset whose
+    first half was asked with other prompts is two datasets)."""
+    from longgraph.prompts import prompts_for
+
     return {
         "model": context.model, "seed": seed, "prompt_variant": context.prompt_variant,
         "temperature": context.temperature, "pyramid_fan_in": context.pyramid_fan_in,
+        "pyramid_question_nodes": context.pyramid_question_nodes,
+        "prompts": {name: prompts_for(name, context.prompt_variant).version for name in ("pyramid", "mapreduce")},
     }  # fmt: skip
 
 
@@ -216,7 +223,7 @@ async def asynth(
                     raw = await graph.ainvoke(
                         {"document": source.text, "seed": seed, "source": source.name}, context=resolved
                     )
-                    record = Record.model_validate(raw["record"])
+                    record = Record.model_validate(raw["record"]) if raw.get("record") else None
                 except Exception as exc:  # one document's failure never stops the corpus
                     reason = " ".join(str(exc).split())[:400]
                     if not isinstance(exc, LonggraphError):
@@ -234,6 +241,22 @@ async def asynth(
                     if on_document:
                         on_document(source.name, "failed")
                     return
+            if record is None:  # no node gave a question: filtered with what the model wrote
+                rejected = [r.model_dump(mode="json") for r in raw.get("rejected_questions") or []]
+                no_question = f"no question (the model wrote none from {len(rejected)} node(s))"
+                spent: Usage = raw.get("usage") or Usage()
+                summary.calls += spent.llm_calls
+                summary.prompt_tokens += spent.prompt_tokens
+                summary.completion_tokens += spent.completion_tokens
+                set_aside.write(
+                    {"reason": no_question, "id": key, "source": source.name, "rejected_questions": rejected}
+                )
+                summary.filtered[no_question] += 1
+                outcomes.write({"kind": "document", "id": key, "source": source.name, "status": "filtered",
+                                "reason": no_question})  # fmt: skip
+                if on_document:
+                    on_document(source.name, "filtered")
+                return
             summary.calls += record.calls
             summary.prompt_tokens += record.prompt_tokens
             summary.completion_tokens += record.completion_tokens

@@ -14,6 +14,8 @@
   (noted, the layer's nodes are the top).
 * **question** — one node drawn with a seeded generator (seed and document), one of the three categories
   drawn with it; the category's prompt (``prompts/pyramid.toml``) gets the node's sentences, bold as above.
+  A model that writes a statement instead is asked from the next node of a seeded order, up to
+  ``pyramid_question_nodes``; none: the run ends without a record, with what the model wrote.
 * **answer** — the project's ``mapreduce`` graph, invoked as a subgraph over the whole document: ``A`` is
   its answer, ``M`` its chunks' map outputs.
 """
@@ -29,14 +31,14 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langgraph.graph.state import CompiledStateGraph
 
-from longgraph.errors import StructuredOutputError, TooManyFailures
+from longgraph.errors import TooManyFailures
 from longgraph.llm import PerLoopProvider
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import sentence_spans, words_of
+from longgraph.nodes.lexical import content_stems, sentence_spans, words_of
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.prepare import chunk_documents_blocking
 from longgraph.nodes.reduction import SizedNode, group_in_order
@@ -51,6 +53,7 @@ from longgraph.state.pyramid import (
     PyramidNode,
     PyramidState,
     Record,
+    RejectedQuestion,
     Sentence,
     Synthesised,
     SynthesisTask,
@@ -248,36 +251,82 @@ async def synthesise(task: SynthesisTask, kit: RunKit) -> dict[str, Any]:
 
 def choose_source(state: PyramidState, kit: RunKit) -> tuple[int, int]:
     """(node id, category index) drawn from a generator seeded by the seed and the document."""
+    order, category = question_sources(state)
+    return order[0], category
+
+
+def question_sources(state: PyramidState) -> tuple[list[int], int]:
+    """Every node in the order questions are asked from (the seeded draw first, the rest shuffled by
+    the same generator), and the category index (drawn once: a document keeps its category)."""
     seed = int(state.get("seed") or 0)
     rng = random.Random(f"{seed}:{document_key(document_text(state))}")
-    node = rng.randrange(len(state["pyramid"].nodes))
-    return node, rng.randrange(len(CATEGORIES))
+    count = len(state["pyramid"].nodes)
+    first = rng.randrange(count)
+    category = rng.randrange(len(CATEGORIES))
+    rest = [i for i in range(count) if i != first]
+    rng.shuffle(rest)
+    return [first, *rest], category
 
 
 async def ask_question(state: PyramidState, kit: RunKit) -> dict[str, Any]:
-    """The question: one seeded node, one seeded category, the category's prompt."""
-    node, category_index = choose_source(state, kit)
+    """The question: the seeded node, in the seeded category; when the model writes no question from
+    it (SmolLM2 sometimes copies a sentence or the format line), the next node of the seeded order, up
+    to ``pyramid_question_nodes``. None: no ``question``, and ``rejected_questions`` says what was
+    written, so the document is filtered with its reason rather than failed (a rerun would repeat it)."""
+    order, category_index = question_sources(state)
     category = CATEGORIES[category_index]
     pyramid: Pyramid = state["pyramid"]
-    text = render_nodes(pyramid, [node], numbered=False)
     budget = kit.budget(PROMPTS, QUESTION_STAGES[category], "")
-    starts = kit.tokenizer.token_starts(text)
-    if len(starts) > budget:  # a leaf can be longer than a question prompt holds: its start is kept
-        text = text[: starts[budget]]
-    result = await kit.call(
-        PROMPTS,
-        QUESTION_STAGES[category],
-        text=text,
-        question="",
-        work=f"a {category} question from node {node}",
-    )
-    report_progress("question", total=1)
-    if not isinstance(result.value, GeneratedQuestion):
-        raise StructuredOutputError(
-            f"no question could be generated from pyramid node {node}: {result.error}", raw=result.raw
-        )
-    question = " ".join(result.value.question.split())
-    return {"question": question, "category": category, "source_node": node, "usage": result.usage}
+    usage = Usage()
+    rejected: list[RejectedQuestion] = []
+    tries = order[: kit.context.pyramid_question_nodes]
+    for node in tries:
+        text = render_nodes(pyramid, [node], numbered=False)
+        starts = kit.tokenizer.token_starts(text)
+        if len(starts) > budget:  # a leaf can be longer than a question prompt holds: its start is kept
+            text = text[: starts[budget]]
+        result = await kit.call(
+            PROMPTS, QUESTION_STAGES[category], text=text, question="",
+            work=f"a {category} question from node {node}",
+        )  # fmt: skip
+        usage = usage + result.usage
+        if isinstance(result.value, GeneratedQuestion):
+            question = " ".join(result.value.question.split())
+            problem = question_problem(question, text)
+            if problem is None:
+                report_progress("question", total=1)
+                return {"question": question, "category": category, "source_node": node, "usage": usage,
+                        "rejected_questions": rejected}  # fmt: skip
+            rejected.append(RejectedQuestion(node=node, error=problem, raw=result.raw))
+            continue
+        rejected.append(RejectedQuestion(node=node, error=str(result.error), raw=result.raw))
+    report_progress("question", total=1, message="no question")
+    note = f"no question from {len(tries)} node(s) of the pyramid: the document is filtered"
+    return {"category": category, "usage": usage, "rejected_questions": rejected, "decisions": [note]}
+
+
+GENERIC_QUESTION_STEMS = frozenset(content_stems("question answer text passage document given following"))
+"""Words any question may use: sharing only these with the node is not being about it."""
+
+
+def question_problem(question: str, text: str) -> str | None:
+    """Why a parsed question cannot make a record (None: it can). SmolLM2 wrote "What is the question?"
+    and "What is the answer to the question about the text?" (about nothing), an example's question
+    copied from the prompt (mostly words the node lacks: at least half of a question's content words
+    must be the node's), and sentences of the text with a question mark added (a statement)."""
+    asked = content_stems(question) - GENERIC_QUESTION_STEMS
+    shared = asked & content_stems(text.replace("**", ""))
+    if not shared or len(shared) < len(asked) / 2:
+        return f"not about the text (it shares {len(shared)} of its {len(asked)} content words with the node)"
+    body = " ".join(words_of(question))
+    if len(body.split()) >= 6 and body in " ".join(words_of(text)):
+        return "a sentence of the text, not a question about it"
+    return None
+
+
+def route_question(state: PyramidState) -> Literal["answer", "no_question"]:
+    """A question goes to the mapreduce answer; none ends the run with what the model wrote."""
+    return "answer" if state.get("question") else "no_question"
 
 
 @functools.lru_cache(maxsize=8)

@@ -176,6 +176,10 @@ class Context:
     pyramid_leaf_tokens: int | None = field(default_factory=_env("pyramid_leaf_tokens", None, _optional_int))
     """Pyramid-Align's leaf (chunk) size; unset: what the synthesis prompt holds over ``pyramid_fan_in``,
     so that that many leaves fit one upper node's prompt."""
+    pyramid_question_nodes: int = field(default_factory=_env("pyramid_question_nodes", 3, int))
+    """Pyramid-Align: how many nodes (the seeded draw first, then others in a seeded order) are asked for
+    a question before the document is filtered as "no question" (small models sometimes write a
+    statement instead)."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -221,6 +225,7 @@ class Context:
             "pecan_max_nodes": self.pecan_max_nodes,
             "pecan_fixed_k": self.pecan_fixed_k,
             "pyramid_fan_in": self.pyramid_fan_in,
+            "pyramid_question_nodes": self.pyramid_question_nodes,
             "pyramid_leaf_tokens": self.pyramid_leaf_tokens if self.pyramid_leaf_tokens is not None else 1,
         }
         for name, value in positive_ints.items():

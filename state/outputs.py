@@ -414,6 +414,11 @@ class PyramidSynthesis(StructuredOutput):
         return {"sentences": sentences} if sentences else None
 
 
+_INTERROGATIVE = re.compile(
+    r"(?:what|why|how|when|where|who|whom|whose|which|in what|in which)\b", re.IGNORECASE
+)
+
+
 class GeneratedQuestion(StructuredOutput):
     """Pyramid-Align's question generation (paper Figure 8): one question about the given text."""
 
@@ -427,9 +432,14 @@ class GeneratedQuestion(StructuredOutput):
         """SmolLM2 wrote a sentence of the text, or the format line, as its "question" in 5 of 6 nodes:
         a record built on a statement teaches nothing, so one that does not end with "?" is refused
         (a JSON ``pattern`` would constrain the decoder instead, but vLLM's xgrammar refuses it)."""
-        if not value.rstrip().endswith("?"):
-            raise ValueError(f"not a question (no question mark at the end): {value[:80]!r}")
-        return value
+        value = value.strip()
+        if value.endswith("?"):
+            return value
+        # "Why do founders get flattered ... the company." is a question with the wrong stop (3 of 18
+        # SmolLM2 answers): one that opens with an interrogative word gets its question mark.
+        if _INTERROGATIVE.match(value):
+            return value.rstrip(" .!;:,") + "?"
+        raise ValueError(f"not a question (no question mark at the end): {value[:80]!r}")
 
     @classmethod
     def parse_text(cls, text: str) -> dict[str, Any] | None:

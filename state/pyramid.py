@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypedDict
 from pydantic import BaseModel, Field
 
 from longgraph.state.graph_state import RunState
+from longgraph.state.usage import Usage
 
 Category = Literal["causal reasoning", "information extraction", "summarisation"]
 CATEGORIES: tuple[Category, ...] = ("causal reasoning", "information extraction", "summarisation")
@@ -125,6 +126,15 @@ class Record(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+class RejectedQuestion(BaseModel):
+    """A node the model wrote no question from (a statement, the format line): what it wrote, and why
+    that is not a question. A record built on a statement would teach nothing."""
+
+    node: int
+    error: str
+    raw: str
+
+
 class PyramidState(RunState, total=False):
     """The pyramid graph's state (the shared run state: chunks, usage, decisions, the loop's keys)."""
 
@@ -135,6 +145,7 @@ class PyramidState(RunState, total=False):
     synthesised: Annotated[list[Synthesised], operator.add]
     category: Category
     source_node: int
+    rejected_questions: list[RejectedQuestion]
     record: Record
     answer_result: dict[str, Any]
 
@@ -150,4 +161,8 @@ class PyramidInput(TypedDict, total=False):
 
 class PyramidOutput(TypedDict, total=False):
     record: Record
+    """Absent when no node gave a question (``rejected_questions`` says what the model wrote)."""
     pyramid: Pyramid
+    rejected_questions: list[RejectedQuestion]
+    usage: Usage
+    """Every call the run made (a record carries its own; a run without one is paid for too)."""

@@ -15,7 +15,14 @@ import pytest
 
 from longgraph.errors import ConfigurationError
 from longgraph.graphs.pyramid import LEVELS, build_graph
-from longgraph.nodes.pyramid import bold_ids, choose_source, leaf_importance, render_nodes
+from longgraph.nodes.pyramid import (
+    bold_ids,
+    choose_source,
+    leaf_importance,
+    question_problem,
+    question_sources,
+    render_nodes,
+)
 from longgraph.state.pyramid import CATEGORIES, Pyramid, PyramidNode, Record, Sentence, Synthesised
 from longgraph.synth import Source, asynth, dataset_files, filtered_file, illegal_characters
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
@@ -159,20 +166,72 @@ def test_illegal_characters_are_named_and_counted() -> None:
 
 
 def _question_with(text: str) -> ScriptedChatModel:
+    """A model whose question is ``text``, ``{words}`` in it replaced by the node's first words (so the
+    question is about the node)."""
+
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
         if schema == "GeneratedQuestion":
-            return json.dumps({"question": text})
+            prompt = next(str(m["content"]) for m in messages if "### Text:" in str(m["content"]))
+            node = prompt.split("### Text:", 1)[1].split("### Question:")[0]
+            return json.dumps(
+                {"question": text.replace("{words}", " ".join(node.replace("*", "").split()[:4]))}
+            )
         return oracle_responder(messages, extras)
 
     return ScriptedChatModel(responder=respond)
+
+
+def test_a_statement_is_asked_again_from_the_next_nodes_then_the_document_is_filtered(tmp_path: Path) -> None:
+    """SmolLM2 sometimes writes a sentence of the text instead of a question: the next node of the
+    seeded order is asked, and a document with no question from any is filtered with what was written."""
+    asked_nodes: list[str] = []
+
+    def statement_first(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
+        if schema == "GeneratedQuestion":
+            asked_nodes.append(str(messages[-1]["content"]))
+            if len(asked_nodes) <= 2:  # the first node's answer and its one parse retry
+                return json.dumps({"question": "Founders are often flattered by such meetings."})
+        return oracle_responder(messages, extras)
+
+    out, model = _run(essays()[:30_000], ScriptedChatModel(responder=statement_first), parse_retries=1)
+    record: Record = out["record"]
+    (rejected,) = out["rejected_questions"]
+    order = question_sources({"seed": 7, "document": essays()[:30_000], "pyramid": out["pyramid"]})[0]
+    assert rejected.node == order[0] and "not a question" in rejected.error and "flattered" in rejected.raw
+    assert record.source_node == order[1] and record.Q.endswith("?")
+    assert record.calls == len(model.calls)  # the rejected calls are paid for and counted
+
+    never = _question_with("The essay is about startups.")
+    sources = [Source(name="doc", text=essays()[:6000])]
+    out_file = tmp_path / "data.jsonl"
+    summary = asyncio.run(
+        asynth(sources, out_file, llm=FakeProvider(never), start_embedded=False, **SMALL,
+               pyramid_question_nodes=2, parse_retries=1)
+    )  # fmt: skip
+    why = "no question (the model wrote none from 2 node(s))"
+    assert summary.written == 0 and summary.filtered == Counter({why: 1}) and not summary.failed
+    assert summary.calls == len(never.calls) > 4  # the pyramid and the rejected questions are counted
+    (set_aside,) = [json.loads(line) for line in filtered_file(out_file).read_text().splitlines()]
+    assert set_aside["reason"] == why and len(set_aside["rejected_questions"]) == 2
+    assert all(r["raw"] and "not a question" in r["error"] for r in set_aside["rejected_questions"])
+    assert sum(1 for c in never.calls if _stage(c).startswith("question_")) == 2 * 2  # 2 nodes, 2 attempts
+    assert not any(_stage(c) == "map" for c in never.calls)  # no answer is paid for without a question
+    _progress, card = dataset_files(out_file)
+    assert "no question" in card.read_text()
+    again = asyncio.run(
+        asynth(sources, out_file, llm=FakeProvider(never), start_embedded=False, **SMALL,
+               pyramid_question_nodes=2)
+    )  # fmt: skip
+    assert again.skipped == 1  # filtered is an outcome: a rerun does not ask again
 
 
 def test_a_corpus_run_writes_filters_resumes_and_refuses_another_recipe(tmp_path: Path) -> None:
     texts = [essays()[i * 6000 : (i + 1) * 6000] for i in range(4)]
     sources = [Source(name=f"doc{i}", text=t) for i, t in enumerate(texts)]
     out = tmp_path / "data.jsonl"
-    model = _question_with("Why did the author \x07 start?")  # an illegal character in every question
+    model = _question_with("Why did \x07 {words}?")  # an illegal character in every question
     summary = asyncio.run(asynth(sources, out, llm=FakeProvider(model), start_embedded=False, **SMALL))
     assert summary.written == 0 and summary.filtered == Counter(
         {"illegal characters in the question or answer": 4}
@@ -257,5 +316,18 @@ def test_a_generated_question_must_be_a_question() -> None:
             GeneratedQuestion.model_validate({"question": statement})
     asked = GeneratedQuestion.model_validate({"question": "Why do founders take the meeting?"})
     assert asked.question == "Why do founders take the meeting?"
+    stopped = GeneratedQuestion.model_validate({"question": "Why do founders take the meeting."})
+    assert stopped.question == "Why do founders take the meeting?"  # a question with the wrong stop
     parsed = GeneratedQuestion.parse_text("The text is about corp dev.\nQuestion: Why meet corp dev?\n")
     assert parsed == {"question": "Why meet corp dev?"}
+
+
+def test_a_question_about_nothing_or_copied_from_the_text_is_rejected() -> None:
+    """What SmolLM2 wrote with a question mark that still asks nothing of the node."""
+    node = "Corp dev people are **flattering founders** when they meet. Particularly to young companies that are growing fast."
+    assert question_problem("What is the question?", node) is not None
+    assert question_problem("What is the answer to the question about the text?", node) is not None
+    assert "sentence of the text" in str(
+        question_problem("Particularly to young companies that are growing fast?", node)
+    )
+    assert question_problem("Why do corp dev people flatter founders?", node) is None
