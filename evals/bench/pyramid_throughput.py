@@ -108,6 +108,11 @@ def run(
         f"{statistics.mean(r.completion_tokens for r in records):.0f}"
         if records
         else "-",
+        "calls / prompt tokens / completion tokens per document, every outcome (mean)": (
+            f"{summary.calls / documents:.1f} / {summary.prompt_tokens / documents:.0f} / "
+            f"{summary.completion_tokens / documents:.0f}"
+        ),
+        "filtered, by reason": "; ".join(f"{why}: {n}" for why, n in sorted(summary.filtered.items())) or "-",
         "wall time per document, documents concurrent (s, mean)": round(
             statistics.mean(r.seconds for r in records), 2
         )
