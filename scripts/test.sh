@@ -14,7 +14,7 @@ echo "== mypy";   bash scripts/typecheck.sh
 # (exit 5) is not a failure. The second phase runs even when the first failed, so one CI run shows
 # every failure; the suite's exit code is the first failing phase's.
 status=0
-run_pytest() { python -m pytest -q "$@" || { rc=$?; [ "$rc" = 5 ] || { [ "$status" != 0 ] || status=$rc; }; }; }
+run_pytest() { python -m pytest -q --durations=25 "$@" || { rc=$?; [ "$rc" = 5 ] || { [ "$status" != 0 ] || status=$rc; }; }; }
 echo "== pytest: unit, integration, langgraph dev"
 run_pytest -n "${LONGGRAPH_TEST_WORKERS:-auto}" --dist loadgroup -m "not vllm" "$@"
 echo "== pytest: end to end on the embedded vLLM server"
