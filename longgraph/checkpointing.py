@@ -8,12 +8,14 @@ and nothing else beyond LangGraph's own safe types.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib
 import inspect
 import pkgutil
+import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -53,11 +55,14 @@ async def sqlite_checkpointer(db_path: str) -> AsyncIterator[AsyncSqliteSaver]:
     ``gc.collect()`` freed it. A cancelled task's frame, kept in a reference cycle, still holds a cursor:
     SQLite cannot finish closing a connection while one of its statements is alive, and the half-closed
     connection keeps its transaction and lock until the collector frees that cursor. So after a failed
-    run the collector runs at once (a fraction of a second, on a path that is already failing).
+    run the collector runs at once (a fraction of a second, on a path that is already failing), and
+    before a run the file is tried: locked, the collector runs first (a task that outlived the failed run
+    may have become garbage only after it). Another process's lock is waited for, as before.
     """
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+    await asyncio.to_thread(_free_locks_held_by_garbage, db_path)
     try:
         # A generous busy timeout: another process (or a reader) may hold the file for a moment;
         # waiting beats failing a long run at its next checkpoint.
@@ -68,3 +73,14 @@ async def sqlite_checkpointer(db_path: str) -> AsyncIterator[AsyncSqliteSaver]:
     except BaseException:
         gc.collect()
         raise
+
+
+def _free_locks_held_by_garbage(db_path: str) -> None:
+    """Try the write lock without waiting; if it is held, collect this process's garbage (see above)."""
+    with closing(sqlite3.connect(db_path, timeout=0)) as probe:
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.rollback()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                gc.collect()
