@@ -47,32 +47,28 @@ def checkpoint_serializer() -> JsonPlusSerializer:
 
 @asynccontextmanager
 async def sqlite_checkpointer(db_path: str) -> AsyncIterator[AsyncSqliteSaver]:
-    """An async SQLite checkpointer on ``db_path``, whose file is free again when the block ends.
+    """An async SQLite checkpointer on ``db_path``, which this process's own garbage does not keep locked.
 
     After a run failed midway (its in-flight tasks cancelled), CI saw the next run on the same file wait
     out the busy timeout and fail with ``database is locked``; a probe of failed PECAN runs left the
     file locked after 1 in 13, with every ``sqlite3.Connection`` closed from Python's side, and a
     ``gc.collect()`` freed it. A cancelled task's frame, kept in a reference cycle, still holds a cursor:
     SQLite cannot finish closing a connection while one of its statements is alive, and the half-closed
-    connection keeps its transaction and lock until the collector frees that cursor. So after a failed
-    run the collector runs at once (a fraction of a second, on a path that is already failing), and
-    before a run the file is tried: locked, the collector runs first (a task that outlived the failed run
-    may have become garbage only after it). Another process's lock is waited for, as before.
+    connection keeps its transaction and lock until the collector frees that cursor. So before a run the
+    file's write lock is tried without waiting: held, this process's garbage is collected first (another
+    process's lock is waited for, as before). Collecting inside the failed run instead (right after its
+    connection closed, its loop still running) made the resume hang, 1 of 1, event loop idle: not done.
     """
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     await asyncio.to_thread(_free_locks_held_by_garbage, db_path)
-    try:
-        # A generous busy timeout: another process (or a reader) may hold the file for a moment;
-        # waiting beats failing a long run at its next checkpoint.
-        async with aiosqlite.connect(db_path, timeout=60) as connection:
-            await connection.execute("PRAGMA journal_mode=WAL")
-            # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
-            yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
-    except BaseException:
-        gc.collect()
-        raise
+    # A generous busy timeout: another process (or a reader) may hold the file for a moment; waiting
+    # beats failing a long run at its next checkpoint.
+    async with aiosqlite.connect(db_path, timeout=60) as connection:
+        await connection.execute("PRAGMA journal_mode=WAL")
+        # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
+        yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
 
 
 def _free_locks_held_by_garbage(db_path: str) -> None:
