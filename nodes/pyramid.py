@@ -9,7 +9,8 @@
   lower sentences they draw on. A cited id that is not one of the group's sentences is dropped and
   counted; an upper sentence's importance is the sum of its valid citations'. The top third of a group's
   sentences by importance are **bold** in its prompt. Repeat until one root; a group whose answer is
-  unreadable rises unchanged (noted), more than ``max_failed_fraction`` of a level raises
+  unreadable rises unchanged (noted; an unwritten root leaves the level below as the top), more than
+  ``max_failed_fraction`` of a level of several groups raises
   ``TooManyFailures``, and ``max_collapse_rounds`` or a round that does not shrink the layer ends it
   (noted, the layer's nodes are the top).
 * **question** — one node drawn with a seeded generator (seed and document), one of the three categories
@@ -194,6 +195,16 @@ class PyramidConstruction(BoundedLoop):
         self, results: Sequence[Any], state: PyramidState, kit: RunKit, round_no: int
     ) -> dict[str, Any]:
         failed = [r for r in results if not r.sentences]
+        if len(results) == len(failed) == 1:
+            # The would-be root (6 of 20 SmolLM2 documents): the nodes below are a pyramid without its
+            # top, still good to ask from; failing the document for it would throw them away.
+            note = (
+                f"pyramid level {round_no}: the root could not be synthesised ({failed[0].error}); "
+                f"the {len(failed[0].members)} node(s) below are the top"
+            )
+            pyramid = state["pyramid"].model_copy(update={"construction": note})
+            pyramid.notes = [*pyramid.notes, note]
+            return {"pyramid": pyramid, "layer": failed[0].members, "decisions": [note]}
         if results and len(failed) / len(results) > kit.context.max_failed_fraction:
             raise TooManyFailures(
                 f"{len(failed)} of {len(results)} upper nodes of level {round_no} of the pyramid could not be "

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from longgraph.errors import ConfigurationError
+from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.graphs.pyramid import LEVELS, build_graph
 from longgraph.nodes.pyramid import (
     bold_ids,
@@ -90,6 +90,23 @@ def test_an_unwritten_group_rises_unchanged_and_is_noted() -> None:
     update = asyncio.run(LEVELS.absorb(results, {"pyramid": pyramid}, _Kit(), 1))  # type: ignore[arg-type]
     assert update["layer"] == [0, 2]
     assert "rose unchanged" in update["decisions"][0] and "unreadable" in update["decisions"][0]
+    # An unwritten root ends the pyramid below it, noted, rather than failing the document.
+    root = asyncio.run(
+        LEVELS.absorb(
+            [Synthesised(index=0, members=[0, 1], error="no sentence")], {"pyramid": pyramid}, _Kit(), 2
+        )
+    )  # type: ignore[arg-type]
+    assert root["layer"] == [0, 1] and root["pyramid"].levels == pyramid.levels
+    assert "root could not be synthesised (no sentence)" in root["pyramid"].construction
+    with pytest.raises(TooManyFailures):  # two groups of two failing is more than half a level
+        asyncio.run(
+            LEVELS.absorb(
+                [Synthesised(index=i, members=[i], error="x") for i in (0, 1)],
+                {"pyramid": pyramid},
+                _Kit(),
+                1,
+            )
+        )  # type: ignore[arg-type]
 
 
 def test_the_most_important_third_is_bold_in_the_prompt() -> None:
