@@ -28,6 +28,7 @@ import functools
 import hashlib
 import math
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -320,11 +321,17 @@ GENERIC_QUESTION_STEMS = frozenset(content_stems("question answer text passage d
 """Words any question may use: sharing only these with the node is not being about it."""
 
 
+_ABOUT_THE_QUESTION = re.compile(r"\b(?:the|this|that) (?:question|answer)\b|^\W*\d+\W", re.IGNORECASE)
+"""*What is the answer to the question about …?*, *47, Question: 1. …* (9 of 20 SmolLM2 questions)."""
+
+
 def question_problem(question: str, text: str) -> str | None:
     """Why a parsed question cannot make a record (None: it can). SmolLM2 wrote "What is the question?"
-    and "What is the answer to the question about the text?" (about nothing), an example's question
+    and "What is the answer to the question about X?" (about a question), an example's question
     copied from the prompt (mostly words the node lacks: at least half of a question's content words
     must be the node's), and sentences of the text with a question mark added (a statement)."""
+    if _ABOUT_THE_QUESTION.search(question):
+        return "asks about a question or an answer, not about the text"
     asked = content_stems(question) - GENERIC_QUESTION_STEMS
     shared = asked & content_stems(text.replace("**", ""))
     if not shared or len(shared) < len(asked) / 2:

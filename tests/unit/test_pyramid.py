@@ -347,4 +347,8 @@ def test_a_question_about_nothing_or_copied_from_the_text_is_rejected() -> None:
     assert "sentence of the text" in str(
         question_problem("Particularly to young companies that are growing fast?", node)
     )
+    assert "about a question" in str(
+        question_problem("What is the answer to the question about flattering founders?", node)
+    )
+    assert question_problem("47, Question: 1. Why are corp dev people flattering?", node) is not None
     assert question_problem("Why do corp dev people flatter founders?", node) is None
