@@ -261,12 +261,6 @@ async def synthesise(task: SynthesisTask, kit: RunKit) -> dict[str, Any]:
     return {"synthesised": [done], "usage": result.usage}
 
 
-def choose_source(state: PyramidState, kit: RunKit) -> tuple[int, int]:
-    """(node id, category index) drawn from a generator seeded by the seed and the document."""
-    order, category = question_sources(state)
-    return order[0], category
-
-
 def question_sources(state: PyramidState) -> tuple[list[int], int]:
     """Every node in the order questions are asked from (the seeded draw first, the rest shuffled by
     the same generator), and the category index (drawn once: a document keeps its category)."""
@@ -307,8 +301,9 @@ async def ask_question(state: PyramidState, kit: RunKit) -> dict[str, Any]:
             problem = question_problem(question, text)
             if problem is None:
                 report_progress("question", total=1)
+                skipped = [f"node {r.node} gave no question ({r.error})" for r in rejected]
                 return {"question": question, "category": category, "source_node": node, "usage": usage,
-                        "rejected_questions": rejected}  # fmt: skip
+                        "rejected_questions": rejected, "decisions": skipped}  # fmt: skip
             rejected.append(RejectedQuestion(node=node, error=problem, raw=result.raw))
             continue
         rejected.append(RejectedQuestion(node=node, error=str(result.error), raw=result.raw))

@@ -17,7 +17,6 @@ from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.graphs.pyramid import LEVELS, build_graph
 from longgraph.nodes.pyramid import (
     bold_ids,
-    choose_source,
     leaf_importance,
     question_problem,
     question_sources,
@@ -126,7 +125,9 @@ def test_the_source_node_and_category_are_drawn_by_seed_and_document() -> None:
     )
 
     def draw(seed: int, text: str) -> tuple[int, int]:
-        return choose_source({"seed": seed, "document": text, "pyramid": pyramid}, None)  # type: ignore[arg-type]
+        order, category = question_sources({"seed": seed, "document": text, "pyramid": pyramid})  # type: ignore[typeddict-item]
+        assert sorted(order) == list(range(5))  # every node, the draw first: the order of later tries
+        return order[0], category
 
     assert draw(1, "doc") == draw(1, "doc")
     draws = [draw(seed, "doc") for seed in range(300)]
@@ -218,6 +219,7 @@ def test_a_statement_is_asked_again_from_the_next_nodes_then_the_document_is_fil
     order = question_sources({"seed": 7, "document": essays()[:30_000], "pyramid": out["pyramid"]})[0]
     assert rejected.node == order[0] and "not a question" in rejected.error and "flattered" in rejected.raw
     assert record.source_node == order[1] and record.Q.endswith("?")
+    assert f"node {order[0]} gave no question (" in " ".join(record.notes)  # the record says so
     assert record.calls == len(model.calls)  # the rejected calls are paid for and counted
 
     never = _question_with("The essay is about startups.")
