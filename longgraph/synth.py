@@ -11,8 +11,8 @@ JSONL writer, ``longgraph/jsonl.py``, which also drops a line torn by a kill bef
 each document's outcome (written, filtered with why, failed with why) to ``OUT``'s progress file
 (``data.progress.jsonl`` beside ``data.jsonl``). A rerun skips documents written or filtered before and
 retries failed ones; a rerun with another model, seed, prompt variant or prompt version is refused
-(one dataset, one recipe). With the result cache on (the default), the calls a killed document had finished are replayed
-from the cache.
+(one dataset, one recipe). With the result cache on (the default), the calls a killed document had
+finished are replayed from the cache.
 
 Records are filtered, as the paper does, when the question or the answer holds illegal characters
 (:func:`illegal_characters`), when the answer is "no information" (nothing to learn from), and when no
@@ -89,6 +89,12 @@ class SynthSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+
+    def spent(self, calls: int, prompt_tokens: int, completion_tokens: int) -> None:
+        """Count a document's cost, whatever became of it."""
+        self.calls += calls
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
 
     def lines(self) -> list[str]:
         done = self.written + sum(self.filtered.values()) + len(self.failed)
@@ -244,10 +250,8 @@ async def asynth(
             if record is None:  # no node gave a question: filtered with what the model wrote
                 rejected = [r.model_dump(mode="json") for r in raw.get("rejected_questions") or []]
                 no_question = f"no question (the model wrote none from {len(rejected)} node(s))"
-                spent: Usage = raw.get("usage") or Usage()
-                summary.calls += spent.llm_calls
-                summary.prompt_tokens += spent.prompt_tokens
-                summary.completion_tokens += spent.completion_tokens
+                usage: Usage = raw.get("usage") or Usage()
+                summary.spent(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
                 set_aside.write(
                     {"reason": no_question, "id": key, "source": source.name, "rejected_questions": rejected}
                 )
@@ -257,9 +261,7 @@ async def asynth(
                 if on_document:
                     on_document(source.name, "filtered")
                 return
-            summary.calls += record.calls
-            summary.prompt_tokens += record.prompt_tokens
-            summary.completion_tokens += record.completion_tokens
+            summary.spent(record.calls, record.prompt_tokens, record.completion_tokens)
             why, illegal = _verdict(record)
             summary.illegal += illegal
             if why is None:
