@@ -20,16 +20,10 @@ from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import STRATEGIES, build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
-from longgraph.tests.conftest import FACT, QUESTION, essays, planted
+from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, essays, planted
 from longgraph.tokenizer import get_tokenizer
 
-SMALL = {
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",
-    "rag_chunk_tokens": 256,
-}
+SMALL = {**FAKE_SETTINGS, "rag_chunk_tokens": 256}
 
 
 def _run(

@@ -26,15 +26,9 @@ from longgraph.evals.runner import (
     run_eval,
 )
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import QUESTION, planted
+from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
 
-SETTINGS = {
-    "base_url": "http://fake.invalid/v1",
-    "model": "scripted",
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-}
+SETTINGS = dict(FAKE_SETTINGS)
 POISON = "This sentence makes the endpoint hang up."
 
 

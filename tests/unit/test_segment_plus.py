@@ -19,17 +19,10 @@ from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import extract_question_and_text, oracle_answer
-from longgraph.tests.conftest import FACT, QUESTION, planted
+from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, planted
 from longgraph.tokenizer import get_tokenizer
 
-SMALL = {
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",  # never contacted: the provider is fake
-    "model": "scripted",
-    "prompt_variant": "paper",  # the scripted responders below key on the paper's prompts
-}
+SMALL = {**FAKE_SETTINGS, "prompt_variant": "paper"}  # the scripted responders key on the paper's prompts
 ANY_RELEVANCE = {"min_relevance": 0.0, "min_note_strength": 0.0}
 """For tests of merging many notes: quotes of ordinary sentences count as evidence and are all kept."""
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
