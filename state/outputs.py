@@ -430,8 +430,9 @@ class GeneratedQuestion(StructuredOutput):
     @classmethod
     def _is_a_question(cls, value: str) -> str:
         """SmolLM2 wrote a sentence of the text, or the format line, as its "question" in 5 of 6 nodes:
-        a record built on a statement teaches nothing, so one that does not end with "?" is refused
-        (a JSON ``pattern`` would constrain the decoder instead, but vLLM's xgrammar refuses it)."""
+        a record built on a statement teaches nothing, so one that neither ends with "?" nor opens with a
+        wh-word is refused (a JSON ``pattern`` would constrain the decoder instead, but vLLM's xgrammar
+        refuses it)."""
         value = value.strip()
         if value.endswith("?"):
             return value
