@@ -11,7 +11,7 @@ from longgraph.errors import ConfigurationError
 from longgraph.evals.records import ORACLE_LABEL
 from longgraph.strategies import STRATEGIES
 
-Suite = Literal["needle", "squad", "hotpot", "loong"]
+Suite = Literal["needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench"]
 SUITES: tuple[str, ...] = get_args(Suite)
 
 FAMILY_TASK: Mapping[str, str] = {"qa": "qa", "mc": "mc", "retrieval": "retrieval", "open": "qa"}
@@ -65,6 +65,14 @@ class EvalConfig:
     loong: LoongSource | None = None
     start_embedded: bool = True
     """With no base_url: start (or reuse) the embedded model server."""
+    data_dir: Path | None = None
+    """InfiniteBench: the folder of its task files (not redistributed)."""
+    tasks: tuple[str, ...] | None = None
+    """InfiniteBench tasks, or loong-synth families; None: all."""
+    length_sets: tuple[int, ...] = (1,)
+    """loong-synth: Loong length sets (1: 10K-50K ... 4: 200K-250K)."""
+    window: int | None = None
+    """loong-synth: documents that would overflow this many tokens are skipped (and recorded)."""
 
     def validate(self) -> None:
         if self.suite not in SUITES:
@@ -79,7 +87,9 @@ class EvalConfig:
             )
         if len(set(self.strategies)) != len(self.strategies):
             raise ConfigurationError("a strategy is listed twice")
-        if self.suite != "loong" and (not self.lengths or any(n <= 0 for n in self.lengths)):
+        if self.suite in ("needle", "squad", "hotpot") and (
+            not self.lengths or any(n <= 0 for n in self.lengths)
+        ):
             raise ConfigurationError(f"lengths must be positive token counts, got {self.lengths}")
         if self.suite == "needle" and (not self.depths or any(not 0 <= d <= 1 for d in self.depths)):
             raise ConfigurationError(f"needle depths must lie in [0, 1], got {self.depths}")
@@ -89,6 +99,24 @@ class EvalConfig:
             raise ConfigurationError(
                 "the loong suite needs the benchmark's instances file and documents folder"
             )
+        if self.suite == "infinitebench" and self.data_dir is None:
+            from longgraph.evals.data.infinitebench import DOWNLOAD_HINT, TASKS
+
+            raise ConfigurationError(
+                "the infinitebench suite needs the folder of its task files (--data DIR holding "
+                f"{', '.join(f'{t}.jsonl' for t in (self.tasks or TASKS))}); {DOWNLOAD_HINT}"
+            )
+        if self.suite == "loong-synth":
+            from longgraph.evals.data.instance import LOONG_LENGTH_SETS
+            from longgraph.evals.data.loong_synth import FAMILIES
+
+            bad_sets = [s for s in self.length_sets if s not in LOONG_LENGTH_SETS]
+            if not self.length_sets or bad_sets:
+                raise ConfigurationError(f"loong-synth length sets must be among 1-4, got {self.length_sets}")
+            unknown = [f for f in self.tasks or () if f not in FAMILIES]
+            if unknown:
+                raise ConfigurationError(f"unknown loong-synth famil{'y' if len(unknown) == 1 else 'ies'} "
+                                         f"{', '.join(unknown)}; known: {', '.join(FAMILIES)}")  # fmt: skip
         if self.label == ORACLE_LABEL and not self.oracle:
             raise ConfigurationError(f"the model label {ORACLE_LABEL!r} is reserved for --oracle runs")
         if self.oracle and self.label not in (None, ORACLE_LABEL):

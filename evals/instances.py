@@ -63,6 +63,21 @@ def build_instances(config: EvalConfig) -> list[EvalInstance]:
             for length in config.lengths
             for i in build_hotpot(target_tokens=length, n=config.n, seed=config.seed)
         ]
+    if config.suite == "loong-synth":
+        from longgraph.evals.data.loong_synth import build_loong_synth
+
+        return [
+            i
+            for number in config.length_sets
+            for i in build_loong_synth(
+                length_set=number, n=config.n, seed=config.seed, families=config.tasks, window=config.window
+            )
+        ]
+    if config.suite == "infinitebench":
+        from longgraph.evals.data.infinitebench import load_infinitebench
+
+        assert config.data_dir is not None
+        return load_infinitebench(config.data_dir, tasks=config.tasks, n=config.n)
     from longgraph.evals.data.loong import load_loong
 
     assert config.loong is not None
@@ -81,7 +96,10 @@ def build_instances(config: EvalConfig) -> list[EvalInstance]:
 
 
 def length_set(instance: EvalInstance) -> str:
-    """The length bucket a report groups by: the target length, or Loong's length set."""
+    """The length bucket a report groups by: the instance's own (Loong's length sets, InfiniteBench's
+    buckets), else its target length."""
+    if instance.metadata.get("length_set"):
+        return str(instance.metadata["length_set"])
     if instance.suite == "loong":
-        return str(instance.metadata.get("length_set") or format_tokens(instance.actual_tokens))
+        return format_tokens(instance.actual_tokens)
     return format_tokens(instance.target_tokens)

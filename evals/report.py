@@ -34,8 +34,13 @@ ORACLE_BANNER = (
     "not a language model. These numbers check the plumbing at full length; they say nothing about "
     "answer quality."
 )
-_PLOTS = ("needle-heatmap", "score-vs-length", "score-vs-tokens")
+_PLOTS = ("needle-heatmap", "score-vs-length", "score-vs-tokens", "family-heatmap")
 _METRIC_NAMES = {
+    "value_match": "value found",
+    "set_f1": "set F1",
+    "order_f1": "order F1 (LCS)",
+    "group_accuracy": "members placed right",
+    "rougeLsum": "ROUGE-Lsum",
     "needle_match": "needle match",
     "f1": "token F1",
     "accuracy": "accuracy",
@@ -138,6 +143,63 @@ def needle_grid(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dic
     }
 
 
+class FamilyRow(TypedDict):
+    """One cell of the per-family breakdown: a suite × strategy × task family × length set."""
+
+    suite: str
+    strategy: str
+    task: str
+    length_set: str
+    length: int
+    metric: str
+    n: int
+    errors: int
+    score: float | None
+
+
+def family_rows(records: Sequence[Mapping[str, Any]]) -> list[FamilyRow]:
+    """Scores by task family (a record's ``metadata.task``: Loong's four families, an InfiniteBench
+    task) and length set, as the Loong paper's tables break them down; records without a task are left
+    to the suite tables."""
+    groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        task = (record.get("metadata") or {}).get("task")
+        if task:
+            groups[(record["suite"], record["strategy"], str(task), record["length_set"])].append(record)
+    rows: list[FamilyRow] = []
+    for (suite, strategy, task, length_set), group in groups.items():
+        scores = [s for s in (_score_value(r) for r in group) if s is not None]
+        metrics = sorted({str(r.get("metric")) for r in group if r.get("error") is None}) or ["-"]
+        rows.append(
+            FamilyRow(
+                suite=suite, strategy=strategy, task=task, length_set=length_set, length=_length_key(group),
+                metric="/".join(metrics), n=len(group), errors=sum(r.get("error") is not None for r in group),
+                score=_mean(scores) if scores else None,
+            )
+        )  # fmt: skip
+    return sorted(rows, key=lambda r: (r["suite"], r["strategy"], r["task"], r["length"]))
+
+
+def _task_order(task: str) -> tuple[int, str]:
+    """Loong's families in the paper's order, then InfiniteBench's tasks in its README's, then the rest."""
+    from longgraph.evals.data.infinitebench import TASKS
+    from longgraph.evals.data.loong import LOONG_TASKS
+
+    known = [*LOONG_TASKS.values(), *TASKS]
+    return (known.index(task), "") if task in known else (len(known), task)
+
+
+def _family_columns(rows: Sequence[FamilyRow]) -> list[tuple[str, str]]:
+    """(task, length set) columns: length sets from short to long, tasks in their benchmark's order."""
+    tasks = sorted({r["task"] for r in rows}, key=_task_order)
+    sets = sorted(
+        {r["length_set"] for r in rows},
+        key=lambda ls: min(r["length"] for r in rows if r["length_set"] == ls),
+    )
+    present = {(r["task"], r["length_set"]) for r in rows}
+    return [(task, ls) for ls in sets for task in tasks if (task, ls) in present]
+
+
 def judge_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per strategy: the Loong judge statistics (average, perfect rate, parse rate) by task and set."""
     from longgraph.evals.judge import summarize_judgements
@@ -207,6 +269,7 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
                 cells = [_fmt(lengths[ls].get(depth), 2) for ls in order]
                 lines.append(f"| {float(depth):.0%} | " + " | ".join(cells) + " |")
             lines.append("")
+    lines += _family_section(family_rows(records))
     lines += _build_section(records)
     judged = judge_summary(records)
     if judged:
@@ -237,6 +300,35 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots] + [""]
     return "\n".join(lines)
+
+
+def _family_section(rows: Sequence[FamilyRow]) -> list[str]:
+    lines: list[str] = []
+    for suite in sorted({r["suite"] for r in rows}):
+        suite_rows = [r for r in rows if r["suite"] == suite]
+        columns = _family_columns(suite_rows)
+        cells = {(r["strategy"], r["task"], r["length_set"]): r for r in suite_rows}
+        metrics = dict.fromkeys(
+            f"{r['task']}: {_METRIC_NAMES.get(r['metric'], r['metric'])}"
+            for r in sorted(suite_rows, key=lambda r: _task_order(r["task"]))
+        )
+        lines += [
+            f"## {suite}: score by task family and length set",
+            "",
+            "Each cell: mean score (runs); failed runs count as 0. Metrics: " + "; ".join(metrics) + ".",
+            "",
+            "| strategy | " + " | ".join(f"{task} ({ls})" for task, ls in columns) + " |",
+            "| --- | " + " | ".join("---:" for _ in columns) + " |",
+        ]
+        for strategy in sorted({r["strategy"] for r in suite_rows}):
+            row = [cells.get((strategy, task, ls)) for task, ls in columns]
+            lines.append(
+                f"| {strategy} | "
+                + " | ".join("–" if c is None else f"{_fmt(c['score'], 2)} ({c['n']})" for c in row)
+                + " |"
+            )
+        lines.append("")
+    return lines
 
 
 def build_summary(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -343,6 +435,44 @@ def plot_needle_heatmap(
     return True
 
 
+def plot_family_heatmap(rows: Sequence[FamilyRow], path: Path, *, label: str, oracle: bool) -> bool:
+    """Strategy × (task family, length set) heatmaps, one panel per suite. False if no family rows."""
+    if not rows:
+        return False
+    plt = _pyplot()
+    suites = sorted({r["suite"] for r in rows})
+    layouts: list[tuple[str, list[tuple[str, str]], list[str], list[list[float]]]] = []
+    for suite in suites:
+        suite_rows = [r for r in rows if r["suite"] == suite]
+        columns = _family_columns(suite_rows)
+        strategies = sorted({r["strategy"] for r in suite_rows})
+        cells = {(r["strategy"], r["task"], r["length_set"]): r["score"] for r in suite_rows}
+        grid = [[cells.get((s, t, ls)) for t, ls in columns] for s in strategies]
+        values = [[math.nan if v is None else v for v in row] for row in grid]
+        layouts.append((suite, columns, strategies, values))
+    width = max(5.0, max(1.3 * len(c) + 3.0 for _, c, _, _ in layouts))
+    height = max(3.0, max(0.4 * len(s) + 2.4 for _, _, s, _ in layouts))
+    fig, axes = plt.subplots(
+        len(suites), 1, figsize=(width, height * len(suites)), squeeze=False, constrained_layout=True
+    )
+    image = None
+    for ax, (suite, columns, strategies, shown) in zip(axes[:, 0], layouts, strict=True):
+        image = ax.imshow(shown, cmap="RdYlGn", vmin=0.0, vmax=1.0, aspect="auto")
+        ax.set_xticks(range(len(columns)), [f"{t}\n{ls}" for t, ls in columns], fontsize=8)
+        ax.set_yticks(range(len(strategies)), strategies)
+        ax.set_title(suite)
+        for y, row in enumerate(shown):
+            for x, value in enumerate(row):
+                if not math.isnan(value):
+                    ax.text(x, y, f"{value:.2f}", ha="center", va="center", fontsize=8, color="#222222")
+    if image is not None:
+        fig.colorbar(image, ax=axes[:, 0].tolist(), label="score", shrink=0.9)
+    fig.suptitle(_title("Score by task family and length set", label, oracle), fontsize=11)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
 def _panels(rows: Sequence[Row]) -> tuple[Any, Any, list[tuple[Any, str]]]:
     """A figure with one panel per suite of ``rows``: (pyplot, figure, [(axes, suite)])."""
     plt = _pyplot()
@@ -428,9 +558,11 @@ def report_for(out_dir: Path, label: str, records: Sequence[Mapping[str, Any]]) 
     name = slug(label)
     rows = summarize(records)
     plots: list[Path] = []
-    heatmap, by_length, by_tokens = (out_dir / f"{stem}-{name}.png" for stem in _PLOTS)
+    heatmap, by_length, by_tokens, by_family = (out_dir / f"{stem}-{name}.png" for stem in _PLOTS)
     if plot_needle_heatmap(records, heatmap, label=label, oracle=oracle):
         plots.append(heatmap)
+    if plot_family_heatmap(family_rows(records), by_family, label=label, oracle=oracle):
+        plots.append(by_family)
     if plot_score_vs_length(rows, by_length, label=label, oracle=oracle):
         plots.append(by_length)
     if plot_score_vs_tokens(rows, by_tokens, label=label, oracle=oracle):
@@ -446,6 +578,7 @@ def report_for(out_dir: Path, label: str, records: Sequence[Mapping[str, Any]]) 
         "rows": rows,
         "needle": needle_grid(records),
         "judge": judge_summary(records),
+        "families": family_rows(records),
     }
     summary.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return [markdown, summary, *plots]

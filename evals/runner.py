@@ -50,6 +50,7 @@ from longgraph.evals.records import (
     records_path,
     slug,
 )
+from longgraph.evals.scoring import get_scorer
 from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.state.context import Context
@@ -85,10 +86,15 @@ async def _judge(judge: _Judge, instance: EvalInstance, answer: str) -> tuple[fl
     return parse_judge_score(reply.text), reply.text
 
 
+def primary_metric(instance: EvalInstance) -> str:
+    """The metric a record's ``score`` holds: its scorer's, else its task family's."""
+    return get_scorer(instance.scorer).metric if instance.scorer else PRIMARY_METRIC[instance.task_family]
+
+
 def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         k: instance.metadata[k]
-        for k in ("needle_token_depth", "task", "length_set", "level", "set", "type", "language")
+        for k in ("needle_token_depth", "task", "subtask", "length_set", "level", "set", "type", "language")
         if k in instance.metadata
     }
     if instance.skipped:
@@ -99,7 +105,7 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
         "length_set": length_set(instance),
         "actual_tokens": instance.actual_tokens, "depth": instance.depth, "strategy": strategy,
         "model": label, "oracle": oracle, "question": instance.question, "answer": "",
-        "gold": list(instance.gold_answers), "metric": PRIMARY_METRIC[instance.task_family], "score": None,
+        "gold": list(instance.gold_answers), "metric": primary_metric(instance), "score": None,
         "scores": {}, "judge_score": None, "llm_calls": 0, "failed_calls": 0, "prompt_tokens": 0,
         "completion_tokens": 0, "calls_by_stage": {}, "completion_tokens_by_stage": {}, "supported": None,
         "seconds": 0.0, "build": None,
@@ -123,7 +129,7 @@ async def evaluate(
     from longgraph.api import aask
 
     record = _base_record(instance, strategy, label, oracle)
-    task = FAMILY_TASK[instance.task_family]
+    task = get_scorer(instance.scorer).task if instance.scorer else FAMILY_TASK[instance.task_family]
     started = time.perf_counter()
     try:
         result = await aask(
@@ -142,7 +148,11 @@ async def evaluate(
         status: sum(c.status == status for c in result.chunks)
         for status in ("used", "no_information", "unsupported", "filtered", "failed")
     }
-    scores = score_instance(instance.task_family, result.answer, instance.gold_answers)
+    scores = (
+        get_scorer(instance.scorer).score(result.answer, instance.label)
+        if instance.scorer
+        else score_instance(instance.task_family, result.answer, instance.gold_answers)
+    )
     record.update(
         answer=result.answer, scores=scores, llm_calls=stats.llm_calls, failed_calls=stats.failed_calls,
         prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
@@ -151,7 +161,7 @@ async def evaluate(
         chunks={"total": len(result.chunks), **counts}, notes=record["notes"] + list(stats.notes),
     )  # fmt: skip
     metric = record["metric"]
-    if instance.task_family == "open":
+    if instance.task_family == "open" and not instance.scorer:
         if judge is None:
             record["metric"] = "f1_proxy"
             record["score"] = scores["f1"]

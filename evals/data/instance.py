@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,6 +57,12 @@ class EvalInstance(BaseModel):
     doc_template: str = "{text}"
     """How one document is rendered in :meth:`render_context`: ``{title}`` and ``{text}`` are replaced."""
     doc_separator: str = "\n\n"
+    scorer: str | None = None
+    """A named rule from :data:`longgraph.evals.scoring.SCORERS` (an official benchmark's, or an exact
+    rule for structured answers); None: scored by ``task_family``."""
+    label: Any = None
+    """The gold in the shape ``scorer`` reads (InfiniteBench's own label, a set with its candidates...);
+    ``gold_answers`` keeps a readable form for reports."""
 
     def render_context(self) -> str:
         """The documents as one text, the way a single-pass baseline would see them.
@@ -95,6 +101,60 @@ def read_jsonl(path: Path) -> list[EvalInstance]:
             except ValueError as exc:
                 raise InputError(f"{path}:{number}: not an evaluation instance ({exc})") from exc
     return instances
+
+
+def fit_in_order(
+    candidates: Sequence[tuple[str, Document]],
+    costs: Sequence[int],
+    *,
+    budget: int,
+    sep_tokens: int,
+    window: int,
+) -> tuple[list[tuple[str, Document]], list[str]]:
+    """Loong's input truncation (paper §4.1): documents are taken in turn, one whose addition would pass
+    ``budget`` tokens is skipped (later ones are still tried), and every skip is said, never silent.
+
+    ``candidates`` are (name, document) pairs, ``costs`` their rendered token counts; returns the kept
+    pairs and one sentence per skipped document.
+    """
+    kept: list[tuple[str, Document]] = []
+    skipped: list[str] = []
+    used = 0
+    for (name, doc), cost in zip(candidates, costs, strict=True):
+        extra = cost + (sep_tokens if kept else 0)
+        if used + extra > budget:
+            skipped.append(
+                f"document {name!r} ({doc['title']}, {cost} tokens) skipped: it would overflow the "
+                f"{window}-token window ({max(used, 0)} of {max(budget, 0)} document tokens used)"
+            )
+            continue
+        kept.append((name, doc))
+        used += extra
+    return kept, skipped
+
+
+LOONG_LENGTH_SETS: Mapping[int, tuple[int, int]] = {
+    1: (10_000, 50_000),
+    2: (50_000, 100_000),
+    3: (100_000, 200_000),
+    4: (200_000, 250_000),
+}
+"""Loong's length sets (paper §3): set number → (lowest, highest) tokens."""
+
+
+def length_set_name(number: int) -> str:
+    """``1`` → ``10K-50K``."""
+    low, high = LOONG_LENGTH_SETS[number]
+    return f"{low // 1000}K-{high // 1000}K"
+
+
+def length_bucket(tokens: int) -> str:
+    """The Loong length set ``tokens`` falls in, with ``<10K`` and ``>250K`` around them, so every suite
+    that does not fix its lengths reports in the same buckets."""
+    for number, (low, high) in LOONG_LENGTH_SETS.items():
+        if low <= tokens < high or (number == max(LOONG_LENGTH_SETS) and tokens == high):
+            return length_set_name(number)
+    return "<10K" if tokens < 10_000 else ">250K"
 
 
 def resolve_tokenizer(tokenizer: Tokenizer | None) -> Tokenizer:

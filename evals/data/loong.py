@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from longgraph.errors import InputError
-from longgraph.evals.data.instance import Document, EvalInstance, resolve_tokenizer
+from longgraph.evals.data.instance import (
+    LOONG_LENGTH_SETS,
+    Document,
+    EvalInstance,
+    fit_in_order,
+    length_set_name,
+    resolve_tokenizer,
+)
 from longgraph.tokenizer import Tokenizer
 
 SUITE = "loong"
@@ -57,7 +64,7 @@ LOONG_TASKS: Mapping[int, str] = {
     3: "Clustering",
     4: "Chain of Reasoning",
 }
-LOONG_SETS: Mapping[int, str] = {1: "10K-50K", 2: "50K-100K", 3: "100K-200K", 4: "200K-250K"}
+LOONG_SETS: Mapping[int, str] = {number: length_set_name(number) for number in LOONG_LENGTH_SETS}
 _LINK_THE_LINKS_MARKER = "阅读以上判决文书，我将给你若干份判决结果："
 _REQUIRED = ("question", "prompt_template", "doc", "answer")
 
@@ -226,19 +233,9 @@ def _assemble(
     ]
     costs = tok.count_batch(rendered)
     budget = context_window - reserve_tokens - tok.count(template.replace("{docs}", ""))
-    kept: list[tuple[str, Document]] = []
-    skipped: list[str] = []
-    used = 0
-    for (name, doc), cost in zip(candidates, costs, strict=True):
-        extra = cost + (sep_tokens if kept else 0)
-        if used + extra > budget:
-            skipped.append(
-                f"document {name!r} ({doc['title']}, {cost} tokens) skipped: it would overflow the "
-                f"{context_window}-token window ({max(used, 0)} of {max(budget, 0)} document tokens used)"
-            )
-            continue
-        kept.append((name, doc))
-        used += extra
+    kept, skipped = fit_in_order(
+        candidates, costs, budget=budget, sep_tokens=sep_tokens, window=context_window
+    )
     if shuffle:
         rng.shuffle(kept)
 

@@ -103,7 +103,7 @@ def split_sentences(text: str) -> list[str]:
     return pieces
 
 
-def _filler(tok: Tokenizer) -> tuple[tuple[str, ...], tuple[int, ...], float]:
+def filler_pieces(tok: Tokenizer) -> tuple[tuple[str, ...], tuple[int, ...], float]:
     """The essay pieces (the wrap separator last), their token counts, and a calibration ratio.
 
     Counted piece by piece, the corpus comes out slightly longer than counted whole (a few tokens merge
@@ -129,7 +129,7 @@ def usable_needles() -> tuple[Needle, ...]:
     return tuple(n for n in NEEDLES if count_mentions(corpus, n.answer) == 0)
 
 
-def _take_filler(pieces: tuple[str, ...], counts: tuple[int, ...], start: int, budget: int) -> list[int]:
+def take_filler(pieces: tuple[str, ...], counts: tuple[int, ...], start: int, budget: int) -> list[int]:
     """Indices of pieces from ``start`` on (cycling) whose counts sum nearest to ``budget`` tokens."""
     taken: list[int] = []
     total = 0
@@ -187,7 +187,7 @@ def build_needle(
         raise ConfigurationError(
             f"target_tokens={target_tokens} is too short for a haystack (min {4 * longest})"
         )
-    pieces, counts, ratio = _filler(tok)
+    pieces, counts, ratio = filler_pieces(tok)
 
     rng = random.Random(seed)
     order = rng.sample(pool, len(pool))
@@ -197,7 +197,7 @@ def build_needle(
         start = rng.randrange(len(pieces))
         budget = target_tokens - tok.count(" " + needle.sentence + " ")
         for _ in range(_MAX_ADJUSTMENTS):
-            taken = _take_filler(pieces, counts, start, round(budget * ratio))
+            taken = take_filler(pieces, counts, start, round(budget * ratio))
             haystack, before, offset = _assemble(pieces, counts, taken, needle, depth)
             actual = tok.count(haystack)
             if abs(actual - target_tokens) <= _LENGTH_TOLERANCE * target_tokens:

@@ -20,7 +20,10 @@ from longgraph.errors import ConfigurationError
 
 eval_app = typer.Typer(
     name="eval",
-    help="Evaluate strategies on long-context suites (needle, squad, hotpot, loong); `eval report DIR`.",
+    help=(
+        "Evaluate strategies on long-context suites (needle, squad, hotpot, loong, loong-synth, "
+        "infinitebench); `eval report DIR`; `eval score PREDICTIONS...`."
+    ),
     add_completion=False,
     no_args_is_help=False,
 )
@@ -29,6 +32,13 @@ Opt = typer.Option
 
 def _split(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def _sets(raw: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in _split(raw))
+    except ValueError:
+        raise ConfigurationError(f"--loong-sets {raw!r}: expected a comma list of 1-4") from None
 
 
 def _setting(raw: str) -> tuple[str, Any]:
@@ -46,13 +56,22 @@ def _setting(raw: str) -> tuple[str, Any]:
 @eval_app.callback(invoke_without_command=True)
 def run(
     ctx: typer.Context,
-    suite: Annotated[str, Opt(help="needle, squad, hotpot or loong.")] = "needle",
+    suite: Annotated[
+        str, Opt(help="needle, squad, hotpot, loong, loong-synth (built offline) or infinitebench.")
+    ] = "needle",
     strategies: Annotated[
         str, Opt(help="Comma list, e.g. mapreduce,truncate,rag-bm25,rag-embed.")
     ] = "mapreduce",
     lengths: Annotated[str, Opt(help="Comma list of lengths in tokens (32000, 32K, 1.28M).")] = "32K",
     depths: Annotated[str, Opt(help="Needle depths, comma list of fractions (0 = start).")] = "0.5",
-    n: Annotated[int, Opt("--n", help="Instances per length (× depth); per length set for Loong.")] = 1,
+    n: Annotated[
+        int,
+        Opt(
+            "--n",
+            help="Instances per length (× depth); per length set for Loong; per family × set for "
+            "loong-synth; the first N per task for InfiniteBench.",
+        ),
+    ] = 1,
     seed: Annotated[int, Opt()] = 0,
     out: Annotated[Path, Opt(help="Results folder (records, reports, plots).")] = Path("eval-results"),
     oracle: Annotated[
@@ -93,7 +112,13 @@ def run(
     judge_context_window: Annotated[int | None, Opt()] = None,
     loong_instances: Annotated[Path | None, Opt(help="Loong: the instances JSONL.")] = None,
     loong_docs: Annotated[Path | None, Opt(help="Loong: the documents folder.")] = None,
-    loong_sets: Annotated[str | None, Opt(help="Loong: length sets, comma list of 1–4.")] = None,
+    loong_sets: Annotated[
+        str | None, Opt(help="Loong and loong-synth: length sets, comma list of 1–4 (loong-synth: 1).")
+    ] = None,
+    data: Annotated[Path | None, Opt(help="InfiniteBench: the folder of its task files.")] = None,
+    tasks: Annotated[
+        str | None, Opt(help="InfiniteBench tasks or loong-synth families, comma list (default: all).")
+    ] = None,
     loong_window: Annotated[
         int, Opt(help="Loong: assembly cap in tokens (documents past it are skipped).")
     ] = 10_000_000,
@@ -128,8 +153,14 @@ def run(
         if suite == "loong":
             if loong_instances is None or loong_docs is None:
                 raise ConfigurationError("--suite loong needs --loong-instances and --loong-docs")
-            sets = tuple(int(s) for s in _split(loong_sets)) if loong_sets else None
+            sets = _sets(loong_sets) if loong_sets else None
             loong = LoongSource(loong_instances, loong_docs, sets=sets, window=loong_window)
+        elif (loong_instances or loong_docs) is not None:
+            raise ConfigurationError("--loong-instances/--loong-docs are for --suite loong")
+        if data is not None and suite != "infinitebench":
+            raise ConfigurationError("--data is the InfiniteBench folder: use it with --suite infinitebench")
+        if tasks is not None and suite not in ("infinitebench", "loong-synth"):
+            raise ConfigurationError("--tasks chooses InfiniteBench tasks or loong-synth families")
         config = EvalConfig(
             suite=suite,  # type: ignore[arg-type]  # validated by EvalConfig.validate
             strategies=tuple(_split(strategies)),
@@ -138,6 +169,9 @@ def run(
             depths=tuple(float(x) for x in _split(depths)),
             n=n, seed=seed, model_settings=settings, judge_settings=judge, label=label,
             concurrency=concurrency, oracle=oracle, retry_failed=retry_failed, loong=loong,
+            data_dir=data, tasks=tuple(_split(tasks)) if tasks else None,
+            length_sets=_sets(loong_sets) if loong_sets and suite == "loong-synth" else (1,),
+            window=loong_window if suite == "loong-synth" and loong_window != 10_000_000 else None,
         )  # fmt: skip
         config.validate()
 
@@ -192,5 +226,34 @@ def report(
         for paths in written.values():
             for path in paths:
                 print(path)
+
+    run_cli(action, debug=debug)
+
+
+@eval_app.command("score")
+def score(
+    predictions: Annotated[
+        list[Path], typer.Argument(help="Predictions files: {id, prediction, ground_truth} per line.")
+    ],
+    task: Annotated[
+        str | None, Opt(help="InfiniteBench task (default: from each file name, preds_<task>.jsonl).")
+    ] = None,
+    as_json: Annotated[bool, Opt("--json", help="Print the table as JSON.")] = False,
+    debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
+) -> None:
+    """Re-score predictions with InfiniteBench's official rules and print the per-task table."""
+    from longgraph.evals.rescore import rescore
+
+    def action() -> None:
+        results = [rescore(path, task) for path in predictions]
+        if as_json:
+            rows = [{"file": str(r.path), "task": r.task, "metric": r.metric, "n": r.n, "score": round(r.score, 2)}
+                    for r in results]  # fmt: skip
+            print(json.dumps(rows, indent=2))
+            return
+        print("| task | metric | n | score (%) |")
+        print("| --- | --- | ---: | ---: |")
+        for r in results:
+            print(f"| {r.task} | {r.metric} | {r.n} | {r.score:.2f} |")
 
     run_cli(action, debug=debug)
