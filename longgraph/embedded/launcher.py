@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from longgraph.embedded.common import (
@@ -26,6 +26,7 @@ from longgraph.embedded.common import (
     logger,
 )
 from longgraph.embedded.convert import _require_modules, convert_model
+from longgraph.embedded.dtype import choose_dtype
 from longgraph.embedded.registry import (
     ServerInfo,
     _answers,
@@ -44,11 +45,13 @@ class ServerSettings:
 
     ``enforce_eager`` skips graph compilation: ready in ~25 s instead of ~90 s on such a machine.
     ``kv_cache_space_gb`` is vLLM's CPU KV-cache size (``VLLM_CPU_KVCACHE_SPACE``).
+    ``dtype`` ``auto``: bfloat16 where this CPU computes it fast, else float32
+    (:mod:`longgraph.embedded.dtype`); any vLLM dtype name is passed through.
     """
 
     model_name: str = DEFAULT_MODEL_NAME
     max_model_len: int = 8192
-    dtype: str = "bfloat16"
+    dtype: str = "auto"
     kv_cache_space_gb: int = 2
     enforce_eager: bool = True
     extra_args: tuple[str, ...] = ()
@@ -219,7 +222,9 @@ def _start_locked(
     log_path = root / LOG_FILE
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")  # one log per run: a stale tail from an older run would mislead
-    cmd = server_command(model_path, host, port, settings)
+    choice = choose_dtype(settings.dtype, settings.python or sys.executable)
+    logger.info("model server dtype %s: %s", choice.dtype, choice.reason)
+    cmd = server_command(model_path, host, port, replace(settings, dtype=choice.dtype))
     logger.info("starting the model server: %s", " ".join(cmd))
     started = time.monotonic()
     pid = _launch_detached(cmd, server_env(settings), log_path, root)
@@ -232,6 +237,8 @@ def _start_locked(
         tokenizer_path=model_path,
         log_path=log_path,
         started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        dtype=choice.dtype,
+        dtype_reason=choice.reason,
     )
     _write_state(root, info)  # recorded before it is ready, so `stop` can end a server still loading
     try:

@@ -28,6 +28,9 @@ class ServerInfo:
     log_path: Path
     started_at: str
     startup_seconds: float | None = None
+    dtype: str | None = None
+    """What the server computes in, and why (``longgraph.embedded.dtype``)."""
+    dtype_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -49,6 +52,8 @@ class ServerInfo:
             log_path=Path(data["log_path"]),
             started_at=str(data["started_at"]),
             startup_seconds=float(startup) if startup is not None else None,
+            dtype=data.get("dtype"),
+            dtype_reason=data.get("dtype_reason"),
         )
 
 

@@ -1,0 +1,39 @@
+"""The embedded server's dtype: bfloat16 only where this CPU computes it fast (measured), else float32."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from longgraph.embedded.dtype import SLOWDOWN_LIMIT, choose_dtype, decide
+from longgraph.embedded.launcher import ServerSettings, server_command
+
+
+def test_an_explicit_dtype_is_passed_through_without_a_probe() -> None:
+    choice = choose_dtype("float16", "/nonexistent/python")
+    assert (choice.dtype, choice.reason) == ("float16", "set explicitly")
+
+
+def test_bfloat16_is_kept_only_while_it_is_not_much_slower() -> None:
+    assert decide(0.6).dtype == "bfloat16"
+    assert decide(SLOWDOWN_LIMIT).dtype == "bfloat16"
+    slow = decide(38.0)
+    assert slow.dtype == "float32" and "38x slower" in slow.reason
+
+
+def test_a_failed_probe_falls_back_to_float32_and_says_why() -> None:
+    choice = choose_dtype("auto", "/nonexistent/python")
+    assert choice.dtype == "float32" and "probe failed" in choice.reason
+
+
+def test_the_probe_runs_in_the_given_interpreter_and_decides() -> None:
+    choice = choose_dtype("auto", sys.executable)
+    assert choice.dtype in ("bfloat16", "float32") and "timed at" in choice.reason
+
+
+def test_the_default_setting_is_auto_and_reaches_the_command_resolved(tmp_path: object) -> None:
+    assert ServerSettings().dtype == "auto"
+    command = server_command(
+        __import__("pathlib").Path("/m"), "127.0.0.1", 8000, ServerSettings(dtype="float32")
+    )
+    assert command[command.index("--dtype") + 1] == "float32"
