@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from longgraph.embedded.dtype import SLOWDOWN_LIMIT, choose_dtype, decide
 from longgraph.embedded.launcher import ServerSettings, server_command
