@@ -2,12 +2,14 @@
 
 Each ``records-<label>.jsonl`` in a results folder gets its own report files (``report-<label>.md``,
 ``summary-<label>.json``, ``needle-heatmap-<label>.png``, ``score-vs-length-<label>.png``,
-``score-vs-tokens-<label>.png``), so two models, and above all the scripted oracle and a real model,
-never share a table. Oracle reports carry a banner saying what they are.
+``score-vs-tokens-<label>.png``, ``family-heatmap-<label>.png``), so two models, and above all the
+scripted oracle and a real model, never share a table. Oracle reports carry a banner saying what they
+are. Records whose metadata names a task (Loong's families, InfiniteBench's tasks) are also broken down
+by task family and length set, as the Loong paper's tables are.
 
 Aggregation, per suite × strategy × length: the mean of each record's primary score (needle match for
 the needle, token F1 for SQuAD and HotpotQA, the judge's score / 100 for Loong, or F1 as a labelled
-proxy when no judge ran). A record whose run failed counts as 0 (a method that crashes does not get to
+proxy when no judge ran; an instance with a named scorer, that scorer's primary metric). A record whose run failed counts as 0 (a method that crashes does not get to
 skip the hard cases) and is counted in the ``errors`` column; a Loong verdict that did not parse is left
 out of the mean and shows in the judge table's parse rate. Calls, tokens and seconds are means over the
 runs that finished (what a failed run spent before failing is not known).

@@ -163,6 +163,8 @@ def status(
     details = [f"pid {info.pid}", f"up {uptime}"]
     if rss is not None:
         details.append(f"memory {rss / 2**30:.1f} GiB")
+    if info.dtype:
+        details.append(f"{info.dtype} ({info.dtype_reason})" if info.dtype_reason else info.dtype)
     out.print(f"[dim]{', '.join(details)}; log: {info.log_path}[/]", highlight=False, soft_wrap=True)
 
 

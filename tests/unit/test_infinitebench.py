@@ -229,3 +229,14 @@ def test_the_cli_prints_the_per_task_table(tmp_path: Path) -> None:
     assert "| kv_retrieval | accuracy | 2 | 50.00 |" in result.output
     result = CliRunner().invoke(app, ["eval", "score", str(tmp_path / "preds_nothing.jsonl")])
     assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+def test_the_eval_command_without_data_names_the_files_and_runs_nothing(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["eval", "--suite", "infinitebench", "--strategies", "truncate", "--out", str(tmp_path)]
+    )
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "--data DIR holding passkey.jsonl" in " ".join(result.output.split())
+    assert not list(tmp_path.iterdir())
+    result = CliRunner().invoke(app, ["eval", "--suite", "needle", "--data", str(tmp_path)])
+    assert result.exit_code != 0 and "use it with --suite infinitebench" in " ".join(result.output.split())
