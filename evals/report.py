@@ -101,6 +101,24 @@ def _length_key(records: Iterable[Mapping[str, Any]]) -> int:
     return min(int(r.get("length") or r.get("actual_tokens") or 0) for r in records)
 
 
+class _Scored(TypedDict):
+    length: int
+    metric: str
+    n: int
+    errors: int
+    score: float | None
+
+
+def _scored(group: Sequence[Mapping[str, Any]]) -> _Scored:
+    """What every table row says of a group of records: length, metric(s), runs, errors, mean score."""
+    scores = [s for s in (_score_value(r) for r in group) if s is not None]
+    metrics = sorted({str(r.get("metric")) for r in group if r.get("error") is None}) or ["-"]
+    return _Scored(
+        length=_length_key(group), metric="/".join(metrics), n=len(group),
+        errors=sum(r.get("error") is not None for r in group), score=_mean(scores) if scores else None,
+    )  # fmt: skip
+
+
 def summarize(records: Sequence[Mapping[str, Any]]) -> list[Row]:
     """Rows per suite × strategy × length set, ordered by suite, strategy, then length."""
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
@@ -108,14 +126,10 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[Row]:
         groups[(record["suite"], record["strategy"], record["length_set"])].append(record)
     rows: list[Row] = []
     for (suite, strategy, length_set), group in groups.items():
-        scores = [s for s in (_score_value(r) for r in group) if s is not None]
         ok = [r for r in group if r.get("error") is None]  # a failed run's cost is unknown: not averaged
-        metrics = sorted({str(r.get("metric")) for r in group if r.get("error") is None}) or ["-"]
         rows.append(
             Row(
-                suite=suite, strategy=strategy, length_set=length_set, length=_length_key(group),
-                metric="/".join(metrics), n=len(group), errors=sum(r.get("error") is not None for r in group),
-                score=_mean(scores) if scores else None,
+                suite=suite, strategy=strategy, length_set=length_set, **_scored(group),
                 llm_calls=_mean([float(r.get("llm_calls") or 0) for r in ok]),
                 prompt_tokens=_mean([float(r.get("prompt_tokens") or 0) for r in ok]),
                 completion_tokens=_mean([float(r.get("completion_tokens") or 0) for r in ok]),
@@ -170,15 +184,9 @@ def family_rows(records: Sequence[Mapping[str, Any]]) -> list[FamilyRow]:
             groups[(record["suite"], record["strategy"], str(task), record["length_set"])].append(record)
     rows: list[FamilyRow] = []
     for (suite, strategy, task, length_set), group in groups.items():
-        scores = [s for s in (_score_value(r) for r in group) if s is not None]
-        metrics = sorted({str(r.get("metric")) for r in group if r.get("error") is None}) or ["-"]
         rows.append(
-            FamilyRow(
-                suite=suite, strategy=strategy, task=task, length_set=length_set, length=_length_key(group),
-                metric="/".join(metrics), n=len(group), errors=sum(r.get("error") is not None for r in group),
-                score=_mean(scores) if scores else None,
-            )
-        )  # fmt: skip
+            FamilyRow(suite=suite, strategy=strategy, task=task, length_set=length_set, **_scored(group))
+        )
     return sorted(rows, key=lambda r: (r["suite"], r["strategy"], r["task"], r["length"]))
 
 

@@ -62,6 +62,16 @@ def _squeeze_spaces(text: str) -> str:
     return text
 
 
+def _after_prefix(pred: str, prefixes: Sequence[str]) -> str | None:
+    """The text after the first of ``prefixes`` found (tried in order) and one character more, as the
+    official choice rules slice it ("" when the prediction ends there); None when none is found."""
+    for prefix in prefixes:
+        index = pred.find(prefix)
+        if index != -1:
+            return pred[index + len(prefix) + 1 :]
+    return None
+
+
 def first_int_match(prediction: str) -> str:
     """The first run of digits in ``prediction`` ("" when there is none)."""
     found = re.search(r"[0-9]+", prediction)
@@ -92,13 +102,8 @@ def score_choice(prediction: str, label: Any) -> float:
     if pred in labels:
         return 1.0
     pred = _squeeze_spaces(_replace_all(pred, ("\n", '"', "'", ".", ",", "?", "!", "{", "}")))
-    for prefix in ("answer is:", "answer:", "answer is", "option is"):
-        index = pred.find(prefix)
-        if index == -1:
-            continue
-        if len(pred) < index + len(prefix) + 1:
-            return 0.0
-        after = pred[index + len(prefix) + 1 :]
+    after = _after_prefix(pred, ("answer is:", "answer:", "answer is", "option is"))
+    if after is not None:
         return float(any(after.startswith(str(option)) for option in labels))
     for word in pred.split():
         if word in "ABCD":
@@ -115,15 +120,8 @@ def score_code_debug(prediction: str, label: Any) -> float:
     if pred[:2] in (f"{letter}.", f"{letter}:"):
         return 1.0
     pred = _squeeze_spaces(_replace_all(pred, ("\n", "`", "'", '"', "-", "*", "Option", "option")))
-    for prefix in ("answer is:", "is:", "answer:", "correct option is:"):
-        index = pred.find(prefix)
-        if index == -1:
-            continue
-        if len(pred) < index + len(prefix) + 1:
-            return 0.0
-        after = pred[index + len(prefix) + 1 :]
-        return float(after.startswith(letter) or after.startswith(function))
-    return 0.0
+    after = _after_prefix(pred, ("answer is:", "is:", "answer:", "correct option is:"))
+    return float(after is not None and (after.startswith(letter) or after.startswith(function)))
 
 
 def score_code_run(prediction: str, label: Any) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from longgraph.embedded.dtype import SLOWDOWN_LIMIT, choose_dtype, decide
 from longgraph.embedded.launcher import ServerSettings, server_command
@@ -30,9 +31,7 @@ def test_the_probe_runs_in_the_given_interpreter_and_decides() -> None:
     assert choice.dtype in ("bfloat16", "float32") and "timed at" in choice.reason
 
 
-def test_the_default_setting_is_auto_and_reaches_the_command_resolved(tmp_path: object) -> None:
+def test_the_default_setting_is_auto_and_reaches_the_command_resolved() -> None:
     assert ServerSettings().dtype == "auto"
-    command = server_command(
-        __import__("pathlib").Path("/m"), "127.0.0.1", 8000, ServerSettings(dtype="float32")
-    )
+    command = server_command(Path("/m"), "127.0.0.1", 8000, ServerSettings(dtype="float32"))
     assert command[command.index("--dtype") + 1] == "float32"
