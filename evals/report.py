@@ -51,17 +51,22 @@ _METRIC_NAMES = {
 }
 
 
-class Row(TypedDict):
-    """One line of the summary: a suite × strategy × length group."""
+class _Scored(TypedDict):
+    """What every table row says of its group of records."""
 
-    suite: str
-    strategy: str
-    length_set: str
     length: int
     metric: str
     n: int
     errors: int
     score: float | None
+
+
+class Row(_Scored):
+    """One line of the summary: a suite × strategy × length group."""
+
+    suite: str
+    strategy: str
+    length_set: str
     llm_calls: float
     prompt_tokens: float
     completion_tokens: float
@@ -99,14 +104,6 @@ def _score_value(record: Mapping[str, Any]) -> float | None:
 
 def _length_key(records: Iterable[Mapping[str, Any]]) -> int:
     return min(int(r.get("length") or r.get("actual_tokens") or 0) for r in records)
-
-
-class _Scored(TypedDict):
-    length: int
-    metric: str
-    n: int
-    errors: int
-    score: float | None
 
 
 def _scored(group: Sequence[Mapping[str, Any]]) -> _Scored:
@@ -159,18 +156,13 @@ def needle_grid(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dic
     }
 
 
-class FamilyRow(TypedDict):
+class FamilyRow(_Scored):
     """One cell of the per-family breakdown: a suite × strategy × task family × length set."""
 
     suite: str
     strategy: str
     task: str
     length_set: str
-    length: int
-    metric: str
-    n: int
-    errors: int
-    score: float | None
 
 
 def family_rows(records: Sequence[Mapping[str, Any]]) -> list[FamilyRow]:
