@@ -8,13 +8,13 @@ score is the mean of the per-line scores, in percent, as the benchmark's README 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from longgraph.errors import InputError
 from longgraph.evals.scoring import SCORERS
 from longgraph.evals.scoring.infinitebench import RULES, score_infinitebench
+from longgraph.jsonl import iter_objects
 
 _PREDICTION_KEYS = ("prediction", "pred")
 _LABEL_KEYS = ("ground_truth", "label")
@@ -50,20 +50,10 @@ def rescore(path: Path, task: str | None = None) -> TaskScore:
     """Score every line of ``path``; a line without a prediction or a label is a typed error naming it."""
     name = task_of(path, task)
     scores: list[float] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not JSON ({exc})") from exc
-        prediction = next((row[k] for k in _PREDICTION_KEYS if isinstance(row, dict) and k in row), None)
+    for where, row in iter_objects(path, "prediction"):
+        prediction = next((row[k] for k in _PREDICTION_KEYS if k in row), None)
         if prediction is None or not any(k in row for k in _LABEL_KEYS):
-            raise InputError(f"{path}:{number}: a line needs a prediction and a ground_truth")
+            raise InputError(f"{where}: a line needs a prediction and a ground_truth")
         label = next(row[k] for k in _LABEL_KEYS if k in row)
         scores.append(score_infinitebench(name, str(prediction), label))
     if not scores:

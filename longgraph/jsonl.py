@@ -1,4 +1,5 @@
-"""JSONL files written as work finishes and read back to resume: eval records, synth datasets.
+"""JSONL files: those written as work finishes and read back to resume (eval records, synth datasets),
+and input files a user hands over (benchmark items, predictions).
 
 One writer and one reader, so every resumable output survives a kill the same way: each line is
 flushed and fsynced as it is written; a line torn by a kill (the file's last, without its newline) is
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -19,6 +20,28 @@ from typing import Any
 from longgraph.errors import InputError
 
 log = logging.getLogger(__name__)
+
+
+def iter_objects(path: Path, what: str = "JSON object") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each JSON object of an input file with where it is (``file:line``), read lazily, so the first
+    items of a large file cost only their lines. Unlike :func:`read_rows` nothing is forgiven: an
+    unreadable file, a line that is not JSON or not an object is an :class:`InputError` naming it."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{what} file {path} cannot be read ({exc})") from exc
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{where}: not JSON ({exc})") from exc
+            if not isinstance(row, dict):
+                raise InputError(f"{where}: not a {what} (a JSON {type(row).__name__}, not an object)")
+            yield where, row
 
 
 def read_rows(path: Path, what: str = "JSON object") -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from longgraph.errors import InputError
 from longgraph.evals.data.instance import EvalInstance, TaskFamily, length_bucket, resolve_tokenizer
+from longgraph.jsonl import iter_objects
 from longgraph.tokenizer import Tokenizer
 
 SUITE = "infinitebench"
@@ -154,22 +155,12 @@ def load_infinitebench(
     instances: list[EvalInstance] = []
     for task in available_tasks(data_dir, tasks):
         path = task_file(data_dir, task)
-        taken = 0
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if n is not None and taken >= n:
-                    break
-                if not line.strip():
-                    continue
-                where = f"{path}:{number}"
-                try:
-                    item = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{where}: not JSON ({exc})") from exc
-                if not isinstance(item, dict) or "context" not in item or "answer" not in item:
-                    raise InputError(f"{where}: not an InfiniteBench item (needs context and answer)")
-                instances.append(_instance(item, task, where, prompts, tok))
-                taken += 1
+        for taken, (where, item) in enumerate(iter_objects(path, "InfiniteBench item")):
+            if n is not None and taken >= n:
+                break
+            if "context" not in item or "answer" not in item:
+                raise InputError(f"{where}: not an InfiniteBench item (needs context and answer)")
+            instances.append(_instance(item, task, where, prompts, tok))
     return instances
 
 

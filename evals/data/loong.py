@@ -53,6 +53,7 @@ from longgraph.evals.data.instance import (
     length_set_name,
     resolve_tokenizer,
 )
+from longgraph.jsonl import iter_objects
 from longgraph.tokenizer import Tokenizer
 
 SUITE = "loong"
@@ -172,26 +173,13 @@ def load_loong(
     legal = _LegalStore(docs_dir)
     sep_tokens = tok.count(SEPARATOR)
     instances: list[EvalInstance] = []
-    try:
-        lines = instances_jsonl.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"Loong instances file {instances_jsonl} cannot be read ({exc})") from exc
-    for number, line in enumerate(lines, start=1):
+    for where, item in iter_objects(instances_jsonl, "Loong instance"):
+        number = int(where.rsplit(":", 1)[1])  # the line: an item without an id is named after it
         if limit is not None and len(instances) >= limit:
             break
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{instances_jsonl}:{number}: not JSON ({exc})") from exc
-        if not isinstance(item, dict):
-            raise InputError(f"{instances_jsonl}:{number}: not a Loong instance (not a JSON object)")
         missing = [key for key in _REQUIRED if key not in item]
         if missing:
-            raise InputError(
-                f"{instances_jsonl}:{number}: not a Loong instance (missing {', '.join(missing)})"
-            )
+            raise InputError(f"{where}: not a Loong instance (missing {', '.join(missing)})")
         if sets is not None and _as_int(item.get("set")) not in sets:
             continue
         if levels is not None and _as_int(item.get("level")) not in levels:
