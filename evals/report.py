@@ -419,22 +419,33 @@ def plot_needle_heatmap(
     image = None
     for ax, strategy in zip(axes[0], strategies, strict=True):
         values = [[grid[strategy].get(ls, {}).get(d, math.nan) for ls in lengths] for d in depths]
-        image = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+        image = _score_cells(ax, values, cmap)
         ax.set_xticks(range(len(lengths)), lengths)
         ax.set_yticks(range(len(depths)), [f"{float(d):.0%}" for d in depths])
         ax.set_xlabel("context length (tokens)")
         ax.set_ylabel("needle depth")
         ax.set_title(strategy)
-        for y, row in enumerate(values):
-            for x, value in enumerate(row):
-                if not math.isnan(value):
-                    ax.text(x, y, f"{value:.2f}", ha="center", va="center", fontsize=8, color="#222222")
+    _save(plt, fig, axes[0].tolist(), image, _title("Needle in a haystack", label, oracle), path)
+    return True
+
+
+def _score_cells(ax: Any, values: list[list[float]], cmap: Any) -> Any:
+    """A 0–1 heatmap of ``values`` on ``ax``, each known cell written in it (NaN: no run)."""
+    image = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    for y, row in enumerate(values):
+        for x, value in enumerate(row):
+            if not math.isnan(value):
+                ax.text(x, y, f"{value:.2f}", ha="center", va="center", fontsize=8, color="#222222")
+    return image
+
+
+def _save(plt: Any, fig: Any, axes: list[Any], image: Any, title: str, path: Path) -> None:
+    """One colour bar for the panels, the title, the file; the figure is closed."""
     if image is not None:
-        fig.colorbar(image, ax=axes[0].tolist(), label="score", shrink=0.9)
-    fig.suptitle(_title("Needle in a haystack", label, oracle), fontsize=11)
+        fig.colorbar(image, ax=axes, label="score", shrink=0.9)
+    fig.suptitle(title, fontsize=11)
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    return True
 
 
 def plot_family_heatmap(rows: Sequence[FamilyRow], path: Path, *, label: str, oracle: bool) -> bool:
@@ -459,19 +470,12 @@ def plot_family_heatmap(rows: Sequence[FamilyRow], path: Path, *, label: str, or
     )
     image = None
     for ax, (suite, columns, strategies, shown) in zip(axes[:, 0], layouts, strict=True):
-        image = ax.imshow(shown, cmap="RdYlGn", vmin=0.0, vmax=1.0, aspect="auto")
+        image = _score_cells(ax, shown, "RdYlGn")
         ax.set_xticks(range(len(columns)), [f"{t}\n{ls}" for t, ls in columns], fontsize=8)
         ax.set_yticks(range(len(strategies)), strategies)
         ax.set_title(suite)
-        for y, row in enumerate(shown):
-            for x, value in enumerate(row):
-                if not math.isnan(value):
-                    ax.text(x, y, f"{value:.2f}", ha="center", va="center", fontsize=8, color="#222222")
-    if image is not None:
-        fig.colorbar(image, ax=axes[:, 0].tolist(), label="score", shrink=0.9)
-    fig.suptitle(_title("Score by task family and length set", label, oracle), fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    title = _title("Score by task family and length set", label, oracle)
+    _save(plt, fig, axes[:, 0].tolist(), image, title, path)
     return True
 
 
