@@ -16,9 +16,13 @@ check against the source tells them apart.
    evidence. (A bare verdict — yes, no, true, false — is judged by the sentence that bears on it.)
 3. The **supporting span** is the located quote, or the window of one to three consecutive sentences
    of the chunk, that holds the most of the new words (ties: the shortest, then most question words).
-   ``support`` is the share of new words it holds; below :data:`MIN_SUPPORT` the answer's value is
-   **not in the chunk** (a hallucinated value): not evidence.
-4. ``relevance`` is the share of the question's content words in that span; below the context's
+   ``support`` is the share of new words it holds, and 0 when it lacks any **number** of the answer: a
+   wrong number is a wrong answer however many words around it match (measured: SmolLM2 answered
+   "23.1 million dollars" from a chunk saying 433.1, and "million dollars" alone passed). Below
+   :data:`MIN_SUPPORT` the answer's value is **not in the chunk** (a hallucinated value): not evidence.
+4. ``relevance`` is the share of the question's content words in that span, the question's names
+   counted twice (:class:`~longgraph.nodes.lexical.QuestionWords`: asked for one company's revenue, a
+   sentence giving another's shares every word with the question but the name); below the context's
    ``min_relevance`` (0.2) the span **does not bear on the question** (copied unrelated text): not
    evidence. A note without an answer (a Segment+ note of quotes) is judged by its most relevant
    verified quote; one with no quote found in the chunk, by what its reasoning states (as an answer).
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
@@ -49,7 +54,14 @@ from langgraph.types import Send
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.chunking import title_label
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems, question_words, sentence_spans, stem, words_of
+from longgraph.nodes.lexical import (
+    QuestionWords,
+    content_stems,
+    question_words,
+    sentence_spans,
+    stem,
+    words_of,
+)
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
 from longgraph.nodes.render import measure_notes
 from longgraph.state.context import Context
@@ -111,6 +123,20 @@ LABEL_WORDS = frozenset(content_stems("[Document: ]"))
 """Words of the label that heads each document's text in a chunk (``nodes/chunking.py``)."""
 
 
+def is_number(word: str) -> bool:
+    """Whether a word of :func:`~longgraph.nodes.lexical.words_of` is a number (or holds digits: "3rd")."""
+    return any(ch.isdigit() for ch in word)
+
+
+def held_share(claim_words: frozenset[str], stems: AbstractSet[str]) -> float:
+    """The share of ``claim_words`` in ``stems``; 0 when a number of the claim is missing (step 3)."""
+    if not claim_words:
+        return 1.0
+    if any(is_number(w) and w not in stems for w in claim_words):
+        return 0.0
+    return len(claim_words & stems) / len(claim_words)
+
+
 def new_words(claim: str, wanted: frozenset[str], titles: Sequence[str] = ()) -> frozenset[str]:
     """Content stems of ``claim`` that the question does not already contain: not verdict words, nor
     the words of the document titles the model was shown (it may quote a title label with the text)."""
@@ -121,7 +147,7 @@ def new_words(claim: str, wanted: frozenset[str], titles: Sequence[str] = ()) ->
 
 
 def best_support(
-    claim_words: frozenset[str], spans: Sequence[Span], wanted: frozenset[str], *, window: int = 1
+    claim_words: frozenset[str], spans: Sequence[Span], wanted: QuestionWords, *, window: int = 1
 ) -> Support:
     """The span (or window of up to ``window`` consecutive spans of one document) that best supports
     ``claim_words``: most of them, then the shortest window that holds them, then most question words.
@@ -137,8 +163,8 @@ def best_support(
                 if i + width - 1 >= len(spans) or spans[i + width - 1].doc_index != first.doc_index:
                     break
                 merged = merged.joined(spans[i + width - 1])
-            support = len(claim_words & merged.stems) / len(claim_words) if claim_words else 1.0
-            relevance = len(wanted & merged.stems) / len(wanted) if wanted else 1.0
+            support = held_share(claim_words, merged.stems)
+            relevance = wanted.share(merged.stems)
             key = (round(support, 6), -width, round(relevance, 6))
             if key > best_key:
                 best_key, best = key, Support(merged, support, relevance, claim_words)
@@ -246,7 +272,7 @@ def _judge(
     located: Sequence[Evidence],
     chunk: Chunk,
     documents: Sequence[DocumentIn],
-    wanted: frozenset[str],
+    wanted: QuestionWords,
     min_relevance: float,
 ) -> _Verdict:
     """Apply steps 2–4 of the module docstring to one draft."""
@@ -258,7 +284,7 @@ def _judge(
         if support.support < MIN_SUPPORT:
             whole = [Span.of(p.doc_index, p.title, p.start, p.end, documents) for p in chunk.parts]
             support = max(support, best_support(claim, whole, wanted), key=lambda s: s.support)
-        relevance = len(wanted & content_stems(draft.reasoning)) / len(wanted) if wanted else 1.0
+        relevance = wanted.share(content_stems(draft.reasoning))
         support = Support(support.span, support.support, relevance, claim)
     elif draft.answer or (not verified and draft.reasoning.strip()):
         # The answer is the claim; a note of quotes none of which is in the chunk is judged by what its
@@ -307,7 +333,7 @@ def _judge_claim(
     verified: Sequence[Span],
     chunk: Chunk,
     documents: Sequence[DocumentIn],
-    wanted: frozenset[str],
+    wanted: QuestionWords,
     titles: Sequence[str],
 ) -> tuple[Support, str | None]:
     """Steps 2-3 of the module docstring for one statement: its support, or why it is not evidence."""
@@ -347,22 +373,19 @@ def support_in_notes(answer: str, notes: Sequence[Note], question: str) -> tuple
     claim = new_words(answer, wanted, sorted({q.title for q in quotes if q.title}))
     stems = [frozenset(content_stems(q.text)) for q in quotes]
 
-    def relevance(s: frozenset[str]) -> float:
-        return len(wanted & s) / len(wanted) if wanted else 1.0
-
     if not quotes:
         return Support(None, 0.0, 0.0, claim), []
     if not claim:
         if not (content_stems(answer) & VERDICT_WORDS):
             return Support(None, 0.0, 0.0, claim), []  # restates the question
-        best = max(range(len(quotes)), key=lambda i: relevance(stems[i]))
-        return Support(None, 1.0, relevance(stems[best]), claim), [quotes[best]]
+        best = max(range(len(quotes)), key=lambda i: wanted.share(stems[i]))
+        return Support(None, 1.0, wanted.share(stems[best]), claim), [quotes[best]]
     supporting = [i for i, s in enumerate(stems) if claim & s]
     if not supporting:
         return Support(None, 0.0, 0.0, claim), []
     covered = frozenset().union(*(stems[i] for i in supporting))
-    support = len(claim & covered) / len(claim)
-    return Support(None, support, max(relevance(stems[i]) for i in supporting), claim), _dedupe(
+    support = held_share(claim, covered)
+    return Support(None, support, max(wanted.share(stems[i]) for i in supporting), claim), _dedupe(
         [quotes[i] for i in supporting]
     )
 
@@ -373,25 +396,27 @@ second reading when its first answer was not evidence."""
 
 
 def best_passage(
-    chunk: Chunk, documents: Sequence[DocumentIn], wanted: frozenset[str]
+    chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords
 ) -> tuple[Span, float] | None:
     """The chunk's sentence that shares most of the question's words, with a sentence either side."""
     spans = chunk_spans(chunk, documents)
     if not spans or not wanted:
         return None
-    scores = [len(wanted & s.stems) for s in spans]
+    scores = [wanted.share(s.stems) for s in spans]
     best = max(range(len(spans)), key=lambda i: (scores[i], -i))
     lo = best - 1 if best > 0 and spans[best - 1].doc_index == spans[best].doc_index else best
     hi = best + 1 if best + 1 < len(spans) and spans[best + 1].doc_index == spans[best].doc_index else best
     passage = spans[lo]
     for k in range(lo + 1, hi + 1):
         passage = passage.joined(spans[k])
-    return passage, scores[best] / len(wanted)
+    return passage, scores[best]
 
 
-def worth_rereading(outcome: ChunkOutcome, relevance: float, wanted: frozenset[str]) -> bool:
-    """A strong passage the first answer did not use: no evidence, or evidence far less relevant."""
-    if relevance < REREAD_RELEVANCE or relevance * len(wanted) < min(2, len(wanted)):
+def worth_rereading(outcome: ChunkOutcome, relevance: float, wanted: QuestionWords) -> bool:
+    """A strong passage the first answer did not use: no evidence, or evidence far less relevant.
+    (Two question words, or one name, at least: names count twice in ``relevance``.)"""
+    weight = len(wanted) + len(wanted.named)
+    if relevance < REREAD_RELEVANCE or relevance * weight < min(2, weight) - 1e-9:
         return False
     if outcome.fate in ("no_information", "unsupported"):
         return True
@@ -415,7 +440,7 @@ def rereading_enabled(context: Context) -> bool:
 
 
 def passage_worth_rereading(
-    outcome: ChunkOutcome, chunk: Chunk, documents: Sequence[DocumentIn], wanted: frozenset[str]
+    outcome: ChunkOutcome, chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords
 ) -> Span | None:
     """The passage of ``chunk`` to read again alone, when its first reading (``outcome``) missed one
     that bears strongly on the question (:func:`worth_rereading`); else None."""

@@ -1,7 +1,8 @@
 """Words as the grounding check and the provenance matcher see them: one splitter, one stop list.
 
 Words are runs of letters and digits, casefolded; each CJK character is a word of its own (CJK text
-has no spaces). Content words leave out a short English stop list and words under three letters
+has no spaces); a decimal number ("855.7", "3.14.2") is one word, so "85.7" and "433.1" do not share
+a "7" or a "1" with it. Content words leave out a short English stop list and words under three letters
 (digits and non-ASCII words are always kept: "42" and "東" carry meaning). :func:`stem` is a light
 suffix stripper ("eating" ~ "eat", "parks" ~ "park") so an answer that inflects the text's words still
 matches it; it is deliberately crude and reproducible, not a linguistic stemmer.
@@ -12,9 +13,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-WORD = re.compile(rf"[{CJK}]|[^\W_{CJK}]+")
+WORD = re.compile(rf"[{CJK}]|\d+(?:\.\d+)+|[^\W_{CJK}]+")
 _BOUNDARY = re.compile(r"(?<=[.!?;])[\"'”’)\]]*\s+|(?<=[。！？；])\s*|\n[ \t\r\f\v]*\n\s*")
 
 STOP_WORDS = frozenset(
@@ -61,9 +63,44 @@ def content_stems(text: str | Iterable[str]) -> set[str]:
     return {stem(w) for w in words if is_content(w)}
 
 
-def question_words(question: str) -> frozenset[str]:
-    """The content stems of a question: what a relevant sentence should share with it."""
-    return frozenset(content_stems(question))
+class QuestionWords(frozenset[str]):
+    """The content stems of a question, and which of them are names (:attr:`named`).
+
+    A question's names say what it is about: asked for one company's revenue, a passage giving another
+    company's revenue shares "total revenue ... fiscal year 2023" with the question but not its name.
+    :meth:`share` therefore counts a name twice.
+    """
+
+    named: frozenset[str]
+
+    def __new__(cls, words: Iterable[str] = (), named: Iterable[str] = ()) -> QuestionWords:
+        self = super().__new__(cls, words)
+        self.named = frozenset(named) & self
+        return self
+
+    def share(self, stems: AbstractSet[str]) -> float:
+        """The weighted share of these words in ``stems`` (names count twice); 1.0 for no words."""
+        if not self:
+            return 1.0
+        return (len(self & stems) + len(self.named & stems)) / (len(self) + len(self.named))
+
+
+def names_in(text: str) -> set[str]:
+    """Stems of the capitalised content words of ``text`` that do not open a sentence or line
+    (proper names: "Denfur Foods", "Port Vekla")."""
+    named = set()
+    for start, end in sentence_spans(text):
+        for line in text[start:end].splitlines():
+            for match in list(WORD.finditer(line))[1:]:
+                word = match.group()
+                if word[0].isupper() and is_content(word.casefold()):
+                    named.add(stem(word.casefold()))
+    return named
+
+
+def question_words(question: str) -> QuestionWords:
+    """The content stems of a question (what a relevant sentence should share with it), its names marked."""
+    return QuestionWords(content_stems(question), names_in(question))
 
 
 def overlap(text: str, wanted: frozenset[str]) -> int:

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from longgraph.graphs.mapreduce import build_graph
-from longgraph.nodes.grounding import confidence_of, ground_read, support_in_notes
+from longgraph.nodes.grounding import (
+    best_passage,
+    confidence_of,
+    ground_read,
+    support_in_notes,
+    worth_rereading,
+)
+from longgraph.nodes.lexical import question_words
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
 from longgraph.state.notes import ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import NO_INFORMATION
@@ -81,6 +88,52 @@ def test_a_hallucinated_value_is_not_evidence() -> None:
     assert note is None and outcome.fate == "unsupported"
     assert outcome.reason and "not in the chunk" in outcome.reason and "falcon" in outcome.reason
     assert outcome.model_confidence == 5.0 and outcome.confidence == 0.0  # the model's say-so cannot lift it
+
+
+REPORTS = (
+    "Praexkaerk Textiles reported total revenue of 433.1 million dollars for fiscal year 2023. "
+    "Its looms run day and night.\n\n"
+    "Denfur Foods reported total revenue of 855.7 million dollars for fiscal year 2023. "
+    "Its bakeries opened in 1990."
+)
+REVENUE_Q = "What total revenue did Denfur Foods report for fiscal year 2023?"
+
+
+@pytest.mark.parametrize("answer", ["23.1 million dollars", "85.7 million dollars", "855 million dollars"])
+def test_an_answer_whose_number_is_not_in_the_chunk_is_not_evidence(answer: str) -> None:
+    """Measured with SmolLM2 on the loong-synth spotlight: "23.1 million dollars" read from a chunk
+    saying 433.1 passed on "million dollars" (2 of 3 new words) and became the final answer."""
+    outcome, note = _ground(NoteDraft(answer=answer), [DocumentIn(text=REPORTS)], REVENUE_Q)
+    assert note is None and outcome.fate == "unsupported"
+    assert outcome.reason and "not in the chunk" in outcome.reason and answer.split()[0] in outcome.reason
+
+
+def test_the_right_number_is_evidence_in_its_own_sentence() -> None:
+    outcome, note = _ground(NoteDraft(answer="855.7 million dollars"), [DocumentIn(text=REPORTS)], REVENUE_Q)
+    assert outcome.fate == "noted" and note is not None and outcome.relevance == 1.0
+    assert REPORTS[note.quotes[0].start : note.quotes[0].end].startswith("Denfur Foods reported")
+
+
+def test_a_sentence_about_another_name_bears_less_on_the_question() -> None:
+    """Another company's revenue sentence shares every word of the question but its name: the names
+    count twice, so its note ranks below the named company's and earns that chunk a second reading."""
+    other, note = _ground(NoteDraft(answer="433.1 million dollars"), [DocumentIn(text=REPORTS)], REVENUE_Q)
+    right, _ = _ground(NoteDraft(answer="855.7 million dollars"), [DocumentIn(text=REPORTS)], REVENUE_Q)
+    assert other.fate == "noted" and note is not None  # still evidence (comparisons need it), ranked lower
+    assert other.relevance == pytest.approx(6 / 10) and right.relevance == 1.0
+    assert (other.confidence or 0) < (right.confidence or 0)
+    docs = [DocumentIn(text=REPORTS)]
+    found = best_passage(_chunk(docs), docs, question_words(REVENUE_Q))
+    assert found is not None and found[1] == 1.0  # the named sentence, with a neighbour either side
+    assert "Denfur Foods reported" in REPORTS[found[0].start : found[0].end]
+    assert worth_rereading(other, found[1], question_words(REVENUE_Q))
+
+
+def test_question_names_are_its_capitalised_words_inside_a_sentence() -> None:
+    words = question_words("Who is the chief executive officer of Denfur Foods in Port Vekla?")
+    assert words.named == {"denfur", "food", "port", "vekla"}
+    assert question_words("What is the secret password?").named == frozenset()
+    assert question_words("Which is older?\nA. Denfur\nB. Kagaerkgos").named == frozenset()
 
 
 def test_unrelated_text_copied_from_the_chunk_does_not_bear_on_the_question() -> None:

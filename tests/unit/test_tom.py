@@ -235,13 +235,14 @@ def test_assembled_tree_renumbers_and_keeps_losses() -> None:
     assert json.loads(tree.model_dump_json())["roots"] == tree.roots
 
 
-WEAK = "The secret of good writing is rewriting."
+WEAK = "The secret ingredient of good writing is rewriting."
 
 
 def test_a_leaf_is_read_again_and_a_weak_leaf_is_set_aside() -> None:
     """As for any chunk: the holder's leaf, misread beside its title and summary, is read again (its
-    most relevant passage alone) and answers; a leaf whose note passed grounding on one shared word
-    ("secret") is set aside before it can meet the holder's note in a reduce."""
+    most relevant passage alone) and answers; a leaf whose note passed grounding on two shared words
+    ("secret ingredient", none of the question's names) is set aside before it can meet the holder's
+    note in a reduce."""
     document = planted(30_000, at=0.2).replace(". ", f". {WEAK} ", 1)
     seen = {"first": 0, "again": 0}
 
