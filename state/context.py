@@ -120,8 +120,8 @@ class Context:
     sentence still copied 5 of 5 times — chunks without the answer stop repeating a confabulation to
     the length cap)."""
     min_relevance: float = field(default_factory=_env("min_relevance", 0.2, float))
-    """Grounding: the share of the question's content words a note's supporting span must contain to
-    count as evidence (0 turns the check off). See ``nodes/grounding.py``."""
+    """Grounding: the share of the question's content words (its names counted twice) a note's supporting
+    span must contain to count as evidence (0 turns the check off). See ``nodes/grounding.py``."""
     min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note."""
