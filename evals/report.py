@@ -313,6 +313,7 @@ def _family_section(rows: Sequence[FamilyRow]) -> list[str]:
         metrics = dict.fromkeys(
             f"{r['task']}: {_METRIC_NAMES.get(r['metric'], r['metric'])}"
             for r in sorted(suite_rows, key=lambda r: _task_order(r["task"]))
+            if r["metric"] != "-"  # a cell whose runs all failed names no metric
         )
         lines += [
             f"## {suite}: score by task family and length set",

@@ -56,14 +56,20 @@ def test_loong_synth_records_are_scored_exactly_and_reported_by_family(tmp_path:
     )
     assert all(r["length_set"] == "10K-50K" for r in records.values())
 
+    failed = {**records["Spotlight Locating"], "strategy": "broken", "score": None, "metric": None,
+              "error": "the graph failed", "error_type": "TooManyFailures"}  # fmt: skip
+    with summary.records_path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(failed) + "\n")
     written = write_reports(tmp_path)["fake"]
     markdown = (tmp_path / "report-fake.md").read_text()
     assert "## loong-synth: score by task family and length set" in markdown
+    assert "| broken | 0.00 (1) | – | – | – |" in markdown  # a failed run counts as 0, names no metric
+    assert "Metrics: Spotlight Locating: value found; Comparison: accuracy;" in markdown
     assert ("| truncate | 1.00 (1) | 1.00 (1) | 0.00 (1) | 0.00 (1) |") in markdown
     header = next(line for line in markdown.splitlines() if line.startswith("| strategy | Spotlight"))
     assert header.index("Spotlight Locating (10K-50K)") < header.index("Chain of Reasoning (10K-50K)")
     families = json.loads((tmp_path / "summary-fake.json").read_text())["families"]
-    assert {(f["task"], f["score"]) for f in families} == {
+    assert {(f["task"], f["score"]) for f in families if f["strategy"] == "truncate"} == {
         ("Spotlight Locating", 1.0), ("Comparison", 1.0), ("Clustering", 0.0), ("Chain of Reasoning", 0.0),
     }  # fmt: skip
     heatmap = tmp_path / "family-heatmap-fake.png"
