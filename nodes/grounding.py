@@ -36,6 +36,15 @@ check against the source tells them apart.
 so a verbatim answer in a sentence that shares every question word scores 5, support counts fully,
 relevance and the model's say-so scale it, and no model score can lift an unsupported note.
 
+5. **A wrong number in a right sentence.** An answer rejected only because its number is not in the
+   chunk, whose other new words are in a sentence that holds a number and bears strongly on the
+   question (half its weighted words, and two of them or one name, as for a second reading), keeps
+   that sentence as its note, without the model's answer: measured with SmolLM2 on loong-synth, the
+   chunk holding "total revenue of 855.7 million dollars" answered "$85.1 million" on both readings,
+   and the run answered with another company's revenue. The note is a quote, so what reaches the
+   final stage is the text's number, and its confidence counts the support as :data:`MIN_SUPPORT`
+   (the model did not give the value). Where second readings are on, such a chunk still gets one.
+
 Chunks whose notes fail the check are reported ``unsupported`` with the reason; nothing is dropped
 silently. Free-text notes (Segment+'s "no structure" ablation) quote nothing: their new words are
 looked for in the whole chunk, and their relevance is that of the note's own text.
@@ -245,7 +254,22 @@ def ground_read(
         }
     )  # fmt: skip
     if verdict.reason:
-        return outcome, None
+        kept = sentence_behind_wrong_number(draft, chunk, documents, wanted, min_relevance=min_relevance)
+        if kept is None:
+            return outcome, None
+        confidence = confidence_of(kept.support, kept.relevance, draft.model_confidence)
+        reason = f"{verdict.reason}: the sentence it paraphrases is kept as its note, its value dropped"
+        quote = _evidence(kept.span, chunk.id, documents, confidence) if kept.span else None
+        note = Note(
+            sources=[chunk.id], reasoning=draft.reasoning, quotes=[quote] if quote else [],
+            model_confidence=draft.model_confidence, confidence=confidence, structured=draft.structured,
+        )  # fmt: skip
+        return outcome.model_copy(
+            update={
+                "fate": "noted", "reason": reason, "confidence": confidence, "value_dropped": True,
+                "support": round(kept.support, 3), "relevance": round(kept.relevance, 3),
+            }
+        ), note  # fmt: skip
     span = verdict.support.span
     supporting = [_evidence(span, chunk.id, documents, verdict.confidence)] if span is not None else []
     others = [
@@ -318,6 +342,36 @@ def _judge(
             f"its supporting text does not bear on the question (relevance {support.relevance:.2f} < {min_relevance:g})",
         )  # fmt: skip
     return _Verdict(support, confidence_of(support.support, support.relevance, draft.model_confidence), None)
+
+
+def sentence_behind_wrong_number(
+    draft: NoteDraft,
+    chunk: Chunk,
+    documents: Sequence[DocumentIn],
+    wanted: QuestionWords,
+    *,
+    min_relevance: float,
+) -> Support | None:
+    """Step 5 of the module docstring: the chunk's sentence that an answer with a wrong number
+    paraphrases (support :data:`MIN_SUPPORT`), or None when there is none."""
+    if not draft.structured:
+        return None
+    titles = [p.title for p in chunk.parts if p.title]
+    claim = new_words(draft.answer or draft.reasoning, wanted, titles)
+    numbers = frozenset(w for w in claim if is_number(w))
+    words = claim - numbers
+    if not numbers:
+        return None
+    best: Support | None = None
+    for span in chunk_spans(chunk, documents):
+        if not any(is_number(w) for w in span.stems - wanted) or held_share(words, span.stems) < MIN_SUPPORT:
+            continue
+        relevance = wanted.share(span.stems)
+        if best is None or relevance > best.relevance:
+            best = Support(span, MIN_SUPPORT, relevance, claim)
+    if best is None or best.relevance < min_relevance or not bears_strongly(best.relevance, wanted):
+        return None
+    return best
 
 
 def _statements(text: str) -> list[str]:
@@ -411,13 +465,19 @@ def best_passage(
     return passage, scores[best]
 
 
-def worth_rereading(outcome: ChunkOutcome, relevance: float, wanted: QuestionWords) -> bool:
-    """A strong passage the first answer did not use: no evidence, or evidence far less relevant.
-    (Two question words, or one name, at least: names count twice in ``relevance``.)"""
+def bears_strongly(relevance: float, wanted: QuestionWords) -> bool:
+    """Whether a passage of ``relevance`` bears strongly on the question: half its weighted words, and
+    two question words or one name at least (names count twice in ``relevance``)."""
     weight = len(wanted) + len(wanted.named)
-    if relevance < REREAD_RELEVANCE or relevance * weight < min(2, weight) - 1e-9:
+    return relevance >= REREAD_RELEVANCE and relevance * weight >= min(2, weight) - 1e-9
+
+
+def worth_rereading(outcome: ChunkOutcome, relevance: float, wanted: QuestionWords) -> bool:
+    """A strong passage the first answer did not use: no evidence, evidence far less relevant, or only
+    the sentence behind a wrong number (step 5 of the module docstring)."""
+    if not bears_strongly(relevance, wanted):
         return False
-    if outcome.fate in ("no_information", "unsupported"):
+    if outcome.fate in ("no_information", "unsupported") or outcome.value_dropped:
         return True
     return outcome.fate == "noted" and (outcome.relevance or 0.0) + 0.25 < relevance
 

@@ -91,3 +91,6 @@ class ChunkOutcome(BaseModel):
     support: float | None = None
     relevance: float | None = None
     raw_output: str | None = None
+    value_dropped: bool = False
+    """The model's answer gave a number the chunk does not hold; its note is the sentence it paraphrased
+    (``nodes/grounding.py``, step 5), so a second reading may still give the value itself."""

@@ -103,9 +103,47 @@ REVENUE_Q = "What total revenue did Denfur Foods report for fiscal year 2023?"
 def test_an_answer_whose_number_is_not_in_the_chunk_is_not_evidence(answer: str) -> None:
     """Measured with SmolLM2 on the loong-synth spotlight: "23.1 million dollars" read from a chunk
     saying 433.1 passed on "million dollars" (2 of 3 new words) and became the final answer."""
-    outcome, note = _ground(NoteDraft(answer=answer), [DocumentIn(text=REPORTS)], REVENUE_Q)
+    outcome, note = _ground(
+        NoteDraft(answer=answer),
+        [DocumentIn(text=REPORTS[:88])],
+        "What total revenue did Denfur Foods report?",
+    )
     assert note is None and outcome.fate == "unsupported"
     assert outcome.reason and "not in the chunk" in outcome.reason and answer.split()[0] in outcome.reason
+
+
+@pytest.mark.parametrize(
+    "answer", ["$85.1 million", "23.1 million dollars", "The total revenue was 855 million."]
+)
+def test_a_wrong_number_keeps_the_sentence_it_paraphrases_without_the_number(answer: str) -> None:
+    """Measured with SmolLM2 on loong-synth: the chunk holding Denfur's "855.7 million dollars" answered
+    "$85.1 million" on both readings, and the run answered with another company's revenue."""
+    outcome, note = _ground(
+        NoteDraft(answer=answer, model_confidence=5.0), [DocumentIn(text=REPORTS)], REVENUE_Q
+    )
+    assert outcome.fate == "noted" and outcome.value_dropped and note is not None
+    assert outcome.reason and "not in the chunk" in outcome.reason and "value dropped" in outcome.reason
+    assert note.answer == "" and [q.text for q in note.verified_quotes] == [
+        "Denfur Foods reported total revenue of 855.7 million dollars for fiscal year 2023."
+    ]
+    assert note.confidence == confidence_of(0.5, 1.0, 5.0) == 2.5 and outcome.support == 0.5
+    assert worth_rereading(outcome, 1.0, question_words(REVENUE_Q))  # a second reading may give the value
+
+
+def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_question() -> None:
+    """Another company's sentence shares 3 of the question's 7 weighted words: below half, nothing is kept;
+    nor is a sentence holding no number, nor one that lacks the answer's other words."""
+    other_only = [DocumentIn(text=REPORTS[:88])]
+    for answer, docs in [
+        ("85.1 million dollars", other_only),
+        (
+            "85.1 million dollars",
+            [DocumentIn(text="Denfur Foods reported total revenue for fiscal year 2023.")],
+        ),
+        ("85.1 kilograms of flour", [DocumentIn(text=REPORTS)]),
+    ]:
+        outcome, note = _ground(NoteDraft(answer=answer), docs, "What total revenue did Denfur Foods report?")
+        assert note is None and outcome.fate == "unsupported" and not outcome.value_dropped, answer
 
 
 def test_the_right_number_is_evidence_in_its_own_sentence() -> None:
