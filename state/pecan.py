@@ -106,6 +106,8 @@ class IPBatch(BaseModel):
     edges: list[dict[int, float]] = Field(default_factory=list)
     """Per point: member id → weight (attention mode; filled later from embeddings otherwise)."""
     error: str | None = None
+    raw: str | None = None
+    """The model's answer when it could not be read (shown in the failure's message)."""
     attention_seconds: float = 0.0
 
 

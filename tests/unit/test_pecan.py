@@ -228,6 +228,29 @@ def test_a_level_of_unreadable_batches_is_too_many_failures() -> None:
         _run(planted(20_000), model=ScriptedChatModel(responder=respond), parse_retries=0)
 
 
+def test_an_unreadable_level_above_the_first_ends_construction_instead_of_the_run() -> None:
+    """Measured with SmolLM2 on loong-synth: a 452-second build failed on its one level-3 batch, though
+    the level below was a whole graph. Here levels 1 and 2 are 18 and 7 nodes; level 3 is unreadable."""
+    calls = 0
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        nonlocal calls
+        if "Each segment" in str(messages[-1]["content"]):
+            calls += 1
+            if calls > 2:  # the two level-2 batches are read; the level-3 batch is not
+                return "I cannot summarise this."
+        return oracle_responder(messages, extras)
+
+    out, _ = _run(planted(20_000), model=ScriptedChatModel(responder=respond), parse_retries=0)
+    structure = out.stats.structure or {}
+    assert structure["levels"] == [18, 7], structure
+    construction = str(structure["construction"])
+    assert "1 of 1 batches of level 3" in construction and "level 2 is the top" in construction
+    assert "I cannot summarise this." in construction  # the unreadable answer is shown
+    assert any("construction stopped" in note for note in out.stats.notes)
+    assert "smoked plums" in out.answer and out.supported
+
+
 def test_the_reader_refuses_a_folder_without_a_model(tmp_path: Any) -> None:
     with pytest.raises(ConfigurationError, match="not a transformers model folder"):
         attention_module.AttentionReader(str(tmp_path))
