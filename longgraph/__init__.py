@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from longgraph.api import aask, aask_many, ask, ask_many
+    from longgraph.batch import BatchSummary, abatch, batch
     from longgraph.errors import (
         ConfigurationError,
         EndpointError,
@@ -31,6 +32,9 @@ _EXPORTS = {
     "aask_many": "longgraph.api",
     "ask_many": "longgraph.api",
     "ask": "longgraph.api",
+    "abatch": "longgraph.batch",
+    "batch": "longgraph.batch",
+    "BatchSummary": "longgraph.batch",
     "ConfigurationError": "longgraph.errors",
     "EndpointError": "longgraph.errors",
     "InputError": "longgraph.errors",
@@ -42,6 +46,7 @@ _EXPORTS = {
     "GraphOutput": "longgraph.state.contract",
 }
 __all__ = [
+    "BatchSummary",
     "ConfigurationError",
     "Context",
     "EndpointError",
@@ -53,8 +58,10 @@ __all__ = [
     "TooManyFailures",
     "aask",
     "aask_many",
+    "abatch",
     "ask",
     "ask_many",
+    "batch",
 ]
 __version__ = "0.1.0"
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from longgraph.checkpointing import sqlite_checkpointer
 from longgraph.errors import ConfigurationError, EndpointError, InputError
@@ -133,18 +134,7 @@ async def aask(
     again with the same thread resumes it, redoing only the calls that had not finished.
     """
     repairs: list[str] = []
-    question = _repaired(question, "the question", repairs)
-    if isinstance(document, str):
-        document = _repaired(document, "the document", repairs)
-    if documents is not None:
-        documents = [_repaired_document(doc, i, repairs) for i, doc in enumerate(documents)]
-    graph_input = parse_input(
-        {
-            "question": question,
-            "document": document,
-            "documents": list(documents) if documents is not None else None,
-        }
-    ).model_dump(exclude_none=True)
+    graph_input = graph_input_of(question, document, documents, repairs)
     if checkpoint_path is not None and not thread_id:
         raise ConfigurationError("a checkpointed run needs a thread_id (to resume it later)")
     try:
@@ -162,49 +152,92 @@ async def aask(
         if checkpoint_path is not None:
             db_path = await asyncio.to_thread(_open_sqlite_path, checkpoint_path, "checkpoint database")
             checkpointer = await stack.enter_async_context(sqlite_checkpointer(db_path))
-        graph = build_strategy(strategy, llm or default_provider, checkpointer=checkpointer)
-        config = run_config(ctx, thread_id)
-        run_input: dict[str, Any] | None = graph_input
-        if checkpointer is not None:
-            fingerprint = input_fingerprint(strategy, graph_input)
-            config["metadata"] = {_FINGERPRINT_KEY: fingerprint}
-            snapshot = await graph.aget_state(config)
-            if snapshot.metadata is not None:
-                stored = snapshot.metadata.get(_FINGERPRINT_KEY)
-                if stored != fingerprint:
-                    raise ConfigurationError(
-                        f"thread {thread_id!r} in {checkpoint_path} holds a run with another question, "
-                        "document or strategy: resume it with the same input, or use a new thread id"
-                    )
-                if not snapshot.next:  # finished before: its result is in the checkpoint
-                    log.info("thread %s already finished; returning its stored result", thread_id)
-                    result = GraphOutput.model_validate(snapshot.values)
-                    result.stats.notes = [
-                        *repairs,
-                        *result.stats.notes,
-                        f"the stored result of finished thread {thread_id!r}",
-                    ]
-                    return result
-                log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
-                run_input = None
-        result_values: dict[str, Any] = {}
-        stream = graph.astream(
-            run_input,
-            config,
-            context=ctx,
-            stream_mode=["custom", "values"],
-            # Each step's checkpoint is written before the next step starts, so a killed run
-            # loses at most the calls in flight.
-            durability="sync" if checkpointer is not None else None,
-        )
-        async for mode, payload in stream:
-            if mode == "custom" and on_progress is not None:
-                on_progress(cast(Progress, payload))
-            elif mode == "values":
-                result_values = cast(dict[str, Any], payload)
-    output = GraphOutput.model_validate(result_values)
+        output = await run_strategy(
+            graph_input, strategy=strategy, context=ctx, llm=llm or default_provider, checkpointer=checkpointer,
+            thread_id=thread_id, where=str(checkpoint_path), on_progress=on_progress,
+        )  # fmt: skip
     output.stats.notes = [*repairs, *output.stats.notes]
     return output
+
+
+def graph_input_of(
+    question: str,
+    document: str | None,
+    documents: Sequence[DocumentIn | Mapping[str, Any]] | None,
+    repairs: list[str],
+) -> dict[str, Any]:
+    """The graph input for a question about a document or documents, validated (an :class:`InputError`
+    naming the problem otherwise), lone surrogates repaired and each repair said in ``repairs``."""
+    question = _repaired(question, "the question", repairs)
+    if isinstance(document, str):
+        document = _repaired(document, "the document", repairs)
+    if documents is not None:
+        documents = [_repaired_document(doc, i, repairs) for i, doc in enumerate(documents)]
+    return parse_input(
+        {
+            "question": question,
+            "document": document,
+            "documents": list(documents) if documents is not None else None,
+        }
+    ).model_dump(exclude_none=True)
+
+
+async def run_strategy(
+    graph_input: dict[str, Any],
+    *,
+    strategy: str,
+    context: Context,
+    llm: LLMProvider,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    thread_id: str | None = None,
+    where: str = "the checkpoint database",
+    on_progress: ProgressCallback | None = None,
+) -> GraphOutput:
+    """Run ``strategy``'s graph on a validated input: streamed, checkpointed under ``thread_id`` when a
+    ``checkpointer`` is given (resumed when that thread holds an unfinished run of the same input).
+
+    Runs that share one ``context`` object and ``llm`` share one client and its ``max_concurrency``
+    (``nodes/kit.py``): :func:`longgraph.batch.abatch` relies on it."""
+    graph = build_strategy(strategy, llm, checkpointer=checkpointer)
+    config = run_config(context, thread_id)
+    run_input: dict[str, Any] | None = graph_input
+    if checkpointer is not None:
+        fingerprint = input_fingerprint(strategy, graph_input)
+        config["metadata"] = {_FINGERPRINT_KEY: fingerprint}
+        snapshot = await graph.aget_state(config)
+        if snapshot.metadata is not None:
+            stored = snapshot.metadata.get(_FINGERPRINT_KEY)
+            if stored != fingerprint:
+                raise ConfigurationError(
+                    f"thread {thread_id!r} in {where} holds a run with another question, "
+                    "document or strategy: resume it with the same input, or use a new thread id"
+                )
+            if not snapshot.next:  # finished before: its result is in the checkpoint
+                log.info("thread %s already finished; returning its stored result", thread_id)
+                result = GraphOutput.model_validate(snapshot.values)
+                result.stats.notes = [
+                    *result.stats.notes,
+                    f"the stored result of finished thread {thread_id!r}",
+                ]
+                return result
+            log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
+            run_input = None
+    result_values: dict[str, Any] = {}
+    stream = graph.astream(
+        run_input,
+        config,
+        context=context,
+        stream_mode=["custom", "values"],
+        # Each step's checkpoint is written before the next step starts, so a killed run
+        # loses at most the calls in flight.
+        durability="sync" if checkpointer is not None else None,
+    )
+    async for mode, payload in stream:
+        if mode == "custom" and on_progress is not None:
+            on_progress(cast(Progress, payload))
+        elif mode == "values":
+            result_values = cast(dict[str, Any], payload)
+    return GraphOutput.model_validate(result_values)
 
 
 async def aask_many(

@@ -1,6 +1,6 @@
 """The ``longgraph`` command, one module per command group.
 
-``ask``, ``demo`` and ``strategies`` (``cli/ask.py``); ``model`` — the embedded model server
+``ask``, ``demo`` and ``strategies`` (``cli/ask.py``); ``batch`` — a corpus of questions (``cli/batch.py``); ``model`` — the embedded model server
 (``cli/model.py``); ``eval`` (``cli/eval.py``); ``tree`` — ToM's document tree (``cli/tree.py``); ``graph`` — PECAN's information-point graph (``cli/graph.py``); ``synth`` —
 Pyramid-Align training data (``cli/synth.py``); what
 they share (``cli/common.py``). Errors are one line
@@ -12,6 +12,7 @@ from __future__ import annotations
 import typer
 
 from longgraph.cli.ask import ask, demo, strategies
+from longgraph.cli.batch import batch
 from longgraph.cli.eval import eval_app
 from longgraph.cli.graph import graph_app
 from longgraph.cli.model import model_app
@@ -26,6 +27,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command()(ask)
+app.command()(batch)
 app.command()(demo)
 app.command()(strategies)
 app.command()(synth)

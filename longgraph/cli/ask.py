@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from typing import Annotated, Any
 
@@ -12,13 +11,29 @@ import typer
 
 from longgraph.cli.common import (
     EXIT_PARTIAL,
+    ApiKeyOption,
+    BaseUrlOption,
+    CacheOption,
+    ChunkSizeOption,
+    ContextWindowOption,
+    MaxConcurrencyOption,
+    MaxOutputTokensOption,
+    ModelOption,
+    NoCacheOption,
     Opt,
+    RetriesOption,
+    StructuredOutputOption,
+    TaskOption,
+    TemperatureOption,
+    TimeoutOption,
+    TokenizerOption,
     coverage_line,
     progress_bars,
-    read_document,
     run_cli,
+    run_settings,
     stderr,
 )
+from longgraph.files import read_document
 
 
 def ask(
@@ -36,34 +51,21 @@ def ask(
     ],
     strategy: Annotated[str, Opt(help="Strategy graph: see `longgraph strategies`.")] = "mapreduce",
     as_json: Annotated[bool, Opt("--json", help="Print the whole result as JSON.")] = False,
-    base_url: Annotated[
-        list[str] | None, Opt(help="OpenAI-compatible base URL(s); repeat for replicas.")
-    ] = None,
-    api_key: Annotated[
-        str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)
-    ] = None,
-    model: Annotated[str | None, Opt(help="Served model name (default: the endpoint's first).")] = None,
-    context_window: Annotated[int | None, Opt(help="L: tokens one call may use.")] = None,
-    chunk_size: Annotated[int | None, Opt(help="Tokens of text per chunk (default: derived from L).")] = None,
-    max_output_tokens: Annotated[int | None, Opt()] = None,
-    temperature: Annotated[float | None, Opt()] = None,
-    max_concurrency: Annotated[int | None, Opt(help="Requests in flight per endpoint.")] = None,
-    task: Annotated[str | None, Opt(help="qa, mc, retrieval, code, math or summary.")] = None,
-    request_timeout: Annotated[float | None, Opt("--timeout", help="Seconds per request.")] = None,
-    max_retries: Annotated[int | None, Opt("--retries", help="Retries per request.")] = None,
-    structured_output: Annotated[str | None, Opt(help="auto, json_schema or text.")] = None,
-    tokenizer: Annotated[str | None, Opt(help="Path to the model's tokenizer (default cl100k_base).")] = None,
-    cache: Annotated[
-        str | None,
-        Opt(
-            help="SQLite file caching model answers across runs, so asking again costs no calls "
-            "(default: $LONGGRAPH_CACHE_PATH, else results.sqlite in $LONGGRAPH_HOME or ~/.cache/longgraph).",
-            show_default=False,
-        ),
-    ] = None,
-    no_cache: Annotated[
-        bool, Opt("--no-cache", help="Neither read nor write the result cache (fresh samples).")
-    ] = False,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
+    model: ModelOption = None,
+    context_window: ContextWindowOption = None,
+    chunk_size: ChunkSizeOption = None,
+    max_output_tokens: MaxOutputTokensOption = None,
+    temperature: TemperatureOption = None,
+    max_concurrency: MaxConcurrencyOption = None,
+    task: TaskOption = None,
+    request_timeout: TimeoutOption = None,
+    max_retries: RetriesOption = None,
+    structured_output: StructuredOutputOption = None,
+    tokenizer: TokenizerOption = None,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     resume: Annotated[
         str | None,
         Opt(help="Thread id: checkpoint this run; run again with the same id to resume it if interrupted."),
@@ -81,21 +83,14 @@ def ask(
 ) -> None:
     """Answer QUESTION about FILES."""
     from longgraph.api import aask, aask_many
-    from longgraph.cache import default_cache_path, default_checkpoint_path
+    from longgraph.cache import default_checkpoint_path
 
-    if no_cache:
-        cache = ""  # not None: that would fall back to $LONGGRAPH_CACHE_PATH
-    elif cache is None and not os.environ.get("LONGGRAPH_CACHE_PATH"):
-        cache = str(default_cache_path())
-
-    settings: dict[str, Any] = {
-        "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
-        "api_key": api_key, "model": model, "context_window": context_window, "chunk_size": chunk_size,
-        "max_output_tokens": max_output_tokens, "temperature": temperature, "max_concurrency": max_concurrency,
-        "task": task, "request_timeout": request_timeout, "max_retries": max_retries,
-        "structured_output": structured_output, "tokenizer": tokenizer, "cache_path": cache,
-    }  # fmt: skip
-    settings = {k: v for k, v in settings.items() if v is not None}
+    settings = run_settings(
+        base_url=base_url, api_key=api_key, model=model, context_window=context_window, chunk_size=chunk_size,
+        max_output_tokens=max_output_tokens, temperature=temperature, max_concurrency=max_concurrency,
+        task=task, request_timeout=request_timeout, max_retries=max_retries,
+        structured_output=structured_output, tokenizer=tokenizer, cache=cache, no_cache=no_cache,
+    )  # fmt: skip
 
     def action() -> None:
         import asyncio

@@ -7,20 +7,17 @@ piped. Nothing here imports a command module, so the command groups import this 
 
 from __future__ import annotations
 
-import codecs
-import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from longgraph.errors import EndpointError, InputError, LonggraphError
+from longgraph.errors import EndpointError, LonggraphError
+from longgraph.files import read_document
 from longgraph.nodes.runtime import Progress as ProgressEvent
 from longgraph.state.contract import GraphOutput
 
@@ -28,82 +25,54 @@ T = TypeVar("T")
 Opt = typer.Option
 stderr = Console(stderr=True)
 
-
-MAX_INPUT_BYTES = int(os.environ.get("LONGGRAPH_MAX_INPUT_BYTES", 512 * 1024 * 1024))
-"""The largest file (or stdin) ``ask`` reads: an endless input such as ``/dev/zero`` is refused with a
-clear error instead of exhausting memory. ``LONGGRAPH_MAX_INPUT_BYTES`` raises it."""
-
-
-def _read_capped(stream: BinaryIO, path: str) -> bytes:
-    data = stream.read(MAX_INPUT_BYTES + 1)
-    if len(data) > MAX_INPUT_BYTES:
-        raise InputError(
-            f"{path}: larger than {MAX_INPUT_BYTES:,} bytes (set LONGGRAPH_MAX_INPUT_BYTES to read more)"
-        )
-    return data
-
-
-def _decode(data: bytes, title: str, path: str, notes: list[str]) -> str:
-    """UTF-16/32 by their byte-order mark, else UTF-8 (bad bytes replaced, and said); binary data anywhere
-    (a PDF renamed .txt) refused before any model call; NUL padding dropped, and said."""
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):  # fmt: skip
-        if data.startswith(bom):
-            try:
-                return data.decode(codec)
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"{path}: starts as {codec.upper()} but is not valid {codec.upper()} ({exc.reason})"
-                ) from exc
-    binary = _binary_block(data)
-    if binary is not None:
-        raise InputError(f"{path}: looks like binary data from byte {binary:,} on (control bytes), not text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        notes.append(
-            f"{title}: invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced with U+FFFD"
-        )
-        text = data.decode("utf-8-sig", errors="replace")
-    if "\x00" in text:
-        notes.append(f"{title}: {text.count(chr(0)):,} NUL byte(s) (padding) were dropped")
-    return text.replace("\x00", "")
+# The endpoint and run settings that `ask` and `batch` share (see :func:`run_settings`).
+BaseUrlOption = Annotated[list[str] | None, Opt(help="OpenAI-compatible base URL(s); repeat for replicas.")]
+ApiKeyOption = Annotated[
+    str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)
+]
+ModelOption = Annotated[str | None, Opt(help="Served model name (default: the endpoint's first).")]
+ContextWindowOption = Annotated[int | None, Opt(help="L: tokens one call may use.")]
+ChunkSizeOption = Annotated[int | None, Opt(help="Tokens of text per chunk (default: derived from L).")]
+MaxOutputTokensOption = Annotated[int | None, Opt()]
+TemperatureOption = Annotated[float | None, Opt()]
+MaxConcurrencyOption = Annotated[int | None, Opt(help="Requests in flight per endpoint.")]
+TaskOption = Annotated[str | None, Opt(help="qa, mc, retrieval, code, math or summary.")]
+TimeoutOption = Annotated[float | None, Opt("--timeout", help="Seconds per request.")]
+RetriesOption = Annotated[int | None, Opt("--retries", help="Retries per request.")]
+StructuredOutputOption = Annotated[str | None, Opt(help="auto, json_schema or text.")]
+TokenizerOption = Annotated[str | None, Opt(help="Path to the model's tokenizer (default cl100k_base).")]
+CacheOption = Annotated[
+    str | None,
+    Opt(
+        help="SQLite file caching model answers across runs, so asking again costs no calls "
+        "(default: $LONGGRAPH_CACHE_PATH, else results.sqlite in $LONGGRAPH_HOME or ~/.cache/longgraph).",
+        show_default=False,
+    ),
+]
+NoCacheOption = Annotated[
+    bool, Opt("--no-cache", help="Neither read nor write the result cache (fresh samples).")
+]
 
 
-_CONTROL = bytes(range(1, 9)) + bytes(range(14, 32))
-"""Control bytes no text file holds (tab, newlines, form feed and NUL padding excepted)."""
-_BLOCK = 4096
+def run_settings(
+    *, base_url: list[str] | None, cache: str | None, no_cache: bool, **chosen: Any
+) -> dict[str, Any]:
+    """Context settings from the shared options: those given, the endpoint(s), the result cache (its
+    default file unless ``--no-cache``)."""
+    import os
 
+    from longgraph.cache import default_cache_path
 
-def _binary_block(data: bytes) -> int | None:
-    """Where the first 4 KB block with over 1% control bytes starts — binary data, wherever it begins
-    (a PDF renamed .txt is text for its first kilobytes) — or None."""
-    for start in range(0, len(data), _BLOCK):
-        block = data[start : start + _BLOCK]
-        if len(block) - len(block.translate(None, _CONTROL)) > max(1, len(block) // 100):
-            return start
-    return None
-
-
-def read_document(path: str) -> tuple[str, str, list[str]]:
-    """(title, text, notes) for a path or ``-`` (stdin); a clear :class:`InputError` otherwise."""
-    notes: list[str] = []
-    if path == "-":
-        data = _read_capped(sys.stdin.buffer, "stdin")
-        title = "stdin"
-    else:
-        file = Path(path)
-        if not file.exists():
-            raise InputError(f"{path}: no such file")
-        if file.is_dir():
-            raise InputError(f"{path}: is a directory, not a file")
-        try:
-            with file.open("rb") as stream:
-                data = _read_capped(stream, path)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
-        title = file.name
-    return title, _decode(data, title, path, notes), notes
+    if no_cache:
+        cache = ""  # not None: that would fall back to $LONGGRAPH_CACHE_PATH
+    elif cache is None and not os.environ.get("LONGGRAPH_CACHE_PATH"):
+        cache = str(default_cache_path())
+    settings: dict[str, Any] = {
+        **chosen,
+        "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
+        "cache_path": cache,
+    }
+    return {k: v for k, v in settings.items() if v is not None}
 
 
 class _Bars:

@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from longgraph.cli.common import Opt, endpoint_settings, read_document, run_cli, stderr
+from longgraph.cli.common import Opt, endpoint_settings, run_cli, stderr
 from longgraph.errors import InputError
+from longgraph.files import read_document
 
 TEXT_SUFFIXES = (".txt", ".md", ".text", ".rst")
 """What a folder argument contributes: its text files, recursively, in name order."""

@@ -60,6 +60,8 @@ class _StubState:
     requests: int = 0
     completed: int = 0
     in_flight: int = 0
+    max_in_flight: int = 0
+    """The most requests in flight at once since the last reset (a shared concurrency budget's test)."""
     by_status: Counter[str] = field(default_factory=Counter)
     by_stage: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
@@ -69,6 +71,7 @@ class _StubState:
     def reset(self) -> None:
         self.requests = 0
         self.completed = 0
+        self.max_in_flight = self.in_flight
         self.by_status.clear()
         self.by_stage.clear()
         self.faults.clear()
@@ -85,6 +88,7 @@ class _StubState:
             "requests": self.requests,
             "completed": self.completed,
             "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
             "by_status": dict(self.by_status),
             "by_stage": dict(self.by_stage),
             "faults": dict(self.faults),
@@ -178,6 +182,7 @@ class _StubApp:
         stage = request.headers.get(STAGE_HEADER, "unknown")
         st.by_stage[stage] += 1
         st.in_flight += 1
+        st.max_in_flight = max(st.max_in_flight, st.in_flight)
         try:
             return await self._chat(request, seq, stage)
         finally:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from longgraph.cli import common
-from longgraph.cli.common import read_document
+from longgraph import files
 from longgraph.errors import ConfigurationError, InputError
+from longgraph.files import read_document
 from longgraph.state.context import Context
 
 TEXT = "Grandma Olga's borscht has smoked plums in it. Ünïcödé stays intact.\n"
@@ -42,7 +42,7 @@ def test_nul_padding_in_text_is_dropped_and_said(tmp_path: Path) -> None:
 
 
 def test_an_endless_input_is_refused_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common, "MAX_INPUT_BYTES", 1_000_000)
+    monkeypatch.setattr(files, "MAX_INPUT_BYTES", 1_000_000)
     with pytest.raises(InputError, match="/dev/zero: larger than 1,000,000 bytes"):
         read_document("/dev/zero")
 

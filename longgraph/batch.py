@@ -1,0 +1,345 @@
+"""Whole corpora in one run: ``longgraph batch INPUT.jsonl --out results.jsonl`` and :func:`abatch`.
+
+An item is one JSON object: ``question``, and ``document`` (text), ``documents`` (texts, or objects with
+``title`` and ``text``) or ``files`` (paths, relative to the input file's folder); optionally ``id``,
+``strategy`` (else the run's) and ``metadata`` (copied to the result row, e.g. a gold answer). Any other
+key is an error naming its line, as is a line that is not such an object, a missing file or an unknown
+strategy — all found before the first model call, so line 900 cannot fail after 899 items were paid for.
+
+**One concurrency budget.** Every item runs in one event loop with one context object and one provider,
+so all their calls share one client and its ``max_concurrency`` (``nodes/kit.py``): no item waits for
+another to finish before its calls start. Up to ``items_in_flight`` items are open at once (by default
+twice ``max_concurrency``: enough to keep the endpoint's slots full while one item is between stages,
+few enough that documents are read lazily and a kill leaves few items half done).
+
+**Nothing is lost by a kill.** Each finished item is one line of ``OUT`` (appended and fsynced, the one
+JSONL writer ``longgraph/jsonl.py``); each running item is checkpointed after every step in ``OUT``'s
+checkpoint file (``results.checkpoints.sqlite``, one SQLite checkpointer for the run). A rerun skips the
+items whose row says they finished (same ``id`` and same input digest: an edited item runs again),
+resumes the interrupted ones from their checkpoints — only the calls that were in flight are made again
+— and retries the failed ones. The last row of an id is its result.
+
+An item's failure is its row's ``error`` (and ``error_type``); it never stops the corpus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from longgraph.errors import ConfigurationError, InputError, LonggraphError
+from longgraph.jsonl import Appender, iter_objects, read_rows
+from longgraph.llm import LLMProvider, default_provider
+from longgraph.state.context import Context
+from longgraph.state.contract import GraphOutput
+
+log = logging.getLogger(__name__)
+
+ITEM_KEYS = frozenset({"id", "question", "document", "documents", "files", "strategy", "metadata"})
+CHUNK_STATUSES = ("used", "no_information", "unsupported", "filtered", "failed")
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One validated item (its documents not read yet when they are ``files``)."""
+
+    id: str
+    digest: str
+    where: str
+    question: str
+    strategy: str
+    document: str | None = None
+    documents: list[Any] | None = None
+    files: tuple[Path, ...] = ()
+    metadata: Any = None
+
+
+@dataclass
+class BatchSummary:
+    """What a batch run did (``rows``: this run's result rows, in the order they finished)."""
+
+    total: int = 0
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    out: Path | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        rate = f" ({self.done / self.seconds:.2f} items/s)" if self.seconds and self.done else ""
+        answered = self.done - self.failed
+        lines = [
+            f"{self.total} item(s): {answered} answered, {self.failed} failed, {self.skipped} skipped "
+            f"(finished before); {self.seconds:.1f} s{rate}",
+            f"{self.llm_calls:,} LLM calls, {self.prompt_tokens:,} prompt + {self.completion_tokens:,} "
+            "completion tokens",
+        ]
+        first = next((r for r in self.rows if r.get("error")), None)
+        if first is not None:
+            lines.append(f"first failure: item {first['id']}: {first['error_type']}: {first['error'][:300]}")
+        if self.out is not None:
+            lines.append(f"results: {self.out}")
+        return lines
+
+
+def digest_of(row: Mapping[str, Any]) -> str:
+    """A digest of what an item asks (everything but its id and metadata)."""
+    asked = {k: v for k, v in row.items() if k not in ("id", "metadata")}
+    blob = json.dumps(asked, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+
+
+def parse_item(row: Mapping[str, Any], where: str, *, base: Path, default_strategy: str) -> BatchItem:
+    """A validated :class:`BatchItem`, or an :class:`InputError` naming ``where`` and the problem."""
+    from longgraph.strategies import STRATEGIES
+
+    unknown = sorted(set(row) - ITEM_KEYS)
+    if unknown:
+        raise InputError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (an item has {', '.join(sorted(ITEM_KEYS))})"
+        )
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise InputError(f"{where}: no question (a non-empty string)")
+    given = [k for k in ("document", "documents", "files") if row.get(k) is not None]
+    if len(given) != 1:
+        raise InputError(
+            f"{where}: give exactly one of document, documents or files (got {', '.join(given) or 'none'})"
+        )
+    strategy = row.get("strategy") or default_strategy
+    if strategy not in STRATEGIES:
+        raise InputError(f"{where}: unknown strategy {strategy!r} (see `longgraph strategies`)")
+    files: tuple[Path, ...] = ()
+    if row.get("files") is not None:
+        names = row["files"]
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise InputError(f"{where}: files must be a non-empty list of paths")
+        files = tuple(p if p.is_absolute() else base / p for p in map(Path, names))
+        missing = [str(p) for p in files if not p.is_file()]
+        if missing:
+            raise InputError(f"{where}: no such file: {', '.join(missing[:5])}")
+    if row.get("document") is not None and not isinstance(row["document"], str):
+        raise InputError(f"{where}: document must be a string (or use documents)")
+    if row.get("documents") is not None and not isinstance(row["documents"], list):
+        raise InputError(f"{where}: documents must be a list")
+    digest = digest_of(row)
+    raw_id = row.get("id")
+    if raw_id is not None and not isinstance(raw_id, str | int):
+        raise InputError(f"{where}: id must be a string or a number")
+    return BatchItem(
+        id=str(raw_id) if raw_id is not None else digest, digest=digest, where=where, question=question,
+        strategy=strategy, document=row.get("document"), documents=row.get("documents"), files=files,
+        metadata=row.get("metadata"),
+    )  # fmt: skip
+
+
+def _validated(
+    rows: Iterable[tuple[str, Mapping[str, Any]]], base: Path, strategy: str
+) -> Iterator[BatchItem]:
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        item = parse_item(row, where, base=base, default_strategy=strategy)
+        if item.id in seen:
+            raise InputError(f"{where}: id {item.id!r} is also the id of {seen[item.id]}")
+        seen[item.id] = where
+        yield item
+
+
+def checkpoint_file(out: Path) -> Path:
+    """Where a batch's running items are checkpointed: ``results.checkpoints.sqlite`` beside ``results.jsonl``."""
+    return out.with_name(out.stem + ".checkpoints.sqlite")
+
+
+def finished_items(out: Path | None) -> dict[str, str]:
+    """Id → input digest of the items whose last row in ``out`` is a result, not a failure."""
+    last: dict[str, dict[str, Any]] = {}
+    for row in read_rows(out, "result row") if out is not None else []:
+        if "id" in row:
+            last[str(row["id"])] = row
+    return {i: str(r.get("input_digest")) for i, r in last.items() if r.get("error") is None}
+
+
+def _documents(item: BatchItem) -> tuple[str | None, list[Any] | None, list[str]]:
+    if not item.files:
+        return item.document, item.documents, []
+    from longgraph.files import read_document
+
+    documents, notes = [], []
+    for path in item.files:
+        title, text, file_notes = read_document(str(path))
+        documents.append({"title": title, "text": text})
+        notes += file_notes
+    return None, documents, notes
+
+
+def result_row(item: BatchItem, result: GraphOutput, seconds: float, *, full: bool) -> dict[str, Any]:
+    """One finished item: the answer, its evidence and what it cost (``full``: the whole result too)."""
+    stats = result.stats
+    row: dict[str, Any] = {
+        "id": item.id, "input_digest": item.digest, "strategy": item.strategy, "question": item.question,
+        "answer": result.answer, "supported": result.supported, "confidence": result.confidence,
+        "rationale": result.rationale,
+        "evidence": [
+            {"doc_index": e.doc_index, "title": e.title, "start": e.start, "end": e.end, "text": e.text,
+             "verified": e.verified}
+            for e in result.evidence[:5]
+        ],
+        "chunks": {"total": len(result.chunks), **{s: sum(c.status == s for c in result.chunks) for s in CHUNK_STATUSES}},
+        "llm_calls": stats.llm_calls, "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens, "seconds": round(seconds, 3), "notes": list(stats.notes),
+        "metadata": item.metadata, "error": None, "error_type": None,
+    }  # fmt: skip
+    if full:
+        row["result"] = result.model_dump(mode="json")
+    return row
+
+
+def failure_row(item: BatchItem, exc: BaseException, seconds: float) -> dict[str, Any]:
+    message = " ".join(str(exc).split())[:2000]
+    return {
+        "id": item.id, "input_digest": item.digest, "strategy": item.strategy, "question": item.question,
+        "answer": None, "seconds": round(seconds, 3), "metadata": item.metadata,
+        "error": message if isinstance(exc, LonggraphError) else f"unexpected {type(exc).__name__}: {message}",
+        "error_type": type(exc).__name__,
+    }  # fmt: skip
+
+
+async def abatch(
+    items: str | Path | Iterable[Mapping[str, Any]],
+    *,
+    out: str | Path | None = None,
+    strategy: str = "mapreduce",
+    context: Context | dict[str, Any] | None = None,
+    llm: LLMProvider | None = None,
+    items_in_flight: int | None = None,
+    full: bool = False,
+    on_item: Callable[[dict[str, Any], BatchSummary], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    start_embedded: bool = True,
+    **settings: Any,
+) -> BatchSummary:
+    """Answer every item of ``items`` (a JSONL file, or item objects) with one shared concurrency budget.
+
+    With ``out``, each result row is appended to it as the item finishes and a rerun resumes (module
+    docstring); the summary's ``rows`` are this run's. ``on_item(row, summary)`` is called as each item
+    finishes (a progress bar); ``on_notice`` hears about starting the embedded server. ``settings`` are context fields, as for :func:`longgraph.aask`.
+    """
+    from longgraph.api import graph_input_of, prepare_context, resolved_context, run_strategy
+    from longgraph.checkpointing import sqlite_checkpointer
+
+    if isinstance(items, str | Path):
+        source = Path(items)
+        base = source.parent
+
+        def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
+            if not source.is_file():
+                raise InputError(f"{source}: no such file")
+            return iter_objects(source, "batch item")
+    else:
+        listed = [(f"item {i}", row) for i, row in enumerate(items)]
+        base = Path.cwd()
+
+        def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
+            return iter(listed)
+
+    path = Path(out) if out is not None else None
+    # First pass: every item valid, before any call (documents are not kept: the second pass reads them).
+    plan = [
+        (item.id, item.digest)
+        for item in await asyncio.to_thread(lambda: list(_validated(rows(), base, strategy)))
+    ]
+    if not plan:
+        raise InputError("no item to answer")
+    done_before = await asyncio.to_thread(finished_items, path)
+    todo = {i for i, d in plan if done_before.get(i) != d}
+    summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)
+    if not todo:
+        return summary
+    ctx = await asyncio.to_thread(
+        lambda: prepare_context(
+            context, settings, start_embedded=start_embedded and llm is None, on_notice=on_notice
+        )
+    )
+    provider = llm or default_provider
+    resolved = await resolved_context(ctx, provider)  # one object: one client, one budget for every item
+    gate = asyncio.Semaphore(items_in_flight or 2 * resolved.max_concurrency)
+    started = time.perf_counter()
+    async with AsyncExitStack() as stack:
+        appender = None
+        checkpointer = None
+        if path is not None:
+            try:
+                appender = stack.enter_context(await asyncio.to_thread(Appender, path))
+            except OSError as exc:
+                raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
+            checkpointer = await stack.enter_async_context(sqlite_checkpointer(str(checkpoint_file(path))))
+
+        async def one(item: BatchItem) -> None:
+            began = time.perf_counter()
+            try:
+                document, documents, notes = await asyncio.to_thread(_documents, item)
+                graph_input = graph_input_of(item.question, document, documents, notes)
+                result = await run_strategy(
+                    graph_input, strategy=item.strategy, context=resolved, llm=provider,
+                    checkpointer=checkpointer, thread_id=f"batch-{item.id}-{item.digest}" if checkpointer else None,
+                    where=str(checkpoint_file(path)) if path else "",
+                )  # fmt: skip
+                result.stats.notes = [*notes, *result.stats.notes]
+                row = result_row(item, result, time.perf_counter() - began, full=full)
+            except Exception as exc:  # one item's failure never stops the corpus
+                row = failure_row(item, exc, time.perf_counter() - began)
+            if appender is not None:
+                appender.write(row)
+            summary.done += 1
+            summary.failed += row["error"] is not None
+            summary.llm_calls += int(row.get("llm_calls") or 0)
+            summary.prompt_tokens += int(row.get("prompt_tokens") or 0)
+            summary.completion_tokens += int(row.get("completion_tokens") or 0)
+            summary.rows.append(row)
+            if on_item is not None:
+                on_item(row, summary)
+
+        async def pending() -> AsyncIterator[BatchItem]:
+            for item in _validated(rows(), base, strategy):
+                if item.id in todo:
+                    yield item
+
+        tasks: set[asyncio.Task[None]] = set()
+
+        def finished(task: asyncio.Task[None]) -> None:
+            tasks.discard(task)
+            gate.release()
+
+        try:
+            async for item in pending():
+                await gate.acquire()
+                task = asyncio.create_task(one(item))
+                tasks.add(task)
+                task.add_done_callback(finished)
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def batch(items: str | Path | Iterable[Mapping[str, Any]], **kwargs: Any) -> BatchSummary:
+    """Synchronous :func:`abatch`."""
+    from longgraph.api import _run_sync
+
+    return _run_sync(lambda: abatch(items, **kwargs), "batch")

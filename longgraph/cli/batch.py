@@ -1,0 +1,113 @@
+"""``longgraph batch ITEMS.jsonl --out results.jsonl``: a corpus of questions in one run (``longgraph/batch.py``)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from longgraph.cli.common import (
+    EXIT_PARTIAL,
+    ApiKeyOption,
+    BaseUrlOption,
+    CacheOption,
+    ChunkSizeOption,
+    ContextWindowOption,
+    MaxConcurrencyOption,
+    MaxOutputTokensOption,
+    ModelOption,
+    NoCacheOption,
+    Opt,
+    RetriesOption,
+    StructuredOutputOption,
+    TaskOption,
+    TemperatureOption,
+    TimeoutOption,
+    TokenizerOption,
+    run_cli,
+    run_settings,
+    stderr,
+)
+
+
+def batch(
+    items: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL, one item a line: {question, document | documents | files, id?, strategy?, metadata?}."
+        ),
+    ],
+    out: Annotated[Path, Opt(help="Result rows (JSONL), one per item as it finishes; rerun to resume.")],
+    strategy: Annotated[
+        str, Opt(help="Strategy of items that name none: see `longgraph strategies`.")
+    ] = "mapreduce",
+    items_in_flight: Annotated[
+        int | None, Opt(help="Items open at once (default 2 × max-concurrency).")
+    ] = None,
+    full: Annotated[
+        bool, Opt("--full", help="Also write each item's whole result (every chunk's report).")
+    ] = False,
+    base_url: BaseUrlOption = None,
+    api_key: ApiKeyOption = None,
+    model: ModelOption = None,
+    context_window: ContextWindowOption = None,
+    chunk_size: ChunkSizeOption = None,
+    max_output_tokens: MaxOutputTokensOption = None,
+    temperature: TemperatureOption = None,
+    max_concurrency: MaxConcurrencyOption = None,
+    task: TaskOption = None,
+    request_timeout: TimeoutOption = None,
+    max_retries: RetriesOption = None,
+    structured_output: StructuredOutputOption = None,
+    tokenizer: TokenizerOption = None,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+    no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
+    debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
+) -> None:
+    """Answer every item of ITEMS with one shared concurrency budget; rerun the same command to resume."""
+    settings = run_settings(
+        base_url=base_url, api_key=api_key, model=model, context_window=context_window, chunk_size=chunk_size,
+        max_output_tokens=max_output_tokens, temperature=temperature, max_concurrency=max_concurrency,
+        task=task, request_timeout=request_timeout, max_retries=max_retries,
+        structured_output=structured_output, tokenizer=tokenizer, cache=cache, no_cache=no_cache,
+    )  # fmt: skip
+
+    def action() -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from longgraph.batch import BatchSummary, batch
+
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=stderr, transient=False, disable=no_progress or debug or not stderr.is_terminal,
+        ) as progress:  # fmt: skip
+            bar = progress.add_task("items", total=None)
+
+            def on_item(row: dict[str, Any], summary: BatchSummary) -> None:
+                failed = f", {summary.failed} failed" if summary.failed else ""
+                progress.update(
+                    bar,
+                    total=summary.total - summary.skipped,
+                    completed=summary.done,
+                    description=f"items{failed}",
+                )
+
+            summary = batch(
+                items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
+                on_notice=lambda m: stderr.print(m), **settings,
+            )  # fmt: skip
+        for line in summary.lines():
+            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
+        if summary.failed:
+            raise typer.Exit(EXIT_PARTIAL)
+
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s: %(message)s",
+    )
+    run_cli(action, debug=debug, hint=f"rerun the same command to resume: finished items in {out} are kept")

@@ -1,0 +1,141 @@
+"""`abatch`: every item answered or failed with why, bad input refused before any call, reruns resume."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from longgraph.batch import abatch, batch, checkpoint_file
+from longgraph.errors import InputError
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
+from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
+
+SETTINGS: dict[str, Any] = {**FAKE_SETTINGS, "cache_path": ""}
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _items(tmp_path: Path) -> list[dict[str, Any]]:
+    (tmp_path / "doc.txt").write_text(planted(9_000, at=0.2), encoding="utf-8")
+    return [
+        {"id": "inline", "question": QUESTION, "document": planted(8_000), "metadata": {"gold": "smoked plums"}},
+        {"id": "two-docs", "question": QUESTION, "documents": [{"title": "a", "text": planted(6_000, at=0.9)},
+                                                               {"title": "b", "text": planted(5_000, at=0.1)}]},
+        {"question": QUESTION, "files": ["doc.txt"], "strategy": "segment-plus"},
+    ]  # fmt: skip
+
+
+def test_every_item_gets_a_row_with_its_answer_and_cost(tmp_path: Path) -> None:
+    items = _write(tmp_path / "items.jsonl", _items(tmp_path))
+    out = tmp_path / "results.jsonl"
+    model = ScriptedChatModel()
+    summary = batch(items, out=out, llm=FakeProvider(model), **SETTINGS)
+    rows = _rows(out)
+    assert summary.total == summary.done == 3 and summary.failed == summary.skipped == 0
+    assert {"inline", "two-docs"} < {r["id"] for r in rows} and len(rows) == 3
+    for row in rows:
+        assert row["error"] is None and "smoked plums" in row["answer"] and row["supported"] is True
+        assert row["llm_calls"] > 0 and row["chunks"]["total"] == sum(
+            row["chunks"][s] for s in ("used", "no_information", "unsupported", "filtered", "failed")
+        )
+        assert row["evidence"] and "smoked plums" in row["evidence"][0]["text"]
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["inline"]["metadata"] == {"gold": "smoked plums"}
+    from_file = next(r for r in rows if r["id"] not in ("inline", "two-docs"))
+    assert from_file["strategy"] == "segment-plus" and len(from_file["id"]) == 16  # a content digest
+    assert summary.llm_calls == sum(r["llm_calls"] for r in rows) == len(model.calls)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("not json", "not JSON"),
+        ('{"question": "q", "document": "d", "colour": "red"}', "unknown key(s) colour"),
+        ('{"document": "d"}', "no question"),
+        ('{"question": "q"}', "exactly one of document, documents or files"),
+        ('{"question": "q", "files": ["missing.txt"]}', "no such file"),
+        ('{"question": "q", "document": "d", "strategy": "magic"}', "unknown strategy 'magic'"),
+        ('{"id": "inline", "question": "q", "document": "d"}', "also the id of"),
+    ],
+)
+def test_a_bad_line_is_refused_before_any_call(tmp_path: Path, line: str, problem: str) -> None:
+    items = tmp_path / "items.jsonl"
+    good = json.dumps({"id": "inline", "question": QUESTION, "document": planted(3_000)})
+    items.write_text(good + "\n" + line + "\n", encoding="utf-8")
+    model = ScriptedChatModel()
+    with pytest.raises(InputError, match=re.escape(problem)) as raised:
+        batch(items, out=tmp_path / "out.jsonl", llm=FakeProvider(model), **SETTINGS)
+    assert "items.jsonl:2" in str(raised.value) and model.calls == []
+
+
+def test_a_failing_item_is_recorded_and_the_others_answered(tmp_path: Path) -> None:
+    rows = [
+        {"id": "good", "question": QUESTION, "document": planted(6_000)},
+        {"id": "empty", "question": QUESTION, "document": "   "},
+    ]
+    summary = batch(rows, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)
+    by_id = {r["id"]: r for r in summary.rows}
+    assert summary.done == 2 and summary.failed == 1
+    assert by_id["empty"]["error_type"] == "InputError" and "empty" in by_id["empty"]["error"]
+    assert "smoked plums" in by_id["good"]["answer"]
+    assert any(line.startswith("first failure: item empty: InputError") for line in summary.lines())
+
+
+def test_a_rerun_skips_finished_items_and_runs_edited_and_failed_ones(tmp_path: Path) -> None:
+    items = tmp_path / "items.jsonl"
+    rows = [
+        {"id": "a", "question": QUESTION, "document": planted(6_000)},
+        {"id": "b", "question": QUESTION, "document": planted(6_000, at=0.8)},
+        {"id": "c", "question": QUESTION, "document": ""},
+    ]
+    out = tmp_path / "results.jsonl"
+    first = batch(_write(items, rows), out=out, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)
+    assert (first.done, first.failed) == (3, 1) and checkpoint_file(out).exists()
+
+    again_model = ScriptedChatModel()
+    again = batch(items, out=out, llm=FakeProvider(again_model), **SETTINGS)
+    assert (again.skipped, again.done) == (2, 1) and again.rows[0]["id"] == "c"  # the failed one, retried
+    assert again_model.calls == []  # the empty document fails again before any call
+
+    rows[1]["question"] = "Which ingredient makes Grandma Olga's borscht special?"  # an edited item
+    rows[2]["document"] = planted(4_000)  # a fixed one
+    edited_model = ScriptedChatModel()
+    edited = batch(_write(items, rows), out=out, llm=FakeProvider(edited_model), **SETTINGS)
+    assert edited.skipped == 1 and sorted(r["id"] for r in edited.rows) == ["b", "c"]
+    assert edited.failed == 0 and edited_model.calls
+    last = {r["id"]: r for r in _rows(out)}  # the last row of an id is its result
+    assert all(r["error"] is None for r in last.values()) and len(_rows(out)) == 6
+
+
+async def test_items_run_together_on_one_client(tmp_path: Path) -> None:
+    """Each item is its own run, but all share the one context object, hence one client: a second item
+    starts its calls before the first has finished (not one item after another)."""
+    other = "Which secret ingredient does Grandma Olga put in her borscht?"
+    order: list[str] = []
+
+    def respond(messages: Any, extras: Any) -> str:
+        from longgraph.testing.fakes import oracle_responder
+
+        text = str(messages[-1]["content"])
+        order.append("B" if other in text else "A")
+        return oracle_responder(messages, extras)
+
+    rows = [
+        {"id": "A", "question": QUESTION, "document": planted(12_000)},
+        {"id": "B", "question": other, "document": planted(12_000, at=0.3)},
+    ]
+    summary = await abatch(rows, llm=FakeProvider(ScriptedChatModel(responder=respond)), **SETTINGS)
+    assert summary.failed == 0 and order.count("A") > 2 and order.count("B") > 2
+    first_b = order.index("B")
+    assert "A" in order[first_b:], f"item B started only after item A's last call: {order}"
