@@ -108,3 +108,16 @@ def test_pyramid_throughput_benchmark_prints_its_figures(capsys: pytest.CaptureF
     out = capsys.readouterr().out
     for name in ("throughput / saturating load", "calls per record", "wall time per document"):
         assert name in out
+
+
+def test_batch_throughput_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import batch_throughput
+
+    figures = batch_throughput.main(
+        ["--items", "4", "--chars", "4000", "--latency", "0.1", "--concurrency", "2"]
+    )
+    assert figures["answered right / failed"] == "4 / 0"  # each item's own planted orchard
+    assert figures["peak requests in flight at the stub"] == 2  # one budget for the whole corpus
+    out = capsys.readouterr().out
+    for name in ("throughput / saturating load", "calls per item", "items per second"):
+        assert name in out

@@ -1,0 +1,128 @@
+"""``longgraph batch`` over a corpus: its throughput / the server's saturating load, in one run.
+
+``python -m longgraph.evals.bench.batch_throughput [--items 100] [--latency 0.1] [--concurrency 32]``
+``python -m longgraph.evals.bench.batch_throughput --embedded --items 20 --chars 4000 --concurrency 4``
+
+Runs :func:`longgraph.abatch` over ``--items`` questions, each about its own slice of the installed Paul
+Graham essays with a fact planted in it, against the stub answering in ``--latency`` seconds with its
+oracle (or the embedded vLLM server), capturing every request; then replays exactly those requests with
+a bare async HTTP client, all available at once, at the same concurrency — the most the server can be
+kept busy with this work. The ratio of the two wall times is how close one shared concurrency budget
+across items comes to saturating the server (an item's stages depend on each other; the items do not).
+Also printed: items answered right, calls per item, and the stub's peak of requests in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import math
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from longgraph.batch import abatch
+from longgraph.evals.bench import print_figures
+from longgraph.evals.bench.mapreduce_stub import RecordingProvider, _replay
+from longgraph.evals.corpora import load_paul_graham_text
+from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
+
+QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
+
+
+def items(count: int, chars: int) -> list[dict[str, Any]]:
+    """``count`` items, each a distinct slice of the essays with its own planted answer."""
+    text = load_paul_graham_text()
+    step = max(1, (len(text) - chars) // max(1, count))
+    rows = []
+    for i in range(count):
+        filler = text[i * step : i * step + chars]
+        cut = filler.rfind(" ", 0, len(filler) * ((i % 9) + 1) // 10) + 1
+        fact = f"The secret ingredient of Grandma Olga's borscht is smoked plums from orchard {i}."
+        rows.append({"id": f"item-{i}", "question": QUESTION, "document": f"{filler[:cut]}\n\n{fact}\n\n{filler[cut:]}",
+                     "metadata": {"gold": f"orchard {i}"}})  # fmt: skip
+    return rows
+
+
+def run(
+    count: int, chars: int, latency: float, concurrency: int, *, embedded: bool = False, replay: bool = True
+) -> dict[str, object]:
+    corpus = items(count, chars)
+    with contextlib.ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="batch-bench-")))
+        stub = None
+        if embedded:
+            from longgraph.embedded import ensure_running
+
+            server, _ = ensure_running()
+            endpoint: dict[str, Any] = {"base_url": server.base_url, "model": server.model,
+                                           "tokenizer": str(server.tokenizer_path), "request_timeout": 900}  # fmt: skip
+        else:
+            stub = stack.enter_context(run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)))
+            endpoint = {"base_url": stub.base_url, "model": "stub"}
+        provider = RecordingProvider()
+        started = time.perf_counter()
+        summary = asyncio.run(abatch(
+            corpus, out=scratch / "results.jsonl", llm=provider, start_embedded=False, context_window=2048,
+            max_output_tokens=256, temperature=0.0, structured_output="json_schema", max_concurrency=concurrency,
+            cache_path=None, **endpoint,
+        ))  # fmt: skip
+        batch_seconds = time.perf_counter() - started
+        peak = stub.stats()["max_in_flight"] if stub is not None else None
+        calls = provider.calls
+        bare_seconds = math.nan
+        if replay:
+            started = time.perf_counter()
+            asyncio.run(_replay(str(endpoint["base_url"]), [calls], concurrency))
+            bare_seconds = time.perf_counter() - started
+    rows = summary.rows
+    right = sum(str(r["metadata"]["gold"]) in str(r.get("answer") or "") for r in rows)
+    per_item = [int(r.get("llm_calls") or 0) for r in rows]
+    return {
+        "items": count,
+        "answered right / failed": f"{right} / {summary.failed}",
+        "requests": len(calls),
+        "endpoint": "embedded vLLM (SmolLM2-135M, CPU)"
+        if embedded
+        else f"stub, oracle, {latency} s per answer",
+        "concurrency (shared by all items)": concurrency,
+        "peak requests in flight at the stub": peak if peak is not None else "-",
+        "batch wall time (s)": round(batch_seconds, 2),
+        "bare client, same requests all at once (s)": round(bare_seconds, 2),
+        "throughput / saturating load": round(bare_seconds / batch_seconds, 3),
+        **(
+            {}
+            if embedded
+            else {"ideal wall time at this concurrency (s)": round(len(calls) * latency / concurrency, 2)}
+        ),
+        "calls per item: mean (min-max)": f"{statistics.mean(per_item):.1f} ({min(per_item)}-{max(per_item)})",
+        "items per second": round(count / batch_seconds, 2),
+    }
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=100)
+    parser.add_argument("--chars", type=int, default=8000, help="characters per item's document")
+    parser.add_argument("--latency", type=float, default=0.1, help="the stub's seconds per answer")
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--embedded", action="store_true", help="the embedded vLLM server, not the stub")
+    parser.add_argument("--no-replay", dest="replay", action="store_false", help="skip the saturating replay")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, object]:
+    args = _parser().parse_args(argv)
+    figures = run(
+        args.items, args.chars, args.latency, args.concurrency, embedded=args.embedded, replay=args.replay
+    )
+    print_figures("longgraph batch over a corpus / saturating load", figures)
+    return figures
+
+
+if __name__ == "__main__":
+    main()
