@@ -238,6 +238,7 @@ async def abatch(
     """
     from longgraph.api import graph_input_of, prepare_context, resolved_context, run_strategy
     from longgraph.checkpointing import sqlite_checkpointer
+    from longgraph.strategies import build_strategy
 
     if isinstance(items, str | Path):
         source = Path(items)
@@ -286,6 +287,14 @@ async def abatch(
                 raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
             checkpointer = await stack.enter_async_context(sqlite_checkpointer(str(checkpoint_file(path))))
 
+        graphs: dict[str, Any] = {}
+
+        def compiled(strategy: str) -> Any:
+            """Each strategy's graph, compiled once for every item (they share the checkpointer)."""
+            if strategy not in graphs:
+                graphs[strategy] = build_strategy(strategy, provider, checkpointer=checkpointer)
+            return graphs[strategy]
+
         async def one(item: BatchItem) -> None:
             began = time.perf_counter()
             try:
@@ -294,7 +303,7 @@ async def abatch(
                 result = await run_strategy(
                     graph_input, strategy=item.strategy, context=resolved, llm=provider,
                     checkpointer=checkpointer, thread_id=f"batch-{item.id}-{item.digest}" if checkpointer else None,
-                    where=str(checkpoint_file(path)) if path else "",
+                    where=str(checkpoint_file(path)) if path else "", graph=compiled(item.strategy),
                 )  # fmt: skip
                 result.stats.notes = [*notes, *result.stats.notes]
                 row = result_row(item, result, time.perf_counter() - began, full=full)

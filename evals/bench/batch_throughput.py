@@ -49,7 +49,14 @@ def items(count: int, chars: int) -> list[dict[str, Any]]:
 
 
 def run(
-    count: int, chars: int, latency: float, concurrency: int, *, embedded: bool = False, replay: bool = True
+    count: int,
+    chars: int,
+    latency: float,
+    concurrency: int,
+    *,
+    embedded: bool = False,
+    replay: bool = True,
+    items_in_flight: int | None = None,
 ) -> dict[str, object]:
     corpus = items(count, chars)
     with contextlib.ExitStack() as stack:
@@ -69,7 +76,7 @@ def run(
         summary = asyncio.run(abatch(
             corpus, out=scratch / "results.jsonl", llm=provider, start_embedded=False, context_window=2048,
             max_output_tokens=256, temperature=0.0, structured_output="json_schema", max_concurrency=concurrency,
-            cache_path=None, **endpoint,
+            cache_path=None, items_in_flight=items_in_flight, **endpoint,
         ))  # fmt: skip
         batch_seconds = time.perf_counter() - started
         peak = stub.stats()["max_in_flight"] if stub is not None else None
@@ -90,6 +97,7 @@ def run(
         if embedded
         else f"stub, oracle, {latency} s per answer",
         "concurrency (shared by all items)": concurrency,
+        "items in flight": items_in_flight or f"default ({2 * concurrency})",
         "peak requests in flight at the stub": peak if peak is not None else "-",
         "batch wall time (s)": round(batch_seconds, 2),
         "bare client, same requests all at once (s)": round(bare_seconds, 2),
@@ -110,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--chars", type=int, default=8000, help="characters per item's document")
     parser.add_argument("--latency", type=float, default=0.1, help="the stub's seconds per answer")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--items-in-flight", type=int, default=None, help="default: abatch's")
     parser.add_argument("--embedded", action="store_true", help="the embedded vLLM server, not the stub")
     parser.add_argument("--no-replay", dest="replay", action="store_false", help="skip the saturating replay")
     return parser
@@ -118,7 +127,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     args = _parser().parse_args(argv)
     figures = run(
-        args.items, args.chars, args.latency, args.concurrency, embedded=args.embedded, replay=args.replay
+        args.items,
+        args.chars,
+        args.latency,
+        args.concurrency,
+        embedded=args.embedded,
+        replay=args.replay,
+        items_in_flight=args.items_in_flight,
     )
     print_figures("longgraph batch over a corpus / saturating load", figures)
     return figures
