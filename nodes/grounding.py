@@ -37,13 +37,14 @@ so a verbatim answer in a sentence that shares every question word scores 5, sup
 relevance and the model's say-so scale it, and no model score can lift an unsupported note.
 
 5. **A wrong number in a right sentence.** An answer rejected only because its number is not in the
-   chunk, whose other new words are in a sentence that holds a number and bears strongly on the
-   question (half its weighted words, and two of them or one name, as for a second reading), keeps
-   that sentence as its note, without the model's answer: measured with SmolLM2 on loong-synth, the
-   chunk holding "total revenue of 855.7 million dollars" answered "$85.1 million" on both readings,
-   and the run answered with another company's revenue. The note is a quote, so what reaches the
-   final stage is the text's number, and its confidence counts the support as :data:`MIN_SUPPORT`
-   (the model did not give the value). Where second readings are on, such a chunk still gets one.
+   chunk, whose other new words (one at least: "million dollars", not a bare number or a garbled
+   token) are in a sentence that holds a number and bears strongly on the question (half its weighted
+   words, and two of them or one name, as for a second reading), keeps that sentence as its note,
+   without the model's answer: measured with SmolLM2 on loong-synth, the chunk holding "total revenue
+   of 855.7 million dollars" answered "$85.1 million" on both readings, and the run answered with
+   another company's revenue. The note is a quote, judged as a note of quotes is: support the share of
+   the answer's other words the sentence holds, relevance the sentence's; what reaches the final stage
+   is the text's number. Where second readings are on, such a chunk still gets one.
 
 Chunks whose notes fail the check are reported ``unsupported`` with the reason; nothing is dropped
 silently. Free-text notes (Segment+'s "no structure" ablation) quote nothing: their new words are
@@ -353,14 +354,14 @@ def sentence_behind_wrong_number(
     min_relevance: float,
 ) -> Support | None:
     """Step 5 of the module docstring: the chunk's sentence that an answer with a wrong number
-    paraphrases (support :data:`MIN_SUPPORT`), or None when there is none."""
+    paraphrases (its support and relevance), or None when there is none."""
     if not draft.structured:
         return None
     titles = [p.title for p in chunk.parts if p.title]
     claim = new_words(draft.answer or draft.reasoning, wanted, titles)
     numbers = frozenset(w for w in claim if is_number(w))
     words = claim - numbers
-    if not numbers:
+    if not numbers or not words:
         return None
     best: Support | None = None
     for span in chunk_spans(chunk, documents):
@@ -368,7 +369,7 @@ def sentence_behind_wrong_number(
             continue
         relevance = wanted.share(span.stems)
         if best is None or relevance > best.relevance:
-            best = Support(span, MIN_SUPPORT, relevance, claim)
+            best = Support(span, held_share(words, span.stems), relevance, claim)
     if best is None or best.relevance < min_relevance or not bears_strongly(best.relevance, wanted):
         return None
     return best

@@ -126,13 +126,14 @@ def test_a_wrong_number_keeps_the_sentence_it_paraphrases_without_the_number(ans
     assert note.answer == "" and [q.text for q in note.verified_quotes] == [
         "Denfur Foods reported total revenue of 855.7 million dollars for fiscal year 2023."
     ]
-    assert note.confidence == confidence_of(0.5, 1.0, 5.0) == 2.5 and outcome.support == 0.5
+    assert note.confidence == confidence_of(1.0, 1.0, 5.0) == 5.0 and outcome.support == 1.0
     assert worth_rereading(outcome, 1.0, question_words(REVENUE_Q))  # a second reading may give the value
 
 
 def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_question() -> None:
     """Another company's sentence shares 3 of the question's 7 weighted words: below half, nothing is kept;
-    nor is a sentence holding no number, nor one that lacks the answer's other words."""
+    nor is a sentence holding no number, nor one that lacks the answer's other words, nor anything for an
+    answer with no word but its number (measured: SmolLM2 wrote "2023FedExFedEx…")."""
     other_only = [DocumentIn(text=REPORTS[:88])]
     for answer, docs in [
         ("85.1 million dollars", other_only),
@@ -141,6 +142,7 @@ def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_que
             [DocumentIn(text="Denfur Foods reported total revenue for fiscal year 2023.")],
         ),
         ("85.1 kilograms of flour", [DocumentIn(text=REPORTS)]),
+        ("2023FedEx85", [DocumentIn(text=REPORTS)]),  # a garbled token: no word to find the sentence by
     ]:
         outcome, note = _ground(NoteDraft(answer=answer), docs, "What total revenue did Denfur Foods report?")
         assert note is None and outcome.fate == "unsupported" and not outcome.value_dropped, answer
