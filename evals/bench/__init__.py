@@ -15,9 +15,14 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Spread", "load_average", "print_figures", "spread", "wait_for_quiet"]
+if TYPE_CHECKING:
+    from longgraph.testing.stub_server import StubHandle
+
+__all__ = ["Spread", "bench_endpoint", "load_average", "print_figures", "spread", "wait_for_quiet"]
 
 DEFAULT_MAX_LOAD = 3.0
 DEFAULT_MAX_WAIT_S = 600.0
@@ -83,3 +88,21 @@ def print_figures(title: str, figures: Mapping[str, object]) -> None:
     print(f"== {title}", flush=True)
     for key, value in figures.items():
         print(f"{key}: {value}", flush=True)
+
+
+def bench_endpoint(
+    stack: ExitStack, *, embedded: bool, latency: float
+) -> tuple[dict[str, Any], StubHandle | None]:
+    """The endpoint settings of a corpus benchmark: the embedded vLLM server (started if need be), or
+    the stub answering in ``latency`` seconds in a subprocess kept open by ``stack`` (also returned)."""
+    if embedded:
+        from longgraph.embedded import ensure_running
+
+        server, _ = ensure_running()
+        settings = {"base_url": server.base_url, "model": server.model, "tokenizer": str(server.tokenizer_path),
+                    "request_timeout": 900}  # fmt: skip
+        return settings, None
+    from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
+
+    stub = stack.enter_context(run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)))
+    return {"base_url": stub.base_url, "model": "stub"}, stub

@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from longgraph.batch import abatch
-from longgraph.evals.bench import print_figures
+from longgraph.evals.bench import bench_endpoint, print_figures
 from longgraph.evals.bench.mapreduce_stub import RecordingProvider, _replay
 from longgraph.evals.corpora import load_paul_graham_text
-from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
 
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
 
@@ -61,16 +60,7 @@ def run(
     corpus = items(count, chars)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="batch-bench-")))
-        stub = None
-        if embedded:
-            from longgraph.embedded import ensure_running
-
-            server, _ = ensure_running()
-            endpoint: dict[str, Any] = {"base_url": server.base_url, "model": server.model,
-                                           "tokenizer": str(server.tokenizer_path), "request_timeout": 900}  # fmt: skip
-        else:
-            stub = stack.enter_context(run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)))
-            endpoint = {"base_url": stub.base_url, "model": "stub"}
+        endpoint, stub = bench_endpoint(stack, embedded=embedded, latency=latency)
         provider = RecordingProvider()
         started = time.perf_counter()
         summary = asyncio.run(abatch(

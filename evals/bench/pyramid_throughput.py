@@ -26,14 +26,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from longgraph.evals.bench import print_figures
+from longgraph.evals.bench import bench_endpoint, print_figures
 from longgraph.evals.bench.mapreduce_stub import RecordingProvider, _replay
 from longgraph.evals.corpora import load_paul_graham_text
 from longgraph.state.pyramid import Record
 from longgraph.synth import Source, asynth
-from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
 
 
 def corpus(documents: int, chars: int) -> list[Source]:
@@ -57,15 +55,7 @@ def run(
     sources = corpus(documents, chars)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pyramid-bench-")))
-        if embedded:
-            from longgraph.embedded import ensure_running
-
-            server, _ = ensure_running()
-            endpoint: dict[str, Any] = {"base_url": server.base_url, "model": server.model,
-                                           "tokenizer": str(server.tokenizer_path), "request_timeout": 900}  # fmt: skip
-        else:
-            stub = stack.enter_context(run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)))
-            endpoint = {"base_url": stub.base_url, "model": "stub"}
+        endpoint, _ = bench_endpoint(stack, embedded=embedded, latency=latency)
         provider = RecordingProvider()
         out = (out_dir or scratch) / "data.jsonl"
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -69,12 +69,7 @@ def batch(
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer every item of ITEMS with one shared concurrency budget; rerun the same command to resume."""
-    settings = run_settings(
-        base_url=base_url, api_key=api_key, model=model, context_window=context_window, chunk_size=chunk_size,
-        max_output_tokens=max_output_tokens, temperature=temperature, max_concurrency=max_concurrency,
-        task=task, request_timeout=request_timeout, max_retries=max_retries,
-        structured_output=structured_output, tokenizer=tokenizer, cache=cache, no_cache=no_cache,
-    )  # fmt: skip
+    settings = run_settings(locals())
 
     def action() -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -7,7 +7,7 @@ piped. Nothing here imports a command module, so the command groups import this 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
@@ -54,21 +54,28 @@ NoCacheOption = Annotated[
 ]
 
 
-def run_settings(
-    *, base_url: list[str] | None, cache: str | None, no_cache: bool, **chosen: Any
-) -> dict[str, Any]:
-    """Context settings from the shared options: those given, the endpoint(s), the result cache (its
-    default file unless ``--no-cache``)."""
+SHARED_SETTINGS = (
+    "api_key", "model", "context_window", "chunk_size", "max_output_tokens", "temperature", "max_concurrency",
+    "task", "request_timeout", "max_retries", "structured_output", "tokenizer",
+)  # fmt: skip
+"""The shared options that are context fields as they are (``base_url`` and the cache are not)."""
+
+
+def run_settings(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Context settings from a command's shared options (its ``locals()``): those given, the endpoint(s),
+    the result cache (its default file unless ``--no-cache``)."""
     import os
 
     from longgraph.cache import default_cache_path
 
-    if no_cache:
+    cache = options.get("cache")
+    if options.get("no_cache"):
         cache = ""  # not None: that would fall back to $LONGGRAPH_CACHE_PATH
     elif cache is None and not os.environ.get("LONGGRAPH_CACHE_PATH"):
         cache = str(default_cache_path())
+    base_url = options.get("base_url")
     settings: dict[str, Any] = {
-        **chosen,
+        **{name: options.get(name) for name in SHARED_SETTINGS},
         "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
         "cache_path": cache,
     }

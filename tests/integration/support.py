@@ -11,10 +11,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import pytest
 
 STUB_SETTINGS: dict[str, Any] = {
     "model": "stub",
@@ -76,6 +79,27 @@ def run_longgraph(
         done.stdout.decode("utf-8", errors="replace"),
         done.stderr.decode("utf-8", errors="replace"),
     )
+
+
+def kill_when(
+    args: Sequence[str], *, home: Path, done: Callable[[], bool], what: str, timeout: float = 240
+) -> None:
+    """Start ``longgraph <args>`` and kill it as soon as ``done()`` holds (a run killed part-way);
+    fail the test when it does not hold within ``timeout`` seconds."""
+    process = subprocess.Popen(
+        longgraph_command(args), env=hermetic_env(home), cwd=home,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if done():
+                return
+            time.sleep(0.05)
+        pytest.fail(f"{what} within {timeout:g} s")
+    finally:
+        process.kill()
+        process.wait()
 
 
 def json_result(completed: subprocess.CompletedProcess[str]) -> dict[str, Any]:

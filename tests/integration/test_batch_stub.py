@@ -4,8 +4,6 @@ stub's peak of requests in flight), and a run killed part-way resumes without re
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ import pytest
 
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
 from longgraph.tests.conftest import FACT, QUESTION, essays
-from longgraph.tests.integration.support import hermetic_env, longgraph_command, run_longgraph, stub_cli_args
+from longgraph.tests.integration.support import kill_when, run_longgraph, stub_cli_args
 
 pytestmark = pytest.mark.integration
 ITEMS = 6
@@ -65,21 +63,10 @@ def test_one_concurrency_budget_serves_every_item(stub: StubHandle, tmp_path: Pa
 def test_a_killed_batch_resumes_without_redoing_finished_items(stub: StubHandle, tmp_path: Path) -> None:
     items, out = _items(tmp_path / "items.jsonl"), tmp_path / "results.jsonl"
     args = _args(items, out, stub, concurrency=2, in_flight=2)
-    process = subprocess.Popen(
-        longgraph_command(args), env=hermetic_env(tmp_path), cwd=tmp_path,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    kill_when(
+        args, home=tmp_path, done=lambda: out.exists() and out.read_text().count("\n") >= 2,
+        what="no two items finished",
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:  # kill it once two items are finished
-            if out.exists() and out.read_text().count("\n") >= 2:
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("no two items finished within 240 s")
-    finally:
-        process.kill()
-        process.wait()
     finished = [r["id"] for r in _rows(out)]
     assert 2 <= len(finished) < ITEMS, "the run finished before it could be killed"
     stub.reset()

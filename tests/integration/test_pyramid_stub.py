@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import pytest
 
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
 from longgraph.tests.conftest import essays
-from longgraph.tests.integration.support import hermetic_env, longgraph_command, run_longgraph, stub_cli_args
+from longgraph.tests.integration.support import kill_when, run_longgraph, stub_cli_args
 
 pytestmark = pytest.mark.integration
 DOCUMENTS = 5
@@ -67,21 +65,10 @@ def test_a_killed_run_resumes_without_redoing_finished_documents(stub: StubHandl
     out = tmp_path / "data.jsonl"
     progress = out.with_suffix(".progress.jsonl")
     args = _synth_args(corpus, out, stub)
-    process = subprocess.Popen(
-        longgraph_command(args), env=hermetic_env(tmp_path), cwd=tmp_path,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    kill_when(
+        args, home=tmp_path, what="no document finished",
+        done=lambda: progress.exists() and progress.read_text().count('"kind": "document"') >= 2,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:  # kill it once two documents are finished
-            if progress.exists() and progress.read_text().count('"kind": "document"') >= 2:
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("no document finished within 240 s")
-    finally:
-        process.kill()
-        process.wait()
     finished = [
         json.loads(line) for line in progress.read_text().splitlines() if '"kind": "document"' in line
     ]
