@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from longgraph.testing.stub_server import StubHandle
 
-__all__ = ["Spread", "bench_endpoint", "load_average", "print_figures", "spread", "wait_for_quiet"]
+__all__ = [
+    "Spread",
+    "bench_endpoint",
+    "endpoint_label",
+    "load_average",
+    "print_figures",
+    "spread",
+    "wait_for_quiet",
+]
 
 DEFAULT_MAX_LOAD = 3.0
 DEFAULT_MAX_WAIT_S = 600.0
@@ -106,3 +114,8 @@ def bench_endpoint(
 
     stub = stack.enter_context(run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)))
     return {"base_url": stub.base_url, "model": "stub"}, stub
+
+
+def endpoint_label(*, embedded: bool, latency: float) -> str:
+    """What :func:`bench_endpoint` served, for the printed figures."""
+    return "embedded vLLM (SmolLM2-135M, CPU)" if embedded else f"stub, oracle, {latency} s per answer"

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from longgraph.batch import abatch
-from longgraph.evals.bench import bench_endpoint, print_figures
-from longgraph.evals.bench.mapreduce_stub import RecordingProvider, _replay
+from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
+from longgraph.evals.bench.mapreduce_stub import RecordingProvider, replay_wall
 from longgraph.evals.corpora import load_paul_graham_text
 
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
@@ -71,11 +71,7 @@ def run(
         batch_seconds = time.perf_counter() - started
         peak = stub.stats()["max_in_flight"] if stub is not None else None
         calls = provider.calls
-        bare_seconds = math.nan
-        if replay:
-            started = time.perf_counter()
-            asyncio.run(_replay(str(endpoint["base_url"]), [calls], concurrency))
-            bare_seconds = time.perf_counter() - started
+        bare_seconds = replay_wall(str(endpoint["base_url"]), calls, concurrency) if replay else math.nan
     rows = summary.rows
     right = sum(str(r["metadata"]["gold"]) in str(r.get("answer") or "") for r in rows)
     per_item = [int(r.get("llm_calls") or 0) for r in rows]
@@ -83,9 +79,7 @@ def run(
         "items": count,
         "answered right / failed": f"{right} / {summary.failed}",
         "requests": len(calls),
-        "endpoint": "embedded vLLM (SmolLM2-135M, CPU)"
-        if embedded
-        else f"stub, oracle, {latency} s per answer",
+        "endpoint": endpoint_label(embedded=embedded, latency=latency),
         "concurrency (shared by all items)": concurrency,
         "items in flight": items_in_flight or f"default ({2 * concurrency})",
         "peak requests in flight at the stub": peak if peak is not None else "-",

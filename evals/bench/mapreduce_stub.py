@@ -250,6 +250,14 @@ async def _replay(base_url: str, waves: Sequence[Sequence[Call]], concurrency: i
     return marks
 
 
+def replay_wall(base_url: str, calls: Sequence[Call], concurrency: int) -> float:
+    """Seconds a bare client takes to send ``calls``, all available at once, ``concurrency`` in flight:
+    the saturating load a corpus benchmark compares itself with."""
+    started = time.perf_counter()
+    asyncio.run(_replay(base_url, [calls], concurrency))
+    return time.perf_counter() - started
+
+
 def run_bare(
     base_url: str, waves: Sequence[Sequence[Call]], concurrency: int, stub: psutil.Process
 ) -> Timing:

@@ -27,8 +27,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from longgraph.evals.bench import bench_endpoint, print_figures
-from longgraph.evals.bench.mapreduce_stub import RecordingProvider, _replay
+from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
+from longgraph.evals.bench.mapreduce_stub import RecordingProvider, replay_wall
 from longgraph.evals.corpora import load_paul_graham_text
 from longgraph.state.pyramid import Record
 from longgraph.synth import Source, asynth
@@ -68,19 +68,13 @@ def run(
         synth_seconds = time.perf_counter() - started
         records = [Record.model_validate_json(line) for line in out.read_text().splitlines() if line.strip()]
         calls = provider.calls
-        bare_seconds = math.nan
-        if replay:
-            started = time.perf_counter()
-            asyncio.run(_replay(str(endpoint["base_url"]), [calls], concurrency))
-            bare_seconds = time.perf_counter() - started
+        bare_seconds = replay_wall(str(endpoint["base_url"]), calls, concurrency) if replay else math.nan
     per_record_calls = [r.calls for r in records]
     return {
         "documents": documents,
         "records written / filtered / failed": f"{summary.written} / {sum(summary.filtered.values())} / {len(summary.failed)}",
         "requests": len(calls),
-        "endpoint": "embedded vLLM (SmolLM2-135M, CPU)"
-        if embedded
-        else f"stub, oracle, {latency} s per answer",
+        "endpoint": endpoint_label(embedded=embedded, latency=latency),
         "concurrency (shared by all documents)": concurrency,
         "synth wall time (s)": round(synth_seconds, 2),
         "bare client, same requests all at once (s)": round(bare_seconds, 2),
