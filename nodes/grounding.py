@@ -27,15 +27,6 @@ check against the source tells them apart.
    evidence. A note without an answer (a Segment+ note of quotes) is judged by its most relevant
    verified quote; one with no quote found in the chunk, by what its reasoning states (as an answer).
 
-**Confidence** out of 5, shown per chunk in the result::
-
-    evidence   = support × (0.25 + 0.75 × relevance)
-    confidence = 5 × evidence                                   (protocol without a model score)
-    confidence = 5 × evidence × (0.5 + 0.5 × model_score / 5)   (protocol with one, e.g. the paper's)
-
-so a verbatim answer in a sentence that shares every question word scores 5, support counts fully,
-relevance and the model's say-so scale it, and no model score can lift an unsupported note.
-
 5. **A wrong number in a right sentence.** An answer rejected only because its number is not in the
    chunk, whose other new words (one at least: "million dollars", not a bare number or a garbled
    token) are in a sentence that holds a number and bears strongly on the question (half its weighted
@@ -45,6 +36,15 @@ relevance and the model's say-so scale it, and no model score can lift an unsupp
    another company's revenue. The note is a quote, judged as a note of quotes is: support the share of
    the answer's other words the sentence holds, relevance the sentence's; what reaches the final stage
    is the text's number. Where second readings are on, such a chunk still gets one.
+
+**Confidence** out of 5, shown per chunk in the result::
+
+    evidence   = support × (0.25 + 0.75 × relevance)
+    confidence = 5 × evidence                                   (protocol without a model score)
+    confidence = 5 × evidence × (0.5 + 0.5 × model_score / 5)   (protocol with one, e.g. the paper's)
+
+so a verbatim answer in a sentence that shares every question word scores 5, support counts fully,
+relevance and the model's say-so scale it, and no model score can lift an unsupported note.
 
 Chunks whose notes fail the check are reported ``unsupported`` with the reason; nothing is dropped
 silently. Free-text notes (Segment+'s "no structure" ablation) quote nothing: their new words are
@@ -363,8 +363,11 @@ def sentence_behind_wrong_number(
     words = claim - numbers
     if not numbers or not words:
         return None
+    spans = chunk_spans(chunk, documents)
+    if numbers <= frozenset().union(*(span.stems for span in spans)):
+        return None  # its numbers are in the chunk: not a wrong number (rejected for another reason)
     best: Support | None = None
-    for span in chunk_spans(chunk, documents):
+    for span in spans:
         if not any(is_number(w) for w in span.stems - wanted) or held_share(words, span.stems) < MIN_SUPPORT:
             continue
         relevance = wanted.share(span.stems)

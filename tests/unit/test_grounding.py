@@ -146,6 +146,12 @@ def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_que
     ]:
         outcome, note = _ground(NoteDraft(answer=answer), docs, "What total revenue did Denfur Foods report?")
         assert note is None and outcome.fate == "unsupported" and not outcome.value_dropped, answer
+    # A number the chunk holds, in a sentence rejected for bearing too little on the question, is not a
+    # wrong number: the named sentence is left to a second reading, not kept in its place.
+    outcome, note = _ground(
+        NoteDraft(answer="433.1 million dollars"), [DocumentIn(text=REPORTS)], REVENUE_Q, min_relevance=0.7
+    )
+    assert note is None and outcome.reason and "does not bear on the question" in outcome.reason
 
 
 def test_the_right_number_is_evidence_in_its_own_sentence() -> None:
