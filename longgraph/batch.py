@@ -9,7 +9,7 @@ strategy — all found before the first model call, so line 900 cannot fail afte
 **One concurrency budget.** Every item runs in one event loop with one context object and one provider,
 so all their calls share one client and its ``max_concurrency`` (``nodes/kit.py``): no item waits for
 another to finish before its calls start. Up to ``items_in_flight`` items are open at once (by default
-twice ``max_concurrency``: enough to keep the endpoint's slots full while one item is between stages,
+twice ``max_concurrency`` per endpoint: enough to keep the endpoint's slots full while one item is between stages,
 few enough that documents are read lazily and a kill leaves few items half done).
 
 **Nothing is lost by a kill.** Each finished item is one line of ``OUT`` (appended and fsynced, the one
@@ -17,7 +17,8 @@ JSONL writer ``longgraph/jsonl.py``); each running item is checkpointed after ev
 checkpoint file (``results.checkpoints.sqlite``, one SQLite checkpointer for the run). A rerun skips the
 items whose row says they finished (same ``id`` and same input digest: an edited item runs again),
 resumes the interrupted ones from their checkpoints — only the calls that were in flight are made again
-— and retries the failed ones. The last row of an id is its result.
+— and retries the failed ones. The last row of an id is its result. A finished item's checkpoints are
+deleted once its row is written, so the checkpoint file holds only unfinished work.
 
 An item's failure is its row's ``error`` (and ``error_type``); it never stops the corpus.
 """
@@ -275,7 +276,9 @@ async def abatch(
     )
     provider = llm or default_provider
     resolved = await resolved_context(ctx, provider)  # one object: one client, one budget for every item
-    gate = asyncio.Semaphore(items_in_flight or 2 * resolved.max_concurrency)
+    gate = asyncio.Semaphore(
+        items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
+    )
     started = time.perf_counter()
     async with AsyncExitStack() as stack:
         appender = None
@@ -311,6 +314,8 @@ async def abatch(
                 row = failure_row(item, exc, time.perf_counter() - began)
             if appender is not None:
                 appender.write(row)
+                if checkpointer is not None and row["error"] is None:  # its row is its result now
+                    await checkpointer.adelete_thread(f"batch-{item.id}-{item.digest}")
             summary.done += 1
             summary.failed += row["error"] is not None
             summary.llm_calls += int(row.get("llm_calls") or 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,9 @@ def test_a_rerun_skips_finished_items_and_runs_edited_and_failed_ones(tmp_path: 
     out = tmp_path / "results.jsonl"
     first = batch(_write(items, rows), out=out, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)
     assert (first.done, first.failed) == (3, 1) and checkpoint_file(out).exists()
+    with sqlite3.connect(checkpoint_file(out)) as db:  # finished items' checkpoints are deleted
+        threads = [t for (t,) in db.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+    assert len(threads) == 1 and threads[0].startswith("batch-c-")  # the failed one's stay
 
     again_model = ScriptedChatModel()
     again = batch(items, out=out, llm=FakeProvider(again_model), **SETTINGS)
