@@ -30,7 +30,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -325,11 +325,6 @@ async def abatch(
             if on_item is not None:
                 on_item(row, summary)
 
-        async def pending() -> AsyncIterator[BatchItem]:
-            for item in _validated(rows(), base, strategy):
-                if item.id in todo:
-                    yield item
-
         tasks: set[asyncio.Task[None]] = set()
 
         def finished(task: asyncio.Task[None]) -> None:
@@ -337,7 +332,9 @@ async def abatch(
             gate.release()
 
         try:
-            async for item in pending():
+            for item in _validated(rows(), base, strategy):  # the second pass: documents read lazily
+                if item.id not in todo:
+                    continue
                 await gate.acquire()
                 task = asyncio.create_task(one(item))
                 tasks.add(task)

@@ -260,9 +260,10 @@ def ground_read(
             return outcome, None
         confidence = confidence_of(kept.support, kept.relevance, draft.model_confidence)
         reason = f"{verdict.reason}: the sentence it paraphrases is kept as its note, its value dropped"
-        quote = _evidence(kept.span, chunk.id, documents, confidence) if kept.span else None
+        assert kept.span is not None  # a kept sentence is a span of the chunk
         note = Note(
-            sources=[chunk.id], reasoning=draft.reasoning, quotes=[quote] if quote else [],
+            sources=[chunk.id], reasoning=draft.reasoning,
+            quotes=[_evidence(kept.span, chunk.id, documents, confidence)],
             model_confidence=draft.model_confidence, confidence=confidence, structured=draft.structured,
         )  # fmt: skip
         return outcome.model_copy(
