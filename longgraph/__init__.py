@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from longgraph.api import aask, aask_many, ask, ask_many
     from longgraph.batch import BatchSummary, abatch, batch
     from longgraph.errors import (
+        BudgetExhausted,
         ConfigurationError,
         EndpointError,
         InputError,
@@ -35,6 +36,7 @@ _EXPORTS = {
     "abatch": "longgraph.batch",
     "batch": "longgraph.batch",
     "BatchSummary": "longgraph.batch",
+    "BudgetExhausted": "longgraph.errors",
     "ConfigurationError": "longgraph.errors",
     "EndpointError": "longgraph.errors",
     "InputError": "longgraph.errors",
@@ -47,6 +49,7 @@ _EXPORTS = {
 }
 __all__ = [
     "BatchSummary",
+    "BudgetExhausted",
     "ConfigurationError",
     "Context",
     "EndpointError",

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from longgraph.errors import ConfigurationError, InputError, LonggraphError
+from longgraph.errors import BudgetExhausted, ConfigurationError, InputError, LonggraphError
 from longgraph.jsonl import Appender, iter_objects, read_rows
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.state.context import Context
@@ -77,6 +77,9 @@ class BatchSummary:
     completion_tokens: int = 0
     out: Path | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
+    budget_stop: str | None = None
+    """Why the corpus stopped early: its ``max_calls`` / ``max_prompt_tokens`` was reached."""
+    not_started: int = 0
 
     def lines(self) -> list[str]:
         rate = f" ({self.done / self.seconds:.2f} items/s)" if self.seconds and self.done else ""
@@ -87,8 +90,13 @@ class BatchSummary:
             f"{self.llm_calls:,} LLM calls, {self.prompt_tokens:,} prompt + {self.completion_tokens:,} "
             "completion tokens",
         ]
+        if self.budget_stop is not None:
+            lines.append(
+                f"stopped: {self.budget_stop}; {self.not_started} item(s) not started and {self.failed} "
+                "stopped mid-way: rerun (with a larger budget) to continue"
+            )
         first = next((r for r in self.rows if r.get("error")), None)
-        if first is not None:
+        if first is not None and self.budget_stop is None:
             lines.append(f"first failure: item {first['id']}: {first['error_type']}: {first['error'][:300]}")
         if self.out is not None:
             lines.append(f"results: {self.out}")
@@ -310,6 +318,9 @@ async def abatch(
                 )  # fmt: skip
                 result.stats.notes = [*notes, *result.stats.notes]
                 row = result_row(item, result, time.perf_counter() - began, full=full)
+            except BudgetExhausted as exc:  # the corpus's budget: no new item starts
+                summary.budget_stop = summary.budget_stop or str(exc).split("; left undone:")[0]
+                row = failure_row(item, exc, time.perf_counter() - began)
             except Exception as exc:  # one item's failure never stops the corpus
                 row = failure_row(item, exc, time.perf_counter() - began)
             if appender is not None:
@@ -336,6 +347,10 @@ async def abatch(
                 if item.id not in todo:
                     continue
                 await gate.acquire()
+                if summary.budget_stop is not None:
+                    gate.release()
+                    summary.not_started += 1
+                    continue
                 task = asyncio.create_task(one(item))
                 tasks.add(task)
                 task.add_done_callback(finished)

@@ -53,3 +53,17 @@ class TooManyFailures(LonggraphError):
     """More chunks failed than ``max_failed_fraction`` allows: an answer from the rest would mislead."""
 
     exit_code = 3
+
+
+class BudgetExhausted(LonggraphError):
+    """A run reached its ``max_calls`` or ``max_prompt_tokens`` budget: the call that would overrun it
+    was not sent. Names the budget, what was spent and what was left undone; a checkpointed run
+    resumes from where it stopped (with a larger budget)."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, *, undone: str, spent_calls: int, spent_prompt_tokens: int) -> None:
+        super().__init__(f"{message}; left undone: {undone}" if undone else message)
+        self.undone = undone
+        self.spent_calls = spent_calls
+        self.spent_prompt_tokens = spent_prompt_tokens

@@ -35,6 +35,7 @@ from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
 from longgraph.prompts import PromptSet
 from longgraph.redact import redact_url, url_secrets
+from longgraph.spending import SpendingLimit
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
 from longgraph.state.usage import Usage
@@ -299,6 +300,7 @@ async def call_structured(
     parse_retries: int,
     work: str = "",
     label: str | None = None,
+    spending: SpendingLimit | None = None,
 ) -> StructuredCall[T]:
     """Render, ask, parse, retry on parse failure; consult and fill the result cache.
 
@@ -306,7 +308,8 @@ async def call_structured(
     stage (a second reading renders the map prompt but is counted as "reread").
 
     Transport failures propagate as :class:`EndpointError`, naming ``work`` (e.g. "map of chunk 7") as
-    left undone; parse failures come back as a failed ``StructuredCall``.
+    left undone; parse failures come back as a failed ``StructuredCall``. With ``spending``, each
+    request (a parse retry too) is reserved against the run's budget first (``longgraph/spending.py``).
     """
     usage = Usage()
     attempts = parse_retries + 1
@@ -342,6 +345,10 @@ async def call_structured(
                 return StructuredCall(value=value, raw=hit, error=None, usage=usage, cached=True)
             except StructuredOutputError:
                 pass  # a stale entry: ask again
+        reserved = 0
+        if spending is not None:
+            reserved = await spending.reserve([str(m.content) for m in messages], work=work)
+        reply: Reply | None = None
         try:
             reply = await llm.complete(messages, stage=label or stage, schema=None if forced_text else schema)
         except _ModeChanged:
@@ -350,6 +357,9 @@ async def call_structured(
             if not work or exc.undone:
                 raise
             raise EndpointError(str(exc).split(" (endpoint ")[0], endpoint=exc.endpoint, undone=work) from exc
+        finally:
+            if spending is not None:
+                spending.settle(reserved, reply.prompt_tokens if reply is not None else None)
         usage = usage.counted(
             label or stage, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
         )

@@ -28,6 +28,7 @@ from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMClient, PerLoopProvider, StructuredCall, call_structured
 from longgraph.nodes.budget import text_budget
 from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_for, widest_labels
+from longgraph.spending import SpendingLimit, spending_limit
 from longgraph.state.context import Context
 from longgraph.state.outputs import SCHEMAS, StructuredOutput
 from longgraph.tokenizer import Tokenizer, get_tokenizer
@@ -42,6 +43,8 @@ class RunKit:
     tokenizer: Tokenizer
     provider: PerLoopProvider
     widest_labels: NoteLabels
+    spending: SpendingLimit | None = field(default=None, compare=False)
+    """The run's ``max_calls`` / ``max_prompt_tokens`` (``longgraph/spending.py``); None: no limit."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -94,7 +97,7 @@ class RunKit:
         return await call_structured(
             self.client(), self.prompts(strategy), stage, task=self.context.task,
             schema=self.schema(strategy, stage), variables={"context": text, "question": question, **extra},
-            parse_retries=self.context.parse_retries, work=work, label=label,
+            parse_retries=self.context.parse_retries, work=work, label=label, spending=self.spending,
         )  # fmt: skip
 
 
@@ -133,7 +136,16 @@ async def build_kit(context: Context, provider: PerLoopProvider) -> RunKit:
     tokenizer, _ = await asyncio.gather(
         asyncio.to_thread(get_tokenizer, resolved.tokenizer), asyncio.to_thread(all_prompt_sets)
     )
-    return RunKit(context=resolved, tokenizer=tokenizer, provider=provider, widest_labels=widest_labels())
+    spending = spending_limit(
+        resolved.max_calls, resolved.max_prompt_tokens, lambda texts: sum(tokenizer.count_batch(list(texts)))
+    )
+    return RunKit(
+        context=resolved,
+        tokenizer=tokenizer,
+        provider=provider,
+        widest_labels=widest_labels(),
+        spending=spending,
+    )
 
 
 def describe_kit(kit: RunKit) -> dict[str, Any]:

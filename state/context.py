@@ -108,6 +108,13 @@ class Context:
     max_collapse_rounds: int = field(default_factory=_env("max_collapse_rounds", 5, int))
     max_failed_fraction: float = field(default_factory=_env("max_failed_fraction", 0.5, float))
     """A run whose share of failed chunks exceeds this raises instead of answering from the rest."""
+    max_calls: int | None = field(default_factory=_env("max_calls", None, _optional_int))
+    """Most model calls one run may send (a batch: the whole corpus). The call that would pass it is
+    not sent: the run stops with ``BudgetExhausted`` naming what was left undone (``longgraph/spending.py``).
+    None: no limit. Result-cache hits are free."""
+    max_prompt_tokens: int | None = field(default_factory=_env("max_prompt_tokens", None, _optional_int))
+    """Most prompt tokens one run may send, counted before each call with the run's tokenizer (the
+    server's count when it reports more). None: no limit."""
     cache_path: str | None = field(default_factory=_env("cache_path", None))
     """SQLite file for the persistent result cache of map/collapse calls. None: no cache."""
     prompt_variant: str = field(default_factory=_env("prompt_variant", "compact"))
@@ -231,6 +238,10 @@ class Context:
         for name, value in positive_ints.items():
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("max_calls", "max_prompt_tokens"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+                raise ConfigurationError(f"{name} must be a positive integer or unset, got {value!r}")
         if self.chunk_size is not None and (not isinstance(self.chunk_size, int) or self.chunk_size <= 0):
             raise ConfigurationError(
                 f"chunk_size must be a positive integer or unset, got {self.chunk_size!r}"

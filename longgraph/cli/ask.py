@@ -16,8 +16,10 @@ from longgraph.cli.common import (
     CacheOption,
     ChunkSizeOption,
     ContextWindowOption,
+    MaxCallsOption,
     MaxConcurrencyOption,
     MaxOutputTokensOption,
+    MaxPromptTokensOption,
     ModelOption,
     NoCacheOption,
     Opt,
@@ -59,6 +61,8 @@ def ask(
     max_output_tokens: MaxOutputTokensOption = None,
     temperature: TemperatureOption = None,
     max_concurrency: MaxConcurrencyOption = None,
+    max_calls: MaxCallsOption = None,
+    max_prompt_tokens: MaxPromptTokensOption = None,
     task: TaskOption = None,
     request_timeout: TimeoutOption = None,
     max_retries: RetriesOption = None,
@@ -82,10 +86,11 @@ def ask(
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer QUESTION about FILES."""
-    from longgraph.api import aask, aask_many
+    from longgraph.api import aask, aask_many, input_fingerprint
     from longgraph.cache import default_checkpoint_path
 
     settings = run_settings(locals())
+    resumed: dict[str, str | None] = {}
 
     def action() -> None:
         import asyncio
@@ -95,11 +100,17 @@ def ask(
             title, text, file_notes = read_document(path)
             documents.append({"title": title, "text": text})
             notes += file_notes
+        thread = resume
+        if thread is None and (max_calls or max_prompt_tokens):  # a budgeted run must be resumable
+            thread = (
+                "budget-" + input_fingerprint(strategy, {"questions": question, "documents": documents})[:16]
+            )
+        resumed["thread"] = thread
         # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
         common: dict[str, Any] = {
             "documents": documents, "strategy": strategy,
-            "checkpoint_path": (checkpoint_db or default_checkpoint_path()) if resume else None,
-            "thread_id": resume, **settings,
+            "checkpoint_path": (checkpoint_db or default_checkpoint_path()) if thread else None,
+            "thread_id": thread, **settings,
         }  # fmt: skip
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
             if len(question) == 1:
@@ -133,7 +144,14 @@ def ask(
         stream=sys.stderr,
         format="%(levelname)s: %(message)s",
     )
-    hint = f"the run is checkpointed: rerun with --resume {resume} to continue it" if resume else None
+
+    def hint() -> str | None:
+        thread = resumed.get("thread")
+        if thread is None:
+            return None
+        more = " (with a larger budget)" if max_calls or max_prompt_tokens else ""
+        return f"the run is checkpointed: rerun with --resume {thread}{more} to continue it"
+
     run_cli(action, debug=debug, hint=hint)
 
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from longgraph.errors import EndpointError, LonggraphError
+from longgraph.errors import BudgetExhausted, EndpointError, LonggraphError
 from longgraph.files import read_document
 from longgraph.nodes.runtime import Progress as ProgressEvent
 from longgraph.state.contract import GraphOutput
@@ -49,6 +49,13 @@ CacheOption = Annotated[
         show_default=False,
     ),
 ]
+MaxCallsOption = Annotated[
+    int | None,
+    Opt(help="Most model calls to send (batch: for the whole corpus); the run stops before passing it."),
+]
+MaxPromptTokensOption = Annotated[
+    int | None, Opt(help="Most prompt tokens to send; the run stops before the call that would pass it.")
+]
 NoCacheOption = Annotated[
     bool, Opt("--no-cache", help="Neither read nor write the result cache (fresh samples).")
 ]
@@ -56,7 +63,7 @@ NoCacheOption = Annotated[
 
 SHARED_SETTINGS = (
     "api_key", "model", "context_window", "chunk_size", "max_output_tokens", "temperature", "max_concurrency",
-    "task", "request_timeout", "max_retries", "structured_output", "tokenizer",
+    "task", "request_timeout", "max_retries", "structured_output", "tokenizer", "max_calls", "max_prompt_tokens",
 )  # fmt: skip
 """The shared options that are context fields as they are (``base_url`` and the cache are not)."""
 
@@ -134,10 +141,11 @@ def coverage_line(result: GraphOutput) -> str | None:
     return f"answered from {total - len(failed) - len(filtered)} of {total} chunks; " + "; ".join(parts)
 
 
-def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) -> T:
+def run_cli(action: Callable[[], T], *, debug: bool, hint: str | Callable[[], str | None] | None = None) -> T:
     """Run ``action``; turn every failure into one line and an exit code.
 
-    ``hint`` is appended to endpoint failures (e.g. how to resume a checkpointed run).
+    ``hint`` (or what it returns, once the action has failed) is appended to endpoint failures and
+    exhausted budgets (e.g. how to resume a checkpointed run).
     """
     try:
         return action()
@@ -145,8 +153,9 @@ def run_cli(action: Callable[[], T], *, debug: bool, hint: str | None = None) ->
         if debug:
             raise
         message = " ".join(str(exc).split())
-        if hint and isinstance(exc, EndpointError):
-            message += f"; {hint}"
+        said = hint() if callable(hint) else hint
+        if said and isinstance(exc, EndpointError | BudgetExhausted):
+            message += f"; {said}"
         stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
     except typer.Exit:

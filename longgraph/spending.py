@@ -1,0 +1,118 @@
+"""Spending limits: a run never sends the call that would take it past ``max_calls`` or
+``max_prompt_tokens``.
+
+Why here and not in the client: one :class:`~longgraph.llm.LLMClient` is shared by every run with the
+same settings on an event loop (a LangGraph server, a batch), while a budget belongs to one run — or,
+for :func:`longgraph.batch.abatch`, to one corpus (its items share one context and so one kit). The
+kit holds a :class:`SpendingLimit`, and the one structured-call path asks it before each request.
+
+* **Checked before sending.** A call's prompt is counted with the run's tokenizer (plus the same
+  per-message allowance the token budgets use) and reserved; a reservation that would pass either
+  limit is refused with :class:`~longgraph.errors.BudgetExhausted`, naming what was left undone.
+* **Charged what the server says, when that is more.** After the reply the call costs
+  ``max(counted, reported)`` prompt tokens: the chat template's own tokens are the server's to count.
+  Only that difference can take the total past the limit, and only on the last call.
+* **Nothing in flight is wasted.** The refused call waits until the calls already sent have answered
+  before it raises: LangGraph saves the writes of the tasks that finished in a failing step, so a
+  checkpointed run resumed with a larger budget redoes none of them.
+* **Cached answers are free.** A result-cache hit makes no request and is not counted.
+
+Limits are per invocation: a resumed run gets its budget afresh and spends it only on what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from longgraph.errors import BudgetExhausted
+
+PER_MESSAGE_TOKENS = 8
+"""Chat-template allowance per message (the same one ``nodes/budget.py`` sizes prompts with)."""
+
+
+@dataclass
+class SpendingLimit:
+    """Counts the calls and prompt tokens of one run (or one batch) against its limits."""
+
+    max_calls: int | None
+    max_prompt_tokens: int | None
+    count_tokens: Callable[[Sequence[str]], int]
+    """Tokens of each of a call's message texts, summed (the run's tokenizer)."""
+    calls: int = 0
+    prompt_tokens: int = 0
+    in_flight: int = 0
+    refused: int = 0
+    _first_refusal: str = field(default="", repr=False)
+    _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
+
+    def estimate(self, texts: Sequence[str]) -> int:
+        return self.count_tokens(texts) + PER_MESSAGE_TOKENS * len(texts)
+
+    async def reserve(self, texts: Sequence[str], *, work: str) -> int:
+        """Reserve one call of ``texts``; its counted prompt tokens. Raises :class:`BudgetExhausted`
+        (after the calls in flight have answered) when the call would pass a limit."""
+        tokens = self.estimate(texts)
+        over = self._over(tokens)
+        if over is None:
+            self.calls += 1
+            self.prompt_tokens += tokens
+            self.in_flight += 1
+            return tokens
+        self.refused += 1
+        self._first_refusal = self._first_refusal or work
+        if self.in_flight:  # let paid-for calls land (and be checkpointed) before the run stops
+            drained = asyncio.get_running_loop().create_future()
+            self._waiters.append(drained)
+            await drained
+        raise BudgetExhausted(
+            f"budget reached: {over}; spent {self.calls} call(s) and {self.prompt_tokens:,} prompt tokens",
+            undone=work or self._first_refusal,
+            spent_calls=self.calls,
+            spent_prompt_tokens=self.prompt_tokens,
+        )
+
+    def settle(self, reserved: int, reported: int | None) -> None:
+        """The reserved call has ended (answered or failed): charge the server's count when larger."""
+        self.in_flight -= 1
+        if reported is not None and reported > reserved:
+            self.prompt_tokens += reported - reserved
+        if not self.in_flight:
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:  # a served graph's sync twin runs nodes on loops of their own
+                if not waiter.done():
+                    waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+
+    def _over(self, tokens: int) -> str | None:
+        if self.max_calls is not None and self.calls + 1 > self.max_calls:
+            return f"max_calls {self.max_calls}"
+        if self.max_prompt_tokens is not None and self.prompt_tokens + tokens > self.max_prompt_tokens:
+            return (
+                f"max_prompt_tokens {self.max_prompt_tokens:,} (the next call alone takes {tokens:,} "
+                f"after {self.prompt_tokens:,})"
+            )
+        return None
+
+    def summary(self) -> dict[str, int | None]:
+        return {
+            "max_calls": self.max_calls,
+            "max_prompt_tokens": self.max_prompt_tokens,
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "refused": self.refused,
+        }
+
+
+def spending_limit(
+    max_calls: int | None, max_prompt_tokens: int | None, count_tokens: Callable[[Sequence[str]], int]
+) -> SpendingLimit | None:
+    """A limit when either budget is set; None (no counting, no cost) otherwise."""
+    if max_calls is None and max_prompt_tokens is None:
+        return None
+    return SpendingLimit(max_calls=max_calls, max_prompt_tokens=max_prompt_tokens, count_tokens=count_tokens)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
