@@ -16,12 +16,13 @@ import sqlite3
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack, closing
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from longgraph.checkpointing import sqlite_checkpointer
+from longgraph.costing import CostEstimate
 from longgraph.errors import ConfigurationError, EndpointError, InputError
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.runtime import Progress
@@ -113,6 +114,14 @@ def _open_sqlite_path(path: str | Path, what: str) -> str:
     return str(file)
 
 
+@overload
+async def aask(
+    question: str, document: str | None = None, *, dry_run: Literal[True], **settings: Any
+) -> CostEstimate: ...
+@overload
+async def aask(
+    question: str, document: str | None = None, *, dry_run: Literal[False] = False, **settings: Any
+) -> GraphOutput: ...
 async def aask(
     question: str,
     document: str | None = None,
@@ -125,14 +134,22 @@ async def aask(
     thread_id: str | None = None,
     on_progress: ProgressCallback | None = None,
     start_embedded: bool = True,
+    dry_run: bool = False,
     **settings: Any,
-) -> GraphOutput:
+) -> GraphOutput | CostEstimate:
     """Answer ``question`` about ``document`` (or ``documents``) with ``strategy``.
 
-    ``settings`` are context fields (``base_url=...``, ``context_window=...``). With
+    ``settings`` are context fields (``base_url=...``, ``context_window=...``, ``max_calls=...``). With
     ``checkpoint_path`` and ``thread_id`` the run is checkpointed to SQLite after every step; calling
-    again with the same thread resumes it, redoing only the calls that had not finished.
+    again with the same thread resumes it, redoing only the calls that had not finished. What a run
+    would cost, without running it: ``dry_run=True`` returns :func:`aestimate`'s
+    :class:`~longgraph.costing.CostEstimate` instead of an answer.
     """
+    if dry_run:
+        return await aestimate(
+            question, document, documents=documents, strategy=strategy, context=context, llm=llm,
+            start_embedded=start_embedded, **settings,
+        )  # fmt: skip
     repairs: list[str] = []
     graph_input = graph_input_of(question, document, documents, repairs)
     if checkpoint_path is not None and not thread_id:
@@ -158,6 +175,29 @@ async def aask(
         )  # fmt: skip
     output.stats.notes = [*repairs, *output.stats.notes]
     return output
+
+
+async def aestimate(
+    question: str,
+    document: str | None = None,
+    *,
+    documents: Sequence[DocumentIn | Mapping[str, Any]] | None = None,
+    strategy: str = "mapreduce",
+    context: Context | dict[str, Any] | None = None,
+    llm: LLMProvider | None = None,
+    start_embedded: bool = True,
+    **settings: Any,
+) -> CostEstimate:
+    """A dry run of :func:`aask`: the chunks, calls and prompt tokens the run would send (exact for the
+    first reading stage, a bound for the rest; ``longgraph/costing.py``), without a model call. The
+    endpoint is resolved as a run resolves it (its window), so the chunks are the run's."""
+    from longgraph.costing import estimate_run
+
+    graph_input = graph_input_of(question, document, documents, [])
+    ctx = await asyncio.to_thread(
+        prepare_context, context, settings, start_embedded=start_embedded and llm is None
+    )
+    return await estimate_run(graph_input, strategy=strategy, context=ctx, llm=llm or default_provider)
 
 
 def graph_input_of(
@@ -311,9 +351,21 @@ def _repaired_document(
     return fixed if fixed != raw else doc
 
 
-def ask(question: str, document: str | None = None, **kwargs: Any) -> GraphOutput:
+@overload
+def ask(
+    question: str, document: str | None = None, *, dry_run: Literal[True], **kwargs: Any
+) -> CostEstimate: ...
+@overload
+def ask(
+    question: str, document: str | None = None, *, dry_run: Literal[False] = False, **kwargs: Any
+) -> GraphOutput: ...
+def ask(
+    question: str, document: str | None = None, *, dry_run: bool = False, **kwargs: Any
+) -> GraphOutput | CostEstimate:
     """Synchronous :func:`aask` (not from inside a running event loop: await ``aask`` there)."""
-    return _run_sync(lambda: aask(question, document, **kwargs), "ask")
+    if dry_run:
+        return _run_sync(lambda: aestimate(question, document, **kwargs), "ask")
+    return _run_sync(lambda: aask(question, document, dry_run=False, **kwargs), "ask")
 
 
 def ask_many(questions: Sequence[str], document: str | None = None, **kwargs: Any) -> list[GraphOutput]:

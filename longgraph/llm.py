@@ -289,6 +289,24 @@ def to_messages(pairs: Sequence[tuple[str, str]]) -> list[BaseMessage]:
     return [kinds.get(role, HumanMessage)(content) for role, content in pairs if content]
 
 
+def render_call(
+    prompts: PromptSet,
+    stage: str,
+    *,
+    task: str,
+    schema: type[StructuredOutput],
+    mode: ResolvedMode,
+    variables: dict[str, str],
+) -> list[BaseMessage]:
+    """The messages of one stage call's first attempt (what ``call_structured`` sends and a dry run counts)."""
+    return to_messages(prompts.render(stage, task, format=format_instructions(schema, mode), **variables))
+
+
+def call_mode(llm: LLMClient, prompts: PromptSet, stage: str) -> ResolvedMode:
+    """The protocol a stage's call uses: text when its prompt file says so, else the client's."""
+    return "text" if prompts.stage(stage).mode == "text" else llm.mode
+
+
 async def call_structured(
     llm: LLMClient,
     prompts: PromptSet,
@@ -317,10 +335,8 @@ async def call_structured(
     attempt = 0
     forced_text = prompts.stage(stage).mode == "text"
     while attempt < attempts:
-        mode: ResolvedMode = "text" if forced_text else llm.mode
-        messages = to_messages(
-            prompts.render(stage, task, format=format_instructions(schema, mode), **variables)
-        )
+        mode = call_mode(llm, prompts, stage)
+        messages = render_call(prompts, stage, task=task, schema=schema, mode=mode, variables=variables)
         if attempt > 0:
             messages.append(
                 HumanMessage(

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.costing import CostShape
 from longgraph.errors import ConfigurationError
 from longgraph.llm import LLMProvider, default_provider
 
@@ -24,6 +25,8 @@ class Strategy:
     builder: str
     description: str
     options: tuple[tuple[str, Any], ...] = ()
+    cost: CostShape | None = None
+    """How it spends calls, for a dry run (``longgraph/costing.py``); None: no dry run."""
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -34,12 +37,14 @@ STRATEGIES: dict[str, Strategy] = {
             "longgraph.graphs.mapreduce",
             "build_graph",
             "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
+            cost=CostShape("fan-out", "mapreduce", "map"),
         ),
         Strategy(
             "segment-plus",
             "longgraph.graphs.segment_plus",
             "build_graph",
             "Segment+: evidence/reasoning notes per segment, filtered, merged in batches, answered from notes",
+            cost=CostShape("fan-out", "segment_plus", "gather", filters=True),
         ),
         Strategy(
             "segment-plus-no-filter",
@@ -47,6 +52,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Segment+ ablation without the Keep/Remove filter (every note is merged)",
             options=(("use_filter", False), ("name", "segment-plus-no-filter")),
+            cost=CostShape("fan-out", "segment_plus", "gather"),
         ),
         Strategy(
             "segment-plus-no-structure",
@@ -54,6 +60,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
             options=(("structured", False), ("name", "segment-plus-no-structure")),
+            cost=CostShape("fan-out", "segment_plus", "gather_text", filters=True),
         ),
         Strategy(
             "segment-plus-plain",
@@ -61,18 +68,21 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
             options=(("use_filter", False), ("structured", False), ("name", "segment-plus-plain")),
+            cost=CostShape("fan-out", "segment_plus", "gather_text"),
         ),
         Strategy(
             "mapreduce-segment-merge",
             "longgraph.graphs.mapreduce_segment_merge",
             "build_graph",
             "LLM×MapReduce with the Segment+ merge as its collapse stage",
+            cost=CostShape("fan-out", "mapreduce", "map"),
         ),
         Strategy(
             "tom",
             "longgraph.graphs.tom",
             "build_graph",
             "ToM: a document tree (parsed chunks, Leiden-clustered summaries) reasoned over bottom-up",
+            cost=CostShape("tree", "tom", "parse"),
         ),
         Strategy(
             "tom-no-aggregation",
@@ -80,6 +90,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "ToM ablation without bottom-up aggregation (the chunks' subtrees under one root)",
             options=(("aggregate", False), ("name", "tom-no-aggregation")),
+            cost=CostShape("tree", "tom", "parse"),
         ),
         Strategy(
             "tom-no-confidence",
@@ -87,6 +98,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "ToM ablation without confidence scores in its Map and Reduce",
             options=(("confidence", False), ("name", "tom-no-confidence")),
+            cost=CostShape("tree", "tom", "parse"),
         ),
         Strategy(
             "pecan",
@@ -94,6 +106,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN: an information-point graph (attention or embedding-similarity edges) searched until the "
             "model says it has enough",
+            cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
             "pecan-no-attention",
@@ -101,6 +114,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN ablation: embedding-similarity edges and relevance only (no attention read)",
             options=(("edges", "embedding-similarity"), ("name", "pecan-no-attention")),
+            cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
             "pecan-no-embedding",
@@ -108,6 +122,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN ablation: attention only, no embedding-similarity term in the search (needs a local model)",
             options=(("edges", "attention"), ("use_similarity", False), ("name", "pecan-no-embedding")),
+            cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
             "pecan-fixed-k",
@@ -115,12 +130,14 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN ablation without dynamic progress control: a fixed number of retrieved nodes (pecan_fixed_k)",
             options=(("fixed_k", True), ("name", "pecan-fixed-k")),
+            cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
             "truncate",
             "longgraph.graphs.truncate",
             "build_graph",
             "Baseline: the whole input in one call if it fits, else its prefix that fits (cut recorded)",
+            cost=CostShape("single-call", "baseline", "answer"),
         ),
         Strategy(
             "rag-bm25",
@@ -128,6 +145,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Baseline: top-k chunks by BM25, one call",
             options=(("retriever", "bm25"),),
+            cost=CostShape("single-call", "baseline", "answer"),
         ),
         Strategy(
             "rag-embed",
@@ -135,6 +153,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Baseline: top-k chunks by embeddings (bundled MiniLM or an /embeddings endpoint), one call",
             options=(("retriever", "embed"),),
+            cost=CostShape("single-call", "baseline", "answer"),
         ),
     )
 }

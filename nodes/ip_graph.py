@@ -153,9 +153,7 @@ class IPConstruction(BoundedLoop):
                 TASKS: [],
                 "ip_graph": graph.model_copy(update={"construction": f"{why}: its layer is the top"}),
             }
-        budget = min(kit.context.pecan_batch_tokens, kit.budget(PROMPTS, "points", ""))
-        sized = [SizedNode(i, n + 2) for i, n in zip(layer, counts, strict=True)]
-        batches = group_in_order(sized, budget)
+        batches = batch_layer(layer, counts, kit)
         text_of = dict(zip(layer, texts, strict=True))
         round_no = int(state.get("rounds") or 0) + 1
         tasks = [
@@ -201,6 +199,20 @@ class IPConstruction(BoundedLoop):
         graph.levels.append(layer)
         graph.notes += notes
         return {"ip_graph": graph, "layer": layer, "decisions": notes}
+
+
+def batch_layer(layer: Sequence[int], counts: Sequence[int], kit: RunKit) -> list[list[SizedNode]]:
+    """A layer's nodes in consecutive batches of at most ``pecan_batch_tokens`` (and what one points
+    call can hold): one construction call each. A dry run batches level 1 with it too."""
+    budget = min(kit.context.pecan_batch_tokens, kit.budget(PROMPTS, "points", ""))
+    return group_in_order([SizedNode(i, n + 2) for i, n in zip(layer, counts, strict=True)], budget)
+
+
+def level_one_batch_texts(chunks: Sequence[Chunk], kit: RunKit) -> list[str]:
+    """The text of each first-level points call, as :func:`write_points` joins it."""
+    texts = {c.id: " ".join(c.text.split()) for c in chunks}
+    batches = batch_layer([c.id for c in chunks], [c.tokens for c in chunks], kit)
+    return ["\n".join(texts[s.node_id] for s in batch) for batch in batches]
 
 
 def _token_counts(

@@ -82,11 +82,19 @@ def ask(
             show_default=False,
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        Opt(
+            "--dry-run",
+            help="Print the chunks, calls and prompt tokens the run would send (exact for the first "
+            "reading stage, a bound for the rest) without calling the model.",
+        ),
+    ] = False,
     no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer QUESTION about FILES."""
-    from longgraph.api import aask, aask_many, input_fingerprint
+    from longgraph.api import aask, aask_many, aestimate, input_fingerprint
     from longgraph.cache import default_checkpoint_path
 
     settings = run_settings(locals())
@@ -100,6 +108,21 @@ def ask(
             title, text, file_notes = read_document(path)
             documents.append({"title": title, "text": text})
             notes += file_notes
+        if dry_run:
+            estimates = [
+                asyncio.run(aestimate(q, documents=documents, strategy=strategy, **settings))
+                for q in question
+            ]
+            if as_json:
+                dumped = [e.model_dump(mode="json") | {"calls_at_most": e.calls_at_most,
+                          "prompt_tokens_at_most": e.prompt_tokens_at_most} for e in estimates]  # fmt: skip
+                print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2))
+            else:
+                for asked, estimate in zip(question, estimates, strict=True):
+                    if len(estimates) > 1:
+                        print(f"Q: {asked}")
+                    print("\n".join(estimate.lines()))
+            return
         thread = resume
         if thread is None and (max_calls or max_prompt_tokens):  # a budgeted run must be resumable
             thread = (

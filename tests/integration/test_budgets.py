@@ -1,4 +1,7 @@
-"""Spending budgets against a real HTTP endpoint: the stub counts what was really sent.
+"""Knowing the cost before paying it, and never overrunning it, against a real HTTP endpoint: the stub
+counts what was really sent.
+
+``--dry-run`` sends no completion and predicts the map stage's calls exactly.
 
 ``max_calls`` / ``max_prompt_tokens`` stop a run before the call that would pass them; the error names
 what was left undone; the run is checkpointed (automatically, from the CLI) and a rerun with a larger
@@ -109,3 +112,23 @@ def test_a_batch_budget_covers_the_corpus_and_a_rerun_finishes_it(tmp_path: Path
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     answered = {r["id"] for r in rows if r["error"] is None}
     assert answered == {item["id"] for item in items}
+
+
+def test_cli_dry_run_sends_nothing_and_predicts_the_map_stage(tmp_path: Path) -> None:
+    (tmp_path / "doc.txt").write_text(DOCUMENT, encoding="utf-8")
+    with run_stub_in_thread() as stub:
+        args = ["ask", str(tmp_path / "doc.txt"), "-q", QUESTION, "--no-cache", *stub_cli_args(stub.base_url)]
+        dry = run_longgraph([*args, "--dry-run", "--json"], home=tmp_path, timeout=90)
+        assert dry.returncode == 0, dry.stderr
+        assert stub.stats()["requests"] == 0
+        estimate = json.loads(dry.stdout)
+        table = run_longgraph([*args, "--dry-run"], home=tmp_path, timeout=90)
+        assert table.stdout.splitlines()[0].startswith(
+            f"mapreduce on stub (window 2,048, output ≤256): {estimate['chunks']} chunk(s)"
+        )
+
+        real = json_result(run_longgraph([*args, "--json"], home=tmp_path, timeout=90))
+        by_stage = stub.stats()["by_stage"]
+    assert estimate["stages"][0] == {**estimate["stages"][0], "stage": "map", "exact": True}
+    assert estimate["stages"][0]["calls"] == by_stage["map"] == len(real["chunks"]) == estimate["chunks"]
+    assert real["stats"]["llm_calls"] <= estimate["calls_at_most"]

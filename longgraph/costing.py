@@ -1,0 +1,253 @@
+"""Dry runs: what a run will send — chunks, calls, prompt tokens — before any model call is made.
+
+Why: a 1.28M-token document read by a 135M model on a CPU, or by a paid endpoint, is an hour or a bill;
+a user should know which before paying, and set ``max_calls`` / ``max_prompt_tokens``
+(``longgraph/spending.py``) from it.
+
+How, without a second copy of any strategy:
+
+* **The chunks are the graph's own.** The strategy's compiled graph runs its first node (the chunk
+  node, with its own prompt set, stage and size setting) on an in-memory checkpointer and stops
+  there. The context is resolved as a run resolves it (the endpoint's window, from ``GET /models``: no
+  completion is requested).
+* **The first reading stage is exact.** Each of its calls is rendered with the one renderer
+  ``call_structured`` uses (:func:`longgraph.llm.render_call`) and counted with the run's tokenizer
+  plus the per-message allowance the spending limit charges: the same figure a budget counts. What
+  that stage reads follows the strategy's declared :class:`CostShape`: every chunk (map, Segment+'s
+  gather), ToM's ``tom_top_k`` parsed chunks (the count is exact; their tokens are a bound, the largest
+  ``k`` chunks, since which ones are chosen needs the embeddings), PECAN's first-level batches
+  (grouped by the same function the construction uses), or one call (the baselines: a bound).
+* **The rest is a bound.** What follows depends on the model's answers, so it is bounded from the
+  loops' own limits (``max_collapse_rounds``, ``pecan_max_nodes``, the schemas' item caps), with every
+  call at most ``window − max_output_tokens`` prompt tokens and each call possibly repeated
+  ``parse_retries`` times. The bound is loose by design: it is what cannot be exceeded, the budgets
+  are what enforce it. Each stage says how it was counted.
+
+Embedding requests (retrieval, ToM's selection, PECAN's similarity edges) are not model calls and are
+not counted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from longgraph.llm import LLMProvider, call_mode, render_call
+from longgraph.spending import PER_MESSAGE_TOKENS
+from longgraph.state.context import Context
+from longgraph.state.contract import Chunk
+
+if TYPE_CHECKING:
+    from longgraph.nodes.kit import RunKit
+
+ShapeKind = Literal["fan-out", "tree", "ip-graph", "single-call"]
+
+
+@dataclass(frozen=True)
+class CostShape:
+    """How a strategy spends calls, for its dry run: the kind of graph and its first reading stage."""
+
+    kind: ShapeKind
+    prompts: str
+    first_stage: str
+    filters: bool = False
+    """Segment+: one Keep/Remove call per note before the merge."""
+
+
+class StageCost(BaseModel):
+    stage: str
+    calls: int
+    prompt_tokens: int
+    exact: bool
+    how: str
+
+
+class CostEstimate(BaseModel):
+    """A dry run's answer: exact for the first reading stage, an upper bound for the rest."""
+
+    strategy: str
+    model: str
+    context_window: int
+    max_output_tokens: int
+    chunks: int
+    document_tokens: int
+    stages: list[StageCost] = Field(default_factory=list)
+
+    @property
+    def exact(self) -> StageCost:
+        return self.stages[0]
+
+    @property
+    def calls_at_most(self) -> int:
+        return sum(s.calls for s in self.stages)
+
+    @property
+    def prompt_tokens_at_most(self) -> int:
+        return sum(s.prompt_tokens for s in self.stages)
+
+    def lines(self) -> list[str]:
+        first = self.exact
+        out = [
+            f"{self.strategy} on {self.model} (window {self.context_window:,}, output ≤{self.max_output_tokens:,}): "
+            f"{self.chunks} chunk(s), {self.document_tokens:,} document tokens",
+            f"{'stage':<28}{'calls':>9}{'prompt tokens':>16}  how",
+        ]
+        for stage in self.stages:
+            mark = "" if stage.exact else "≤"
+            out.append(
+                f"{stage.stage:<28}{mark + format(stage.calls, ','):>9}{mark + format(stage.prompt_tokens, ','):>16}"
+                f"  {stage.how}"
+            )
+        out.append(
+            f"{'total':<28}{'≤' + format(self.calls_at_most, ','):>9}{'≤' + format(self.prompt_tokens_at_most, ','):>16}"
+            f"  ({first.calls:,} call(s) and {first.prompt_tokens:,} tokens of it {'exact' if first.exact else 'bounded'})"
+        )
+        return out
+
+
+def first_stage_prompt_tokens(
+    kit: RunKit, prompts: str, stage: str, texts: Sequence[str], question: str
+) -> list[int]:
+    """Prompt tokens of each call of ``stage`` over ``texts``, as the spending limit counts them."""
+    prompt_set = kit.prompts(prompts)
+    schema = kit.schema(prompts, stage)
+    mode = call_mode(kit.client(), prompt_set, stage)
+    rendered = [
+        [str(m.content) for m in render_call(
+            prompt_set, stage, task=kit.context.task, schema=schema, mode=mode,
+            variables={"context": text, "question": question},
+        )]
+        for text in texts
+    ]  # fmt: skip
+    counts = kit.tokenizer.count_batch([content for call in rendered for content in call])
+    tokens, at = [], 0
+    for call in rendered:
+        tokens.append(sum(counts[at : at + len(call)]) + PER_MESSAGE_TOKENS * len(call))
+        at += len(call)
+    return tokens
+
+
+def collapse_calls_at_most(notes: int, rounds: int) -> int:
+    """Calls the bounded reduction loop can make: each round shrinks the notes by at least one (a
+    round that does not ends the loop), and makes at most one call per group."""
+    return sum(max(notes - r, 0) for r in range(1, min(rounds, max(notes - 1, 0)) + 1))
+
+
+def _bounded(stage: str, calls: int, per_call: int, how: str) -> StageCost:
+    return StageCost(stage=stage, calls=calls, prompt_tokens=calls * per_call, exact=False, how=how)
+
+
+def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> list[StageCost]:
+    """The first stage exactly (or its bound where the shape says so), then bounds for the rest."""
+    from longgraph.nodes.grounding import rereading_enabled
+    from longgraph.nodes.ip_graph import level_one_batch_texts
+
+    ctx: Context = kit.context
+    per_call = ctx.window - ctx.max_output_tokens
+    retries = ctx.parse_retries
+    n = len(chunks)
+    stages: list[StageCost] = []
+    rest: list[StageCost] = []
+    rereads = n if rereading_enabled(ctx) else 0
+    if shape.kind == "fan-out":
+        tokens = first_stage_prompt_tokens(
+            kit, shape.prompts, shape.first_stage, [c.text for c in chunks], question
+        )
+        stages.append(StageCost(stage=shape.first_stage, calls=n, prompt_tokens=sum(tokens), exact=True,
+                                how="every chunk, rendered and counted"))  # fmt: skip
+        if rereads:
+            rest.append(_bounded("reread", rereads, max(tokens, default=0), "at most one per chunk"))
+        if shape.filters:
+            rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))
+        rounds = collapse_calls_at_most(n, ctx.max_collapse_rounds)
+        rest.append(
+            _bounded(
+                "collapse/merge", rounds, per_call, f"≤{ctx.max_collapse_rounds} rounds, each one shorter"
+            )
+        )
+        rest.append(_bounded("final answer", 1, per_call, "one call"))
+        first_calls = n
+    elif shape.kind == "tree":
+        k = n if ctx.tom_top_k == 0 else min(ctx.tom_top_k, n)
+        tokens = sorted(
+            first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, [c.text for c in chunks], "")
+        )
+        stages.append(StageCost(stage=shape.first_stage, calls=k, prompt_tokens=sum(tokens[n - k :]), exact=k == n,
+                                how=f"the {k} selected chunk(s)" + ("" if k == n else "; tokens: the largest k")))  # fmt: skip
+        nodes = k * 13 + ctx.max_collapse_rounds * k + 1  # ≤12 sections + a root per chunk; summaries
+        rest.append(_bounded("summarize", ctx.max_collapse_rounds * k + 1, per_call,
+                             f"≤{ctx.max_collapse_rounds} aggregation rounds over ≤{k} top nodes"))  # fmt: skip
+        rest.append(_bounded("tree map + reduce", 2 * nodes + 1, per_call,
+                             "two per tree node, assuming ≤12 sections a chunk (the outline schema's cap)"))  # fmt: skip
+        first_calls = k
+    elif shape.kind == "ip-graph":
+        texts = level_one_batch_texts(chunks, kit)
+        tokens = first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, texts, "")
+        stages.append(StageCost(stage=f"{shape.first_stage} (level 2)", calls=len(texts), prompt_tokens=sum(tokens),
+                                exact=True, how="first-level batches, as the construction groups them"))  # fmt: skip
+        budget = min(ctx.pecan_batch_tokens, kit.budget(shape.prompts, shape.first_stage, ""))
+        upper = _ip_levels_at_most(len(texts), ctx, budget)
+        rest.append(_bounded("points (higher levels)", upper, per_call,
+                             f"≤{ctx.max_collapse_rounds} levels, each batch's points ≤ its output"))  # fmt: skip
+        nodes = ctx.pecan_fixed_k if ctx.pecan_fixed_k else ctx.pecan_max_nodes
+        rest.append(_bounded("search + answer", max(ctx.pecan_max_nodes, nodes) + 3, per_call,
+                             "a Yes/No turn per retrieved node, the answer, a second reading"))  # fmt: skip
+        first_calls = len(texts)
+    else:
+        stages.append(_bounded(shape.first_stage, 1, per_call, "one call over the text that fits"))
+        first_calls = 1
+    if retries:
+        total = first_calls + sum(s.calls for s in rest)
+        rest.append(_bounded("parse retries", total * retries, per_call, f"≤{retries} per call"))
+    return stages + rest
+
+
+def _ip_levels_at_most(first_batches: int, ctx: Context, budget: int) -> int:
+    """Batches of PECAN's levels above the second. A batch's points are at most ``max_output_tokens``
+    tokens (plus the 2-token separator each, so at most 3x that), and in-order grouping makes any two
+    consecutive batches overflow the batch budget: a layer of ``T`` tokens is at most ``2T/budget + 1``
+    batches."""
+    batches, total = first_batches, 0
+    for _ in range(max(ctx.max_collapse_rounds - 1, 0)):
+        if batches <= 1:
+            break
+        layer_tokens = batches * 3 * ctx.max_output_tokens
+        batches = 2 * math.ceil(layer_tokens / max(budget, 1)) + 1
+        total += batches
+    return total
+
+
+async def estimate_run(
+    graph_input: Mapping[str, Any], *, strategy: str, context: Context, llm: LLMProvider
+) -> CostEstimate:
+    """Chunk ``graph_input`` with ``strategy``'s own graph (stopped after its first node) and estimate
+    what the run would send; no completion is requested."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from longgraph.checkpointing import checkpoint_serializer
+    from longgraph.errors import ConfigurationError
+    from longgraph.nodes.kit import kit_for
+    from longgraph.strategies import STRATEGIES, build_strategy
+
+    shape = STRATEGIES[strategy].cost
+    if shape is None:
+        raise ConfigurationError(
+            f"strategy {strategy!r} declares no cost shape: a dry run cannot estimate it"
+        )
+    graph = build_strategy(strategy, llm, checkpointer=InMemorySaver(serde=checkpoint_serializer()))
+    first = next(target for source, target in graph.builder.edges if source == "__start__")
+    config: Any = {"configurable": {"thread_id": "dry-run"}}
+    await graph.ainvoke(dict(graph_input), config, context=context, interrupt_after=[first])
+    values = (await graph.aget_state(config)).values
+    chunks: list[Chunk] = values["input_chunks"]
+    kit = await kit_for(context, llm)
+    return CostEstimate(
+        strategy=strategy, model=str(kit.context.model), context_window=kit.window,
+        max_output_tokens=kit.context.max_output_tokens, chunks=len(chunks),
+        document_tokens=sum(c.tokens for c in chunks),
+        stages=estimate_stages(shape, chunks, str(values["question"]), kit),
+    )  # fmt: skip
