@@ -31,6 +31,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from numpy.typing import NDArray
 
 from longgraph.cache import ResultCache, cache_key, open_cache
+from longgraph.concurrency import AdaptiveLimit, QueueWatch
 from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
 from longgraph.prompts import PromptSet
@@ -97,6 +98,8 @@ class LLMClient:
         sampling: dict[str, Any],
         cache: ResultCache | None = None,
         secrets: Sequence[str] = (),
+        limit: AdaptiveLimit | None = None,
+        watch: QueueWatch | None = None,
     ) -> None:
         if not endpoints:
             raise ConfigurationError("no model endpoint configured")
@@ -110,7 +113,9 @@ class LLMClient:
         self.cache = cache
         self._mode_setting = mode
         self.mode: ResolvedMode = "text" if mode == "text" else "json_schema"
-        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self.limit = limit or AdaptiveLimit(max_concurrency)
+        """Requests in flight: at most ``max_concurrency``, fewer while the server is overloaded."""
+        self._watch = watch
 
     @property
     def endpoint_label(self) -> str:
@@ -132,7 +137,9 @@ class LLMClient:
             }
         tried: set[str] = set()
         last_error: BaseException | None = None
-        async with self._semaphore:
+        if self._watch is not None:
+            self._watch.ensure_running()
+        async with self.limit:
             while (endpoint := self._pick(tried)) is not None:
                 tried.add(endpoint.url)
                 endpoint.in_flight += 1
@@ -172,6 +179,7 @@ class LLMClient:
                     continue
                 finally:
                     endpoint.in_flight -= 1
+                self.limit.succeeded()
                 return _reply(message, endpoint.url)
         assert last_error is not None
         raise EndpointError(
@@ -445,7 +453,7 @@ class PerLoopProvider(abc.ABC):
         return (
             tuple(context.base_urls), hash(context.api_key), context.model, context.request_timeout,
             context.max_retries, context.max_concurrency, context.temperature, context.max_output_tokens,
-            context.structured_output, context.cache_path,
+            context.structured_output, context.cache_path, context.adaptive_concurrency,
         )  # fmt: skip
 
     @abc.abstractmethod
@@ -453,7 +461,14 @@ class PerLoopProvider(abc.ABC):
         """Create the client for one configuration (called once per loop and configuration)."""
 
     @staticmethod
-    def client_for(context: Context, endpoints: Sequence[Endpoint], model_name: str) -> LLMClient:
+    def client_for(
+        context: Context,
+        endpoints: Sequence[Endpoint],
+        model_name: str,
+        *,
+        limit: AdaptiveLimit | None = None,
+        watch: QueueWatch | None = None,
+    ) -> LLMClient:
         return LLMClient(
             endpoints,
             model_name=model_name,
@@ -463,6 +478,8 @@ class PerLoopProvider(abc.ABC):
             | ({"frequency_penalty": context.penalty} if context.penalty else {}),
             cache=open_cache(context.cache_path),
             secrets=(context.api_key,),
+            limit=limit or AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency),
+            watch=watch,
         )
 
 
@@ -476,6 +493,12 @@ class OpenAIProvider(PerLoopProvider):
         limits = httpx.Limits(
             max_connections=context.max_concurrency * 2, max_keepalive_connections=context.max_concurrency
         )
+        limit = AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency)
+
+        async def on_response(response: httpx.Response) -> None:
+            if response.status_code in (429, 503):  # the SDK's own retries pass here too
+                limit.overloaded(f"HTTP {response.status_code} from {redact_url(str(response.request.url))}")
+
         endpoints = [
             Endpoint(
                 url=url,
@@ -488,12 +511,17 @@ class OpenAIProvider(PerLoopProvider):
                     max_tokens=context.max_output_tokens,  # type: ignore[call-arg]
                     timeout=context.request_timeout,
                     max_retries=context.max_retries,
-                    http_async_client=httpx.AsyncClient(limits=limits, timeout=context.request_timeout),
+                    http_async_client=httpx.AsyncClient(
+                        limits=limits,
+                        timeout=context.request_timeout,
+                        event_hooks={"response": [on_response]},
+                    ),
                 ),
             )
             for url in context.base_urls
         ]
-        return self.client_for(context, endpoints, model)
+        watch = QueueWatch(limit, context.base_urls, context.api_key if context.api_key != "EMPTY" else "")
+        return self.client_for(context, endpoints, model, limit=limit, watch=watch)
 
 
 LLMProvider = PerLoopProvider

@@ -92,6 +92,9 @@ class Context:
     """0.7 as in the LLM×MapReduce paper; use 0 for reproducible runs."""
     max_concurrency: int = field(default_factory=_env("max_concurrency", 16, int))
     """Most requests in flight to each endpoint from this process."""
+    adaptive_concurrency: bool = field(default_factory=_env("adaptive_concurrency", True, _bool))
+    """Fewer requests in flight while the server is overloaded (429/503 answers, a growing vLLM queue
+    at ``/metrics``), climbing back to ``max_concurrency`` as it drains (``longgraph/concurrency.py``)."""
     task: TaskFamily = field(default_factory=_env("task", "qa"))
     """Task family: picks the confidence rubric and answer instructions of the prompts."""
     request_timeout: float = field(default_factory=_env("request_timeout", 120.0, float))

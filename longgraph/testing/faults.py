@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import random
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +37,15 @@ class StubConfig(BaseModel):
         default=None,
         ge=1,
         description="After N completed answers, stop the server (os._exit in a subprocess).",
+    )
+    capacity: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests served at once; the others queue or are refused. None: no limit.",
+    )
+    over_capacity: Literal["queue", "reject"] = Field(
+        default="queue",
+        description="Above capacity: wait in a queue (counted at /metrics as vLLM does) or answer 429.",
     )
     seed: int = Field(default=0, description="Seed of the per-request fault draws.")
     max_model_len: int | None = Field(

@@ -62,13 +62,42 @@ class _StubState:
     in_flight: int = 0
     max_in_flight: int = 0
     """The most requests in flight at once since the last reset (a shared concurrency budget's test)."""
+    running: int = 0
+    """Requests being answered (admitted under ``capacity``)."""
+    waiting: int = 0
+    max_waiting: int = 0
+    waiting_seconds: float = 0.0
+    """The queue's length integrated over time since the last reset: request-seconds spent queued."""
+    _waiting_since: float = 0.0
+    _slots: asyncio.Condition | None = None
+
+    def slots(self) -> asyncio.Condition:
+        """Signalled when a request ends or the capacity changes (made on the server's loop)."""
+        if self._slots is None:
+            self._slots = asyncio.Condition()
+        return self._slots
+
+    def has_room(self) -> bool:
+        return self.config.capacity is None or self.running < self.config.capacity
+
     by_status: Counter[str] = field(default_factory=Counter)
     by_stage: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     log: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=10_000))
     exiting: bool = False
 
+    def queue_changes(self, by: int) -> None:
+        now = time.monotonic()
+        if self._waiting_since:
+            self.waiting_seconds += self.waiting * (now - self._waiting_since)
+        self._waiting_since = now
+        self.waiting += by
+        self.max_waiting = max(self.max_waiting, self.waiting)
+
     def reset(self) -> None:
+        self.queue_changes(0)
+        self.waiting_seconds = 0.0
+        self.max_waiting = self.waiting
         self.requests = 0
         self.completed = 0
         self.max_in_flight = self.in_flight
@@ -89,6 +118,10 @@ class _StubState:
             "completed": self.completed,
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
+            "running": self.running,
+            "waiting": self.waiting,
+            "max_waiting": self.max_waiting,
+            "waiting_seconds": round(self.waiting_seconds, 3),
             "by_status": dict(self.by_status),
             "by_stage": dict(self.by_stage),
             "faults": dict(self.faults),
@@ -142,6 +175,17 @@ class _StubApp:
             }
         )
 
+    async def metrics(self, request: Request) -> Response:
+        """Prometheus text with vLLM's queue gauges (what a client watching for overload reads)."""
+        st, model = self.state, self.state.config.model
+        text = (
+            "# TYPE vllm:num_requests_running gauge\n"
+            f'vllm:num_requests_running{{model_name="{model}"}} {float(st.running)}\n'
+            "# TYPE vllm:num_requests_waiting gauge\n"
+            f'vllm:num_requests_waiting{{model_name="{model}"}} {float(st.waiting)}\n'
+        )
+        return Response(text, media_type="text/plain; version=0.0.4")
+
     async def stats(self, request: Request) -> Response:
         return JSONResponse(self.state.snapshot())
 
@@ -160,6 +204,9 @@ class _StubApp:
             self.state.config = StubConfig.model_validate({**self.state.config.model_dump(), **update})
         except (ValueError, ValidationError) as exc:
             return JSONResponse(_error_body(str(exc), "invalid_request_error", 400), status_code=400)
+        slots = self.state.slots()
+        async with slots:  # a larger capacity admits queued requests now
+            slots.notify_all()
         return JSONResponse(self.state.config.model_dump())
 
     def _finish(self, status: int | str, seq: int, fault: Fault | str, stage: str, digest: str = "") -> None:
@@ -201,6 +248,28 @@ class _StubApp:
             self._finish(503, seq, "refused", stage)
             return JSONResponse(_error_body("stub server is down", "server_error", 503), status_code=503)
         fault = decide_fault(cfg, seq)
+        slots = st.slots()
+        async with slots:
+            if cfg.capacity is not None and st.running >= cfg.capacity:
+                if cfg.over_capacity == "reject":
+                    fault = Fault.RATE_LIMIT
+                else:
+                    st.queue_changes(+1)
+                    try:
+                        await slots.wait_for(st.has_room)
+                    finally:
+                        st.queue_changes(-1)
+            st.running += 1
+        try:
+            return await self._answer(request, seq, stage, fault)
+        finally:
+            async with slots:
+                st.running -= 1
+                slots.notify_all()
+
+    async def _answer(self, request: Request, seq: int, stage: str, fault: Fault) -> Response:
+        st = self.state
+        cfg = st.config
         if fault is Fault.RATE_LIMIT:
             self._finish(429, seq, fault, stage)
             wait = cfg.retry_after_s
@@ -349,6 +418,7 @@ def create_app(
         Route("/chat/completions", handlers.chat, methods=["POST"]),
         Route("/v1/models", handlers.models, methods=["GET"]),
         Route("/health", handlers.health, methods=["GET"]),
+        Route("/metrics", handlers.metrics, methods=["GET"]),
         Route("/stub/stats", handlers.stats, methods=["GET"]),
         Route("/stub/log", handlers.fault_log, methods=["GET"]),
         Route("/stub/config", handlers.configure, methods=["POST"]),

@@ -121,3 +121,14 @@ def test_batch_throughput_benchmark_prints_its_figures(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     for name in ("throughput / saturating load", "calls per item", "items per second"):
         assert name in out
+
+
+def test_adaptive_concurrency_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import adaptive_concurrency
+
+    figures = adaptive_concurrency.main(["--chars", "120000", "--latency", "0.05", "--concurrency", "8"])
+    assert str(figures["reject, adaptive"]).startswith("outcome right")
+    assert str(figures["queue, adaptive"]).startswith("outcome right")
+    out = capsys.readouterr().out
+    for name in ("429s per answer, adaptive / fixed", "request-seconds queued, adaptive / fixed", "wall time"):
+        assert name in out

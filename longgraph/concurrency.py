@@ -1,0 +1,187 @@
+"""Concurrency that adapts to the server: fewer requests in flight when it is overloaded, more again
+when it drains.
+
+Why: ``max_concurrency`` is a ceiling chosen before the run, but a server's capacity moves (other
+users, a replica restarting, a rate-limiting proxy). Above capacity, a vLLM server queues requests —
+latency grows for everyone and timeouts follow — and a proxy answers 429, which the SDK retries
+after ``Retry-After``: in both cases more concurrency buys nothing and costs retries.
+
+The rule is TCP's (additive increase, multiplicative decrease), on two overload signals:
+
+* **a 429 or 503 answer** (seen by an ``httpx`` response hook, so the SDK's own retries count too);
+* **a growing queue**: while calls are in flight, each endpoint's Prometheus ``/metrics`` is read
+  twice a second, and ``vllm:num_requests_waiting`` above zero and not shrinking is overload (and
+  while any request is queued, the limit does not grow). An endpoint without ``/metrics`` (not vLLM)
+  is asked once and then left alone.
+
+On overload the limit halves (at least 1), at most once per ``cooldown_s``: a burst of 429s is one
+overload, not ten. After as many successful calls as the limit (about one round trip of the whole
+window) with no overload, it grows by one, up to ``max_concurrency``. Every change is logged on
+``longgraph.concurrency`` with its reason and kept in :attr:`AdaptiveLimit.changes`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+_WAITING = re.compile(r"^vllm:num_requests_waiting(?:\{[^}]*\})?\s+([0-9.eE+-]+)\s*$", re.MULTILINE)
+
+
+@dataclass
+class LimitChange:
+    at: float
+    limit: int
+    why: str
+
+
+@dataclass
+class AdaptiveLimit:
+    """An async limit on calls in flight whose value moves between 1 and ``ceiling``."""
+
+    ceiling: int
+    adaptive: bool = True
+    cooldown_s: float = 1.0
+    limit: int = 0
+    in_use: int = 0
+    changes: collections.deque[LimitChange] = field(default_factory=lambda: collections.deque(maxlen=200))
+    _waiters: collections.deque[asyncio.Future[None]] = field(default_factory=collections.deque, repr=False)
+    _successes: int = 0
+    _last_cut: float = float("-inf")
+    _queued: bool = False
+
+    def __post_init__(self) -> None:
+        self.limit = self.limit or self.ceiling
+
+    async def __aenter__(self) -> AdaptiveLimit:
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+    async def acquire(self) -> None:
+        while self.in_use >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                self._wake()  # a slot this waiter was given passes on
+                raise
+        self.in_use += 1
+
+    def release(self) -> None:
+        self.in_use -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        free = self.limit - self.in_use
+        while free > 0 and self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
+
+    def overloaded(self, why: str) -> None:
+        """The server is over capacity: halve the limit (once per cooldown)."""
+        now = time.monotonic()
+        if not self.adaptive or now - self._last_cut < self.cooldown_s:
+            return
+        self._last_cut = now
+        self._successes = 0
+        if self.limit > 1:
+            self._set(max(1, self.limit // 2), f"overload: {why}")
+
+    def queue_read(self, waiting: float, previous: float) -> None:
+        """The server's queue as last read: overload when it holds requests and is not shrinking; no
+        growth while it holds any."""
+        self._queued = waiting > 0
+        if waiting > 0 and waiting >= previous:
+            self.overloaded(f"{waiting:g} request(s) queued at the server")
+
+    def succeeded(self) -> None:
+        """A call answered: after a window's worth of successes since the last change (and with no
+        queue at the server), one more slot."""
+        if not self.adaptive or self.limit >= self.ceiling or self._queued:
+            return
+        self._successes += 1
+        if self._successes >= self.limit and time.monotonic() - self._last_cut >= self.cooldown_s:
+            self._successes = 0
+            self._set(self.limit + 1, "the server keeps up")
+
+    def _set(self, limit: int, why: str) -> None:
+        log.info("requests in flight: %d → %d (%s)", self.limit, limit, why)
+        self.limit = limit
+        self.changes.append(LimitChange(at=time.time(), limit=limit, why=why))
+        self._wake()
+
+
+def metrics_url(base_url: str) -> str:
+    """vLLM serves ``/metrics`` at the server's root, beside ``/v1``."""
+    root = base_url.rstrip("/")
+    return (root[: -len("/v1")] if root.endswith("/v1") else root) + "/metrics"
+
+
+def waiting_requests(metrics: str) -> float | None:
+    """``vllm:num_requests_waiting`` summed over its series; None when the text has none."""
+    values = [float(v) for v in _WAITING.findall(metrics)]
+    return sum(values) if values else None
+
+
+@dataclass
+class QueueWatch:
+    """Reads the endpoints' queues while calls are in flight and reports a growing one as overload."""
+
+    limit: AdaptiveLimit
+    urls: Sequence[str]
+    api_key: str
+    interval_s: float = 0.5
+    _task: asyncio.Task[None] | None = field(default=None, repr=False)
+    _silent: set[str] = field(default_factory=set, repr=False)
+
+    def ensure_running(self) -> None:
+        """Start watching (from a call on the client's loop) unless it already is or cannot help."""
+        if not self.limit.adaptive or (self._task is not None and not self._task.done()):
+            return
+        if len(self._silent) == len(self.urls):
+            return
+        self._task = asyncio.get_running_loop().create_task(self._watch(), name="longgraph-queue-watch")
+
+    async def _watch(self) -> None:
+        previous: dict[str, float] = {}
+        idle = 0
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        async with httpx.AsyncClient(timeout=2.0, headers=headers) as http:
+            while idle < 2:  # stops once no call has been in flight for two reads
+                await asyncio.sleep(self.interval_s)
+                idle = idle + 1 if self.limit.in_use == 0 else 0
+                for url in self.urls:
+                    if url in self._silent:
+                        continue
+                    waiting = await self._read(http, url)
+                    if waiting is None:
+                        continue
+                    self.limit.queue_read(waiting, previous.get(url, 0.0))
+                    previous[url] = waiting
+
+    async def _read(self, http: httpx.AsyncClient, url: str) -> float | None:
+        try:
+            response = await http.get(metrics_url(url))
+        except httpx.HTTPError:
+            return None  # a transient failure: the calls themselves will say if the server is down
+        waiting = waiting_requests(response.text) if response.status_code == 200 else None
+        if waiting is None:
+            self._silent.add(url)  # no vLLM metrics here: do not ask again
+        return waiting

@@ -1,0 +1,85 @@
+"""Concurrency adapts to the server (``longgraph/concurrency.py``), against the stub with a capacity.
+
+Each test runs the same question twice — ``adaptive_concurrency`` off, then on — at 12 requests in
+flight against a stub that serves 3 at once, and compares what the server saw:
+
+* a server that **rejects** above capacity (429, as a rate-limiting proxy does): the adaptive client
+  sends far fewer rejected requests per answer (a fixed one may exhaust its retries and fail);
+* a server that **queues** above capacity (vLLM; its ``/metrics`` gauge says how many wait): the
+  adaptive client keeps the queue short, then climbs back to more in flight when capacity returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from longgraph.api import aask
+from longgraph.errors import EndpointError
+from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
+from longgraph.tests.conftest import QUESTION, planted
+from longgraph.tests.integration.support import STUB_SETTINGS
+
+pytestmark = pytest.mark.integration
+
+DOCUMENT = planted(400_000, at=0.5)  # about 66 calls under a 2048-token window
+CAPACITY = 3
+
+
+def ask(stub: StubHandle, *, adaptive: bool) -> Any:
+    settings = {**STUB_SETTINGS, "base_url": stub.base_url, "max_concurrency": 12, "max_retries": 20,
+                "adaptive_concurrency": adaptive}  # fmt: skip
+    return asyncio.run(aask(QUESTION, DOCUMENT, start_embedded=False, **settings))
+
+
+def test_rejections_make_it_back_off(caplog: pytest.LogCaptureFixture) -> None:
+    config = StubConfig(latency_s=0.15, capacity=CAPACITY, over_capacity="reject", retry_after_s=0.05)
+    rejected_per_answer: dict[bool, float] = {}
+    for adaptive in (False, True):
+        with run_stub_in_thread(config) as stub, caplog.at_level(logging.INFO, "longgraph.concurrency"):
+            try:
+                result = ask(stub, adaptive=adaptive)
+                assert "smoked plums" in result.answer
+            except EndpointError as exc:  # a fixed limit can run out of retries: that is the point
+                assert not adaptive, f"the adaptive run failed: {exc}"
+            status = stub.stats()["by_status"]
+        rejected_per_answer[adaptive] = status.get("429", 0) / max(status.get("200", 0), 1)
+    cuts = [r.getMessage() for r in caplog.records if "overload: HTTP 429" in r.getMessage()]
+    assert cuts and cuts[0].startswith("requests in flight: 12 → 6")
+    assert rejected_per_answer[True] < rejected_per_answer[False] / 3, rejected_per_answer
+
+
+def test_a_queue_makes_it_back_off_and_drained_capacity_brings_it_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    config = StubConfig(latency_s=0.15, capacity=CAPACITY, over_capacity="queue")
+    queued: dict[bool, float] = {}
+    for adaptive in (False, True):
+        with run_stub_in_thread(config) as stub:
+            result = ask(stub, adaptive=adaptive)
+            assert "smoked plums" in result.answer
+            queued[adaptive] = stub.stats()["waiting_seconds"]
+    assert queued[True] < queued[False] / 2, queued
+
+    # Capacity returns mid-run: the limit climbs back above the old capacity.
+    with run_stub_in_thread(config) as stub, caplog.at_level(logging.INFO, "longgraph.concurrency"):
+
+        def restore() -> None:
+            while stub.stats()["completed"] < 25:
+                threading.Event().wait(0.05)
+            stub.configure(capacity=None)
+            stub.reset()
+
+        watcher = threading.Thread(target=restore, daemon=True)
+        watcher.start()
+        ask(stub, adaptive=True)
+        watcher.join(timeout=10)
+        after = stub.stats()
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("queued at the server" in m for m in messages), messages
+    assert any("the server keeps up" in m for m in messages), messages
+    assert after["max_in_flight"] > CAPACITY + 1, after
