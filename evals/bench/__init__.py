@@ -27,6 +27,7 @@ __all__ = [
     "bench_endpoint",
     "endpoint_label",
     "load_average",
+    "prefix_cache_counters",
     "print_figures",
     "spread",
     "wait_for_quiet",
@@ -119,3 +120,23 @@ def bench_endpoint(
 def endpoint_label(*, embedded: bool, latency: float) -> str:
     """What :func:`bench_endpoint` served, for the printed figures."""
     return "embedded vLLM (SmolLM2-135M, CPU)" if embedded else f"stub, oracle, {latency} s per answer"
+
+
+PREFIX_COUNTERS = ("prefix_cache_queries_total", "prefix_cache_hits_total", "prompt_tokens_cached_total")
+
+
+def prefix_cache_counters(base_url: str) -> dict[str, float]:
+    """vLLM's prefix-cache counters from ``/metrics`` (summed over series; external caches left out).
+    Read before and after a run: the difference is what the run queried, hit and was served cached."""
+    import re
+
+    import httpx
+
+    from longgraph.concurrency import metrics_url
+
+    found: dict[str, float] = dict.fromkeys(PREFIX_COUNTERS, 0.0)
+    for line in httpx.get(metrics_url(base_url), timeout=5).text.splitlines():
+        match = re.match(r"vllm:(\w+)\{[^}]*\}\s+([0-9.e+]+)$", line)
+        if match and match.group(1) in PREFIX_COUNTERS and "external" not in line:
+            found[match.group(1)] += float(match.group(2))
+    return found

@@ -49,7 +49,7 @@ def one_run(
     config = StubConfig(latency_s=latency, capacity=capacity, over_capacity=mode, retry_after_s=0.05)
     with run_stub_in_thread(config) as stub:
         started = time.perf_counter()
-        settings = {"base_url": stub.base_url, "model": "stub", "context_window": 2048, "max_output_tokens": 256,
+        settings: dict[str, Any] = {"base_url": stub.base_url, "model": "stub", "context_window": 2048, "max_output_tokens": 256,
                     "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": concurrency,
                     "max_retries": 20, "adaptive_concurrency": adaptive}  # fmt: skip
         try:

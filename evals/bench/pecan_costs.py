@@ -20,27 +20,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import subprocess
 import sys
 import time
 from typing import Any
 
-import httpx
-
-from longgraph.evals.bench import load_average, print_figures
+from longgraph.evals.bench import load_average, prefix_cache_counters, print_figures
 from longgraph.evals.data.needle import NEEDLES, build_needle
-
-
-def _metrics(base_url: str) -> dict[str, float]:
-    text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=5).text
-    wanted = ("prefix_cache_queries_total", "prefix_cache_hits_total", "prompt_tokens_cached_total")
-    found: dict[str, float] = {}
-    for line in text.splitlines():
-        match = re.match(r"vllm:(\w+)\{[^}]*\}\s+([0-9.e+]+)$", line)
-        if match and match.group(1) in wanted and "external" not in line:
-            found[match.group(1)] = found.get(match.group(1), 0.0) + float(match.group(2))
-    return found
 
 
 async def amortised(
@@ -57,9 +43,9 @@ async def amortised(
         *unanswerable,
     ][:8]
     started = time.perf_counter()
-    before = _metrics(base_url) if base_url else {}
+    before = prefix_cache_counters(base_url) if base_url else {}
     results = await aask_many(questions, documents=instance.documents, strategy=strategy, **settings)
-    after = _metrics(base_url) if base_url else {}
+    after = prefix_cache_counters(base_url) if base_url else {}
     wall = time.perf_counter() - started
     build = results[0].stats.build
     assert build is not None
