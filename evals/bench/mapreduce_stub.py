@@ -279,24 +279,31 @@ def _memory_child(workload_path: Path, base_url: str, concurrency: int) -> None:
     data = json.loads(workload_path.read_text(encoding="utf-8"))
     workload = Workload(data["question"], data["documents"], data["tokens"])
     before_mb = psutil.Process().memory_info().rss / 2**20
-    asyncio.run(
+    started = time.perf_counter()
+    result = asyncio.run(
         aask(workload.question, documents=workload.documents, **graph_settings(base_url, concurrency))
     )
+    seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(json.dumps({"rss_before_run_mb": before_mb, "peak_rss_mb": peak_mb}), flush=True)
+    figures = {"rss_before_run_mb": before_mb, "peak_rss_mb": peak_mb, "seconds": seconds,
+               "calls": result.stats.llm_calls, "chunks": len(result.chunks), "answer": result.answer[:200]}  # fmt: skip
+    print(json.dumps(figures), flush=True)
 
 
-def measure_peak_memory(workload: Workload, base_url: str, concurrency: int) -> dict[str, float]:
-    """Run the graph once in a fresh interpreter and return its RSS before the run and at its peak."""
+def measure_peak_memory(
+    workload: Workload, base_url: str, concurrency: int, *, timeout: float = 600
+) -> dict[str, Any]:
+    """Run the graph once in a fresh interpreter: its RSS before the run and at its peak, the run's wall
+    time, calls, chunks and answer."""
     with tempfile.TemporaryDirectory(prefix="longgraph-bench-") as tmp:
         path = Path(tmp) / "workload.json"
         path.write_text(json.dumps(vars(workload)), encoding="utf-8")
         cmd = [sys.executable, "-m", __spec__.name if __spec__ else "longgraph.evals.bench.mapreduce_stub"]
         cmd += ["--memory-child", str(path), "--base-url", base_url, "--concurrency", str(concurrency)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"memory subprocess failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
 
 

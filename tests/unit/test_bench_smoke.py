@@ -132,3 +132,13 @@ def test_adaptive_concurrency_benchmark_prints_its_figures(capsys: pytest.Captur
     out = capsys.readouterr().out
     for name in ("429s per answer, adaptive / fixed", "request-seconds queued, adaptive / fixed", "wall time"):
         assert name in out
+
+
+def test_growth_benchmark_prints_sizes_and_slopes(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import growth
+
+    figures = growth.main(["--sizes", "20000,40000", "--concurrency", "8"])
+    sizes = [k for k in figures if k.endswith(" tokens")]
+    assert len(sizes) == 2 and all("peak RSS" in str(figures[k]) for k in sizes)
+    out = capsys.readouterr().out
+    assert "slope 0.02M → 0.04M: wall, peak RSS, working memory" in out
