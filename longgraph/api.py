@@ -142,16 +142,20 @@ async def aask(
     ``settings`` are context fields (``base_url=...``, ``context_window=...``, ``max_calls=...``). With
     ``checkpoint_path`` and ``thread_id`` the run is checkpointed to SQLite after every step; calling
     again with the same thread resumes it, redoing only the calls that had not finished. What a run
-    would cost, without running it: ``dry_run=True`` returns :func:`aestimate`'s
-    :class:`~longgraph.costing.CostEstimate` instead of an answer.
+    would cost, without running it: ``dry_run=True`` returns a :class:`~longgraph.costing.CostEstimate`
+    instead of an answer — the chunks, calls and prompt tokens the run would send (exact for the first
+    reading stage, a bound for the rest), without a model call; the endpoint is resolved as a run
+    resolves it (its window), so the chunks are the run's.
     """
-    if dry_run:
-        return await aestimate(
-            question, document, documents=documents, strategy=strategy, context=context, llm=llm,
-            start_embedded=start_embedded, **settings,
-        )  # fmt: skip
     repairs: list[str] = []
     graph_input = graph_input_of(question, document, documents, repairs)
+    if dry_run:
+        from longgraph.costing import estimate_run
+
+        ctx = await asyncio.to_thread(
+            prepare_context, context, settings, start_embedded=start_embedded and llm is None
+        )
+        return await estimate_run(graph_input, strategy=strategy, context=ctx, llm=llm or default_provider)
     if checkpoint_path is not None and not thread_id:
         raise ConfigurationError("a checkpointed run needs a thread_id (to resume it later)")
     try:
@@ -175,29 +179,6 @@ async def aask(
         )  # fmt: skip
     output.stats.notes = [*repairs, *output.stats.notes]
     return output
-
-
-async def aestimate(
-    question: str,
-    document: str | None = None,
-    *,
-    documents: Sequence[DocumentIn | Mapping[str, Any]] | None = None,
-    strategy: str = "mapreduce",
-    context: Context | dict[str, Any] | None = None,
-    llm: LLMProvider | None = None,
-    start_embedded: bool = True,
-    **settings: Any,
-) -> CostEstimate:
-    """A dry run of :func:`aask`: the chunks, calls and prompt tokens the run would send (exact for the
-    first reading stage, a bound for the rest; ``longgraph/costing.py``), without a model call. The
-    endpoint is resolved as a run resolves it (its window), so the chunks are the run's."""
-    from longgraph.costing import estimate_run
-
-    graph_input = graph_input_of(question, document, documents, [])
-    ctx = await asyncio.to_thread(
-        prepare_context, context, settings, start_embedded=start_embedded and llm is None
-    )
-    return await estimate_run(graph_input, strategy=strategy, context=ctx, llm=llm or default_provider)
 
 
 def graph_input_of(
@@ -364,7 +345,7 @@ def ask(
 ) -> GraphOutput | CostEstimate:
     """Synchronous :func:`aask` (not from inside a running event loop: await ``aask`` there)."""
     if dry_run:
-        return _run_sync(lambda: aestimate(question, document, **kwargs), "ask")
+        return _run_sync(lambda: aask(question, document, dry_run=True, **kwargs), "ask")
     return _run_sync(lambda: aask(question, document, dry_run=False, **kwargs), "ask")
 
 

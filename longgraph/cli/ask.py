@@ -94,7 +94,7 @@ def ask(
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer QUESTION about FILES."""
-    from longgraph.api import aask, aask_many, aestimate, input_fingerprint
+    from longgraph.api import aask, aask_many, input_fingerprint
     from longgraph.cache import default_checkpoint_path
 
     settings = run_settings(locals())
@@ -110,7 +110,7 @@ def ask(
             notes += file_notes
         if dry_run:
             estimates = [
-                asyncio.run(aestimate(q, documents=documents, strategy=strategy, **settings))
+                asyncio.run(aask(q, documents=documents, strategy=strategy, dry_run=True, **settings))
                 for q in question
             ]
             if as_json:
