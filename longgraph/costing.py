@@ -193,8 +193,8 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         upper = _ip_levels_at_most(len(texts), ctx, budget)
         rest.append(_bounded("points (higher levels)", upper, per_call,
                              f"≤{ctx.max_collapse_rounds} levels, each batch's points ≤ its output"))  # fmt: skip
-        nodes = ctx.pecan_fixed_k if ctx.pecan_fixed_k else ctx.pecan_max_nodes
-        rest.append(_bounded("search + answer", max(ctx.pecan_max_nodes, nodes) + 3, per_call,
+        retrieved = max(ctx.pecan_max_nodes, ctx.pecan_fixed_k)  # the search's bound, fixed-k or not
+        rest.append(_bounded("search + answer", retrieved + 3, per_call,
                              "a Yes/No turn per retrieved node, the answer, a second reading"))  # fmt: skip
         first_calls = len(texts)
     else:
