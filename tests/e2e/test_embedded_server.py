@@ -111,3 +111,15 @@ def test_find_running_sees_it(embedded_server: ServerInfo) -> None:
     assert found.pid == embedded_server.pid
     assert found.base_url == embedded_server.base_url
     assert found.model == "smollm2"
+
+
+def test_metrics_expose_the_queue_and_prefix_cache_the_client_reads(embedded_server: ServerInfo) -> None:
+    """The adaptive limit's queue signal and the prefix-cache benchmark read the real server's gauges."""
+    from longgraph.concurrency import metrics_url, waiting_requests
+    from longgraph.evals.bench import prefix_cache_counters
+
+    text = httpx.get(metrics_url(embedded_server.base_url), timeout=10).text
+    waiting = waiting_requests(text)
+    assert waiting is not None and waiting >= 0  # the gauge is there (a missing one: no queue signal)
+    counters = prefix_cache_counters(embedded_server.base_url)
+    assert counters["prefix_cache_queries_total"] >= counters["prefix_cache_hits_total"] >= 0

@@ -130,7 +130,11 @@ def test_adaptive_concurrency_benchmark_prints_its_figures(capsys: pytest.Captur
     assert str(figures["reject, adaptive"]).startswith("outcome right")
     assert str(figures["queue, adaptive"]).startswith("outcome right")
     out = capsys.readouterr().out
-    for name in ("429s per answer, adaptive / fixed", "request-seconds queued, adaptive / fixed", "wall time"):
+    for name in (
+        "429s per answer, adaptive / fixed",
+        "request-seconds queued, adaptive / fixed",
+        "wall time",
+    ):
         assert name in out
 
 
