@@ -319,7 +319,7 @@ async def abatch(
                 result.stats.notes = [*notes, *result.stats.notes]
                 row = result_row(item, result, time.perf_counter() - began, full=full)
             except BudgetExhausted as exc:  # the corpus's budget: no new item starts
-                summary.budget_stop = summary.budget_stop or str(exc).split("; left undone:")[0]
+                summary.budget_stop = summary.budget_stop or exc.reason
                 row = failure_row(item, exc, time.perf_counter() - began)
             except Exception as exc:  # one item's failure never stops the corpus
                 row = failure_row(item, exc, time.perf_counter() - began)

@@ -64,6 +64,7 @@ class BudgetExhausted(LonggraphError):
 
     def __init__(self, message: str, *, undone: str, spent_calls: int, spent_prompt_tokens: int) -> None:
         super().__init__(f"{message}; left undone: {undone}" if undone else message)
+        self.reason = message
         self.undone = undone
         self.spent_calls = spent_calls
         self.spent_prompt_tokens = spent_prompt_tokens

@@ -44,7 +44,6 @@ class SpendingLimit:
     prompt_tokens: int = 0
     in_flight: int = 0
     refused: int = 0
-    _first_refusal: str = field(default="", repr=False)
     _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
 
     def estimate(self, texts: Sequence[str]) -> int:
@@ -61,14 +60,13 @@ class SpendingLimit:
             self.in_flight += 1
             return tokens
         self.refused += 1
-        self._first_refusal = self._first_refusal or work
         if self.in_flight:  # let paid-for calls land (and be checkpointed) before the run stops
             drained = asyncio.get_running_loop().create_future()
             self._waiters.append(drained)
             await drained
         raise BudgetExhausted(
             f"budget reached: {over}; spent {self.calls} call(s) and {self.prompt_tokens:,} prompt tokens",
-            undone=work or self._first_refusal,
+            undone=work,
             spent_calls=self.calls,
             spent_prompt_tokens=self.prompt_tokens,
         )
@@ -93,15 +91,6 @@ class SpendingLimit:
                 f"after {self.prompt_tokens:,})"
             )
         return None
-
-    def summary(self) -> dict[str, int | None]:
-        return {
-            "max_calls": self.max_calls,
-            "max_prompt_tokens": self.max_prompt_tokens,
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "refused": self.refused,
-        }
 
 
 def spending_limit(
