@@ -1,7 +1,8 @@
 """LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → ground → [collapse ∥]* → reduce → finalize.
 
-START → chunk ──Send per chunk──▶ map_chunk → ground → plan_collapse
+START → chunk → plan_question ──Send per chunk──▶ map_chunk → ground → plan_collapse
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
+ground ──question decomposed──▶ aggregate → finalize (per-document answers combined in code)
 plan_collapse ──fits──▶ reduce → finalize → END
 plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
 plan_collapse ──no evidence──▶ finalize
@@ -22,8 +23,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.aggregate import aggregate
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
+from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.grounding import ground, route_rereads
 from longgraph.nodes.prepare import chunk_input
@@ -53,6 +56,7 @@ def build_graph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map"))
+    builder.add_node("plan_question", node(plan_question, prompts=PROMPTS, stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts=PROMPTS, stage="map"), input_schema=ReadTask)
     builder.add_node("ground", node(ground))
     builder.add_node(
@@ -64,13 +68,17 @@ def build_graph(
     )
     builder.add_node("gather_collapse", node(COLLAPSE.gather))
     builder.add_node("reduce", node(answer_from_notes, prompts=PROMPTS, stage="reduce"))
+    builder.add_node("aggregate", node(aggregate))
     builder.add_node("finalize", node(finalize, strategy=name))
 
     builder.add_edge(START, "chunk")
-    builder.add_conditional_edges("chunk", each_chunk("map_chunk"), ["map_chunk"])
+    builder.add_edge("chunk", "plan_question")
+    builder.add_conditional_edges("plan_question", each_chunk("map_chunk"), ["map_chunk"])
     builder.add_edge("map_chunk", "ground")
     builder.add_conditional_edges(
-        "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "plan_collapse"}
+        "ground",
+        route_rereads,
+        {"reread_chunk": "reread_chunk", "done": "plan_collapse", "per_document": "aggregate"},
     )
     builder.add_edge("reread_chunk", "ground")
     builder.add_conditional_edges(
@@ -81,6 +89,7 @@ def build_graph(
     builder.add_edge("collapse_group", "gather_collapse")
     builder.add_edge("gather_collapse", "plan_collapse")
     builder.add_edge("reduce", "finalize")
+    builder.add_edge("aggregate", "finalize")
     builder.add_edge("finalize", END)
     return builder.compile(name=name, checkpointer=checkpointer)
 

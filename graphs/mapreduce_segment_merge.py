@@ -5,8 +5,9 @@ collapse loop is the Segment+ merge loop (the same ``ReductionLoop``, combining 
 quotes kept verbatim, reasoning merged). Both stages read and write the one note type, so no
 adapter sits between them.
 
-START → chunk ──Send per chunk──▶ map_chunk → ground → plan_merge
+START → chunk → plan_question ──Send per chunk──▶ map_chunk → ground → plan_merge
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
+ground ──question decomposed──▶ aggregate → finalize (per-document answers combined in code)
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
 plan_merge ──fits──▶ reduce → finalize → END          plan_merge ──no evidence──▶ finalize
 """
@@ -18,8 +19,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.llm import LLMProvider, default_provider
+from longgraph.nodes.aggregate import aggregate
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
+from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.grounding import ground, route_rereads
 from longgraph.nodes.prepare import chunk_input
@@ -48,6 +51,7 @@ def build_graph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     builder.add_node("chunk", node(chunk_input, prompts="mapreduce", stage="map"))
+    builder.add_node("plan_question", node(plan_question, prompts="mapreduce", stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts="mapreduce", stage="map"), input_schema=ReadTask)
     builder.add_node("ground", node(ground))
     builder.add_node(
@@ -61,13 +65,17 @@ def build_graph(
     )
     builder.add_node("gather_merge", node(MERGE.gather))
     builder.add_node("reduce", node(answer_from_notes, prompts="mapreduce", stage="reduce"))
+    builder.add_node("aggregate", node(aggregate))
     builder.add_node("finalize", node(finalize, strategy=name))
 
     builder.add_edge(START, "chunk")
-    builder.add_conditional_edges("chunk", each_chunk("map_chunk"), ["map_chunk"])
+    builder.add_edge("chunk", "plan_question")
+    builder.add_conditional_edges("plan_question", each_chunk("map_chunk"), ["map_chunk"])
     builder.add_edge("map_chunk", "ground")
     builder.add_conditional_edges(
-        "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "plan_merge"}
+        "ground",
+        route_rereads,
+        {"reread_chunk": "reread_chunk", "done": "plan_merge", "per_document": "aggregate"},
     )
     builder.add_edge("reread_chunk", "ground")
     builder.add_conditional_edges(
@@ -76,6 +84,7 @@ def build_graph(
     builder.add_edge("merge_batch", "gather_merge")
     builder.add_edge("gather_merge", "plan_merge")
     builder.add_edge("reduce", "finalize")
+    builder.add_edge("aggregate", "finalize")
     builder.add_edge("finalize", END)
     return builder.compile(name=name, checkpointer=checkpointer)
 

@@ -56,6 +56,8 @@ class CostShape:
     first_stage: str
     filters: bool = False
     """Segment+: one Keep/Remove call per note before the merge."""
+    plans: bool = False
+    """LLM×MapReduce: a question over several documents is planned first (``nodes/decompose.py``)."""
 
 
 class StageCost(BaseModel):
@@ -161,6 +163,12 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
                                 how="every chunk, rendered and counted"))  # fmt: skip
         if rereads:
             rest.append(_bounded("reread", rereads, max(tokens, default=0), "at most one per chunk"))
+        if shape.plans and ctx.decompose and len({p.doc_index for c in chunks for p in c.parts}) > 1:
+            rest.append(_bounded("decompose", 1, per_call, "one planning call (several documents)"))
+            shared = sum(len(c.parts) - 1 for c in chunks)
+            if shared:
+                rest.append(_bounded("map (per document)", shared, max(tokens, default=0),
+                                     "if planned: a chunk of several documents is read once per document"))  # fmt: skip
         if shape.filters:
             rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))
         rounds = collapse_calls_at_most(n, ctx.max_collapse_rounds)

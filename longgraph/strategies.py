@@ -37,7 +37,7 @@ STRATEGIES: dict[str, Strategy] = {
             "longgraph.graphs.mapreduce",
             "build_graph",
             "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
-            cost=CostShape("fan-out", "mapreduce", "map"),
+            cost=CostShape("fan-out", "mapreduce", "map", plans=True),
         ),
         Strategy(
             "segment-plus",
@@ -75,7 +75,7 @@ STRATEGIES: dict[str, Strategy] = {
             "longgraph.graphs.mapreduce_segment_merge",
             "build_graph",
             "LLM×MapReduce with the Segment+ merge as its collapse stage",
-            cost=CostShape("fan-out", "mapreduce", "map"),
+            cost=CostShape("fan-out", "mapreduce", "map", plans=True),
         ),
         Strategy(
             "tom",

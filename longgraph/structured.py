@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -51,6 +51,8 @@ def format_instructions(schema: type[StructuredOutput], mode: Mode) -> str:
 
 
 def _json_type(annotation: Any) -> str:
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(f'"{value}"' for value in get_args(annotation))
     text = str(annotation)
     item = getattr(annotation, "__args__", (None,))[0]
     if isinstance(item, type) and issubclass(item, BaseModel):
@@ -200,6 +202,8 @@ def _coerce(data: dict[str, Any], schema: type[StructuredOutput]) -> dict[str, A
         if name not in out:
             continue
         value = out[name]
+        if get_origin(info.annotation) is Literal:  # its values are words: "list" is not a list
+            continue
         annotation = str(info.annotation)
         if ("float" in annotation or "int" in annotation) and isinstance(value, str):
             number = _NUMBER.search(value)

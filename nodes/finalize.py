@@ -32,6 +32,7 @@ from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, St
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
+from longgraph.state.plan import Aggregation
 from longgraph.state.usage import Usage
 
 MAX_CANDIDATES = 5
@@ -136,6 +137,29 @@ def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutco
     }  # fmt: skip
 
 
+def settle_aggregation(
+    aggregation: Aggregation, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], chunks: Sequence[Chunk]
+) -> dict[str, Any]:
+    """A decomposed question's result: the answer computed in code from the documents' verified notes
+    (``nodes/aggregate.py``) stands as computed; its evidence is the notes of the documents it names,
+    then of the others it weighed; its confidence is the weakest of the notes it names."""
+    if not aggregation.answer.strip():
+        return {
+            "answer": NO_INFORMATION, "rationale": f"no per-document answer could be combined: {aggregation.explanation}",
+            "confidence": 0.0, "supported": False, "candidates": [c.model_dump() for c in candidates_from(outcomes)],
+            "evidence": [],
+        }  # fmt: skip
+    doc_of = {c.id: c.doc_index for c in chunks}
+    named = set(aggregation.named)
+    naming = [n for n in notes if doc_of[n.sources[0]] in named]
+    quotes = [q for n in naming for q in n.verified_quotes]
+    return {
+        "answer": aggregation.answer, "rationale": aggregation.explanation,
+        "confidence": min((n.confidence for n in naming), default=None), "supported": bool(quotes),
+        "candidates": [], "evidence": _evidence(quotes, notes),
+    }  # fmt: skip
+
+
 def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list[Evidence]:
     """Baselines: the shown chunks whose text contains the answer (one call gives no finer provenance)."""
     if is_no_information(answer):
@@ -155,7 +179,10 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     notes: list[Note] = state.get("notes") or []
     used = {s for n in notes for s in n.sources}
     reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, state.get("filtered") or [])
-    if grounded:
+    aggregation = state.get("aggregation")
+    if grounded and aggregation:
+        settled = settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
+    elif grounded:
         settled = settle(state, notes, outcomes)
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION

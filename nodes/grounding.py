@@ -72,6 +72,7 @@ from longgraph.nodes.lexical import (
     words_of,
 )
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
+from longgraph.nodes.read import question_for_chunk
 from longgraph.nodes.render import measure_notes
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence
@@ -565,8 +566,6 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     )  # fmt: skip
     chunks = {c.id: c for c in state.get("input_chunks") or []}
     documents = documents_of(state)
-    question = state["question"]
-    wanted = question_words(question)
     settings = kit.context
     may_reread = rereading_enabled(settings)
 
@@ -574,6 +573,8 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
         outcomes, notes, rereads, reread_helped = [], [], [], 0
         for chunk_id, reads in sorted(by_chunk.items()):
             chunk = chunks[chunk_id]
+            question = question_for_chunk(state, chunk_id)
+            wanted = question_words(question)
             graded = [
                 ground_read(r, chunk, documents, question, min_relevance=settings.min_relevance)
                 for r in reads
@@ -598,7 +599,7 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
         return (
             outcomes,
             notes,
-            [ReadTask(chunk=t["chunk"], question=question, total=len(rereads)) for t in rereads],
+            [ReadTask(chunk=t["chunk"], question=t["question"], total=len(rereads)) for t in rereads],
             reread_helped,
         )
 
@@ -634,9 +635,10 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     }
 
 
-def route_rereads(state: RunState) -> list[Send] | Literal["done"]:
-    """Send each chunk worth a second reading to ``reread_chunk``, or go on."""
+def route_rereads(state: RunState) -> list[Send] | Literal["done", "per_document"]:
+    """Send each chunk worth a second reading to ``reread_chunk``, or go on: to combining the
+    per-document answers when the question was decomposed (``nodes/decompose.py``), else ``done``."""
     rereads = state.get("rereads") or []
     if not rereads:
-        return "done"
+        return "per_document" if state.get("chunk_questions") else "done"
     return [Send("reread_chunk", task) for task in rereads]

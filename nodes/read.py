@@ -35,11 +35,19 @@ def each_chunk(target: str) -> Callable[[RunState], list[Send]]:
     def fan_out(state: RunState) -> list[Send]:
         chunks = state["input_chunks"]
         return [
-            Send(target, ReadTask(chunk=c, question=state["question"], total=len(chunks))) for c in chunks
+            Send(target, ReadTask(chunk=c, question=question_for_chunk(state, c.id), total=len(chunks)))
+            for c in chunks
         ]
 
     fan_out.__name__ = f"each_chunk_to_{target}"
     return fan_out
+
+
+def question_for_chunk(state: RunState, chunk_id: int) -> str:
+    """What a chunk is asked: its per-document question when the question was decomposed
+    (``nodes/decompose.py``), else the question."""
+    questions = state.get("chunk_questions")
+    return questions[chunk_id] if questions else state["question"]
 
 
 async def read_chunk(

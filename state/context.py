@@ -138,6 +138,11 @@ class Context:
     reread: bool = field(default_factory=_env("reread", True, _bool))
     """Compact protocol: a chunk whose answer is not evidence but which holds a passage bearing strongly
     on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""
+    decompose: bool = field(default_factory=_env("decompose", True, _bool))
+    """A question over several documents is first planned (``nodes/decompose.py``): when it aggregates
+    (group, order, compare, a range, a chain), each document is asked a per-document question and the
+    answers are combined in code (``nodes/aggregate.py``). One extra call per multi-document run; False:
+    every chunk is asked the question as is."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
     tom_top_k: int = field(default_factory=_env("tom_top_k", 7, int))

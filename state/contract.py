@@ -34,6 +34,8 @@ class GraphInput(BaseModel):
     question: str = Field(min_length=1)
     document: str | None = None
     documents: list[DocumentIn] | None = None
+    plan: dict[str, Any] | None = None
+    """A question plan to follow (``state/plan.py``), validated where it is used."""
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> GraphInput:

@@ -29,6 +29,8 @@ class GraphInputState(TypedDict, total=False):
     question: str
     document: str | None
     documents: list[DocumentIn] | None
+    plan: dict[str, Any] | None
+    """A :class:`~longgraph.state.plan.QuestionPlan` to follow instead of planning (``nodes/decompose.py``)."""
 
 
 class GraphOutputState(TypedDict, total=False):
@@ -75,3 +77,9 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     built_from_cache: bool
     structure: dict[str, Any]
     """What per-document structure was searched and how (``stats.structure``)."""
+    chunk_questions: list[str]
+    """A decomposed question's per-document question for each chunk, by chunk id (``nodes/decompose.py``);
+    absent: every chunk is asked ``question``."""
+    document_titles: list[str]
+    aggregation: dict[str, Any]
+    """What combining the per-document answers did (``nodes/aggregate.py``): the answer, computed."""

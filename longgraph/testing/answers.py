@@ -21,6 +21,7 @@ from longgraph.testing.oracle import (
     extract_question_and_text,
     generated_question,
     oracle_answer,
+    question_plan,
     summary_points,
     synthesis_sentences,
 )
@@ -254,6 +255,12 @@ def _asks_for_bullets(messages: Sequence[Mapping[str, Any]]) -> bool:
     return any(BULLET_FORMAT in _message_text(m) for m in messages if m.get("role") == "user")
 
 
+def _plan_field(plan: Mapping[str, Any], label: str) -> str:
+    key = {"per-document question": "per_document_question"}.get(label.lower(), label.lower())
+    value = plan.get(key, "")
+    return ", ".join(value) if isinstance(value, list) else str(value)
+
+
 def build_completion_content(
     body: Mapping[str, Any], *, hallucinate: bool = False
 ) -> tuple[str, Mapping[str, Any] | None]:
@@ -280,6 +287,8 @@ def build_completion_content(
     properties = (schema or {}).get("properties") or {}
     if schema is not None and "sentences" in properties:  # a pyramid synthesis prompt
         return json.dumps({"sentences": synthesis_sentences(text)}, ensure_ascii=False), None
+    if schema is not None and "per_document_question" in properties:  # a question plan
+        return json.dumps(question_plan(question), ensure_ascii=False), None
     if schema is not None and set(properties) == {"question"}:  # a question generation prompt
         return json.dumps({"question": generated_question(text)}, ensure_ascii=False), None
     if schema is not None and "points" in (schema.get("properties") or {}):  # a summarise prompt
@@ -292,6 +301,9 @@ def build_completion_content(
     if isinstance(response_format, Mapping) and response_format.get("type") == "json_object":
         return json.dumps(_default_object(verdict), ensure_ascii=False), None
     labels = requested_labels(messages if isinstance(messages, list) else [])
+    if any(label.lower().startswith("per-document question") for label in labels):
+        plan = question_plan(question)
+        return "\n".join(f"{label}: {_plan_field(plan, label)}" for label in labels), None
     if labels:
         return _labelled_answer(labels, verdict), None
     return _text_protocol(verdict), None

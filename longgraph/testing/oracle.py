@@ -61,7 +61,8 @@ STOP_WORDS: frozenset[str] = frozenset(
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # A sentence ends at . ! or ? (optionally followed by a closing quote or bracket) plus whitespace. The
 # capturing group keeps the separators so sentence offsets can be recovered from the pieces' lengths.
-_SPLIT_RE = re.compile(r"([.!?][\"'”’)\]]?\s+)")
+_SPLIT_RE = re.compile(r"((?:(?<!\b[A-Za-z])\.|[!?])[\"'”’)\]]?\s+)")
+"""Sentence ends; a one-letter word's period ("Alder v. Birch", "J. Smith") does not end one."""
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _TOKEN_CHARS = frozenset(string.ascii_lowercase + string.digits)
 _QUESTION_RE = re.compile(
@@ -140,6 +141,9 @@ def _word_positions(low: str, word: str) -> Iterator[int]:
         i = low.find(word, end)
 
 
+_TITLE_LABEL = re.compile(r"^\[Document: [^\n]*\]$", re.MULTILINE)
+
+
 def oracle_answer(question: str, text: str) -> tuple[str | None, float]:
     """Answer ``question`` from ``text`` by picking the sentence sharing most content words with it.
 
@@ -152,7 +156,9 @@ def oracle_answer(question: str, text: str) -> tuple[str | None, float]:
     if not q_words:
         return None, 0.0
     threshold = max(2.0, 0.5 * len(q_words))
-    norm, pieces = _split_sentences(text)
+    # A chunk's "[Document: title]" lines label the text; they are not sentences of it (a question naming
+    # the document would otherwise be "answered" with its title).
+    norm, pieces = _split_sentences(_TITLE_LABEL.sub("", text) if "[Document: " in text else text)
     # Find the question's words in the whole text and bucket them into sentences by offset: tokenising
     # every sentence in Python cost ~2.5 ms per 26 KB prompt and capped the benchmark's throughput.
     starts = list(itertools.accumulate(map(len, pieces), initial=0))[0::2]
@@ -306,3 +312,27 @@ def generated_question(text: str) -> str:
     first = _SPLIT_RE.split(body.strip(), maxsplit=1)[0].strip()
     words = re.findall(r"[\w'-]+", first)[:8]
     return f"What does the text say about {' '.join(words) or 'its subject'}?"
+
+
+_LISTED_OPTIONS = re.compile(r"((?:\w+, )+\w+),? or (\w+)")
+
+
+def question_plan(question: str) -> dict[str, Any]:
+    """The oracle's plan of a question over several documents (``nodes/decompose.py``), by cue words:
+    a chain ("starting from", "follow"), a range ("between"), an order ("in order", "sort", "rank"), a
+    grouping ("group", "cluster"; labels: an "A, B or C" list of the question), an extremum ("highest",
+    "lowest"...); else none. Its per-document question is the question headed by the document's name,
+    which its sentence matcher answers with the document's own fact sentence."""
+    lowered = question.lower()
+    cues = (
+        ("chain", ("starting from", "follow")), ("between", ("between",)),
+        ("order", ("in order", "sort ", "rank")), ("group", ("group", "cluster")),
+        ("highest", ("highest", "largest", "most ")), ("lowest", ("lowest", "smallest", "least ")),
+    )  # fmt: skip
+    combine = next((kind for kind, words in cues if any(w in lowered for w in words)), "none")
+    if combine == "none":
+        return {"per_document_question": "", "combine": "none", "labels": []}
+    labels: list[str] = []
+    if combine == "group" and (listed := _LISTED_OPTIONS.search(question)):
+        labels = [*listed.group(1).split(", "), listed.group(2)]
+    return {"per_document_question": "About {document}: " + question, "combine": combine, "labels": labels}
