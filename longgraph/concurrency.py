@@ -14,8 +14,10 @@ The rule is TCP's (additive increase, multiplicative decrease), on two overload 
   while any request is queued, the limit does not grow). An endpoint without ``/metrics`` (not vLLM)
   is asked once and then left alone.
 
-On overload the limit halves (at least 1), at most once per ``cooldown_s``: a burst of 429s is one
-overload, not ten. After as many successful calls as the limit (about one round trip of the whole
+On overload the limit halves (at least 1): for a turned-away call, only when the call was sent after
+the last cut (a burst of 429s to calls sent under the old limit is one overload, not ten); for a queue
+reading, at most once per ``cooldown_s``. A turned-away call gives its slot back and waits for one
+under the new limit before it is retried (:meth:`AdaptiveLimit.requeue`). After as many successful calls as the limit (about one round trip of the whole
 window) with no overload, it grows by one, up to ``max_concurrency``. Every change is logged on
 ``longgraph.concurrency`` with its reason and kept in :attr:`AdaptiveLimit.changes`.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import logging
 import re
 import time
@@ -70,6 +73,8 @@ class AdaptiveLimit:
         self.release()
 
     async def acquire(self) -> None:
+        """Wait for a slot; the task's admission time is kept (:func:`admitted_at`) so that a turned-away
+        call admitted before the last cut does not cut again."""
         while self.in_use >= self.limit:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -81,6 +86,7 @@ class AdaptiveLimit:
                 self._wake()  # a slot this waiter was given passes on
                 raise
         self.in_use += 1
+        _ADMITTED.set(time.monotonic())
 
     def release(self) -> None:
         self.in_use -= 1
@@ -94,10 +100,33 @@ class AdaptiveLimit:
                 waiter.set_result(None)
                 free -= 1
 
-    def overloaded(self, why: str) -> None:
-        """The server is over capacity: halve the limit (once per cooldown)."""
+    async def requeue(self) -> None:
+        """A call the server turned away gives its slot back and waits for one under the (lowered)
+        limit before the SDK retries it; its admission time is renewed, so if it is turned away again
+        it cuts again. Without this, every call in flight at a cut keeps retrying at
+        the old concurrency: measured under CPU load, 12 calls retrying against 3 slots exhausted one
+        call's 20 retries although the limit had fallen to 6."""
+        if not self.adaptive:
+            return
+        self.release()  # and queue behind the waiters: its retry is sent under the limit of now
+        try:
+            await self.acquire()
+        except asyncio.CancelledError:
+            self.in_use += 1  # the caller's exit releases the slot it believes it holds
+            raise
+
+    def overloaded(self, why: str, *, admitted: float | None = None) -> None:
+        """The server is over capacity: halve the limit. A call turned away (``admitted``: when it got
+        its slot) cuts only when it was admitted after the last cut, so a burst of rejections of calls
+        sent under the old limit is one overload, and calls sent under the new one that are still
+        turned away cut again at once (TCP's once per round trip). A queue reading cuts at most once
+        per ``cooldown_s``."""
         now = time.monotonic()
-        if not self.adaptive or now - self._last_cut < self.cooldown_s:
+        if not self.adaptive:
+            return
+        if admitted is not None and admitted < self._last_cut:
+            return
+        if admitted is None and now - self._last_cut < self.cooldown_s:
             return
         self._last_cut = now
         self._successes = 0
@@ -126,6 +155,14 @@ class AdaptiveLimit:
         self.limit = limit
         self.changes.append(LimitChange(at=time.time(), limit=limit, why=why))
         self._wake()
+
+
+_ADMITTED: contextvars.ContextVar[float | None] = contextvars.ContextVar("admitted", default=None)
+
+
+def admitted_at() -> float | None:
+    """When the current task's call got its slot (None outside a limited call)."""
+    return _ADMITTED.get()
 
 
 def metrics_url(base_url: str) -> str:

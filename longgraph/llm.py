@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from numpy.typing import NDArray
 
 from longgraph.cache import ResultCache, cache_key, open_cache
-from longgraph.concurrency import AdaptiveLimit, QueueWatch
+from longgraph.concurrency import AdaptiveLimit, QueueWatch, admitted_at
 from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
 from longgraph.prompts import PromptSet
@@ -497,7 +497,11 @@ class OpenAIProvider(PerLoopProvider):
 
         async def on_response(response: httpx.Response) -> None:
             if response.status_code in (429, 503):  # the SDK's own retries pass here too
-                limit.overloaded(f"HTTP {response.status_code} from {redact_url(str(response.request.url))}")
+                limit.overloaded(
+                    f"HTTP {response.status_code} from {redact_url(str(response.request.url))}",
+                    admitted=admitted_at(),
+                )
+                await limit.requeue()
 
         endpoints = [
             Endpoint(

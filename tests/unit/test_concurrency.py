@@ -4,6 +4,7 @@ successes while the server has no queue, stays within [1, ceiling]; reading vLLM
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -108,3 +109,60 @@ def test_a_cancelled_waiter_passes_its_slot_on() -> None:
         return limit.in_use
 
     assert asyncio.run(run()) == 1
+
+
+def test_a_turned_away_call_waits_for_a_slot_under_the_lowered_limit_before_retrying() -> None:
+    async def run() -> tuple[list[int], int]:
+        limit = AdaptiveLimit(4, cooldown_s=0.0)
+        retried_with: list[int] = []
+
+        async def call(i: int) -> None:
+            async with limit:
+                await asyncio.sleep(0)  # all four in flight
+                if i < 3:  # three are turned away: the limit halves, and they requeue
+                    limit.overloaded("429")
+                    await limit.requeue()
+                    retried_with.append(limit.in_use)
+                await asyncio.sleep(0.01)
+
+        await asyncio.gather(*(call(i) for i in range(4)))
+        return retried_with, limit.in_use
+
+    retried_with, left = asyncio.run(run())
+    assert max(retried_with) <= 2, retried_with  # retries ran under the cut (4 → 2 → 1), not at 4
+    assert left == 0
+
+
+def test_a_requeue_cancelled_while_waiting_leaves_the_count_balanced() -> None:
+    async def run() -> int:
+        limit = AdaptiveLimit(2, cooldown_s=0.0)
+
+        async def turned_away() -> None:
+            async with limit:
+                limit.overloaded("429")
+                await limit.requeue()
+
+        await limit.acquire()
+        await limit.acquire()  # two in flight; a cut to 1 makes the second requeue wait
+        limit.release()
+        task = asyncio.create_task(turned_away())
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        limit.release()
+        return limit.in_use
+
+    assert asyncio.run(run()) == 0
+
+
+def test_a_rejected_call_cuts_only_when_it_was_admitted_after_the_last_cut() -> None:
+    limit = AdaptiveLimit(12, cooldown_s=60.0)
+    before = time.monotonic()
+    limit.overloaded("429", admitted=before)
+    limit.overloaded("429", admitted=before)  # sent under the old limit: the same overload
+    assert limit.limit == 6
+    limit.overloaded("429", admitted=time.monotonic())  # sent under the new limit: cut again, cooldown or not
+    assert limit.limit == 3
+    limit.overloaded("queue")  # a queue reading still waits out the cooldown
+    assert limit.limit == 3
