@@ -73,8 +73,14 @@ class EvalConfig:
     """loong-synth: Loong length sets (1: 10K-50K ... 4: 200K-250K)."""
     window: int | None = None
     """loong-synth: documents that would overflow this many tokens are skipped (and recorded)."""
+    given_plans: bool = False
+    """loong-synth: give strategies that decompose questions each instance's reference plan (what a
+    competent planner writes), so per-document reading and the combination are measured apart from
+    planning; records are labelled ``<model>-given-plan``."""
 
     def validate(self) -> None:
+        if self.given_plans and self.suite != "loong-synth":
+            raise ConfigurationError("given plans are for --suite loong-synth (its instances carry them)")
         if self.suite not in SUITES:
             raise ConfigurationError(f"suite {self.suite!r}: expected one of {', '.join(SUITES)}")
         if not self.strategies:

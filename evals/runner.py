@@ -55,6 +55,7 @@ from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.state.context import Context
 from longgraph.state.contract import Stats
+from longgraph.strategies import decomposes
 
 log = logging.getLogger(__name__)
 
@@ -124,17 +125,21 @@ async def evaluate(
     oracle: bool = False,
     llm: LLMProvider | None = None,
     judge: _Judge | None = None,
+    plan: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run one strategy on one instance and score it; any failure becomes the record's ``error``."""
+    """Run one strategy on one instance and score it; any failure becomes the record's ``error``.
+    ``plan``: the question plan to give the strategy (recorded as ``metadata.given_plan``)."""
     from longgraph.api import aask
 
     record = _base_record(instance, strategy, label, oracle)
+    if plan is not None:
+        record["metadata"]["given_plan"] = True
     task = get_scorer(instance.scorer).task if instance.scorer else FAMILY_TASK[instance.task_family]
     started = time.perf_counter()
     try:
         result = await aask(
             instance.question, documents=instance.documents, strategy=strategy,
-            context=context.replace(task=task), llm=llm or default_provider, start_embedded=False,
+            context=context.replace(task=task), llm=llm or default_provider, start_embedded=False, plan=plan,
         )  # fmt: skip
     except Exception as exc:  # recorded, not raised: one bad instance must not stop an evaluation
         record.update(
@@ -202,12 +207,13 @@ async def _model_context(
 
 
 def model_label(config: EvalConfig, context: Context) -> str:
-    """Records are kept per label: the model, plus the prompt variant when it is not the default."""
-    if config.oracle:
-        return ORACLE_LABEL
-    label = config.label or context.model or "model"
-    if context.prompt_variant != "compact" and not config.label:
+    """Records are kept per label: the model, plus the prompt variant when it is not the default, plus
+    ``-given-plan`` when the instances' reference plans are given."""
+    label = ORACLE_LABEL if config.oracle else config.label or context.model or "model"
+    if context.prompt_variant != "compact" and not config.label and not config.oracle:
         label += f"-{context.prompt_variant}"
+    if config.given_plans and not config.label:
+        label += "-given-plan"
     return label
 
 
@@ -282,9 +288,11 @@ async def run_eval(
 
     async def run_one(instance: EvalInstance, strategy: str) -> None:
         async with semaphore:
+            given = instance.metadata.get("plan") if config.given_plans and decomposes(strategy) else None
             record = await evaluate(
-                instance, strategy, context=context, label=label, oracle=config.oracle, llm=llm, judge=judge
-            )
+                instance, strategy, context=context, label=label, oracle=config.oracle, llm=llm, judge=judge,
+                plan=given,
+            )  # fmt: skip
         appender.write(record)
         summary.done += 1
         summary.failed += record["error"] is not None

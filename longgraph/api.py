@@ -86,6 +86,22 @@ def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig
     return config
 
 
+def plan_input(plan: Mapping[str, Any], strategy: str) -> dict[str, Any]:
+    """A given question plan as graph input, refused for a strategy that does not decompose questions
+    (it would be ignored in silence)."""
+    from longgraph.state.plan import QuestionPlan
+    from longgraph.strategies import decomposes
+
+    if not decomposes(strategy):
+        raise ConfigurationError(
+            f"strategy {strategy!r} does not decompose questions: a plan cannot be given to it"
+        )
+    try:
+        return QuestionPlan.model_validate(dict(plan)).model_dump()
+    except ValueError as exc:
+        raise InputError(f"invalid plan: {exc}".replace("\n", "; ")) from exc
+
+
 def input_fingerprint(strategy: str, graph_input: Mapping[str, Any]) -> str:
     """A digest of what a thread was started with, stored in its checkpoints.
 
@@ -135,6 +151,7 @@ async def aask(
     on_progress: ProgressCallback | None = None,
     start_embedded: bool = True,
     dry_run: bool = False,
+    plan: Mapping[str, Any] | None = None,
     **settings: Any,
 ) -> GraphOutput | CostEstimate:
     """Answer ``question`` about ``document`` (or ``documents``) with ``strategy``.
@@ -145,10 +162,14 @@ async def aask(
     would cost, without running it: ``dry_run=True`` returns a :class:`~longgraph.costing.CostEstimate`
     instead of an answer — the chunks, calls and prompt tokens the run would send (exact for the first
     reading stage, a bound for the rest), without a model call; the endpoint is resolved as a run
-    resolves it (its window), so the chunks are the run's.
+    resolves it (its window), so the chunks are the run's. ``plan``: a
+    :class:`~longgraph.state.plan.QuestionPlan` (or its fields) to follow instead of planning a question
+    over several documents (strategies that decompose questions only: ``longgraph strategies``).
     """
     repairs: list[str] = []
     graph_input = graph_input_of(question, document, documents, repairs)
+    if plan is not None:
+        graph_input["plan"] = plan_input(plan, strategy)
     if dry_run:
         from longgraph.costing import estimate_run
 

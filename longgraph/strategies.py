@@ -179,3 +179,9 @@ def build_strategy(
         llm, checkpointer=checkpointer, **dict(strategy.options)
     )
     return graph
+
+
+def decomposes(name: str) -> bool:
+    """Whether ``name``'s graph plans questions over several documents (``nodes/decompose.py``)."""
+    strategy = STRATEGIES.get(name)
+    return bool(strategy and strategy.cost and strategy.cost.plans)

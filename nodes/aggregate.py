@@ -74,37 +74,42 @@ def _label_of(answer: str, labels: Sequence[str]) -> str | None:
     return min(placed)[1] if placed else None
 
 
+def read_value(plan: QuestionPlan, note: Note, doc: int, titles: Sequence[str]) -> DocumentValue:
+    """What one verified note of document ``doc`` gives the combination (``reason`` set when nothing)."""
+    title = titles[doc]
+    answer = " ".join(note_answer(note).split())
+    value = DocumentValue(doc_index=doc, title=title, answer=answer, sources=note.sources)
+    if plan.combine in NUMBERED:
+        skip = set(numbers_in(plan.per_document_question)) | set(numbers_in(title))
+        value.number = next((n for n in numbers_in(answer) if n not in skip), None)
+        value.reason = None if value.number is not None else "its answer gives no number"
+    elif plan.combine == "group":
+        value.label = _label_of(answer, plan.labels)
+        value.reason = None if value.label else f"its answer names none of {', '.join(plan.labels)}"
+    elif plan.combine == "chain":
+        value.link = named_document(answer, titles, besides=doc)
+    return value
+
+
 def document_values(
     plan: QuestionPlan, notes: Sequence[Note], chunks: Sequence[Chunk], titles: Sequence[str]
 ) -> tuple[list[DocumentValue], list[Note]]:
-    """Each document's value (in document order) and the note each comes from."""
+    """Each document's value (in document order) and the note each comes from: the strongest of its
+    verified notes that gives what the combination reads (a number, a label), else its strongest. A
+    document of several chunks may give a note per chunk, not all of them about the question asked."""
     doc_of = {c.id: c.doc_index for c in chunks}
-    best: dict[int, Note] = {}
+    readings: dict[int, list[tuple[DocumentValue, Note]]] = {}
     for note in notes:
-        if not note.verified_quotes:
-            continue
-        doc = doc_of[note.sources[0]]
-        if doc not in best or strength(note) > strength(best[doc]):
-            best[doc] = note
+        if note.verified_quotes:
+            doc = doc_of[note.sources[0]]
+            readings.setdefault(doc, []).append((read_value(plan, note, doc, titles), note))
     values: list[DocumentValue] = []
     chosen: list[Note] = []
-    question_numbers = set(numbers_in(plan.per_document_question))
     for doc, title in enumerate(titles):
-        if doc not in best:
+        if doc not in readings:
             values.append(DocumentValue(doc_index=doc, title=title, reason="no verified answer"))
             continue
-        note = best[doc]
-        answer = " ".join(note_answer(note).split())
-        value = DocumentValue(doc_index=doc, title=title, answer=answer, sources=note.sources)
-        if plan.combine in NUMBERED:
-            skip = question_numbers | set(numbers_in(title))
-            value.number = next((n for n in numbers_in(answer) if n not in skip), None)
-            value.reason = None if value.number is not None else "its answer gives no number"
-        elif plan.combine == "group":
-            value.label = _label_of(answer, plan.labels)
-            value.reason = None if value.label else f"its answer names none of {', '.join(plan.labels)}"
-        elif plan.combine == "chain":
-            value.link = named_document(answer, titles, besides=doc)
+        value, note = max(readings[doc], key=lambda pair: (pair[0].reason is None, strength(pair[1])))
         values.append(value)
         chosen.append(note)
     return values, chosen

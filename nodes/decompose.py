@@ -4,7 +4,10 @@ One call (``prompts/plan_compact.toml``, stage ``decompose``) reads the question
 titles and gives a :class:`~longgraph.state.plan.QuestionPlan`; a caller may give one instead (input
 key ``plan``), and ``decompose=False`` turns planning off. A plan is only taken when it can be carried
 out: a per-document question that names its document, a known combination, labels the question itself
-gives, a range the question states, a chain start the question names. Otherwise the run reads every
+gives, a range the question states, a chain start the question names, and a per-document question
+drawn from the question's own words (measured: SmolLM2-135M copied the prompt's examples — "How many
+hours does the battery of {document} last?" for a question about a company's city — in 7 of 7
+aggregation questions; such plans are refused). Otherwise the run reads every
 chunk with the question as asked, as before, and ``stats.notes`` says why.
 
 A taken plan gives every chunk its own question (``chunk_questions``: the per-document question with
@@ -23,7 +26,7 @@ from longgraph.errors import InputError
 from longgraph.nodes.aggregate import named_document, numbers_in
 from longgraph.nodes.chunking import split_into_chunks, title_label
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import stem, words_of
+from longgraph.nodes.lexical import content_stems, stem, words_of
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk, DocumentIn
@@ -46,6 +49,11 @@ def plan_problem(plan: QuestionPlan, question: str, titles: Sequence[str]) -> st
         return "the plan asks nothing per document (one place answers the question)"
     if DOCUMENT not in plan.per_document_question:
         return f"the per-document question does not name its document ({DOCUMENT}): {plan.per_document_question!r}"
+    own = content_stems(plan.per_document_question.replace(DOCUMENT, " "))
+    if not own or len(own & content_stems(question)) * 2 < len(own):
+        return (
+            f"the per-document question is not about the question's subject: {plan.per_document_question!r}"
+        )
     if plan.combine == "between" and len(numbers_in(question)) < 2:
         return "a range was planned but the question gives no two numbers"
     if plan.combine == "chain" and named_document(question, titles) is None:

@@ -112,6 +112,8 @@ class _Case:
     gold: list[str]
     scorer: str
     label: dict[str, object]
+    plan: dict[str, object] | None = None
+    """What a competent planner would write (``state/plan.py``); None: one document answers."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -144,6 +146,10 @@ def _companies(rng: random.Random, names: _Names, count: int) -> list[tuple[_Doc
     return companies
 
 
+def _plan(question: str, combine: str, labels: list[str] | None = None) -> dict[str, object]:
+    return {"per_document_question": question, "combine": combine, "labels": labels or []}
+
+
 def _spotlight(rng: random.Random, names: _Names, index: int) -> _Case:
     companies = _companies(rng, names, rng.randint(4, 6))
     doc, revenue, city, ceo = rng.choice(companies)
@@ -165,17 +171,19 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
     by_revenue = sorted(companies, key=lambda c: -c[1])
     kind = COMPARISONS[index % len(COMPARISONS)]
     year = f"for fiscal year {_YEAR}"
+    asked = f"In {{document}}, what total revenue was reported {year}?"
     if kind == "extremum":
         highest = rng.random() < 0.5
         pick = by_revenue[0] if highest else by_revenue[-1]
         word = "highest" if highest else "lowest"
         return _Case("comparison", kind, f"Which company reported the {word} total revenue {year}?", docs,
-                     [pick[0].name], "structured:entity", {"answer": pick[0].name, "candidates": candidates})  # fmt: skip
+                     [pick[0].name], "structured:entity", {"answer": pick[0].name, "candidates": candidates},
+                     _plan(asked, word))  # fmt: skip
     if kind == "enumeration":
         order = [c[0].name for c in by_revenue]
         question = f"List all the companies in order of their total revenue {year}, from highest to lowest."
         return _Case("comparison", kind, question, docs, [", ".join(order)], "structured:order",
-                     {"answer": order, "candidates": candidates})  # fmt: skip
+                     {"answer": order, "candidates": candidates}, _plan(asked, "order"))  # fmt: skip
     values = sorted(c[1] for c in companies)
     low_at = rng.randrange(0, len(values) - 1)
     high_at = rng.randrange(low_at + 1, min(low_at + 3, len(values)))  # 2 or 3 companies in range
@@ -186,7 +194,7 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
         "List all of them."
     )
     return _Case("comparison", kind, question, docs, [", ".join(inside)], "structured:set",
-                 {"answer": inside, "candidates": candidates})  # fmt: skip
+                 {"answer": inside, "candidates": candidates}, _plan(asked, "between"))  # fmt: skip
 
 
 def _clustering(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -211,7 +219,8 @@ def _clustering(rng: random.Random, names: _Names, index: int) -> _Case:
     )
     gold = "\n".join(f"{v}: {', '.join(names_)}" for v, names_ in groups.items())
     return _Case("clustering", "by verdict", question, docs, [gold], "structured:groups",
-                 {"answer": groups, "candidates": [d.name for d in docs]})  # fmt: skip
+                 {"answer": groups, "candidates": [d.name for d in docs]},
+                 _plan("What was the verdict in {document}?", "group", list(VERDICTS)))  # fmt: skip
 
 
 def _chain(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -236,7 +245,8 @@ def _chain(rng: random.Random, names: _Names, index: int) -> _Case:
         f"long as the study is one of the papers given. List the titles in order, starting with {chain[0]}."
     )
     return _Case("chain", f"{length}-paper chain", question, docs, [" -> ".join(chain)], "structured:order",
-                 {"answer": chain, "candidates": titles + outside})  # fmt: skip
+                 {"answer": chain, "candidates": titles + outside},
+                 _plan("What earlier study does {document} say it builds directly on?", "chain"))  # fmt: skip
 
 
 _BUILDERS: dict[str, Callable[[random.Random, _Names, int], _Case]] = {
@@ -337,6 +347,7 @@ def _instance(
             "seed": seed,
             "index": index,
             "doc_names": [name for name, _ in named],
+            **({"plan": case.plan} if case.plan else {}),
         },
         skipped=skipped,
         doc_template=DOC_TEMPLATE,

@@ -38,6 +38,27 @@ from longgraph.cli.common import (
 from longgraph.files import read_document
 
 
+def read_plan(given: str) -> dict[str, Any]:
+    """``--plan``: JSON, or ``@FILE`` holding it."""
+    from pathlib import Path
+
+    from longgraph.errors import InputError
+
+    text = given
+    if given.startswith("@"):
+        try:
+            text = Path(given[1:]).expanduser().read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--plan {given}: cannot read it ({exc.strerror or exc})") from exc
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--plan: not JSON ({exc.msg} at character {exc.pos})") from exc
+    if not isinstance(value, dict):
+        raise InputError("--plan: expected a JSON object")
+    return value
+
+
 def ask(
     files: Annotated[
         list[str], typer.Argument(help="Text files to read ('-' for stdin); several become documents.")
@@ -90,6 +111,15 @@ def ask(
             "reading stage, a bound for the rest) without calling the model.",
         ),
     ] = False,
+    plan: Annotated[
+        str | None,
+        Opt(
+            help="A question plan to follow instead of planning (several files), as JSON or @FILE: "
+            '{"per_document_question": "What was the verdict in {document}?", "combine": "group", '
+            '"labels": ["convicted", "acquitted"]}; combine: list, group, order, highest, lowest, between, chain.',
+            show_default=False,
+        ),
+    ] = None,
     no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
@@ -103,6 +133,7 @@ def ask(
     def action() -> None:
         import asyncio
 
+        given_plan = read_plan(plan) if plan else None
         documents, notes = [], []
         for path in files:
             title, text, file_notes = read_document(path)
@@ -110,7 +141,9 @@ def ask(
             notes += file_notes
         if dry_run:
             estimates = [
-                asyncio.run(aask(q, documents=documents, strategy=strategy, dry_run=True, **settings))
+                asyncio.run(
+                    aask(q, documents=documents, strategy=strategy, dry_run=True, plan=given_plan, **settings)
+                )
                 for q in question
             ]
             if as_json:
@@ -133,7 +166,7 @@ def ask(
         common: dict[str, Any] = {
             "documents": documents, "strategy": strategy,
             "checkpoint_path": (checkpoint_db or default_checkpoint_path()) if thread else None,
-            "thread_id": thread, **settings,
+            "thread_id": thread, "plan": given_plan, **settings,
         }  # fmt: skip
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
             if len(question) == 1:

@@ -122,6 +122,14 @@ def run(
     loong_window: Annotated[
         int, Opt(help="Loong: assembly cap in tokens (documents past it are skipped).")
     ] = 10_000_000,
+    given_plans: Annotated[
+        bool,
+        Opt(
+            "--given-plans",
+            help="loong-synth: give strategies that decompose questions each instance's reference "
+            "plan (records labelled <model>-given-plan).",
+        ),
+    ] = False,
     no_report: Annotated[bool, Opt("--no-report", help="Do not write the report files.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
@@ -172,6 +180,7 @@ def run(
             data_dir=data, tasks=tuple(_split(tasks)) if tasks else None,
             length_sets=_sets(loong_sets) if loong_sets and suite == "loong-synth" else (1,),
             window=loong_window if suite == "loong-synth" and loong_window != 10_000_000 else None,
+            given_plans=given_plans,
         )  # fmt: skip
         config.validate()
 

@@ -107,12 +107,35 @@ def test_plans_that_cannot_be_carried_out_are_refused_with_the_reason() -> None:
     assert "does not name its document" in str(plan_problem(no_slot, question, titles))
     foreign = QuestionPlan(per_document_question="Verdict of {document}?", combine="group", labels=["fined"])
     assert "fined" in str(plan_problem(foreign, question, titles))
-    no_range = QuestionPlan(per_document_question="Sales of {document}?", combine="between")
+    no_range = QuestionPlan(per_document_question="What amount did {document} sell?", combine="between")
     assert "two numbers" in str(plan_problem(no_range, "Which sold a middling amount?", titles))
     no_start = QuestionPlan(per_document_question="What does {document} cite?", combine="chain")
-    assert "names none" in str(plan_problem(no_start, "Follow the citations.", titles))
+    assert "names none" in str(plan_problem(no_start, "Follow what each one cites.", titles))
+    copied = QuestionPlan(
+        per_document_question="How many hours does the battery of {document} last?", combine="lowest"
+    )
+    assert "not about the question's subject" in str(plan_problem(copied, "Which case ended first?", titles))
     good = QuestionPlan(per_document_question="Verdict of {document}?", combine="group", labels=["convicted"])
     assert plan_problem(good, question, titles) is None
+
+
+def test_a_document_answers_with_its_strongest_note_that_the_combination_can_read() -> None:
+    from longgraph.nodes.aggregate import document_values
+    from longgraph.state.contract import Chunk, ChunkPart, Evidence
+    from longgraph.state.notes import Note
+
+    def note(chunk: int, answer: str, confidence: float) -> Note:
+        quote = Evidence(chunk_id=chunk, doc_index=0, title="A", start=0, end=5, text=answer, verified=True)
+        return Note(sources=[chunk], answer=answer, quotes=[quote], confidence=confidence)
+
+    chunks = [
+        Chunk(id=i, parts=[ChunkPart(doc_index=0, title="A", start=0, end=5)], tokens=5, text="x")
+        for i in (0, 1)
+    ]
+    plan = QuestionPlan(per_document_question="Verdict of {document}?", combine="group", labels=["acquitted"])
+    values, chosen = document_values(plan, [note(0, "This is the case file of A.", 5.0),
+                                            note(1, "The defendant was acquitted.", 3.0)], chunks, ["A"])  # fmt: skip
+    assert values[0].label == "acquitted" and chosen[0].sources == [1]
 
 
 def test_text_protocol_labels_and_combine_words_are_read() -> None:
@@ -227,3 +250,47 @@ def test_the_oracle_plan_follows_the_question_cue_words() -> None:
     assert question_plan("List them in order of revenue, from highest to lowest.")["combine"] == "order"
     grouped = question_plan("Each ended convicted, acquitted or dismissed. Group them.")
     assert grouped["labels"] == ["convicted", "acquitted", "dismissed"]
+
+
+def test_the_eval_gives_loong_synth_reference_plans_and_labels_the_records(tmp_path: Any) -> None:
+    import asyncio
+
+    from longgraph.evals.runner import EvalConfig, read_records, run_eval
+
+    # Clustering is left out: the oracle's sentence matcher answers "What was the verdict in Case file: X?"
+    # with "This is the case file of X" (more shared words); the scripted test above covers grouping.
+    instances = build_loong_synth(length_set=1, n=1, seed=0, families=["comparison", "chain"])
+    assert all(i.metadata["plan"]["per_document_question"] for i in instances)
+    config = EvalConfig(suite="loong-synth", strategies=("mapreduce", "truncate"), out_dir=tmp_path,
+                        model_settings=dict(SETTINGS), label=None, concurrency=2, start_embedded=False,
+                        oracle=True, given_plans=True)  # fmt: skip
+    summary = asyncio.run(run_eval(config, llm=FakeProvider(), instances=instances))
+    assert summary.label == "oracle-given-plan"
+    records = {(r["instance_id"], r["strategy"]): r for r in read_records(summary.records_path)}
+    for instance in instances:
+        given = records[(instance.id, "mapreduce")]
+        assert given["metadata"].get("given_plan") is True and given["error"] is None
+        assert given["score"] == 1.0, (given["answer"], instance.gold_answers)
+        assert "given_plan" not in records[(instance.id, "truncate")]["metadata"]  # it does not decompose
+    with pytest.raises(Exception, match="given plans are for --suite loong-synth"):
+        EvalConfig(suite="needle", strategies=("mapreduce",), out_dir=tmp_path, given_plans=True).validate()
+
+
+def test_a_plan_is_refused_by_a_strategy_that_does_not_decompose_and_checked_when_given() -> None:
+    from longgraph.api import ask
+    from longgraph.errors import ConfigurationError
+
+    docs, _ = _case_documents()
+    with pytest.raises(ConfigurationError, match="does not decompose questions"):
+        ask(
+            GROUP_QUESTION,
+            documents=docs,
+            strategy="segment-plus",
+            plan=VERDICT_PLAN,
+            llm=FakeProvider(),
+            **SETTINGS,
+        )
+    with pytest.raises(InputError, match="invalid plan"):
+        ask(GROUP_QUESTION, documents=docs, plan={"combine": "sideways"}, llm=FakeProvider(), **SETTINGS)
+    result = ask(GROUP_QUESTION, documents=docs, plan=VERDICT_PLAN, llm=FakeProvider(), **SETTINGS)
+    assert "convicted: Case file: Cedar v. Dogwood, Case file: Elm v. Fir" in result.answer
