@@ -212,7 +212,7 @@ def model_label(config: EvalConfig, context: Context) -> str:
     label = ORACLE_LABEL if config.oracle else config.label or context.model or "model"
     if context.prompt_variant != "compact" and not config.label and not config.oracle:
         label += f"-{context.prompt_variant}"
-    if config.given_plans and not config.label:
+    if config.given_plans:  # always: these records must never mix with (or skip) planned runs
         label += "-given-plan"
     return label
 

@@ -72,7 +72,7 @@ from longgraph.nodes.lexical import (
     words_of,
 )
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
-from longgraph.nodes.read import question_for_chunk
+from longgraph.nodes.read import question_for_chunk, question_judged
 from longgraph.nodes.render import measure_notes
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence
@@ -573,11 +573,10 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
         outcomes, notes, rereads, reread_helped = [], [], [], 0
         for chunk_id, reads in sorted(by_chunk.items()):
             chunk = chunks[chunk_id]
-            question = question_for_chunk(state, chunk_id)
-            wanted = question_words(question)
+            asked, judged = question_for_chunk(state, chunk_id), question_judged(state, chunk_id)
+            wanted = question_words(judged)
             graded = [
-                ground_read(r, chunk, documents, question, min_relevance=settings.min_relevance)
-                for r in reads
+                ground_read(r, chunk, documents, judged, min_relevance=settings.min_relevance) for r in reads
             ]
             outcome, note, helped = settle_readings(graded)
             reread_helped += helped
@@ -592,7 +591,7 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
                     # the demo's needle, a "who" question about a passage labelled "Paul Graham essays"
                     # was answered "Paul Graham essays" at 300 and 1,500 tokens, and rightly without it.
                     passage = Chunk(id=chunk_id, parts=[part], tokens=0, text=text)
-                    rereads.append(ReadTask(chunk=passage, question=question, total=0))
+                    rereads.append(ReadTask(chunk=passage, question=asked, total=0))
             outcomes.append(outcome)
             if note is not None:
                 notes.append(note)

@@ -22,6 +22,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkRead, NoteDraft
+from longgraph.state.plan import DOCUMENT
 from longgraph.state.tasks import ReadTask
 
 
@@ -48,6 +49,18 @@ def question_for_chunk(state: RunState, chunk_id: int) -> str:
     (``nodes/decompose.py``), else the question."""
     questions = state.get("chunk_questions")
     return questions[chunk_id] if questions else state["question"]
+
+
+def question_judged(state: RunState, chunk_id: int) -> str:
+    """What a chunk's answer is checked against (``nodes/grounding.py``): with a plan, its per-document
+    question without the document's name — every sentence of a document is about that document, and
+    measured with SmolLM2 on case files, the name's words ("Case file: Rummesmirk v. Gaersil") made the
+    opening line "This is the case file of Rummesmirk v. Gaersil" the passage most relevant to "What was
+    the verdict in ...?", so second readings went to it instead of the verdict; else the question."""
+    plan = state.get("plan")
+    if plan and state.get("chunk_questions"):
+        return str(plan["per_document_question"]).replace(DOCUMENT, " ")
+    return state["question"]
 
 
 async def read_chunk(

@@ -232,17 +232,25 @@ def test_an_unusable_model_plan_leaves_the_question_as_asked_and_says_why() -> N
 
 
 @pytest.mark.parametrize("subtask", ["extremum", "enumeration", "range"])
-def test_the_oracle_plans_and_the_graph_answers_loong_comparisons_exactly(subtask: str) -> None:
+def test_reference_plans_answer_loong_comparisons_exactly(subtask: str) -> None:
     index = ("extremum", "enumeration", "range").index(subtask)
     instance = build_loong_synth(length_set=1, n=3, seed=0, families=["comparison"])[index]
     assert instance.metadata["subtask"] == subtask
-    out = build_graph(FakeProvider()).invoke(instance.graph_input(), context=SETTINGS)
+    graph_input = {**instance.graph_input(), "plan": instance.metadata["plan"]}
+    out = build_graph(FakeProvider()).invoke(graph_input, context=SETTINGS)
     assert instance.scorer is not None
     scorer = get_scorer(instance.scorer)
     assert scorer.score(out["answer"], instance.label)[scorer.metric] == 1.0, (
         out["answer"],
         instance.gold_answers,
     )
+
+
+def test_the_oracle_plans_an_extremum_itself() -> None:
+    instance = build_loong_synth(length_set=1, n=1, seed=0, families=["comparison"])[0]
+    out = build_graph(FakeProvider()).invoke(instance.graph_input(), context=SETTINGS)
+    assert any("planned (by the model)" in n and "(highest)" in n for n in out["stats"]["notes"])
+    assert out["answer"].startswith(instance.label["answer"]), out["answer"]  # type: ignore[index]
 
 
 def test_the_oracle_plan_follows_the_question_cue_words() -> None:
@@ -294,3 +302,33 @@ def test_a_plan_is_refused_by_a_strategy_that_does_not_decompose_and_checked_whe
         ask(GROUP_QUESTION, documents=docs, plan={"combine": "sideways"}, llm=FakeProvider(), **SETTINGS)
     result = ask(GROUP_QUESTION, documents=docs, plan=VERDICT_PLAN, llm=FakeProvider(), **SETTINGS)
     assert "convicted: Case file: Cedar v. Dogwood, Case file: Elm v. Fir" in result.answer
+
+
+def test_a_document_name_in_the_question_does_not_steer_the_second_reading_to_its_opening_line() -> None:
+    """First readings answer with each case file's opening line (which names the case, as the question
+    does); the second reading must go to the verdict, which is what the question asks."""
+    docs, groups = _case_documents()
+    for doc in docs:
+        doc["text"] = f"This is the case file of {doc['title'][11:]}, filed in 2019.\n\n" + doc["text"]
+    oracle = _planning(VERDICT_PLAN)
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        shown = str(messages[-1]["content"])
+        if "[Document: Case file: " in shown:  # a first reading: the opening line
+            opening = shown[shown.index("This is the case file of") :].split("\n")[0]
+            return json.dumps({"answer": opening})
+        return oracle(messages, extras)
+
+    model = ScriptedChatModel(responder=respond)
+    out = build_graph(FakeProvider(model)).invoke(
+        {"question": GROUP_QUESTION, "documents": docs}, context=SETTINGS
+    )
+    assert (
+        score_groups(out["answer"], {"answer": groups, "candidates": [d["title"][11:] for d in docs]})[
+            "exact_match"
+        ]
+        == 1.0
+    )
+    assert any("read a second time" in n and "3 gave evidence" in n for n in out["stats"]["notes"]), out[
+        "stats"
+    ]["notes"]
