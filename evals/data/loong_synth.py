@@ -171,7 +171,10 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
     by_revenue = sorted(companies, key=lambda c: -c[1])
     kind = COMPARISONS[index % len(COMPARISONS)]
     year = f"for fiscal year {_YEAR}"
-    asked = f"In {{document}}, what total revenue was reported {year}?"
+    # Phrasing measured with SmolLM2 on comparison 0 (given plan): "In {document}, what total revenue
+    # was reported for fiscal year 2023?" and "{document}: what was the total revenue?" drew timestamps
+    # ("2023-04-18 15:59:57...") from most chunks; this one drew the revenue from 3 of 4 reports.
+    asked = "What total revenue was reported in {document}?"
     if kind == "extremum":
         highest = rng.random() < 0.5
         pick = by_revenue[0] if highest else by_revenue[-1]
