@@ -253,9 +253,12 @@ def demo(
             f"{result.stats.prompt_tokens:,}+{result.stats.completion_tokens:,} tokens, {result.stats.seconds:.1f} s"
         )
 
+    # longgraph's own notes (the embedded server starting) at INFO; other libraries' (httpx logs every
+    # request at INFO) only from WARNING, unless --debug.
     logging.basicConfig(
-        level=logging.DEBUG if debug else logging.INFO, stream=sys.stderr, format="%(message)s"
+        level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr, format="%(message)s"
     )
+    logging.getLogger("longgraph").setLevel(logging.DEBUG if debug else logging.INFO)
     run_cli(action, debug=debug)
 
 
