@@ -501,6 +501,10 @@ class OpenAIProvider(PerLoopProvider):
                     f"HTTP {response.status_code} from {redact_url(str(response.request.url))}",
                     admitted=admitted_at(),
                 )
+                # Read the (short) error body first: that hands the connection back to the pool. Waiting
+                # for a slot while holding it deadlocked a run whose calls all got 503s (each waiter held
+                # a connection the call admitted ahead of it needed) until the checkpoint write timed out.
+                await response.aread()
                 await limit.requeue()
 
         endpoints = [
