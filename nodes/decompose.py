@@ -1,6 +1,6 @@
 """Plan a question over several documents: what to ask each one, and how to combine the answers.
 
-One call (``prompts/plan_compact.toml``, stage ``decompose``) reads the question and the documents'
+One call (``prompts/plan.toml``, stage ``decompose``) reads the question and the documents'
 titles and gives a :class:`~longgraph.state.plan.QuestionPlan`; a caller may give one instead (input
 key ``plan``), and ``decompose=False`` turns planning off. A plan is only taken when it can be carried
 out: a per-document question that names its document, a known combination, labels the question itself
@@ -87,7 +87,7 @@ async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: st
 
     ``prompts``/``stage``: the read stage the per-document questions go to (their chunks must fit it).
     """
-    documents = [d for d in documents_of(state)]
+    documents = documents_of(state)
     if len(documents) < 2 or (not kit.context.decompose and not state.get("plan")):
         return {}
     question = state["question"]
