@@ -8,14 +8,11 @@ and nothing else beyond LangGraph's own safe types.
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import importlib
 import inspect
 import pkgutil
-import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, closing
+from contextlib import asynccontextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -47,36 +44,31 @@ def checkpoint_serializer() -> JsonPlusSerializer:
 
 @asynccontextmanager
 async def sqlite_checkpointer(db_path: str) -> AsyncIterator[AsyncSqliteSaver]:
-    """An async SQLite checkpointer on ``db_path``, which this process's own garbage does not keep locked.
+    """An async SQLite checkpointer on ``db_path`` that leaves the file unlocked however its run ended.
 
-    After a run failed midway (its in-flight tasks cancelled), CI saw the next run on the same file wait
-    out the busy timeout and fail with ``database is locked``; a probe of failed PECAN runs left the
-    file locked after 1 in 13, with every ``sqlite3.Connection`` closed from Python's side, and a
-    ``gc.collect()`` freed it. A cancelled task's frame, kept in a reference cycle, still holds a cursor:
-    SQLite cannot finish closing a connection while one of its statements is alive, and the half-closed
-    connection keeps its transaction and lock until the collector frees that cursor. So before a run the
-    file's write lock is tried without waiting: held, this process's garbage is collected first (another
-    process's lock is waited for, as before). Collecting inside the failed run instead (right after its
-    connection closed, its loop still running) made the resume hang, 1 of 1, event loop idle: not done.
+    A run that fails midway has checkpoint reads and writes in flight. A write cancelled between its
+    ``INSERT`` and its ``COMMIT`` leaves the connection in an open write transaction, and a read cut
+    short leaves a live statement whose cursor the exception's traceback keeps: SQLite cannot finish
+    closing a connection while one of its statements is alive, so the half-closed connection keeps the
+    transaction and the file's write lock for as long as the caller keeps the exception. The next run on
+    the file then waits out the busy timeout at every checkpoint (CI: a resume in the same process hung
+    723 s and failed with ``database is locked``; 4 failed runs in 10 locked the file, and neither
+    ``gc.collect()`` nor dropping the exception freed it). So the checkpointer is closed under the
+    saver's own lock (no write half done) after a rollback of whatever was left uncommitted: what a
+    checkpoint holds is only ever what was committed, as after a kill.
     """
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    await asyncio.to_thread(_free_locks_held_by_garbage, db_path)
     # A generous busy timeout: another process (or a reader) may hold the file for a moment; waiting
     # beats failing a long run at its next checkpoint.
     async with aiosqlite.connect(db_path, timeout=60) as connection:
         await connection.execute("PRAGMA journal_mode=WAL")
         # Loads exactly longgraph's state types (LangGraph warns about, and will refuse, others).
-        yield AsyncSqliteSaver(connection, serde=checkpoint_serializer())
-
-
-def _free_locks_held_by_garbage(db_path: str) -> None:
-    """Try the write lock without waiting; if it is held, collect this process's garbage (see above)."""
-    with closing(sqlite3.connect(db_path, timeout=0)) as probe:
+        saver = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
         try:
-            probe.execute("BEGIN IMMEDIATE")
-            probe.rollback()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc):
-                gc.collect()
+            yield saver
+        finally:
+            async with saver.lock:
+                await connection.rollback()
+                await connection.close()
