@@ -12,20 +12,21 @@ import asyncio
 import hashlib
 import json
 import logging
-import sqlite3
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from contextlib import AsyncExitStack, closing
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import ValidationError
 
-from longgraph.checkpointing import sqlite_checkpointer
+from longgraph.checkpointing import is_postgres_url, open_checkpointer
 from longgraph.costing import CostEstimate
-from longgraph.errors import ConfigurationError, EndpointError, InputError
+from longgraph.errors import ConfigurationError, EndpointError, InputError, validation_problems
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.runtime import Progress
+from longgraph.redact import redact_url
 from longgraph.state.context import Context, coerce_context
 from longgraph.state.contract import DocumentIn, GraphOutput, parse_input
 from longgraph.strategies import build_strategy
@@ -98,8 +99,8 @@ def plan_input(plan: Mapping[str, Any], strategy: str) -> dict[str, Any]:
         )
     try:
         return QuestionPlan.model_validate(dict(plan)).model_dump()
-    except ValueError as exc:
-        raise InputError(f"invalid plan: {exc}".replace("\n", "; ")) from exc
+    except ValidationError as exc:
+        raise InputError(f"invalid plan: {validation_problems(exc)}") from exc
 
 
 def input_fingerprint(strategy: str, graph_input: Mapping[str, Any]) -> str:
@@ -113,21 +114,34 @@ def input_fingerprint(strategy: str, graph_input: Mapping[str, Any]) -> str:
 
 
 _FINGERPRINT_KEY = "longgraph_input"
+_SETTINGS_KEY = "longgraph_settings"
+
+RESUMABLE_CHANGES = frozenset({
+    "base_url", "api_key", "max_concurrency", "adaptive_concurrency", "request_timeout", "max_retries",
+    "parse_retries", "max_failed_fraction", "max_calls", "max_prompt_tokens", "cache_path",
+})  # fmt: skip
+"""Settings a resume may change: where and how calls are sent, and the budgets (raising a budget is
+how a stopped run goes on). Any other setting changes the answer, so the calls already saved would mix
+two configurations' results."""
+RESOLVED_LATER = frozenset({"model", "context_window", "tokenizer", "attention_model"})
+"""Settings a run fills in from the endpoint when unset: unset on either side is not a difference."""
 
 
-def _open_sqlite_path(path: str | Path, what: str) -> str:
-    """Create the folder of a SQLite file and reject a path that cannot hold one, naming it."""
-    file = Path(path).expanduser()
-    if file.is_dir():
-        raise ConfigurationError(f"{what} {file}: is a directory, not a file")
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        if file.exists():
-            with closing(sqlite3.connect(file)) as db:  # reading the schema fails on a non-database
-                db.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigurationError(f"{what} {file}: cannot be used ({exc})") from exc
-    return str(file)
+def answer_settings(context: Context) -> dict[str, Any]:
+    """The settings a checkpointed thread records, to refuse a resume that would mix configurations."""
+    return {key: value for key, value in context.public_dict().items() if key not in RESUMABLE_CHANGES}
+
+
+def changed_settings(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """``name: stored -> current`` for every recorded setting the resume changes (a setting one side
+    does not know, from another longgraph version, is not compared)."""
+    changes = []
+    for key in sorted(set(stored) & set(current)):
+        before, now = stored.get(key), current.get(key)
+        if before == now or (key in RESOLVED_LATER and (before is None or now is None)):
+            continue
+        changes.append(f"{key}: {before!r} -> {now!r}")
+    return changes
 
 
 @overload
@@ -142,11 +156,12 @@ async def aask(
     question: str,
     document: str | None = None,
     *,
-    documents: Sequence[DocumentIn | Mapping[str, Any]] | None = None,
+    documents: Sequence[DocumentIn | Mapping[str, Any] | str] | None = None,
     strategy: str = "mapreduce",
     context: Context | dict[str, Any] | None = None,
     llm: LLMProvider | None = None,
     checkpoint_path: str | Path | None = None,
+    checkpoint_url: str | None = None,
     thread_id: str | None = None,
     on_progress: ProgressCallback | None = None,
     start_embedded: bool = True,
@@ -157,8 +172,9 @@ async def aask(
     """Answer ``question`` about ``document`` (or ``documents``) with ``strategy``.
 
     ``settings`` are context fields (``base_url=...``, ``context_window=...``, ``max_calls=...``). With
-    ``checkpoint_path`` and ``thread_id`` the run is checkpointed to SQLite after every step; calling
-    again with the same thread resumes it, redoing only the calls that had not finished. What a run
+    ``checkpoint_path`` (a SQLite file) or ``checkpoint_url`` (``postgresql://...``, a server a team
+    shares) and ``thread_id`` the run is checkpointed after every step; calling again with the same
+    thread resumes it, redoing only the calls that had not finished. What a run
     would cost, without running it: ``dry_run=True`` returns a :class:`~longgraph.costing.CostEstimate`
     instead of an answer — the chunks, calls and prompt tokens the run would send (exact for the first
     reading stage, a bound for the rest), without a model call; the endpoint is resolved as a run
@@ -177,7 +193,12 @@ async def aask(
             prepare_context, context, settings, start_embedded=start_embedded and llm is None
         )
         return await estimate_run(graph_input, strategy=strategy, context=ctx, llm=llm or default_provider)
-    if checkpoint_path is not None and not thread_id:
+    if checkpoint_path is not None and checkpoint_url is not None:
+        raise ConfigurationError("give checkpoint_path (SQLite) or checkpoint_url (PostgreSQL), not both")
+    if checkpoint_url is not None and not is_postgres_url(checkpoint_url):
+        raise ConfigurationError(f"checkpoint_url {redact_url(checkpoint_url)!r} is not a postgresql:// URL")
+    checkpoints = checkpoint_url if checkpoint_url is not None else checkpoint_path
+    if checkpoints is not None and not thread_id:
         raise ConfigurationError("a checkpointed run needs a thread_id (to resume it later)")
     try:
         ctx = await asyncio.to_thread(
@@ -191,12 +212,11 @@ async def aask(
         ) from exc
     async with AsyncExitStack() as stack:
         checkpointer = None
-        if checkpoint_path is not None:
-            db_path = await asyncio.to_thread(_open_sqlite_path, checkpoint_path, "checkpoint database")
-            checkpointer = await stack.enter_async_context(sqlite_checkpointer(db_path))
+        if checkpoints is not None:
+            checkpointer = await stack.enter_async_context(open_checkpointer(checkpoints))
         output = await run_strategy(
             graph_input, strategy=strategy, context=ctx, llm=llm or default_provider, checkpointer=checkpointer,
-            thread_id=thread_id, where=str(checkpoint_path), on_progress=on_progress,
+            thread_id=thread_id, where=redact_url(str(checkpoints)), on_progress=on_progress,
         )  # fmt: skip
     output.stats.notes = [*repairs, *output.stats.notes]
     return output
@@ -205,7 +225,7 @@ async def aask(
 def graph_input_of(
     question: str,
     document: str | None,
-    documents: Sequence[DocumentIn | Mapping[str, Any]] | None,
+    documents: Sequence[DocumentIn | Mapping[str, Any] | str] | None,
     repairs: list[str],
 ) -> dict[str, Any]:
     """The graph input for a question about a document or documents, validated (an :class:`InputError`
@@ -213,15 +233,12 @@ def graph_input_of(
     question = _repaired(question, "the question", repairs)
     if isinstance(document, str):
         document = _repaired(document, "the document", repairs)
-    if documents is not None:
-        documents = [_repaired_document(doc, i, repairs) for i, doc in enumerate(documents)]
-    return parse_input(
-        {
-            "question": question,
-            "document": document,
-            "documents": list(documents) if documents is not None else None,
-        }
-    ).model_dump(exclude_none=True)
+    listed: object = documents
+    if documents is not None and not isinstance(documents, str | bytes):  # one string: parse_input says so
+        listed = [_repaired_document(doc, i, repairs) for i, doc in enumerate(documents)]
+    return parse_input({"question": question, "document": document, "documents": listed}).model_dump(
+        exclude_none=True
+    )
 
 
 async def run_strategy(
@@ -247,7 +264,12 @@ async def run_strategy(
     run_input: dict[str, Any] | None = graph_input
     if checkpointer is not None:
         fingerprint = input_fingerprint(strategy, graph_input)
-        config["metadata"] = {_FINGERPRINT_KEY: fingerprint}
+        settings = answer_settings(context)
+        # A JSON string: LangGraph keeps only plain values of the run's metadata in its checkpoints.
+        config["metadata"] = {
+            _FINGERPRINT_KEY: fingerprint,
+            _SETTINGS_KEY: json.dumps(settings, sort_keys=True),
+        }
         snapshot = await graph.aget_state(config)
         if snapshot.metadata is not None:
             stored = snapshot.metadata.get(_FINGERPRINT_KEY)
@@ -255,6 +277,14 @@ async def run_strategy(
                 raise ConfigurationError(
                     f"thread {thread_id!r} in {where} holds a run with another question, "
                     "document or strategy: resume it with the same input, or use a new thread id"
+                )
+            recorded = snapshot.metadata.get(_SETTINGS_KEY)  # none: a thread of an older longgraph
+            changes = changed_settings(json.loads(recorded) if isinstance(recorded, str) else {}, settings)
+            if changes:
+                raise ConfigurationError(
+                    f"thread {thread_id!r} in {where} was run with other settings ({'; '.join(changes)}): "
+                    "its saved calls would mix with new ones; resume with the same settings, or use a new "
+                    "thread id"
                 )
             # Finished: no task left. (``next`` alone is not enough: killed after a step's writes were
             # saved but before the next step's checkpoint, a thread has no ``next`` — those tasks have
@@ -341,8 +371,10 @@ def _repaired(text: str, what: str, repairs: list[str]) -> str:
 
 
 def _repaired_document(
-    doc: DocumentIn | Mapping[str, Any], index: int, repairs: list[str]
-) -> DocumentIn | Mapping[str, Any]:
+    doc: DocumentIn | Mapping[str, Any] | str, index: int, repairs: list[str]
+) -> DocumentIn | Mapping[str, Any] | str:
+    if isinstance(doc, str):
+        return _repaired(doc, f"document {index} text", repairs)
     raw = doc.model_dump() if isinstance(doc, DocumentIn) else doc
     if not isinstance(raw, Mapping):
         return doc  # parse_input names the problem

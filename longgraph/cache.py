@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from longgraph.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
 
 
 def longgraph_home() -> Path:
@@ -41,6 +44,26 @@ def cache_key(**parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def damaged(exc: BaseException) -> bool:
+    """SQLite's verdict on the file's contents ("file is not a database", "database disk image is
+    malformed"), not on access to it (locked past the busy timeout, unopenable: ``OperationalError``)."""
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+
+
+_SAID_DAMAGED: set[Path] = set()
+
+
+def warn_damaged(path: Path, exc: BaseException) -> None:
+    """Say once per file and process that the cache file is damaged and is being run without: it is on
+    by default, so a damaged file (garbage past its header, a torn copy) must not block every run."""
+    if path not in _SAID_DAMAGED:
+        _SAID_DAMAGED.add(path)
+        log.warning(
+            "result cache %s is damaged (%s): running without it; move or delete the file to start a new one",
+            path, exc,
+        )  # fmt: skip
+
+
 class ResultCache:
     """``key -> raw model answer`` in one SQLite file."""
 
@@ -51,6 +74,7 @@ class ResultCache:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._unreadable = False
 
     def _connection(self) -> sqlite3.Connection:
         """The open connection (caller holds the lock); a clear error for a path that cannot hold one."""
@@ -67,20 +91,44 @@ class ResultCache:
                 )
                 db.commit()
             except (OSError, sqlite3.Error) as exc:
+                if damaged(exc):
+                    raise  # the caller sets the cache aside
                 raise ConfigurationError(f"result cache {self.path}: cannot be used ({exc})") from exc
             self._db = db
         return self._db
 
     def get(self, key: str) -> str | None:
         with self._lock:
-            row = self._connection().execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone()
+            if self._unreadable:
+                return None
+            try:
+                row = self._connection().execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone()
+            except sqlite3.DatabaseError as exc:
+                if not damaged(exc):
+                    raise
+                self._set_aside(exc)
+                return None
         return None if row is None else str(row[0])
 
     def put(self, key: str, stage: str, raw: str) -> None:
         with self._lock:
-            db = self._connection()
-            db.execute("INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw))
-            db.commit()
+            if self._unreadable:
+                return
+            try:
+                db = self._connection()
+                db.execute(
+                    "INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw)
+                )
+                db.commit()
+            except sqlite3.DatabaseError as exc:
+                if not damaged(exc):
+                    raise
+                self._set_aside(exc)
+
+    def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
+        """The rest of this process runs without the damaged file (caller holds the lock)."""
+        self._unreadable = True
+        warn_damaged(self.path, exc)
 
     def __len__(self) -> int:
         with self._lock:

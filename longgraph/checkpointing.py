@@ -8,18 +8,27 @@ and nothing else beyond LangGraph's own safe types.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
+import os
 import pkgutil
+import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
+from longgraph.cache import damaged
+from longgraph.errors import ConfigurationError
+from longgraph.redact import redact_url, url_secrets
+
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 
@@ -68,7 +77,95 @@ async def sqlite_checkpointer(db_path: str) -> AsyncIterator[AsyncSqliteSaver]:
         saver = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
         try:
             yield saver
+        except sqlite3.DatabaseError as exc:
+            if not damaged(exc):
+                raise
+            raise ConfigurationError(
+                f"checkpoint database {db_path}: damaged ({exc}); move it aside, or give another file"
+            ) from exc
         finally:
             async with saver.lock:
                 await connection.rollback()
                 await connection.close()
+
+
+def is_postgres_url(target: str | Path) -> bool:
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+@asynccontextmanager
+async def open_checkpointer(target: str | Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The checkpointer of a durable run: PostgreSQL for a ``postgresql://`` URL (a team's shared
+    server), else a SQLite file on this machine (created with its folder)."""
+    if is_postgres_url(target):
+        async with postgres_checkpointer(str(target)) as saver:
+            yield saver
+    else:
+        path = await asyncio.to_thread(open_sqlite_path, target, "checkpoint database")
+        async with sqlite_checkpointer(path) as sqlite_saver:
+            yield sqlite_saver
+
+
+def open_sqlite_path(path: str | Path, what: str) -> str:
+    """Create the folder of a SQLite file and reject a path that cannot hold one, naming it."""
+    file = Path(path).expanduser()
+    if file.is_dir():
+        raise ConfigurationError(f"{what} {file}: is a directory, not a file")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        if file.exists():
+            with closing(sqlite3.connect(file)) as db:  # reading the schema fails on a non-database
+                db.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigurationError(f"{what} {file}: cannot be used ({exc})") from exc
+    return str(file)
+
+
+@asynccontextmanager
+async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """LangGraph's own Postgres checkpointer on ``url``, its tables created (or migrated) first."""
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    except ImportError as exc:
+        raise ConfigurationError(
+            "a postgresql:// checkpoint database needs the postgres extra: pip install 'longgraph[postgres]'"
+        ) from exc
+    try:
+        async with AsyncPostgresSaver.from_conn_string(url, serde=checkpoint_serializer()) as saver:
+            await saver.setup()
+            yield saver
+    except psycopg.OperationalError as exc:
+        reason = " ".join(str(exc).split())
+        for secret in url_secrets(url):
+            reason = reason.replace(secret, "***")
+        raise ConfigurationError(f"checkpoint database {redact_url(url)}: cannot be used ({reason})") from exc
+
+
+CHECKPOINT_URL_ENV = "LONGGRAPH_CHECKPOINT_URL"
+
+
+def served_checkpointer() -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
+    """The checkpointer of the served graphs on PostgreSQL: name it in ``langgraph.json``
+    (``"checkpointer": {"backend": "custom", "path": "./longgraph/checkpointing.py:served_checkpointer"}``)
+    and set ``LONGGRAPH_CHECKPOINT_URL`` in the server's environment. Its connections come from a pool,
+    as a server runs many graphs at once."""
+    url = os.environ.get(CHECKPOINT_URL_ENV, "")
+    if not is_postgres_url(url):
+        raise ConfigurationError(
+            f"{CHECKPOINT_URL_ENV} must be a postgresql:// URL for the served checkpointer, got {redact_url(url)!r}"
+        )
+    return _pooled_postgres_checkpointer(url)
+
+
+@asynccontextmanager
+async def _pooled_postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    connection = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    async with AsyncConnectionPool(url, kwargs=connection, max_size=20, open=False) as pool:
+        saver = AsyncPostgresSaver(pool, serde=checkpoint_serializer())  # type: ignore[arg-type]
+        await saver.setup()
+        yield saver

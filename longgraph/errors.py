@@ -5,6 +5,11 @@ The CLI prints ``str(error)`` as one line and exits non-zero; nothing here ever 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class LonggraphError(Exception):
     """Base of every error longgraph raises on purpose."""
@@ -12,14 +17,18 @@ class LonggraphError(Exception):
     exit_code: int = 1
 
 
-class ConfigurationError(LonggraphError):
-    """A setting is missing, malformed or contradicts another (e.g. a window smaller than the prompt)."""
+class ConfigurationError(LonggraphError, ValueError):
+    """A setting is missing, malformed or contradicts another (e.g. a window smaller than the prompt).
+
+    A ``ValueError`` too: a LangGraph server passes the message of a ``ValueError`` on to its client
+    (the SDK), where any other exception arrives as "An internal error occurred"."""
 
     exit_code = 2
 
 
-class InputError(LonggraphError):
-    """The input itself cannot be processed (no question, unreadable file, no text at all...)."""
+class InputError(LonggraphError, ValueError):
+    """The input itself cannot be processed (no question, unreadable file, no text at all...). A
+    ``ValueError`` for the same reason as :class:`ConfigurationError`."""
 
     exit_code = 2
 
@@ -68,3 +77,16 @@ class BudgetExhausted(LonggraphError):
         self.undone = undone
         self.spent_calls = spent_calls
         self.spent_prompt_tokens = spent_prompt_tokens
+
+
+def validation_problems(exc: ValidationError, *, limit: int = 5) -> str:
+    """One line per pydantic's problems, ``field: message``, at most ``limit`` of them and a count of
+    the rest. pydantic's own text echoes the input (a document's text, an endpoint key) and adds a
+    documentation URL per problem: 3,000 of them for a string passed where a list belongs."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    shown = "; ".join(problems[:limit])
+    return shown + (f"; and {len(problems) - limit} more" if len(problems) > limit else "")

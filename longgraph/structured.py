@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from longgraph.errors import StructuredOutputError
+from longgraph.errors import StructuredOutputError, validation_problems
 from longgraph.state.outputs import StructuredOutput
 
 T = TypeVar("T", bound=StructuredOutput)
@@ -122,7 +122,7 @@ def parse_structured(text: str, schema: type[T], mode: Mode = "json_schema") -> 
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = validation_problems(exc)
         raise StructuredOutputError(f"answer does not fit {schema.__name__}: {problems}", raw=text) from exc
 
 

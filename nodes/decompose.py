@@ -22,7 +22,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from longgraph.errors import InputError
+from pydantic import ValidationError
+
+from longgraph.errors import InputError, validation_problems
 from longgraph.nodes.aggregate import named_document, numbers_in
 from longgraph.nodes.chunking import split_into_chunks, title_label
 from longgraph.nodes.kit import RunKit
@@ -97,8 +99,8 @@ async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: st
     if given:
         try:
             plan = QuestionPlan.model_validate(given)
-        except ValueError as exc:
-            raise InputError(f"invalid plan: {exc}".replace("\n", "; ")) from exc
+        except ValidationError as exc:
+            raise InputError(f"invalid plan: {validation_problems(exc)}") from exc
         usage = None
     else:
         shown = "; ".join(titles[:MAX_TITLES_SHOWN]) + (

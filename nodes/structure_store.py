@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from longgraph.cache import damaged, warn_damaged
 from longgraph.errors import ConfigurationError
 
 M = TypeVar("M", bound=BaseModel)
@@ -38,17 +39,26 @@ class StructureStore(Generic[M]):
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"CREATE TABLE IF NOT EXISTS {self.table} (key TEXT PRIMARY KEY, tree TEXT NOT NULL)")
         except (OSError, sqlite3.Error) as exc:
+            if damaged(exc):
+                raise
             raise ConfigurationError(f"result cache {self.path}: cannot hold {self.table} ({exc})") from exc
         return db
 
     def get(self, key: str) -> M | None:
-        """The stored structure, or None (also for an entry of an older, unreadable shape)."""
+        """The stored structure, or None (also for an entry of an older, unreadable shape, and in a
+        damaged file: said once, and the structure is built again)."""
         with self._lock:
-            db = self._connect()
             try:
-                row = db.execute(f"SELECT tree FROM {self.table} WHERE key = ?", (key,)).fetchone()
-            finally:
-                db.close()
+                db = self._connect()
+                try:
+                    row = db.execute(f"SELECT tree FROM {self.table} WHERE key = ?", (key,)).fetchone()
+                finally:
+                    db.close()
+            except sqlite3.DatabaseError as exc:
+                if not damaged(exc):
+                    raise
+                warn_damaged(self.path, exc)
+                return None
         if row is None:
             return None
         try:
@@ -58,12 +68,17 @@ class StructureStore(Generic[M]):
 
     def put(self, key: str, structure: M) -> None:
         with self._lock:
-            db = self._connect()
             try:
-                db.execute(
-                    f"INSERT OR REPLACE INTO {self.table} (key, tree) VALUES (?, ?)",
-                    (key, structure.model_dump_json()),
-                )
-                db.commit()
-            finally:
-                db.close()
+                db = self._connect()
+                try:
+                    db.execute(
+                        f"INSERT OR REPLACE INTO {self.table} (key, tree) VALUES (?, ?)",
+                        (key, structure.model_dump_json()),
+                    )
+                    db.commit()
+                finally:
+                    db.close()
+            except sqlite3.DatabaseError as exc:
+                if not damaged(exc):
+                    raise
+                warn_damaged(self.path, exc)

@@ -12,6 +12,7 @@ PYTHON=${PYTHON:-python3}
 # and PostgreSQL (durable runs shared by a team). Installed with apt-get when missing and allowed.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v initdb >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need[*]} (apt-get)…"

@@ -9,11 +9,12 @@ Pydantic at the boundary (validation with clear messages), plain data inside.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from longgraph.errors import InputError
+from longgraph.errors import InputError, validation_problems
 from longgraph.state.usage import Usage
 
 
@@ -31,11 +32,19 @@ class GraphInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1)
+    question: str
     document: str | None = None
     documents: list[DocumentIn] | None = None
     plan: dict[str, Any] | None = None
     """A question plan to follow (``state/plan.py``), validated where it is used."""
+
+    @field_validator("documents", mode="before")
+    @classmethod
+    def _texts_are_untitled_documents(cls, value: object) -> object:
+        """A list of plain texts is the natural way to pass several documents: each is one, untitled."""
+        if isinstance(value, list):
+            return [{"text": item} if isinstance(item, str) else item for item in value]
+        return value
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> GraphInput:
@@ -58,10 +67,15 @@ def parse_input(raw: object) -> GraphInput:
     """Validate raw input into a :class:`GraphInput`, raising :class:`InputError` with the reasons."""
     if isinstance(raw, GraphInput):
         return raw
+    if isinstance(raw, Mapping) and isinstance(raw.get("documents"), str | bytes):
+        raise InputError(
+            "'documents' is one string: give a list of documents (texts or {'title', 'text'} objects), "
+            "or pass a single text as 'document'"
+        )
     try:
         return GraphInput.model_validate(raw)
-    except ValueError as exc:  # pydantic.ValidationError is a ValueError
-        raise InputError(f"invalid input: {exc}".replace("\n", "; ")) from exc
+    except ValidationError as exc:
+        raise InputError(f"invalid input: {validation_problems(exc)}") from exc
 
 
 class ChunkPart(BaseModel):

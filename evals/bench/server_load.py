@@ -1,6 +1,7 @@
 """What serving through ``langgraph dev`` costs per run, and whether 50 concurrent runs all come back right.
 
-``python -m longgraph.evals.bench.server_load [--graph mapreduce] [--runs 50] [--latency 0.2] [--repeats 5]``
+``python -m longgraph.evals.bench.server_load [--graph mapreduce] [--runs 50] [--latency 0.2] [--repeats 5]
+[--users 2]``
 
 One stub server (a subprocess, fixed latency per call) is the model for both sides:
 
@@ -14,7 +15,9 @@ run is the difference of the medians), then ``--runs`` runs at once (each with i
 so a run answered from another's state shows as wrong), with the wall time of the batch and the
 per-run latencies. The server runs with ``--n-jobs-per-worker`` equal to ``--runs`` (so all execute
 at once) and, by default, ``--allow-blocking``: that is what production has (no BlockBuster); pass
-``--strict-blocking`` to keep ``langgraph dev``'s check on. Figures are printed, never asserted.
+``--strict-blocking`` to keep ``langgraph dev``'s check on. Auth is on (``longgraph/auth.py``): the
+server gets a bearer token for each of ``--users`` users, who take turns sending the runs. Figures
+are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import itertools
+import secrets
 import statistics
 import tempfile
 import time
@@ -88,14 +93,25 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(args: argparse.Namespace, context: dict[str, Any], server_url: str) -> dict[str, object]:
+def user_tokens(users: int) -> dict[str, str]:
+    """A bearer token per user for the server's ``LONGGRAPH_AUTH_TOKENS`` (none: auth without tokens,
+    loopback clients only)."""
+    return {f"user{u}": secrets.token_hex(16) for u in range(users)}
+
+
+async def measure(
+    args: argparse.Namespace, context: dict[str, Any], server_url: str, tokens: dict[str, str]
+) -> dict[str, object]:
     graph = load_graph(args.graph)
-    client = get_client(url=server_url, timeout=600)
+    headers: list[dict[str, str] | None] = [{"Authorization": f"Bearer {token}"} for token in tokens.values()]
+    clients = [get_client(url=server_url, timeout=600, headers=h) for h in headers or [None]]
+    turn = itertools.count()
 
     def in_process(graph_input: dict[str, Any], _word: str) -> Any:
         return graph.ainvoke(graph_input, context=context)
 
-    def served(graph_input: dict[str, Any], _word: str) -> Any:
+    def served(graph_input: dict[str, Any], _word: str) -> Any:  # the users take turns
+        client = clients[next(turn) % len(clients)]
         return client.runs.wait(None, args.graph, input=graph_input, context=context)
 
     # Warm both paths (imports, tokenizer, connection pools, the server's graph load).
@@ -118,6 +134,7 @@ async def measure(args: argparse.Namespace, context: dict[str, Any], server_url:
         "graph": args.graph,
         "stub latency per call": f"{args.latency:.3f}s",
         "document chars": args.chars,
+        "auth": f"bearer tokens, {len(tokens)} users taking turns" if tokens else "no tokens (loopback)",
         "one run, in process": one_in.format(),
         "one run, through the server": one_server.format(),
         "server overhead per run (median difference)": f"{one_server.median - one_in.median:.3f}s",
@@ -145,24 +162,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--latency", type=float, default=0.2, help="stub seconds per call")
     parser.add_argument("--chars", type=int, default=30_000, help="document size (about 8 chunks at 2048)")
     parser.add_argument("--repeats", type=int, default=5, help="single-run measurements per side")
+    parser.add_argument("--users", type=int, default=2, help="users with their own bearer token (0: none)")
     parser.add_argument("--strict-blocking", action="store_true", help="keep langgraph dev's BlockBuster")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     args = _parser().parse_args(argv)
+    tokens = user_tokens(args.users)
     with (
         run_stub_in_subprocess(StubConfig(latency_s=args.latency)) as stub,
         tempfile.TemporaryDirectory(prefix="longgraph-server-bench-") as workdir,
         run_langgraph_dev(
-            Path(workdir), n_jobs_per_worker=args.runs, allow_blocking=not args.strict_blocking
+            Path(workdir),
+            n_jobs_per_worker=args.runs,
+            allow_blocking=not args.strict_blocking,
+            env={"LONGGRAPH_AUTH_TOKENS": ",".join(f"{user}:{token}" for user, token in tokens.items())},
         ) as server,
     ):
         context = {
             "base_url": stub.base_url, "model": "stub", "context_window": 2048, "max_output_tokens": 256,
             "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": 64,
         }  # fmt: skip
-        figures = asyncio.run(measure(args, context, server.url))
+        figures = asyncio.run(measure(args, context, server.url, tokens))
     print_figures(f"{args.graph}: in process vs through langgraph dev, stub latency {args.latency}s", figures)
     return figures
 

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from longgraph.errors import InputError
+from longgraph.errors import InputError, validation_problems
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 TaskFamily = Literal["qa", "mc", "retrieval", "open"]
@@ -98,8 +98,9 @@ def read_jsonl(path: Path) -> list[EvalInstance]:
                 continue
             try:
                 instances.append(EvalInstance.model_validate_json(line))
-            except ValueError as exc:
-                raise InputError(f"{path}:{number}: not an evaluation instance ({exc})") from exc
+            except ValidationError as exc:
+                problems = validation_problems(exc)
+                raise InputError(f"{path}:{number}: not an evaluation instance ({problems})") from exc
     return instances
 
 

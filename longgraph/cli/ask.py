@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -98,8 +96,8 @@ def ask(
     checkpoint_db: Annotated[
         str | None,
         Opt(
-            help="SQLite file for checkpoints, with --resume (default: checkpoints.sqlite in $LONGGRAPH_HOME "
-            "or ~/.cache/longgraph).",
+            help="Where --resume checkpoints: a SQLite file (default: checkpoints.sqlite in $LONGGRAPH_HOME "
+            "or ~/.cache/longgraph) or a postgresql:// URL (a server a team shares).",
             show_default=False,
         ),
     ] = None,
@@ -125,7 +123,6 @@ def ask(
 ) -> None:
     """Answer QUESTION about FILES."""
     from longgraph.api import aask, aask_many, input_fingerprint
-    from longgraph.cache import default_checkpoint_path
 
     settings = run_settings(locals())
     resumed: dict[str, str | None] = {}
@@ -165,7 +162,7 @@ def ask(
         # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
         common: dict[str, Any] = {
             "documents": documents, "strategy": strategy,
-            "checkpoint_path": (checkpoint_db or default_checkpoint_path()) if thread else None,
+            **checkpoint_target(checkpoint_db, thread),
             "thread_id": thread, "plan": given_plan, **settings,
         }  # fmt: skip
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
@@ -194,12 +191,6 @@ def ask(
                     stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
         if any(c.status == "failed" for r in results for c in r.chunks):
             raise typer.Exit(EXIT_PARTIAL)
-
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s: %(message)s",
-    )
 
     def hint() -> str | None:
         thread = resumed.get("thread")
@@ -253,12 +244,6 @@ def demo(
             f"{result.stats.prompt_tokens:,}+{result.stats.completion_tokens:,} tokens, {result.stats.seconds:.1f} s"
         )
 
-    # longgraph's own notes (the embedded server starting) at INFO; other libraries' (httpx logs every
-    # request at INFO) only from WARNING, unless --debug.
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr, format="%(message)s"
-    )
-    logging.getLogger("longgraph").setLevel(logging.DEBUG if debug else logging.INFO)
     run_cli(action, debug=debug)
 
 
@@ -272,3 +257,15 @@ def strategies() -> None:
         f"{'pyramid-align':<24} Data engine, not a reader: training records (X, Q, M, A) from documents with "
         "`longgraph synth` (LLM×MapReduce §5)"
     )
+
+
+def checkpoint_target(checkpoint_db: str | None, thread: str | None) -> dict[str, Any]:
+    """``checkpoint_url`` for a ``postgresql://`` URL, else ``checkpoint_path`` (the default file)."""
+    from longgraph.cache import default_checkpoint_path
+    from longgraph.checkpointing import is_postgres_url
+
+    if thread is None:
+        return {}
+    if checkpoint_db and is_postgres_url(checkpoint_db):
+        return {"checkpoint_url": checkpoint_db}
+    return {"checkpoint_path": checkpoint_db or default_checkpoint_path()}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -104,9 +102,4 @@ def batch(
         if summary.failed:
             raise typer.Exit(EXIT_PARTIAL)
 
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s: %(message)s",
-    )
     run_cli(action, debug=debug, hint=f"rerun the same command to resume: finished items in {out} are kept")

@@ -7,6 +7,8 @@ piped. Nothing here imports a command module, so the command groups import this 
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
@@ -145,8 +147,17 @@ def run_cli(action: Callable[[], T], *, debug: bool, hint: str | Callable[[], st
     """Run ``action``; turn every failure into one line and an exit code.
 
     ``hint`` (or what it returns, once the action has failed) is appended to endpoint failures and
-    exhausted budgets (e.g. how to resume a checkpointed run).
+    exhausted budgets (e.g. how to resume a checkpointed run). Logging is set up here, once for every
+    command: warnings, and the embedded model server's notes (starting it takes up to a minute and a
+    half: the user should see why they wait); everything else (httpx logs every request at INFO, over
+    the progress bars; failovers) only with ``--debug``.
     """
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s: %(message)s",
+    )
+    logging.getLogger("longgraph.embedded").setLevel(logging.DEBUG if debug else logging.INFO)
     try:
         return action()
     except LonggraphError as exc:

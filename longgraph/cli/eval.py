@@ -8,8 +8,6 @@ same command again resumes (finished records are not redone); the report files a
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -209,11 +207,6 @@ def run(
             for path in write_reports(out).get(summary.label, []):
                 print(path)
 
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        stream=sys.stderr,
-        format="%(levelname)s: %(message)s",
-    )
     run_cli(action, debug=debug)
 
 

@@ -58,7 +58,7 @@ class LangGraphServer:
 
 
 def served_config(config_path: Path) -> dict[str, Any]:
-    """``langgraph.json`` with graph paths, dependencies and env file made absolute.
+    """``langgraph.json`` with graph paths, the auth handler's, dependencies and env file made absolute.
 
     So the server can run in any working folder (and write its state there, not into the project).
     """
@@ -68,12 +68,14 @@ def served_config(config_path: Path) -> dict[str, Any]:
     def absolute(path: str) -> str:
         return str((root / path).resolve()) if path.startswith(".") else path
 
-    config["dependencies"] = [absolute(dep) for dep in config.get("dependencies", ["."])]
-    graphs: dict[str, str] = {}
-    for name, spec in config.get("graphs", {}).items():
+    def absolute_spec(spec: str) -> str:  # FILE:ATTRIBUTE
         file, _, attribute = spec.rpartition(":")
-        graphs[name] = f"{absolute(file)}:{attribute}" if file else spec
-    config["graphs"] = graphs
+        return f"{absolute(file)}:{attribute}" if file else spec
+
+    config["dependencies"] = [absolute(dep) for dep in config.get("dependencies", ["."])]
+    config["graphs"] = {name: absolute_spec(spec) for name, spec in config.get("graphs", {}).items()}
+    if isinstance(config.get("auth"), dict) and "path" in config["auth"]:
+        config["auth"] = {**config["auth"], "path": absolute_spec(config["auth"]["path"])}
     if isinstance(config.get("env"), str):
         config["env"] = absolute(config["env"])
     return config

@@ -178,6 +178,36 @@ def test_api_key_appears_in_no_response_or_log(server: LangGraphServer, stub: St
     assert KEY not in server.log_text()
 
 
+@pytest.mark.parametrize(
+    ("run_input", "context_overrides", "error", "message"),
+    [
+        ({"question": " ", "document": "Some text."}, {}, "InputError", "invalid input: question is empty"),
+        ({"question": QUESTION, "documents": "one string"}, {}, "InputError", "'documents' is one string"),
+        ({"question": QUESTION, "document": "Some text."}, {"temperature": -1}, "ConfigurationError",
+         "temperature must be in [0, 2], got -1"),
+    ],
+)  # fmt: skip
+def test_bad_input_reaches_the_client_with_its_message(
+    run_input: dict[str, Any], context_overrides: dict[str, Any], error: str, message: str,
+    server: LangGraphServer, stub: StubHandle,
+) -> None:  # fmt: skip
+    """The server hides the message of any exception but a ``ValueError`` ("An internal error
+    occurred"): input and settings errors are both, so the SDK shows what to fix."""
+
+    async def run() -> Any:
+        return await client_for(server).runs.wait(
+            None,
+            GRAPHS[0],
+            input=run_input,
+            context=context_for(stub, **context_overrides),
+            raise_error=False,
+        )
+
+    raw = asyncio.run(run())
+    assert isinstance(raw, dict) and raw.get("__error__", {}).get("error") == error, raw
+    assert message in raw["__error__"]["message"], raw
+
+
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_served_graph_does_not_block_the_event_loop(
     graph: str, strict_server: LangGraphServer, stub: StubHandle

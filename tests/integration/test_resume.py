@@ -167,7 +167,13 @@ def test_run_failing_midway_resumes_from_its_checkpoint(strategy: str, tmp_path:
 
         stub.configure(die_after=None)
         stub.reset()
-        resumed = asyncio.run(aask(QUESTION, document, **resumable))
+        # Settings that change the answer are refused, naming them; where calls go and the budgets may change.
+        with pytest.raises(ConfigurationError, match=r"other settings \(temperature: 0\.0 -> 0\.7\)"):
+            asyncio.run(aask(QUESTION, document, **{**resumable, "temperature": 0.7}))
+        assert stub.stats()["requests"] == 0
+        resumed = asyncio.run(
+            aask(QUESTION, document, **{**resumable, "max_retries": 1, "max_calls": 10_000})
+        )
         assert stub.stats()["requests"] == calls - saved
 
         # Asking the finished thread again returns its result without a call.

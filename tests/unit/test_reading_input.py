@@ -69,3 +69,36 @@ def test_unusable_settings_are_named_before_any_call(settings: dict[str, object]
     with pytest.raises(ConfigurationError, match=message) as raised:
         Context(**settings)  # type: ignore[arg-type]
     assert "s3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("documents", "question", "message"),
+    [
+        ("Grandma Olga's borscht " * 200, "What is in it?", "'documents' is one string: give a list"),
+        ([{"text": "a"}], "", "^invalid input: question is empty$"),
+        ([{"text": "a"}], "  \n ", "^invalid input: question is empty$"),
+        (
+            [{"text": "secret plums", "author": "x"}] + [7] * 9,
+            "What?",
+            r"^invalid input: documents\.0\.author: Extra inputs are not permitted; documents\.1: .*; and 5 more$",
+        ),
+    ],
+)
+def test_malformed_input_is_one_short_line_that_echoes_no_text(
+    documents: object, question: str, message: str
+) -> None:
+    """pydantic's own text echoed the input and a documentation URL per problem (3,000 problems for a
+    string passed as ``documents``); the error is a short line naming the fields instead."""
+    from longgraph.api import graph_input_of
+
+    with pytest.raises(InputError, match=message) as raised:
+        graph_input_of(question, None, documents, [])  # type: ignore[arg-type]
+    text = str(raised.value)
+    assert "\n" not in text and "pydantic.dev" not in text and "plums" not in text and len(text) < 400
+
+
+def test_a_list_of_plain_texts_is_a_list_of_untitled_documents() -> None:
+    from longgraph.api import graph_input_of
+
+    given = graph_input_of("What is in it?", None, ["first text", {"title": "B", "text": "second"}], [])
+    assert given["documents"] == [{"title": "", "text": "first text"}, {"title": "B", "text": "second"}]

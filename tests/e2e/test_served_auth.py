@@ -1,0 +1,162 @@
+"""End to end: the served graphs behind LangGraph's auth with two users' tokens (``longgraph/auth.py``).
+
+A real ``langgraph dev`` with ``LONGGRAPH_AUTH_TOKENS`` for alice and bob, driven by ``langgraph_sdk``
+clients that send bearer tokens: requests without a valid token are refused; each user's threads and
+runs are invisible to the other (read, list, search, cancel); a run whose context carries an endpoint
+key is refused before the server stores it, and the key is nowhere the server can show it afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from longgraph.state.contract import GraphOutput
+from longgraph.testing.langgraph_dev import LangGraphServer, run_langgraph_dev
+from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_subprocess
+from longgraph.tests.conftest import QUESTION, planted
+from longgraph.tests.integration.support import FACT_DEPTH, FACT_DOCUMENT_CHARS, STUB_SETTINGS
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("langgraph-dev")]
+
+KEY = f"sk-served-secret-{uuid.uuid4().hex}"
+TOKENS = {"alice": f"tok-alice-{uuid.uuid4().hex}", "bob": f"tok-bob-{uuid.uuid4().hex}"}
+GRAPH = "mapreduce"
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubHandle]:
+    with run_stub_in_subprocess(StubConfig(model="stub", api_key=KEY)) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+    tokens = ",".join(f"{user}:{token}" for user, token in TOKENS.items())
+    env = {"LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens}
+    with run_langgraph_dev(
+        tmp_path_factory.mktemp("langgraph-dev-auth"), allow_blocking=True, env=env
+    ) as running:
+        yield running
+
+
+def client(server: LangGraphServer, user: str | None, token: str | None = None) -> LangGraphClient:
+    token = token or (TOKENS[user] if user else None)
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return get_client(url=server.url, timeout=120, headers=headers)
+
+
+def run_input(fact: str = "") -> dict[str, Any]:
+    document = planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH, **({"fact": fact} if fact else {}))
+    return {"question": QUESTION, "document": document}
+
+
+def context_for(stub: StubHandle, **extra: Any) -> dict[str, Any]:
+    return {**STUB_SETTINGS, "base_url": stub.base_url, **extra}
+
+
+def status_of(call: Any) -> int:
+    """The HTTP status an SDK call failed with (the test fails if it succeeded)."""
+    try:
+        asyncio.run(call)
+    except httpx.HTTPStatusError as refused:
+        return refused.response.status_code
+    pytest.fail("the call was not refused")
+
+
+@pytest.mark.parametrize(
+    "token", [None, "tok-eve", TOKENS["alice"][:-1]], ids=["none", "unknown", "truncated"]
+)
+def test_a_request_without_a_valid_token_is_refused(token: str | None, server: LangGraphServer) -> None:
+    async def search() -> Any:
+        return await client(server, None, token).threads.search()
+
+    assert status_of(search()) == 401
+
+
+def test_each_users_threads_and_runs_are_theirs_alone(server: LangGraphServer, stub: StubHandle) -> None:
+    async def alice_runs() -> tuple[str, Any]:
+        alice = client(server, "alice")
+        thread = await alice.threads.create()
+        raw = await alice.runs.wait(thread["thread_id"], GRAPH, input=run_input(), context=context_for(stub))
+        return thread["thread_id"], raw
+
+    thread_id, raw = asyncio.run(alice_runs())
+    assert "smoked plums" in GraphOutput.model_validate(raw).answer
+
+    async def threads_seen(user: str) -> list[str]:
+        return [t["thread_id"] for t in await client(server, user).threads.search(limit=100)]
+
+    runs = asyncio.run(client(server, "alice").runs.list(thread_id))
+    assert thread_id in asyncio.run(threads_seen("alice")) and len(runs) == 1
+    assert thread_id not in asyncio.run(threads_seen("bob"))
+
+    run_id = runs[0]["run_id"]
+
+    def bob() -> LangGraphClient:  # one per event loop: each asyncio.run closes its own
+        return client(server, "bob")
+
+    assert status_of(bob().runs.list(thread_id)) == 404
+    assert status_of(bob().threads.get(thread_id)) == 404
+    assert status_of(bob().threads.get_state(thread_id)) == 404
+    assert status_of(bob().runs.get(thread_id, run_id)) == 404
+    assert status_of(bob().runs.cancel(thread_id, run_id)) == 404
+    assert status_of(bob().threads.delete(thread_id)) == 404
+    assert (
+        asyncio.run(client(server, "alice").threads.get(thread_id))["thread_id"] == thread_id
+    )  # still there
+
+
+def test_two_users_runs_at_once_each_get_their_own_answer(server: LangGraphServer, stub: StubHandle) -> None:
+    words = [f"zephyr{i}quartz" for i in range(6)]
+
+    async def one(i: int) -> Any:
+        user = ("alice", "bob")[i % 2]
+        fact = f"The code word is {words[i]}."
+        return await client(server, user).runs.wait(
+            None, GRAPH, input={"question": "What is the code word?", "document": planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH, fact=fact)},
+            context=context_for(stub),
+        )  # fmt: skip
+
+    async def all_runs() -> list[Any]:
+        return list(await asyncio.gather(*(one(i) for i in range(len(words)))))
+
+    for word, raw in zip(words, asyncio.run(all_runs()), strict=True):
+        assert word in GraphOutput.model_validate(raw).answer
+
+
+def test_an_endpoint_key_in_a_runs_context_is_refused_and_stored_nowhere(
+    server: LangGraphServer, stub: StubHandle
+) -> None:
+    sent = f"sk-client-secret-{uuid.uuid4().hex}"
+
+    async def attempt() -> tuple[int, str, str]:
+        alice = client(server, "alice")
+        thread = await alice.threads.create()
+        try:
+            await alice.runs.wait(
+                thread["thread_id"], GRAPH, input=run_input(), context=context_for(stub, api_key=sent)
+            )
+        except httpx.HTTPStatusError as refused:
+            status, detail = refused.response.status_code, refused.response.text
+        else:
+            pytest.fail("a run carrying api_key was accepted")
+        seen = [
+            await alice.runs.list(thread["thread_id"]),
+            await alice.threads.get(thread["thread_id"]),
+            await alice.threads.get_state(thread["thread_id"]),
+            await alice.threads.search(limit=100),
+        ]
+        return status, detail, repr(seen)
+
+    status, detail, seen = asyncio.run(attempt())
+    assert status == 400 and "api_key" in detail and "LONGGRAPH_API_KEY" in detail and sent not in detail
+    assert sent not in seen
+    assert sent not in server.log_text()

@@ -1,0 +1,92 @@
+"""The served graphs' auth handlers as functions: tokens, loopback-only without tokens, secrets refused,
+ownership stamped. The same handlers behind a real ``langgraph dev`` with two users:
+``tests/e2e/test_served_auth.py``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langgraph_sdk import Auth
+
+from longgraph.auth import (
+    LOCAL_USER,
+    refuse_secrets_and_stamp_the_run,
+    secret_settings_in,
+    tokens_from,
+    user_for,
+)
+from longgraph.errors import ConfigurationError
+
+TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
+
+
+def test_tokens_are_user_token_pairs() -> None:
+    assert tokens_from(" alice:tok-alice , bob:tok-bob,") == TOKENS
+    assert tokens_from("") == {}
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [("s3cret", "entry 1 is not user:token"), ("alice:tok-a,bob:", "entry 2 is not user:token"),
+     (":s3cret", "entry 1"), ("alice:s3cret,bob:s3cret", "users 'alice' and 'bob' share a token")],
+)  # fmt: skip
+def test_a_malformed_token_list_is_a_configuration_error_that_shows_no_token(raw: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as raised:
+        tokens_from(raw)
+    assert "s3cret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "10.0.0.5", None])
+def test_with_tokens_only_a_valid_bearer_token_passes(host: str | None) -> None:
+    assert user_for("Bearer tok-bob", host, TOKENS) == "bob"
+    for header, detail in [(None, "missing"), ("tok-bob", "missing"), ("Bearer ", "missing"),
+                           ("Bearer tok-eve", "invalid"), ("Basic tok-bob", "missing")]:  # fmt: skip
+        with pytest.raises(Auth.exceptions.HTTPException) as refused:
+            user_for(header, host, TOKENS)
+        assert refused.value.status_code == 401 and detail in str(refused.value.detail)
+
+
+def test_without_tokens_only_loopback_clients_are_served() -> None:
+    for host in ("127.0.0.1", "127.8.0.1", "::1", "localhost"):
+        assert user_for(None, host, {}) == LOCAL_USER
+    for host in ("10.0.0.5", "192.168.1.2", "2001:db8::1", None, "example.com"):
+        with pytest.raises(Auth.exceptions.HTTPException) as refused:
+            user_for("Bearer anything", host, {})
+        assert refused.value.status_code == 401 and "LONGGRAPH_AUTH_TOKENS" in str(refused.value.detail)
+
+
+def _run(context: dict[str, Any] | None = None, configurable: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {},
+        "kwargs": {"input": {}, "context": context, "config": {"configurable": configurable or {}}},
+    }
+
+
+class _User:
+    identity = "alice"
+    is_authenticated = True
+    display_name = "alice"
+    permissions: tuple[str, ...] = ()
+
+
+def _ctx(action: str) -> Any:
+    return Auth.types.AuthContext(resource="threads", action=action, user=_User(), permissions=[])  # type: ignore[arg-type]
+
+
+def test_a_run_carrying_an_endpoint_key_is_refused_before_it_is_stored() -> None:
+    assert secret_settings_in(_run({"base_url": "http://h/v1"})) == []
+    assert secret_settings_in(_run({"api_key": "sk-1"})) == ["api_key"]
+    assert secret_settings_in(_run(configurable={"api_key": "sk-1"})) == ["api_key"]
+    value = _run({"api_key": "sk-secret", "model": "m"})
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        asyncio.run(refuse_secrets_and_stamp_the_run(_ctx("create_run"), value))
+    assert refused.value.status_code == 400
+    assert "api_key" in str(refused.value.detail) and "sk-secret" not in str(refused.value.detail)
+
+
+def test_a_run_is_stamped_with_its_owner_and_filtered_by_it() -> None:
+    value = _run({"model": "m"})
+    assert asyncio.run(refuse_secrets_and_stamp_the_run(_ctx("create_run"), value)) == {"owner": "alice"}
+    assert value["metadata"] == {"owner": "alice"}
