@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -18,6 +19,7 @@ from longgraph.cache import damaged, warn_damaged
 from longgraph.errors import ConfigurationError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class StructureStore(Generic[M]):
@@ -47,18 +49,9 @@ class StructureStore(Generic[M]):
     def get(self, key: str) -> M | None:
         """The stored structure, or None (also for an entry of an older, unreadable shape, and in a
         damaged file: said once, and the structure is built again)."""
-        with self._lock:
-            try:
-                db = self._connect()
-                try:
-                    row = db.execute(f"SELECT tree FROM {self.table} WHERE key = ?", (key,)).fetchone()
-                finally:
-                    db.close()
-            except sqlite3.DatabaseError as exc:
-                if not damaged(exc):
-                    raise
-                warn_damaged(self.path, exc)
-                return None
+        row = self._with_db(
+            lambda db: db.execute(f"SELECT tree FROM {self.table} WHERE key = ?", (key,)).fetchone()
+        )
         if row is None:
             return None
         try:
@@ -67,18 +60,26 @@ class StructureStore(Generic[M]):
             return None
 
     def put(self, key: str, structure: M) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute(
+                f"INSERT OR REPLACE INTO {self.table} (key, tree) VALUES (?, ?)",
+                (key, structure.model_dump_json()),
+            )
+            db.commit()
+
+        self._with_db(write)
+
+    def _with_db(self, use: Callable[[sqlite3.Connection], T]) -> T | None:
+        """``use`` on a fresh connection; None in a damaged file (said once: it is the result cache's)."""
         with self._lock:
             try:
                 db = self._connect()
                 try:
-                    db.execute(
-                        f"INSERT OR REPLACE INTO {self.table} (key, tree) VALUES (?, ?)",
-                        (key, structure.model_dump_json()),
-                    )
-                    db.commit()
+                    return use(db)
                 finally:
                     db.close()
             except sqlite3.DatabaseError as exc:
                 if not damaged(exc):
                     raise
                 warn_damaged(self.path, exc)
+                return None
