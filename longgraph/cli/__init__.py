@@ -13,6 +13,7 @@ import typer
 
 from longgraph.cli.ask import ask, demo, strategies
 from longgraph.cli.batch import batch
+from longgraph.cli.checkpoints import checkpoints_app
 from longgraph.cli.eval import eval_app
 from longgraph.cli.graph import graph_app
 from longgraph.cli.model import model_app
@@ -35,6 +36,7 @@ app.add_typer(model_app, name="model", help="The embedded model server (vLLM on 
 app.add_typer(eval_app, name="eval")
 app.add_typer(tree_app, name="tree")
 app.add_typer(graph_app, name="graph")
+app.add_typer(checkpoints_app, name="checkpoints")
 
 
 def main() -> None:

@@ -73,32 +73,79 @@ def test_the_checkpointer_commits_what_a_finished_run_wrote(tmp_path: Path) -> N
         assert reader.execute("SELECT x FROM t").fetchall() == [(3,)]
 
 
-def test_a_thread_killed_between_a_steps_writes_and_the_next_checkpoint_resumes(tmp_path: Path) -> None:
-    """Killed after a step's writes were saved but before the next step's checkpoint, a thread's state
-    has no ``next`` (its tasks have their writes) and is not finished: it must resume, not be returned
-    as a stored result (seen in batch's kill test: "GraphOutput: answer Field required", 1 in 4 runs).
-    The state is made exactly: a finished thread's checkpoints after the one whose task wrote are
-    deleted, its pending writes kept."""
+class Killed(BaseException):
+    """Stands for the process dying: nothing after it runs, and nothing catches it as an error."""
+
+
+@pytest.mark.parametrize("kill_at", [2, 3, 4, 5, 6])
+def test_a_thread_killed_at_any_checkpoint_resumes_to_the_same_answer(
+    kill_at: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed while writing its ``kill_at``-th checkpoint (the tasks of the step before it have their
+    writes saved, the next checkpoint is not there), a thread must resume, not be returned as a stored
+    result (seen in batch's kill test: "GraphOutput: answer Field required", 1 in 4 runs), and reach
+    the uninterrupted answer. Only the latest checkpoint is kept, so this is every state a kill leaves."""
     from longgraph.api import ask
+    from longgraph.checkpointing import _latest_only_saver
+    from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
+    from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
+
+    document = planted(9_000)
+    settings: dict[str, Any] = {"documents": [{"text": document}], **FAKE_SETTINGS, "cache_path": ""}
+    reference = ask(QUESTION, llm=FakeProvider(ScriptedChatModel()), **settings)
+    run = {**settings, "checkpoint_path": tmp_path / "checkpoints.sqlite", "thread_id": "t"}
+
+    saver = _latest_only_saver()
+    write_checkpoint = saver.aput
+    written = 0
+
+    async def dying_aput(self: Any, *args: Any) -> Any:
+        nonlocal written
+        written += 1
+        if written == kill_at:
+            raise Killed
+        return await write_checkpoint(self, *args)
+
+    monkeypatch.setattr(saver, "aput", dying_aput)
+    with pytest.raises(Killed):
+        ask(QUESTION, llm=FakeProvider(ScriptedChatModel()), **run)
+    monkeypatch.setattr(saver, "aput", write_checkpoint)
+    with closing(sqlite3.connect(tmp_path / "checkpoints.sqlite")) as db:
+        assert db.execute("SELECT count(*) FROM checkpoints").fetchone() == (1,)  # the latest only
+
+    resumed = ask(QUESTION, llm=FakeProvider(ScriptedChatModel()), **run)
+    assert resumed.answer == reference.answer and "smoked plums" in resumed.answer
+    assert not any("stored result" in note for note in resumed.stats.notes)  # resumed, not "finished"
+
+
+def test_old_threads_are_listed_and_pruned_and_the_file_shrinks(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from typer.testing import CliRunner
+
+    from longgraph.api import ask
+    from longgraph.checkpointing import list_threads, prune_threads
+    from longgraph.cli import app
     from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
     from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
 
     db = tmp_path / "checkpoints.sqlite"
-    document = planted(9_000)
-    run: dict[str, Any] = {"documents": [{"text": document}], "checkpoint_path": db, "thread_id": "t",
-                           **FAKE_SETTINGS, "cache_path": ""}  # fmt: skip
-    first = ask(QUESTION, llm=FakeProvider(ScriptedChatModel()), **run)
-    with closing(sqlite3.connect(db)) as con:
-        rows = con.execute(
-            "SELECT checkpoint_id, json_extract(metadata, '$.step') FROM checkpoints"
-        ).fetchall()
-        written = {c for (c,) in con.execute("SELECT DISTINCT checkpoint_id FROM writes")}
-        steps = sorted((step, cid) for cid, step in rows)
-        # the last checkpoint, before the final one, whose tasks' writes are saved
-        keep_step, _ = max((s, c) for s, c in steps[:-1] if c in written)
-        con.execute("DELETE FROM checkpoints WHERE json_extract(metadata, '$.step') > ?", (keep_step,))
-        con.commit()
-    model = ScriptedChatModel()
-    again = ask(QUESTION, llm=FakeProvider(model), **run)
-    assert again.answer == first.answer and "smoked plums" in again.answer
-    assert not any("stored result" in note for note in again.stats.notes)  # resumed, not "finished"
+    for thread in ("first", "second"):
+        ask(QUESTION, planted(60_000), llm=FakeProvider(ScriptedChatModel()), checkpoint_path=db,
+            thread_id=thread, **FAKE_SETTINGS, cache_path="")  # fmt: skip
+    threads = asyncio.run(list_threads(db))
+    assert [t.thread_id for t in threads] == ["second", "first"] and all(t.step > 0 for t in threads)
+    listed = CliRunner().invoke(app, ["checkpoints", "list", "--checkpoint-db", str(db)])
+    assert listed.exit_code == 0 and "second" in listed.stdout and "first" in listed.stdout
+
+    assert asyncio.run(prune_threads(db, older_than=dt.timedelta(days=1))) == []  # both are recent
+    size = db.stat().st_size
+    later = threads[0].updated + dt.timedelta(hours=1)
+    pruned = asyncio.run(prune_threads(db, older_than=dt.timedelta(minutes=30), now=later))
+    assert sorted(pruned) == ["first", "second"] and asyncio.run(list_threads(db)) == []
+    assert db.stat().st_size < size / 2
+
+    refused = CliRunner().invoke(
+        app, ["checkpoints", "prune", "--older-than", "-1", "--checkpoint-db", str(db)]
+    )
+    assert refused.exit_code == 2 and "--older-than" in refused.output
