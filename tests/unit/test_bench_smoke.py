@@ -146,3 +146,23 @@ def test_growth_benchmark_prints_sizes_and_slopes(capsys: pytest.CaptureFixture[
     assert len(sizes) == 2 and all("peak RSS" in str(figures[k]) for k in sizes)
     out = capsys.readouterr().out
     assert "slope 0.02M → 0.04M: wall, peak RSS, working memory" in out
+
+
+def test_durable_runs_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """On a real PostgreSQL server (skipped where none can start, except in CI)."""
+    import os
+
+    from longgraph.evals.bench import durable_runs
+    from longgraph.testing.postgres import PostgresUnavailable
+
+    try:
+        figures = durable_runs.main(["--chars", "30000", "--window", "2048", "--repeats", "1"])
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+    calls = str(figures["input"]).split(", ")[2].split()[0]
+    for backend in ("sqlite", "postgres"):
+        made = str(figures[f"resume after failing at 1/3, {backend}"]).split("calls ")[1]
+        assert made.endswith(f"of {calls}") and not made.startswith(f"[{calls}]")  # not redone from scratch
+    assert "SQLite file after one run" in capsys.readouterr().out
