@@ -157,8 +157,8 @@ UNPARSEABLE = seeded(StubConfig(malformed_rate=0.1), Fault.MALFORMED, at_least=2
 def test_unparseable_answers_become_failed_chunks_with_reasons(strategy: str) -> None:
     """Fan-out graphs: without parse retries, a malformed answer fails its chunk (with the reason and
     the raw output), and the run completes from the other chunks (fewer than half failed)."""
-    with run_stub_in_thread(UNPARSEABLE) as stub:
-        result = ask(stub.base_url, strategy, parse_retries=0)
+    with run_stub_in_thread(UNPARSEABLE) as stub:  # up to 3 of ~9 chunks fail: a budget that allows it
+        result = ask(stub.base_url, strategy, parse_retries=0, max_failed_fraction=0.5)
         assert stub.stats()["faults"].get("malformed", 0) > 0
     assert_accounted(result)
     failed = [c for c in result.chunks if c.status == "failed"]
@@ -287,7 +287,7 @@ def test_cli_partial_answer_says_so_and_exits_4(tmp_path: Any) -> None:
         with run_stub_in_thread(UNPARSEABLE) as stub:
             done = run_longgraph(
                 ["ask", str(document), "-q", QUESTION, "--no-cache", *extra, *stub_cli_args(stub.base_url)],
-                home=tmp_path, env={"LONGGRAPH_PARSE_RETRIES": "0"},
+                home=tmp_path, env={"LONGGRAPH_PARSE_RETRIES": "0", "LONGGRAPH_MAX_FAILED_FRACTION": "0.5"},
             )  # fmt: skip
         assert done.returncode == EXIT_PARTIAL, done.stderr
         if extra:
