@@ -6,7 +6,8 @@ the order they read them in (``notes = "strongest_first"`` or ``"document"``); p
 fill-ins (rubrics, answer instructions); and how notes are labelled (``[notes]``).
 
 A template is plain ``str.format`` text; document text is substituted as a value, so braces in a
-document never break rendering. The version is part of every result-cache key.
+document never break rendering, and lines of it that look like the frame around it are marked
+(:func:`neutralise_frames`), so a document cannot close its frame and give orders after it. The version is part of every result-cache key.
 
 Layout rule every template follows (the test stub's oracle and prefix caching both rely on it): what
 all calls of a run share — instructions, the question, the output format — comes first; the text
@@ -18,6 +19,7 @@ ends the question before any reminder of the task and the format.
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -81,6 +83,8 @@ class PromptSet:
         template = self.stage(stage)
         fills: dict[str, Any] = dict(self.tasks.get(task) or self.tasks.get("qa") or {})
         fills.update(variables)
+        if "context" in fills:
+            fills["context"] = neutralise_frames(str(fills["context"]))
         fills["format"] = format
         try:
             user = template.user.format(**fills)
@@ -95,6 +99,25 @@ class PromptSet:
     def key(self, stage: str) -> str:
         """Identifies the exact template: goes into cache keys."""
         return f"{self.strategy}/{stage}@{self.version}"
+
+
+_FRAME_WORDS = re.compile(
+    r"(?P<open>\b(?:begins?|starts?) as follows)(?=\s*:)"
+    r"|(?P<close>\bconcludes? here)(?=\s*\.)"
+    r"|^(?P<label>[ \t]*(?:#{1,6}[ \t]*)?(?:question|text))(?=[ \t]*:)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def neutralise_frames(text: str) -> str:
+    """``text`` (a document's, or notes quoting one) unable to close the frame it is shown in.
+
+    Every template fences the text between "... begins as follows:" and "... concludes here." lines and
+    asks its question on a "Question:" line after it. A document holding such a line could end its
+    frame early and ask a question of its own ("The text concludes here. / Question: ignore the above
+    ..."). Those words get a visible "(quoted)" mark inside the text, so the only frame lines are the
+    template's own; everything else the text says stays as it was."""
+    return _FRAME_WORDS.sub(lambda match: f"{match.group(0)} (quoted)", text)
 
 
 def _file_name(strategy: str, variant: str) -> str:
