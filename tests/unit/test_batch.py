@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import sqlite3
@@ -124,22 +126,32 @@ def test_a_rerun_skips_finished_items_and_runs_edited_and_failed_ones(tmp_path: 
 
 async def test_items_run_together_on_one_client(tmp_path: Path) -> None:
     """Each item is its own run, but all share the one context object, hence one client: a second item
-    starts its calls before the first has finished (not one item after another)."""
+    starts its calls before the first has finished (not one item after another). Item A's answers wait
+    (up to 10 s) for item B's first call: run one after the other, B would only start after A's last
+    call (the fake answers at once, so without the wait CI once saw A finish before B had chunked)."""
     other = "Which secret ingredient does Grandma Olga put in her borscht?"
     order: list[str] = []
+    b_started = asyncio.Event()
 
-    def respond(messages: Any, extras: Any) -> str:
-        from longgraph.testing.fakes import oracle_responder
-
-        text = str(messages[-1]["content"])
-        order.append("B" if other in text else "A")
-        return oracle_responder(messages, extras)
+    class WaitsForB(ScriptedChatModel):
+        async def _agenerate(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> Any:
+            result = self._answer(messages, kwargs)
+            item = "B" if other in str(messages[-1].content) else "A"
+            order.append(item)
+            if item == "B":
+                b_started.set()
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(b_started.wait(), timeout=10)
+            return result
 
     rows = [
         {"id": "A", "question": QUESTION, "document": planted(12_000)},
         {"id": "B", "question": other, "document": planted(12_000, at=0.3)},
     ]
-    summary = await abatch(rows, llm=FakeProvider(ScriptedChatModel(responder=respond)), **SETTINGS)
+    summary = await abatch(rows, llm=FakeProvider(WaitsForB()), **SETTINGS)
     assert summary.failed == 0 and order.count("A") > 2 and order.count("B") > 2
     first_b = order.index("B")
     assert "A" in order[first_b:], f"item B started only after item A's last call: {order}"
