@@ -37,14 +37,24 @@ def stub() -> Iterator[StubHandle]:
         yield handle
 
 
+SENT_KEY = f"sk-client-secret-{uuid.uuid4().hex}"
+"""What a client sends in a run's context (and must find refused)."""
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+    """The server; once it has stopped (and written its state to its folder), neither key is in any file
+    it wrote: runs, threads, checkpoints, its log."""
     tokens = ",".join(f"{user}:{token}" for user, token in TOKENS.items())
     env = {"LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens}
-    with run_langgraph_dev(
-        tmp_path_factory.mktemp("langgraph-dev-auth"), allow_blocking=True, env=env
-    ) as running:
+    workdir = tmp_path_factory.mktemp("langgraph-dev-auth")
+    with run_langgraph_dev(workdir, allow_blocking=True, env=env) as running:
         yield running
+    written = [path for path in workdir.rglob("*") if path.is_file()]
+    assert any(path.parent.name == ".langgraph_api" for path in written), "the server stored no state"
+    for path in written:
+        data = path.read_bytes()
+        assert KEY.encode() not in data and SENT_KEY.encode() not in data, f"a key is stored in {path}"
 
 
 def client(server: LangGraphServer, user: str | None, token: str | None = None) -> LangGraphClient:
@@ -135,7 +145,7 @@ def test_two_users_runs_at_once_each_get_their_own_answer(server: LangGraphServe
 def test_an_endpoint_key_in_a_runs_context_is_refused_and_stored_nowhere(
     server: LangGraphServer, stub: StubHandle
 ) -> None:
-    sent = f"sk-client-secret-{uuid.uuid4().hex}"
+    sent = SENT_KEY
 
     async def attempt() -> tuple[int, str, str]:
         alice = client(server, "alice")
