@@ -56,9 +56,9 @@ COMPRESS_FROM = 32 * 1024
 class CompressingSerializer(JsonPlusSerializer):
     """LangGraph's serializer, with large values zlib-compressed (their type tagged ``zlib+``).
 
-    Every checkpoint holds the whole state, the document and its chunks' text included: text
-    compresses about threefold, at ~1 ms per 100 KB at level 1. Values stored uncompressed (an older
-    checkpoint) still load."""
+    Every checkpoint holds the whole state, the document and its chunks' text included. At level 1
+    the installed essays compress 2.26-fold at 9 ms per MB (3.5 ms to decompress). Values stored
+    uncompressed (an older checkpoint) still load."""
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         kind, data = super().dumps_typed(obj)
