@@ -314,7 +314,11 @@ async def run_strategy(
             on_progress(cast(Progress, payload))
         elif mode == "values":
             result_values = cast(dict[str, Any], payload)
-    return GraphOutput.model_validate(result_values)
+    result = GraphOutput.model_validate(result_values)
+    if run_input is None:
+        result.stats.resumed = True
+        result.stats.notes = [*result.stats.notes, f"resumed thread {thread_id!r} from its checkpoint"]
+    return result
 
 
 async def aask_many(

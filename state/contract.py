@@ -170,6 +170,9 @@ class Stats(Usage):
     weighted and searched — e.g. ``edges: "attention"`` or ``"embedding-similarity"``, never mixed."""
     collapse_rounds: int = 0
     seconds: float = 0.0
+    resumed: bool = False
+    """A checkpointed run that went on from its thread's checkpoint: the work saved there was not
+    redone (nor counted in the figures above, nor reported as progress)."""
     notes: list[str] = Field(default_factory=list)
     """Decisions a user should know about (fallbacks taken, evidence trimmed...)."""
 

@@ -170,6 +170,8 @@ def ask(
                 results = [asyncio.run(aask(question[0], on_progress=on_progress, **common))]
             else:
                 results = asyncio.run(aask_many(question, on_progress=on_progress, **common))
+            if on_progress is not None and any(r.stats.resumed for r in results):
+                on_progress.complete_from_checkpoint()
         results[0].stats.notes = notes + results[0].stats.notes
         if as_json:
             dumped = [r.model_dump(mode="json") for r in results]

@@ -107,9 +107,19 @@ class _Bars:
         self.progress.update(task, total=event.get("total"), description=label)
         self.progress.advance(task, event.get("advance", 1))
 
+    def complete_from_checkpoint(self) -> None:
+        """After a resumed run finished: the work its checkpoint held sent no progress event, so each
+        bar short of its total is filled, saying how much of it came from the checkpoint."""
+        for task in self.progress.tasks:
+            if task.total is not None and task.completed < task.total:
+                saved = int(task.total - task.completed)
+                self.progress.update(
+                    task.id, completed=task.total, description=f"{task.description} ({saved} saved)"
+                )
+
 
 @contextmanager
-def progress_bars(enabled: bool) -> Iterator[Callable[[ProgressEvent], None] | None]:
+def progress_bars(enabled: bool) -> Iterator[_Bars | None]:
     if not enabled:
         yield None
         return

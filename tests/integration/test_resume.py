@@ -175,6 +175,7 @@ def test_run_failing_midway_resumes_from_its_checkpoint(strategy: str, tmp_path:
             aask(QUESTION, document, **{**resumable, "max_retries": 1, "max_calls": 10_000})
         )
         assert stub.stats()["requests"] == calls - saved
+        assert resumed.stats.resumed and not reference.stats.resumed
 
         # Asking the finished thread again returns its result without a call.
         stub.reset()

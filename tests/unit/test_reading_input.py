@@ -102,3 +102,23 @@ def test_a_list_of_plain_texts_is_a_list_of_untitled_documents() -> None:
 
     given = graph_input_of("What is in it?", None, ["first text", {"title": "B", "text": "second"}], [])
     assert given["documents"] == [{"title": "", "text": "first text"}, {"title": "B", "text": "second"}]
+
+
+def test_progress_bars_of_a_resumed_run_reach_their_totals_saying_what_was_saved() -> None:
+    """A resumed run sends progress only for the work it redoes: its bars are filled at the end, each
+    saying how much came from the checkpoint."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from longgraph.cli.common import _Bars
+
+    with Progress(console=Console(file=io.StringIO())) as progress:
+        bars = _Bars(progress)
+        for _ in range(6):
+            bars({"stage": "map", "total": 10, "advance": 1})
+        bars({"stage": "reduce", "total": 1, "advance": 1})
+        bars.complete_from_checkpoint()
+        shown = {task.description: (task.completed, task.total) for task in progress.tasks}
+    assert shown == {"map (4 saved)": (10, 10), "reduce": (1, 1)}
