@@ -348,8 +348,10 @@ class InformationPoints(StructuredOutput):
     """PECAN's graph construction (paper Table A1): the Information Points of a batch of nodes.
 
     The paper asks for bullet points; under constrained decoding they come back as a JSON list, in
-    text mode as ``* point`` lines (``-``, ``•`` and ``1.`` bullets read too). Each point becomes one
-    node of the next level."""
+    text mode as ``* point`` lines (``-``, ``•`` and ``1.`` bullets read too); a point repeated is kept
+    once (SmolLM2 looping repeats one, e.g. "The World Trade Organization (WTO)" four times on a SQuAD
+    16K document). An answer without a bullet stays unreadable: read a line at a time, a refusal
+    ("I cannot summarise this.") would become a point. Each point becomes one node of the next level."""
 
     points: list[str] = Field(
         min_length=1, json_schema_extra={"maxItems": 24, "items": {"type": "string", "maxLength": 300}}
@@ -364,8 +366,11 @@ class InformationPoints(StructuredOutput):
     @classmethod
     def parse_text(cls, text: str) -> dict[str, Any] | None:
         points = [m.group(1).strip("* ").strip() for line in text.splitlines() if (m := _BULLET.match(line))]
-        points = [p for p in points if p]
-        return {"points": points} if points else None
+        unique: dict[str, str] = {}
+        for point in points:
+            if point:
+                unique.setdefault(point.casefold(), point)
+        return {"points": list(unique.values())} if unique else None
 
 
 class Sufficiency(StructuredOutput):

@@ -100,3 +100,27 @@ def test_string_lengths_scale_with_the_output_budget() -> None:
     assert small["extracted_information"]["maxLength"] < large["extracted_information"]["maxLength"]
     budget_chars = sum(p.get("maxLength", 0) for p in small.values())
     assert budget_chars <= 128 * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "points"),
+    [
+        ("* The treaty was signed in 1648.\n* It ended the war.", ["The treaty was signed in 1648.", "It ended the war."]),
+        ("- one\n• two\n3. three", ["one", "two", "three"]),
+        # a looping model repeats a point: kept once, in first-seen order and spelling
+        ("* The WTO\n* The death of King William III\n* the wto", ["The WTO", "The death of King William III"]),
+        ("* a point\nprose after the bullets\n* A POINT", ["a point"]),
+    ],
+)  # fmt: skip
+def test_information_points_in_text_mode(text: str, points: list[str]) -> None:
+    from longgraph.state.outputs import InformationPoints
+
+    assert parse_structured(text, InformationPoints, mode="text").points == points
+
+
+@pytest.mark.parametrize("text", ["   \n  ", "I cannot summarise this.", "The WTO\nThe WTO"])
+def test_information_points_without_a_bullet_are_unreadable(text: str) -> None:
+    from longgraph.state.outputs import InformationPoints
+
+    with pytest.raises(StructuredOutputError):
+        parse_structured(text, InformationPoints, mode="text")
