@@ -14,12 +14,14 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from longgraph.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def longgraph_home() -> Path:
@@ -98,37 +100,30 @@ class ResultCache:
         return self._db
 
     def get(self, key: str) -> str | None:
-        with self._lock:
-            if self._unreadable:
-                return None
-            try:
-                row = self._connection().execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone()
-            except sqlite3.DatabaseError as exc:
-                if not damaged(exc):
-                    raise
-                self._set_aside(exc)
-                return None
+        row = self._use(lambda db: db.execute("SELECT raw FROM answers WHERE key = ?", (key,)).fetchone())
         return None if row is None else str(row[0])
 
     def put(self, key: str, stage: str, raw: str) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw))
+            db.commit()
+
+        self._use(write)
+
+    def _use(self, action: Callable[[sqlite3.Connection], T]) -> T | None:
+        """``action`` on the open connection; None once the file proved damaged (said once, and the rest
+        of this process runs without it)."""
         with self._lock:
             if self._unreadable:
-                return
+                return None
             try:
-                db = self._connection()
-                db.execute(
-                    "INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw)
-                )
-                db.commit()
+                return action(self._connection())
             except sqlite3.DatabaseError as exc:
                 if not damaged(exc):
                     raise
-                self._set_aside(exc)
-
-    def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
-        """The rest of this process runs without the damaged file (caller holds the lock)."""
-        self._unreadable = True
-        warn_damaged(self.path, exc)
+                self._unreadable = True
+                warn_damaged(self.path, exc)
+                return None
 
     def __len__(self) -> int:
         with self._lock:
