@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -38,3 +40,18 @@ def planted(chars: int, *, at: float = 0.5, fact: str = FACT) -> str:
 @pytest.fixture
 def planted_document() -> str:
     return planted(120_000)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server for the session (``longgraph/testing/postgres.py``). Where its binaries
+    cannot be had, tests needing it are skipped with the reason, except in CI, where they fail."""
+    from longgraph.testing.postgres import PostgresUnavailable, run_postgres
+
+    try:
+        with run_postgres() as url:
+            yield url
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))

@@ -133,13 +133,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--chars", type=int, default=1_000_000, help="document size in characters")
     parser.add_argument("--window", type=int, default=8192, help="context window (sets the chunk count)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--postgres-url", help="a PostgreSQL server to use (default: start one)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     args = _parser().parse_args(argv)
     with (
-        run_postgres() as url,
+        contextlib.nullcontext(args.postgres_url) if args.postgres_url else run_postgres() as url,
         run_stub_in_thread(StubConfig()) as stub,
         tempfile.TemporaryDirectory(prefix="longgraph-durable-bench-") as workdir,
     ):

@@ -2,8 +2,8 @@
 ``test_resume.py`` with a ``postgresql://`` checkpoint database, and two processes killed and resumed at
 once on one server, each on its own thread.
 
-The server is the distribution's (``apt-get install postgresql``, done by ``scripts/setup.sh``); where it
-cannot be installed these tests are skipped with that reason, except in CI, where they fail.
+The server is the distribution's (``apt-get install postgresql``, done by ``scripts/setup.sh``), from the
+session's ``postgres_url`` fixture (``tests/conftest.py``: skipped where it cannot start, failed in CI).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from longgraph.api import aask
 from longgraph.checkpointing import checkpoint_serializer
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.strategies import build_strategy
-from longgraph.testing.postgres import PostgresUnavailable, run_postgres
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
 from longgraph.tests.conftest import QUESTION, planted
 from longgraph.tests.integration.support import (
@@ -40,17 +38,6 @@ pytestmark = pytest.mark.integration
 
 DOCUMENT_CHARS = 90_000
 CONCURRENCY = 2
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        with run_postgres() as url:
-            yield url
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
 
 
 def _map_results_saved(url: str, thread_id: str) -> int:

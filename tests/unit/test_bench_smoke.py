@@ -148,19 +148,14 @@ def test_growth_benchmark_prints_sizes_and_slopes(capsys: pytest.CaptureFixture[
     assert "slope 0.02M → 0.04M: wall, peak RSS, working memory" in out
 
 
-def test_durable_runs_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    """On a real PostgreSQL server (skipped where none can start, except in CI)."""
-    import os
-
+def test_durable_runs_benchmark_prints_its_figures(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     from longgraph.evals.bench import durable_runs
-    from longgraph.testing.postgres import PostgresUnavailable
 
-    try:
-        figures = durable_runs.main(["--chars", "30000", "--window", "2048", "--repeats", "1"])
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
+    figures = durable_runs.main(
+        ["--chars", "30000", "--window", "2048", "--repeats", "1", "--postgres-url", postgres_url]
+    )
     calls = str(figures["input"]).split(", ")[2].split()[0]
     for backend in ("sqlite", "postgres"):
         made = str(figures[f"resume after failing at 1/3, {backend}"]).split("calls ")[1]
