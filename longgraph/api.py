@@ -29,6 +29,7 @@ from longgraph.nodes.runtime import Progress
 from longgraph.redact import redact_url
 from longgraph.state.context import Context, coerce_context
 from longgraph.state.contract import DocumentIn, GraphOutput, parse_input
+from longgraph.state.usage import Usage
 from longgraph.strategies import build_strategy
 
 log = logging.getLogger(__name__)
@@ -262,6 +263,7 @@ async def run_strategy(
     graph = graph or build_strategy(strategy, llm, checkpointer=checkpointer)
     config = run_config(context, thread_id)
     run_input: dict[str, Any] | None = graph_input
+    resumed: list[str] = []
     if checkpointer is not None:
         fingerprint = input_fingerprint(strategy, graph_input)
         settings = answer_settings(context)
@@ -286,19 +288,21 @@ async def run_strategy(
                     "its saved calls would mix with new ones; resume with the same settings, or use a new "
                     "thread id"
                 )
-            # Finished: no task left. (``next`` alone is not enough: killed after a step's writes were
-            # saved but before the next step's checkpoint, a thread has no ``next`` — those tasks have
-            # their writes — yet is unfinished; seen in batch's kill test, 1 in 4 runs.)
-            if not snapshot.next and not snapshot.tasks:
+            action, notes = resume_decision(snapshot, str(thread_id), cache_on=bool(context.cache_path))
+            if action == "stored":
                 log.info("thread %s already finished; returning its stored result", thread_id)
                 result = GraphOutput.model_validate(snapshot.values)
-                result.stats.notes = [
-                    *result.stats.notes,
-                    f"the stored result of finished thread {thread_id!r}",
-                ]
+                result.stats.notes = [*result.stats.notes, *notes]
                 return result
-            log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
-            run_input = None
+            if action == "rerun":
+                # Run the input again: every call answered before comes back from the result cache, so
+                # only the failed chunks and the stages their answers change reach the endpoint.
+                log.info("thread %s: running it again to retry its failed chunks", thread_id)
+                await checkpointer.adelete_thread(str(thread_id))
+            else:
+                log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
+                run_input = None
+            resumed = notes
     result_values: dict[str, Any] = {}
     stream = graph.astream(
         run_input,
@@ -315,10 +319,58 @@ async def run_strategy(
         elif mode == "values":
             result_values = cast(dict[str, Any], payload)
     result = GraphOutput.model_validate(result_values)
-    if run_input is None:
+    if resumed:
         result.stats.resumed = True
-        result.stats.notes = [*result.stats.notes, f"resumed thread {thread_id!r} from its checkpoint"]
+        result.stats.notes = [*result.stats.notes, *resumed]
     return result
+
+
+def resume_decision(
+    snapshot: Any, thread_id: str, *, cache_on: bool
+) -> tuple[Literal["stored", "rerun", "continue"], list[str]]:
+    """What a resume of a checkpointed thread (of the same input and settings) does, and its notes.
+
+    * ``stored``: finished, nothing to retry — its result as stored.
+    * ``rerun``: chunks failed (finished with ``failed`` chunks, or calls out of the endpoint's retries
+      recorded on the way) and the result cache is on — run the input again on the same thread.
+    * ``continue``: unfinished — LangGraph resumes at the steps left.
+
+    Without the result cache a failed chunk cannot be retried without redoing every call, so the
+    thread is continued or returned as it is, and a note says so.
+    """
+    # Finished: no task left. (``next`` alone is not enough: killed after a step's writes were saved
+    # but before the next step's checkpoint, a thread has no ``next`` — those tasks have their writes —
+    # yet is unfinished; seen in batch's kill test, 1 in 4 runs.)
+    finished = not snapshot.next and not snapshot.tasks
+    failed = unanswered_calls_in(snapshot)
+    if finished:
+        chunks = GraphOutput.model_validate(snapshot.values).chunks
+        failed = max(failed, sum(c.status == "failed" for c in chunks))
+    if failed and cache_on:
+        return "rerun", [
+            f"resumed thread {thread_id!r}: ran it again to retry its {failed} failed chunk(s); the calls "
+            "answered before came from the result cache"
+        ]
+    not_retried = (
+        [
+            f"{failed} failed chunk(s) were not retried: retrying them needs the result cache (it holds "
+            "the calls that were answered), which is off for this run"
+        ]
+        if failed
+        else []
+    )
+    if finished:
+        return "stored", [f"the stored result of finished thread {thread_id!r}", *not_retried]
+    return "continue", [f"resumed thread {thread_id!r} from its checkpoint", *not_retried]
+
+
+def unanswered_calls_in(snapshot: Any) -> int:
+    """Calls of a checkpointed run that ran out of the endpoint's retries, their chunks recorded as failed
+    (``usage.unanswered_calls``): in its state, and in the writes of a step that did not finish."""
+    updates = [snapshot.values, *(t.result for t in snapshot.tasks if isinstance(t.result, Mapping))]
+    return sum(
+        usage.unanswered_calls for update in updates if isinstance(usage := update.get("usage"), Usage)
+    )
 
 
 async def aask_many(

@@ -187,6 +187,21 @@ class LLMClient:
             endpoint=self.endpoint_label,
         ) from _cause(last_error, self._secrets)
 
+    async def probe(self) -> bool:
+        """Whether any replica answers a one-token chat request now: asked when a call ran out of its
+        retries and no other call is under way to tell whether the endpoint is up
+        (``nodes/endpoint_health.py``). Its own retries are the client's."""
+        for endpoint in self.endpoints:
+            try:
+                await endpoint.model.ainvoke(
+                    [HumanMessage("Say OK.")], max_tokens=1, extra_headers={"X-Longgraph-Stage": "probe"}
+                )
+            except Exception as exc:  # any failure means "not up", which is what the caller asks
+                log.info("probe of %s failed (%s)", redact_url(endpoint.url), type(exc).__name__)
+                continue
+            return True
+        return False
+
 
 class EmbeddingClient:
     """``/embeddings`` of one OpenAI-compatible endpoint, through the same layer as chat calls.

@@ -35,6 +35,7 @@ import numpy as np
 
 from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
+from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.provenance import documents_of
@@ -247,7 +248,7 @@ async def write_points(task: IPBatchTask, kit: RunKit, *, edges: EdgeMode | None
     text = "\n".join(task["texts"])
     result = await kit.call(
         PROMPTS, "points", text=text, question="", work=f"information points of batch {task['index']} "
-        f"(level {task['round'] + 1})",
+        f"(level {task['round'] + 1})", record_unanswered=True,
     )  # fmt: skip
     report_progress("graph", total=task["total"], message=f"level {task['round'] + 1}")
     points = _points(result.value)
@@ -319,9 +320,11 @@ def _embedder_name(kit: RunKit) -> str:
 
 
 async def save_ip_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
-    """Keep the finished graph in the result cache (when there is one) for the next question."""
+    """Keep the finished graph in the result cache (when there is one) for the next question — unless a
+    batch's call ran out of the endpoint's retries: a graph missing its points is not kept, so a resume
+    (or the next question) builds it whole."""
     store = graph_store(kit)
-    if store is not None and not state.get("built_from_cache"):
+    if store is not None and not state.get("built_from_cache") and not built_with_unanswered_calls(state):
         await asyncio.to_thread(store.put, state["graph_key"], state["ip_graph"])
     return {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3), "rounds": 0}
 

@@ -14,6 +14,7 @@ building one costs a single resolution per run.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -27,11 +28,15 @@ from longgraph.endpoint import resolve_context
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMClient, PerLoopProvider, StructuredCall, call_structured
 from longgraph.nodes.budget import text_budget
+from longgraph.nodes.endpoint_health import EndpointHealth, unanswered_failure
 from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_for, widest_labels
 from longgraph.spending import SpendingLimit, spending_limit
 from longgraph.state.context import Context
 from longgraph.state.outputs import SCHEMAS, StructuredOutput
+from longgraph.state.usage import Usage
 from longgraph.tokenizer import Tokenizer, get_tokenizer
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class RunKit:
     widest_labels: NoteLabels
     spending: SpendingLimit | None = field(default=None, compare=False)
     """The run's ``max_calls`` / ``max_prompt_tokens`` (``longgraph/spending.py``); None: no limit."""
+    endpoint_health: EndpointHealth = field(default_factory=EndpointHealth, compare=False)
+    """Whether a call out of retries stops the run or fails its chunk only (``record_unanswered``)."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -89,16 +96,39 @@ class RunKit:
         question: str,
         work: str,
         label: str | None = None,
+        record_unanswered: bool = False,
         **extra: str,
     ) -> StructuredCall[StructuredOutput]:
         """One stage call: render the stage's prompt, ask for its schema, parse, retry, cache.
 
-        ``label`` counts the call under another name than its prompt's stage (a second reading)."""
-        return await call_structured(
-            self.client(), self.prompts(strategy), stage, task=self.context.task,
-            schema=self.schema(strategy, stage), variables={"context": text, "question": question, **extra},
-            parse_retries=self.context.parse_retries, work=work, label=label, spending=self.spending,
-        )  # fmt: skip
+        ``label`` counts the call under another name than its prompt's stage (a second reading).
+        ``record_unanswered`` (a chunk's reading): a call that runs out of the endpoint's retries comes
+        back failed, counted in ``usage.unanswered_calls``, instead of stopping the run — unless the
+        endpoint looks down (``nodes/endpoint_health.py``)."""
+        health = self.endpoint_health
+        health.started()
+        answered = False
+        try:
+            result = await call_structured(
+                self.client(), self.prompts(strategy), stage, task=self.context.task,
+                schema=self.schema(strategy, stage), variables={"context": text, "question": question, **extra},
+                parse_retries=self.context.parse_retries, work=work, label=label, spending=self.spending,
+            )  # fmt: skip
+            answered = result.usage.llm_calls > 0
+        except EndpointError as exc:
+            if not record_unanswered:
+                health.settled(answered=False)
+                raise
+            if not await health.may_record_failure(probe=self.client().probe):
+                raise
+            reason = unanswered_failure(str(exc).split(" (endpoint ")[0] + f" (endpoint {exc.endpoint})")
+            log.info("%s: %s", work, reason)
+            return StructuredCall(value=None, raw="", error=reason, usage=Usage(unanswered_calls=1))
+        except BaseException:
+            health.settled(answered=False)
+            raise
+        health.settled(answered=answered)
+        return result
 
 
 _KITS: OrderedDict[tuple[int, int], tuple[Context, PerLoopProvider, RunKit]] = OrderedDict()

@@ -74,7 +74,7 @@ async def read_chunk(
     chunk = task["chunk"]
     name = label or stage
     result = await kit.call(
-        prompts, stage, text=chunk.text, question=task["question"], label=label,
+        prompts, stage, text=chunk.text, question=task["question"], label=label, record_unanswered=True,
         work=f"{name} of chunk {chunk.id} (and any {name} call not finished)",
     )  # fmt: skip
     report_progress(name, total=task["total"])

@@ -33,6 +33,7 @@ import numpy as np
 from langgraph.types import Overwrite, Send
 from numpy.typing import NDArray
 
+from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import TASKS, BoundedLoop
 from longgraph.nodes.provenance import documents_of
@@ -140,7 +141,14 @@ def parse_or_reason(target: str) -> Any:
 async def parse_chunk(task: ReadTask, kit: RunKit) -> dict[str, Any]:
     """Hierarchical semantic parsing of one chunk (its outline; ``build_tree`` makes the subtree)."""
     chunk = task["chunk"]
-    result = await kit.call(PROMPTS, "parse", text=chunk.text, question="", work=f"parse of chunk {chunk.id}")
+    result = await kit.call(
+        PROMPTS,
+        "parse",
+        text=chunk.text,
+        question="",
+        work=f"parse of chunk {chunk.id}",
+        record_unanswered=True,
+    )
     report_progress("parse", total=task["total"])
     outline = result.value if isinstance(result.value, DocSections) else None
     parsed = ParsedChunk(
@@ -344,9 +352,14 @@ async def summarize_cluster(task: AggregateTask, kit: RunKit) -> dict[str, Any]:
 
 
 async def save_tree(state: ToMState, kit: RunKit) -> dict[str, Any]:
-    """Keep the finished tree in the result cache (when there is one) for the next question."""
+    """Keep the finished tree in the result cache (when there is one) for the next question — unless a
+    parse or summary call ran out of the endpoint's retries (a resume builds it whole)."""
     tree = state["doc_tree"]
-    if kit.context.cache_path and not state.get("built_from_cache"):
+    if (
+        kit.context.cache_path
+        and not state.get("built_from_cache")
+        and not built_with_unanswered_calls(state)
+    ):
         await asyncio.to_thread(TreeStore(kit.context.cache_path).put, state["tree_key"], tree)
     return {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3), "rounds": 0}
 

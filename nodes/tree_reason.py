@@ -182,7 +182,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
     node, question, text = task["node"], task["question"], task["leaf_text"]
     chunk_id = node.chunk_id or 0
     result = await kit.call(PROMPTS, stage, text=node_info(node, text), question=question,
-                            work=f"map of tree node {node.id}")  # fmt: skip
+                            work=f"map of tree node {node.id}", record_unanswered=True)  # fmt: skip
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
     read, usage, reread = chunk_read(result, chunk_id, stage, prompts=PROMPTS), result.usage, None
     if read.draft is not None and rereading_enabled(kit.context):
@@ -194,7 +194,8 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
         span = passage_worth_rereading(outcome, leaf, alone, wanted)
         if span is not None:
             again = await kit.call(PROMPTS, stage, text=text[span.start : span.end], question=question,
-                                   label=REREAD, work=f"second reading of tree node {node.id}")  # fmt: skip
+                                   label=REREAD, work=f"second reading of tree node {node.id}",
+                                   record_unanswered=True)  # fmt: skip
             reread, usage = chunk_read(again, chunk_id, REREAD, prompts=PROMPTS), usage + again.usage
     reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, reread=reread)
     return {"reasoned": [reasoned], "usage": usage}

@@ -18,6 +18,10 @@ class Usage(BaseModel):
     """Calls whose answer could not be parsed (each retry of a parse counts)."""
     cached_calls: int = 0
     """Answers served from the result cache instead of the endpoint."""
+    unanswered_calls: int = 0
+    """Calls that ran out of the endpoint's retries and were recorded as their chunk's failure, the run
+    going on (``nodes/endpoint_health.py``): a resume retries them (``longgraph/api.py``), and a tree or
+    graph built with any is not cached for the next question."""
     cached_by_stage: dict[str, int] = Field(default_factory=dict)
     """Which stages those were (a question-free stage, like ToM's parse, is reused across questions)."""
     prompt_tokens: int = 0
@@ -32,6 +36,7 @@ class Usage(BaseModel):
             llm_calls=self.llm_calls + other.llm_calls,
             failed_calls=self.failed_calls + other.failed_calls,
             cached_calls=self.cached_calls + other.cached_calls,
+            unanswered_calls=self.unanswered_calls + other.unanswered_calls,
             cached_by_stage=_summed(self.cached_by_stage, other.cached_by_stage),
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,

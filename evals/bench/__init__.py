@@ -23,10 +23,13 @@ if TYPE_CHECKING:
     from longgraph.testing.stub_server import StubHandle
 
 __all__ = [
+    "NEEDLE_FACT",
+    "NEEDLE_QUESTION",
     "Spread",
     "bench_endpoint",
     "endpoint_label",
     "load_average",
+    "planted_haystack",
     "prefix_cache_counters",
     "print_figures",
     "spread",
@@ -90,6 +93,21 @@ def spread(values: Sequence[float]) -> Spread:
     if not values:
         raise ValueError("no measurements")
     return Spread(statistics.median(values), min(values), max(values), len(values))
+
+
+NEEDLE_QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
+NEEDLE_FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
+
+
+def planted_haystack(chars: int, *, at: float = 0.5) -> str:
+    """``chars`` characters of the installed essays with :data:`NEEDLE_FACT` as a paragraph at depth
+    ``at``: the one haystack of the stub benchmarks (the stub's oracle answers from it)."""
+    from longgraph.evals.corpora import load_paul_graham_text
+
+    text = load_paul_graham_text()
+    filler = (text * (chars // len(text) + 1))[:chars]
+    cut = filler.rfind(" ", 0, int(len(filler) * at)) + 1
+    return f"{filler[:cut]}\n\n{NEEDLE_FACT}\n\n{filler[cut:]}"
 
 
 def print_figures(title: str, figures: Mapping[str, object]) -> None:

@@ -22,19 +22,8 @@ from typing import Any, Literal
 
 from longgraph.api import aask
 from longgraph.errors import LonggraphError
-from longgraph.evals.bench import print_figures
-from longgraph.evals.corpora import load_paul_graham_text
+from longgraph.evals.bench import NEEDLE_QUESTION, planted_haystack, print_figures
 from longgraph.testing.stub_server import StubConfig, run_stub_in_thread
-
-QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
-FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
-
-
-def document(chars: int) -> str:
-    text = load_paul_graham_text()
-    filler = (text * (chars // len(text) + 1))[:chars]
-    cut = filler.rfind(" ", 0, chars // 2) + 1
-    return f"{filler[:cut]}\n\n{FACT}\n\n{filler[cut:]}"
 
 
 def one_run(
@@ -53,7 +42,7 @@ def one_run(
                     "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": concurrency,
                     "max_retries": 20, "adaptive_concurrency": adaptive}  # fmt: skip
         try:
-            result = asyncio.run(aask(QUESTION, doc, start_embedded=False, **settings))
+            result = asyncio.run(aask(NEEDLE_QUESTION, doc, start_embedded=False, **settings))
             outcome = "right" if "smoked plums" in result.answer else f"wrong: {result.answer[:60]}"
         except LonggraphError as exc:
             outcome = f"failed ({type(exc).__name__})"
@@ -72,7 +61,7 @@ def one_run(
 
 
 def run(chars: int, capacity: int, latency: float, concurrency: int) -> dict[str, object]:
-    doc = document(chars)
+    doc = planted_haystack(chars)
     figures: dict[str, object] = {
         "load": f"mapreduce, {chars:,} characters; stub serving {capacity} at once in {latency} s; client ceiling {concurrency}",
     }

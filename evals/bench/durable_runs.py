@@ -28,23 +28,9 @@ from typing import Any
 
 from longgraph.api import aask
 from longgraph.errors import EndpointError
-from longgraph.evals.bench import load_average, print_figures, spread
+from longgraph.evals.bench import NEEDLE_QUESTION, load_average, planted_haystack, print_figures, spread
 from longgraph.testing.postgres import run_postgres
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
-
-QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
-FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
-
-
-def planted(chars: int) -> str:
-    """``chars`` characters of the installed essays with the fact as a paragraph in the middle."""
-    from longgraph.evals.corpora import load_paul_graham_text
-
-    text = load_paul_graham_text()
-    filler = (text * (chars // len(text) + 1))[:chars]
-    cut = filler.rfind(" ", 0, len(filler) // 2) + 1
-    return filler[:cut] + "\n\n" + FACT + "\n\n" + filler[cut:]
-
 
 BACKENDS = ("none", "sqlite", "postgres")
 
@@ -69,13 +55,13 @@ def _target(backend: str, workdir: Path, url: str, run: int) -> dict[str, Any]:
 
 
 def measure(args: argparse.Namespace, stub: StubHandle, url: str, workdir: Path) -> dict[str, object]:
-    document = planted(args.chars)
+    document = planted_haystack(args.chars)
     settings: dict[str, Any] = {
         "base_url": stub.base_url, "model": "stub", "context_window": args.window, "max_output_tokens": 256,
         "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": 16, "max_retries": 0,
         "start_embedded": False, "cache_path": "",
     }  # fmt: skip
-    asyncio.run(aask(QUESTION, document, **settings))  # warm: imports, tokenizer, connection pools
+    asyncio.run(aask(NEEDLE_QUESTION, document, **settings))  # warm: imports, tokenizer, connection pools
     calls = stub.stats()["requests"]
     full: dict[str, list[float]] = {b: [] for b in BACKENDS}
     resume: dict[str, list[float]] = {b: [] for b in BACKENDS if b != "none"}
@@ -87,7 +73,7 @@ def measure(args: argparse.Namespace, stub: StubHandle, url: str, workdir: Path)
             run += 1
             stub.reset()
             started = time.perf_counter()
-            asyncio.run(aask(QUESTION, document, **settings, **_target(backend, workdir, url, run)))
+            asyncio.run(aask(NEEDLE_QUESTION, document, **settings, **_target(backend, workdir, url, run)))
             full[backend].append(time.perf_counter() - started)
             if backend == "sqlite":
                 sizes["sqlite"] = (workdir / f"run{run}.sqlite").stat().st_size
@@ -100,11 +86,11 @@ def measure(args: argparse.Namespace, stub: StubHandle, url: str, workdir: Path)
             # The planned failure, two calls at a time: with more, the failures (answered at once) come
             # back before the calls that succeed, whose results are then lost in flight.
             with contextlib.suppress(EndpointError):
-                asyncio.run(aask(QUESTION, document, **{**settings, "max_concurrency": 2}, **target))
+                asyncio.run(aask(NEEDLE_QUESTION, document, **{**settings, "max_concurrency": 2}, **target))
             stub.configure(die_after=None)
             stub.reset()
             started = time.perf_counter()
-            asyncio.run(aask(QUESTION, document, **settings, **target))
+            asyncio.run(aask(NEEDLE_QUESTION, document, **settings, **target))
             resume[backend].append(time.perf_counter() - started)
             resume_calls[backend].append(int(stub.stats()["requests"]))
     sizes["postgres"] = _postgres_bytes(url)

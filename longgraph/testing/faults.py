@@ -47,6 +47,11 @@ class StubConfig(BaseModel):
         default="queue",
         description="Above capacity: wait in a queue (counted at /metrics as vLLM does) or answer 429.",
     )
+    fail_containing: str | None = Field(
+        default=None,
+        description="Answer 503 to every chat request whose body holds this text (ASCII): a chunk whose "
+        "calls run out of retries however often they are retried.",
+    )
     seed: int = Field(default=0, description="Seed of the per-request fault draws.")
     max_model_len: int | None = Field(
         default=None, ge=1, description="Reported at /v1/models as the model's window, as vLLM does."

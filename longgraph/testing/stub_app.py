@@ -247,6 +247,10 @@ class _StubApp:
         if st.refusing():
             self._finish(503, seq, "refused", stage)
             return JSONResponse(_error_body("stub server is down", "server_error", 503), status_code=503)
+        if cfg.fail_containing is not None and cfg.fail_containing.encode() in await request.body():
+            self._finish(503, seq, "fail_containing", stage)
+            refusal = "stub: requests holding this text always fail"
+            return JSONResponse(_error_body(refusal, "server_error", 503), status_code=503)
         fault = decide_fault(cfg, seq)
         slots = st.slots()
         async with slots:

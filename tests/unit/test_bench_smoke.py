@@ -161,3 +161,16 @@ def test_durable_runs_benchmark_prints_its_figures(
         made = str(figures[f"resume after failing at 1/3, {backend}"]).split("calls ")[1]
         assert made.endswith(f"of {calls}") and not made.startswith(f"[{calls}]")  # not redone from scratch
     assert "SQLite file after one run" in capsys.readouterr().out
+
+
+def test_flaky_endpoint_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import flaky_endpoint
+
+    figures = flaky_endpoint.main(["--runs", "2", "--chars", "60000", "--error-rate", "0.3"])
+    counted = [
+        int(str(v).split(" of ")[0]) for k, v in figures.items() if k == "answered" or k.startswith("stopped")
+    ]
+    assert sum(counted) == 2  # every run either answered or stopped with a typed error
+    out = capsys.readouterr().out
+    for name in ("with a call out of retries", "failed chunks per answered run", "seconds per run"):
+        assert name in out
