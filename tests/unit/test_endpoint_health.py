@@ -38,18 +38,26 @@ def test_a_failure_is_recorded_once_another_call_is_answered() -> None:
     assert health.unanswered_in_a_row == 0
 
 
-def test_failures_in_a_row_stop_the_run_for_every_call_waiting() -> None:
+def _in_a_row(probe: Probe) -> list[bool]:
+    """BREAK_AFTER calls under way, each running out of retries in turn."""
+
     async def scenario() -> list[bool]:
         health = EndpointHealth(answered=5)
-        for _ in range(BREAK_AFTER):
+        for _ in range(BREAK_AFTER + 1):  # one more stays under way: only the count can raise doubt
             health.started()
         verdicts = []
         for _ in range(BREAK_AFTER):
-            verdicts.append(asyncio.create_task(health.may_record_failure(Probe(False))))
+            verdicts.append(asyncio.create_task(health.may_record_failure(probe)))
             await asyncio.sleep(0)
         return list(await asyncio.wait_for(asyncio.gather(*verdicts), 1))
 
-    assert asyncio.run(scenario()) == [False] * BREAK_AFTER
+    return asyncio.run(scenario())
+
+
+def test_failures_in_a_row_are_settled_by_one_probe_for_all() -> None:
+    down, up = Probe(False), Probe(True)
+    assert _in_a_row(down) == [False] * BREAK_AFTER and down.sent == 1  # down: every one stops the run
+    assert _in_a_row(up) == [True] * BREAK_AFTER and up.sent == 1  # merely unlucky: each chunk recorded
 
 
 def test_with_nothing_else_under_way_a_probe_decides() -> None:
