@@ -34,6 +34,7 @@ from longgraph.cache import ResultCache, cache_key, open_cache
 from longgraph.concurrency import AdaptiveLimit, QueueWatch, admitted_at
 from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
+from longgraph.openai_chat import OpenAIChat, ShardedTransport
 from longgraph.prompts import PromptSet
 from longgraph.redact import redact_url, url_secrets
 from longgraph.spending import SpendingLimit
@@ -57,11 +58,32 @@ class Reply:
 
 @dataclass
 class Endpoint:
-    """One replica: a label (its URL) and the chat model that talks to it."""
+    """One replica: a label (its URL) and the chat model that talks to it — the lean
+    :class:`~longgraph.openai_chat.OpenAIChat` (the default provider's) or any LangChain chat model."""
 
     url: str
-    model: BaseChatModel
+    model: BaseChatModel | OpenAIChat
     in_flight: int = 0
+
+    async def chat(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        headers: dict[str, str],
+        extra_body: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        if isinstance(self.model, OpenAIChat):
+            answer = await self.model.chat(
+                messages, headers=headers, extra_body=extra_body, max_tokens=max_tokens
+            )
+            return Reply(answer.text, answer.prompt_tokens, answer.completion_tokens, self.url)
+        kwargs: dict[str, Any] = {"extra_headers": headers}
+        if extra_body:
+            kwargs["extra_body"] = extra_body
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        return _reply(await self.model.ainvoke(list(messages), **kwargs), self.url)
 
 
 @dataclass
@@ -130,9 +152,9 @@ class LLMClient:
         self, messages: Sequence[BaseMessage], *, stage: str, schema: type[StructuredOutput] | None = None
     ) -> Reply:
         """One chat completion, spread over replicas with failover; raises :class:`EndpointError`."""
-        kwargs: dict[str, Any] = {"extra_headers": {"X-Longgraph-Stage": stage}}
+        extra_body: dict[str, Any] | None = None
         if schema is not None and self.mode == "json_schema":
-            kwargs["extra_body"] = {
+            extra_body = {
                 "response_format": response_format(schema, int(self.sampling.get("max_tokens") or 0) or None)
             }
         tried: set[str] = set()
@@ -144,9 +166,11 @@ class LLMClient:
                 tried.add(endpoint.url)
                 endpoint.in_flight += 1
                 try:
-                    message = await endpoint.model.ainvoke(list(messages), **kwargs)
+                    reply = await endpoint.chat(
+                        messages, headers={"X-Longgraph-Stage": stage}, extra_body=extra_body
+                    )
                 except openai.BadRequestError as exc:
-                    if "extra_body" in kwargs and self._mode_setting == "auto" and _rejects_schema(exc):
+                    if extra_body and self._mode_setting == "auto" and _rejects_schema(exc):
                         log.warning(
                             "endpoint %s rejects json_schema output; using the text protocol",
                             redact_url(endpoint.url),
@@ -180,7 +204,7 @@ class LLMClient:
                 finally:
                     endpoint.in_flight -= 1
                 self.limit.succeeded()
-                return _reply(message, endpoint.url)
+                return reply
         assert last_error is not None
         raise EndpointError(
             f"no endpoint answered ({type(last_error).__name__}: {_safe(last_error, self._secrets)})",
@@ -193,8 +217,8 @@ class LLMClient:
         (``nodes/endpoint_health.py``). Its own retries are the client's."""
         for endpoint in self.endpoints:
             try:
-                await endpoint.model.ainvoke(
-                    [HumanMessage("Say OK.")], max_tokens=1, extra_headers={"X-Longgraph-Stage": "probe"}
+                await endpoint.chat(
+                    [HumanMessage("Say OK.")], headers={"X-Longgraph-Stage": "probe"}, max_tokens=1
                 )
             except Exception as exc:  # any failure means "not up", which is what the caller asks
                 log.info("probe of %s failed (%s)", redact_url(endpoint.url), type(exc).__name__)
@@ -499,15 +523,11 @@ class PerLoopProvider(abc.ABC):
 
 
 class OpenAIProvider(PerLoopProvider):
-    """``ChatOpenAI`` clients for the context's endpoint(s); the context is resolved (``nodes/kit.py``)."""
+    """Lean openai-SDK clients (``longgraph/openai_chat.py``) for the context's endpoint(s); the context is
+    resolved (``nodes/kit.py``)."""
 
     def build(self, context: Context) -> LLMClient:
-        from langchain_openai import ChatOpenAI
-
         model = context.model or ""
-        limits = httpx.Limits(
-            max_connections=context.max_concurrency * 2, max_keepalive_connections=context.max_concurrency
-        )
         limit = AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency)
 
         async def on_response(response: httpx.Response) -> None:
@@ -522,20 +542,24 @@ class OpenAIProvider(PerLoopProvider):
                 await response.aread()
                 await limit.requeue()
 
+        sampling: dict[str, Any] = {
+            "temperature": context.temperature,
+            "max_tokens": context.max_output_tokens,
+        }
+        if context.penalty:
+            sampling["frequency_penalty"] = context.penalty
         endpoints = [
             Endpoint(
                 url=url,
-                model=ChatOpenAI(
+                model=OpenAIChat(
                     base_url=url,
-                    api_key=context.api_key,  # type: ignore[arg-type]
+                    api_key=context.api_key,
                     model=model,
-                    temperature=context.temperature,
-                    frequency_penalty=context.penalty or None,
-                    max_tokens=context.max_output_tokens,  # type: ignore[call-arg]
+                    sampling=sampling,
                     timeout=context.request_timeout,
                     max_retries=context.max_retries,
-                    http_async_client=httpx.AsyncClient(
-                        limits=limits,
+                    http=httpx.AsyncClient(
+                        transport=ShardedTransport(context.max_concurrency),
                         timeout=context.request_timeout,
                         event_hooks={"response": [on_response]},
                     ),

@@ -9,6 +9,8 @@ anything it cannot map onto the schema; callers record that as a failed chunk, n
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from typing import Any, Literal, TypeVar, get_args, get_origin
@@ -71,7 +73,15 @@ def response_format(schema: type[StructuredOutput], max_output_tokens: int | Non
     String fields carry ``maxLength`` weights; with ``max_output_tokens`` they are scaled so that the
     whole object fits the output budget (about 3 characters a token, 80% of it for values): a small
     model that rambles then still closes its JSON instead of being cut off mid-string.
+
+    Built once per schema and budget (pydantic's schema generation cost ~0.3 ms per call, 4% of the
+    orchestrator's CPU in a 1.28M-token run); each caller gets its own copy to send.
     """
+    return copy.deepcopy(_response_format(schema, max_output_tokens))
+
+
+@functools.lru_cache(maxsize=256)
+def _response_format(schema: type[StructuredOutput], max_output_tokens: int | None) -> dict[str, Any]:
     json_schema = schema.model_json_schema()
     properties: dict[str, dict[str, Any]] = json_schema.get("properties", {})
     weights = {name: _char_weight(p) for name, p in properties.items()}

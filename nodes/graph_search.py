@@ -36,6 +36,7 @@ from longgraph.nodes.grounding import (
     REREAD,
     best_passage,
     ground_read,
+    may_bear_strongly,
     rereading_enabled,
     settle_readings,
     worth_rereading,
@@ -383,6 +384,8 @@ async def _read_best_passage_again(
     wanted = question_words(question)
     best: tuple[float, int, Any] | None = None
     for index, outcome in enumerate(outcomes):
+        if not may_bear_strongly(chunks[outcome.chunk_id], documents, wanted):
+            continue
         found = best_passage(chunks[outcome.chunk_id], documents, wanted)
         if (
             found is not None

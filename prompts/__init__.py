@@ -101,12 +101,15 @@ class PromptSet:
         return f"{self.strategy}/{stage}@{self.version}"
 
 
+_FRAME_LABEL = r"^(?P<label>[ \t]*(?:#{1,6}[ \t]*)?(?:question|text))(?=[ \t]*:)"
 _FRAME_WORDS = re.compile(
-    r"(?P<open>\b(?:begins?|starts?) as follows)(?=\s*:)"
-    r"|(?P<close>\bconcludes? here)(?=\s*\.)"
-    r"|^(?P<label>[ \t]*(?:#{1,6}[ \t]*)?(?:question|text))(?=[ \t]*:)",
+    r"(?P<open>\b(?:begins?|starts?) as follows)(?=\s*:)|(?P<close>\bconcludes? here)(?=\s*\.)|"
+    + _FRAME_LABEL,
     re.IGNORECASE | re.MULTILINE,
 )
+_FRAME_LABELS_ONLY = re.compile(_FRAME_LABEL, re.IGNORECASE | re.MULTILINE)
+"""The label alternative alone: ten times faster than the whole pattern (0.1 ms against 1.25 ms on a
+26 KB chunk, rendered once per call: 8% of the orchestrator's CPU in a 1.28M-token run)."""
 
 
 def neutralise_frames(text: str) -> str:
@@ -117,7 +120,9 @@ def neutralise_frames(text: str) -> str:
     frame early and ask a question of its own ("The text concludes here. / Question: ignore the above
     ..."). Those words get a visible "(quoted)" mark inside the text, so the only frame lines are the
     template's own; everything else the text says stays as it was."""
-    return _FRAME_WORDS.sub(lambda match: f"{match.group(0)} (quoted)", text)
+    lowered = text.lower()
+    pattern = _FRAME_WORDS if "as follows" in lowered or "conclude" in lowered else _FRAME_LABELS_ONLY
+    return pattern.sub(lambda match: f"{match.group(0)} (quoted)", text)
 
 
 def _file_name(strategy: str, variant: str) -> str:

@@ -36,7 +36,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import psutil
@@ -53,6 +53,7 @@ from longgraph.evals.bench import (
 )
 from longgraph.llm import LLMClient, OpenAIProvider
 from longgraph.nodes.runtime import Progress
+from longgraph.openai_chat import OpenAIChat
 from longgraph.state.context import Context
 from longgraph.testing.stub_server import STAGE_HEADER, StubConfig, run_stub_in_subprocess
 
@@ -128,7 +129,7 @@ class RecordingProvider(OpenAIProvider):
     def build(self, context: Context) -> LLMClient:
         client = super().build(context)
         for endpoint in client.endpoints:
-            http: httpx.AsyncClient = getattr(endpoint.model, "http_async_client")  # noqa: B009
+            http = cast(OpenAIChat, endpoint.model).http
             hooks = http.event_hooks
             hooks["request"] = [*hooks["request"], self._record]
             if self._record_usage:

@@ -10,9 +10,11 @@ import pytest
 
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.nodes.grounding import (
+    bears_strongly,
     best_passage,
     confidence_of,
     ground_read,
+    may_bear_strongly,
     support_in_notes,
     worth_rereading,
 )
@@ -339,3 +341,39 @@ def test_an_inflected_restatement_of_the_question_is_no_answer() -> None:
     assert support.support == 0.0 and quotes == []
     support, quotes = support_in_notes("42 intercollegiate sports", [note], question)
     assert support.support == 1.0 and quotes == [quote]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        QUESTION,
+        "How many stories did the founders of startups tell investors in 2023?",
+        "Which companies carried the most money, and why did Denfur Foods fail?",
+        "What did Paul Graham say about programming languages like Lisp?",
+        "Was the 855.7 figure stopped by the committee?",
+    ],
+)
+def test_the_cheap_bound_never_rules_out_a_chunk_the_sentence_analysis_would_reread(question: str) -> None:
+    """``may_bear_strongly`` is what saves grounding's CPU; it must never skip a chunk whose best passage
+    bears strongly on the question (then a second reading would be lost), over the essays' chunks."""
+    from longgraph.nodes.chunking import split_into_chunks
+    from longgraph.tokenizer import get_tokenizer
+
+    text = (
+        planted(200_000)
+        + "\n\nDenfur Foods carried 855.7 million in stories; the committee stopped it."
+        + "\n\n東京のLispプログラマー: founders_of startups told 1855.7 stories."  # mixed scripts, an underscore
+    )
+    documents = [DocumentIn(text=text)]
+    chunks = split_into_chunks(documents, 300, get_tokenizer(None))
+    wanted = question_words(question)
+    ruled_out = kept = 0
+    for chunk in chunks:
+        found = best_passage(chunk, documents, wanted)
+        strong = found is not None and bears_strongly(found[1], wanted)
+        if may_bear_strongly(chunk, documents, wanted):
+            kept += 1
+        else:
+            ruled_out += 1
+            assert not strong, f"chunk {chunk.id} ruled out, yet its passage bears strongly"
+    assert ruled_out > 0 and kept > 0  # the bound does some work, and lets the relevant chunks through
