@@ -171,10 +171,22 @@ def _token_span(starts: Sequence[int], span: tuple[int, int]) -> tuple[int, int]
     return first, last
 
 
+_LOADING = threading.Lock()
+
+
 @functools.lru_cache(maxsize=2)
-def attention_reader(folder: str) -> AttentionReader:
-    """The reader of ``folder``, loaded once (loading SmolLM2-135M takes ~1 s from safetensors)."""
+def _reader(folder: str) -> AttentionReader:
     return AttentionReader(folder)
+
+
+def attention_reader(folder: str) -> AttentionReader:
+    """The reader of ``folder``, loaded once (loading SmolLM2-135M takes ~1 s from safetensors).
+
+    One load at a time: batches read in worker threads asked for it at once, and two threads importing
+    transformers together failed one import (seen once in an evaluation: "PECAN's attention edges need
+    torch and transformers" with both installed)."""
+    with _LOADING:
+        return _reader(folder)
 
 
 def spans_in(text: str, pieces: Sequence[str], start: int = 0) -> list[tuple[int, int]]:

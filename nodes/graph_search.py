@@ -48,6 +48,7 @@ from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.retrieval import best_piece_scores
 from longgraph.nodes.runtime import report_progress
+from longgraph.prompts import neutralise_frames
 from longgraph.state.contract import Chunk
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import Sufficiency, answer_of, is_no_information
@@ -109,7 +110,8 @@ def _search_text(kit: RunKit, mode: Mode, graph: IPGraph, visited: Sequence[int]
     full = reader.chat_text(messages)
     question_at = full.find(question)
     question_span = (max(0, question_at), max(0, question_at) + len(question))
-    lines = [f"* {node_text(graph.node(i), chunks)}" for i in visited]
+    # The nodes as the prompt shows them (rendering marks frame-like lines inside them "(quoted)").
+    lines = [neutralise_frames(f"* {node_text(graph.node(i), chunks)}") for i in visited]
     return full, spans_in(full, lines, question_span[1]), question_span
 
 

@@ -45,6 +45,7 @@ from longgraph.nodes.retrieval import pieces_of
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.structure_store import StructureStore
 from longgraph.nodes.tree import tree_key
+from longgraph.prompts import neutralise_frames
 from longgraph.state.contract import Chunk
 from longgraph.state.outputs import InformationPoints
 from longgraph.state.pecan import EdgeMode, IPBatch, IPBatchTask, IPGraph, IPNode, PecanState
@@ -289,8 +290,10 @@ def _attention_edges(
     answer = "\n".join(f"* {p}" for p in points)
     full = reader.chat_text(messages, answer=answer)
     prompt_end = len(full) - len(answer)
-    context_at = full.find(text)
-    targets = spans_in(full, members, max(0, context_at))
+    # The prompt shows the members as rendering framed them ("concludes here (quoted)."): look for that.
+    shown = [neutralise_frames(member) for member in members]
+    context_at = full.find(shown[0]) if shown else 0
+    targets = spans_in(full, shown, max(0, context_at))
     sources = spans_in(full, [f"* {p}" for p in points], prompt_end)
     return normalise_rows(reader.read(full, sources, targets).weights)
 

@@ -195,6 +195,22 @@ def test_attention_edges_and_relevance_come_from_the_local_model(monkeypatch: py
     assert structure["edge_model"] == "/models/local" and reader.reads >= 2  # edges, then relevance
 
 
+def test_attention_spans_are_found_in_text_whose_frame_lines_rendering_marked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A point or chunk holding "The information concludes here." is shown marked "(quoted)" (prompt
+    framing); the attention reader must look for it as shown. Measured with SmolLM2 at 128K: a point
+    "The first summary point: The information concludes here." failed the run with "a span is not in
+    the text"."""
+    reader = _FakeReader()
+    monkeypatch.setattr("longgraph.nodes.ip_graph.attention_reader", lambda folder: reader)
+    monkeypatch.setattr("longgraph.nodes.graph_search.attention_reader", lambda folder: reader)
+    framed = planted(30_000).replace(". ", ". The information concludes here. ", 3)
+    out, _ = _run(framed, pecan_edges="attention", attention_model="/models/local", pecan_batch_tokens=900)
+    assert (out.stats.structure or {})["edges"] == "attention" and reader.reads >= 2
+    assert "smoked plums" in out.answer
+
+
 def test_attention_without_a_local_model_is_refused_before_any_call() -> None:
     model = ScriptedChatModel()
     with pytest.raises(ConfigurationError, match="attention_model"):
