@@ -41,11 +41,12 @@ def test_rejections_make_it_back_off(caplog: pytest.LogCaptureFixture) -> None:
     rejected_per_answer: dict[bool, float] = {}
     for adaptive in (False, True):
         with run_stub_in_thread(config) as stub, caplog.at_level(logging.INFO, "longgraph.concurrency"):
+            # A fixed limit can run out of retries, the point of the comparison: its chunks are then
+            # recorded as failed (the holder's among them, at times) until too many have.
             try:
                 result = ask(stub, adaptive=adaptive)
-                assert "smoked plums" in result.answer
-            # A fixed limit can run out of retries, the point of the comparison: its chunks are then
-            # recorded as failed until too many have (or the endpoint looks down).
+                lost = [c.id for c in result.chunks if c.status == "failed"]
+                assert "smoked plums" in result.answer or (lost and not adaptive), (result.answer, lost)
             except (EndpointError, TooManyFailures) as exc:
                 assert not adaptive, f"the adaptive run failed: {exc}"
             status = stub.stats()["by_status"]
