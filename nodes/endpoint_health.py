@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BREAK_AFTER = 3
-"""Unanswered calls in a row that stop the run. With 30% 5xx and two retries a call runs out with
-probability 0.3³ ≈ 2.7%, so three in a row (≈ 2·10⁻⁵) is an outage, not bad luck."""
+"""Unanswered calls in a row that put the endpoint in doubt (a probe then decides). With 30% 5xx and two
+retries a call runs out with probability 0.3³ ≈ 2.7%, so three in a row is rarely bad luck alone."""
 
 
 @dataclass

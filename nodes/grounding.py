@@ -484,10 +484,10 @@ def may_bear_strongly(chunk: Chunk, documents: Sequence[DocumentIn], wanted: Que
     """Whether any passage of ``chunk`` could bear strongly on the question (:func:`bears_strongly`).
 
     A cheap upper bound, exact in what it rules out: a question word counts as present when its stem
-    (without a final "y", which a stem may have gained from "-ies") occurs anywhere in the chunk's
-    casefolded text at a word start, and no sentence holds a word the whole text lacks. The per-sentence analysis of
-    :func:`best_passage` then runs only where it can matter: measured on a 1.28M-token run, it was a fifth
-    of the orchestrator's CPU, mostly spent on chunks that share nothing with the question."""
+    (without a final "y", which a stem may have gained from "-ies") begins a word anywhere in the chunk's
+    casefolded text, and no sentence holds a word the whole text lacks. The per-sentence analysis of
+    :func:`best_passage` then runs only where it can matter: on a 1.28M-token run it was a fifth of the
+    orchestrator's CPU, mostly spent on chunks that share too little with the question."""
     text = " ".join(documents[p.doc_index].text[p.start : p.end] for p in chunk.parts).casefold()
     present = {word for word in wanted if _begins_a_word(text, word)}
     return bears_strongly(wanted.share(present), wanted)

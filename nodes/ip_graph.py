@@ -175,8 +175,11 @@ class IPConstruction(BoundedLoop):
         # (Measured: with max_failed_fraction 0.2, 1 of 3 unreadable level-2 batches failed a HotpotQA
         # 16K run with SmolLM2 whose other two batches gave a graph.) Above it, the budget stops
         # construction with the level below as the top.
-        over_budget = len(failed) / len(results) > kit.context.max_failed_fraction if results else False
-        if (len(failed) == len(results) > 0) if round_no == 1 else over_budget:
+        if round_no == 1:
+            stop = bool(results) and len(failed) == len(results)
+        else:
+            stop = bool(results) and len(failed) / len(results) > kit.context.max_failed_fraction
+        if stop:
             why = (
                 f"{len(failed)} of {len(results)} batches of level {round_no + 1} of the graph could not be read "
                 f"(batches {', '.join(str(b.index) for b in failed[:20])}); first error: {failed[0].error}"
