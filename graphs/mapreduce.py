@@ -7,6 +7,8 @@ plan_collapse ──fits──▶ reduce → finalize → END
 plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
 plan_collapse ──no evidence──▶ finalize
 
+``chunk`` starts each chunk's map call as soon as the chunk is final, so calls leave while a long
+input is still being counted; ``map_chunk`` joins the call under way (``nodes/early_calls.py``).
 ``ground`` checks every map answer against its chunk (``nodes/grounding.py``) and sends a chunk whose
 answer is not evidence, but which holds a passage bearing strongly on the question, to be read again
 (that passage alone; compact protocol only); the collapse loop is
@@ -55,7 +57,7 @@ def build_graph(
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map"))
+    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map", read_early="unless planned"))
     builder.add_node("plan_question", node(plan_question, prompts=PROMPTS, stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts=PROMPTS, stage="map"), input_schema=ReadTask)
     builder.add_node("ground", node(ground))

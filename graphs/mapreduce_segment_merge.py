@@ -50,7 +50,9 @@ def build_graph(
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", node(chunk_input, prompts="mapreduce", stage="map"))
+    builder.add_node(
+        "chunk", node(chunk_input, prompts="mapreduce", stage="map", read_early="unless planned")
+    )
     builder.add_node("plan_question", node(plan_question, prompts="mapreduce", stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts="mapreduce", stage="map"), input_schema=ReadTask)
     builder.add_node("ground", node(ground))

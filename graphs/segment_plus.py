@@ -6,7 +6,8 @@ screen ──nothing to label──▶ plan_merge
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
 plan_merge ──fits──▶ answer → finalize → END                    plan_merge ──no note left──▶ finalize
 
-The ablations of the paper's §4.3 are the same wiring with stages swapped: ``use_filter=False`` leaves
+``segment`` starts each segment's note call as soon as the segment is final; ``take_note`` joins it
+(``nodes/early_calls.py``). The ablations of the paper's §4.3 are the same wiring with stages swapped: ``use_filter=False`` leaves
 the filter out ("No Label"); ``structured=False`` takes one free-text note per segment and merges free
 text ("No Structure"); both together is the plain chunk-and-merge baseline ("Normal"). The grounding
 check and the second reading of a segment whose note is not evidence (``nodes/grounding.py``) run in
@@ -54,7 +55,9 @@ def build_graph(
     builder = StateGraph(
         SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("segment", node(chunk_input, prompts=PROMPTS, stage=gather, size="segment_size"))
+    builder.add_node(
+        "segment", node(chunk_input, prompts=PROMPTS, stage=gather, size="segment_size", read_early="always")
+    )
     builder.add_node("take_note", node(read_chunk, prompts=PROMPTS, stage=gather), input_schema=ReadTask)
     builder.add_node("ground", node(ground))
     builder.add_node(

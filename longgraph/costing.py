@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -248,6 +248,7 @@ async def estimate_run(
         )
     graph = build_strategy(strategy, llm, checkpointer=InMemorySaver(serde=checkpoint_serializer()))
     first = next(target for source, target in graph.builder.edges if source == "__start__")
+    context = replace(context, read_while_chunking=False)  # no call may leave
     config: Any = {"configurable": {"thread_id": "dry-run"}}
     await graph.ainvoke(dict(graph_input), config, context=context, interrupt_after=[first])
     values = (await graph.aget_state(config)).values

@@ -8,7 +8,10 @@ each document's original text are kept. Several small documents may share a chun
 by its title, so 10,000 tiny documents cost a handful of calls, not 10,000.
 
 Counting is done once per piece, in batches (tiktoken spreads a batch over threads), so 1.28M tokens
-chunk in well under a second. Runs of non-whitespace longer than ``_MAX_RUN`` characters are cut
+chunk in well under a second. The whole pipeline is a stream (:func:`iter_chunks`): batches start
+small and double, and a chunk is given out as soon as no later piece can change it (only the last two
+are held back for the tail's rebalancing), so a run can send its first chunk to the model while the
+rest of a 1.28M-token input is still being counted; the chunks are the same as all at once. Runs of non-whitespace longer than ``_MAX_RUN`` characters are cut
 before counting: BPE on one enormous "word" is quadratic, and a 5M-character line with no spaces
 must not hang the process.
 """
@@ -16,7 +19,7 @@ must not hang the process.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from longgraph.errors import ConfigurationError
@@ -29,6 +32,8 @@ _WHITESPACE = re.compile(r"\s+")
 _LONG_RUN = re.compile(r"\S{2000,}")
 _MAX_RUN = 1000
 _SEPARATOR_TOKENS = 1  # the blank line or space that joins two pieces
+_FIRST_BATCH_CHARS = 16_000  # small, so the first chunk is out in milliseconds
+_MAX_BATCH_CHARS = 1_000_000  # large, so a long input costs few tokenizer calls
 
 
 @dataclass(frozen=True)
@@ -46,17 +51,19 @@ def title_label(title: str) -> str:
     return f"[Document: {title}]\n" if title else ""
 
 
-def _spans(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+def _spans(text: str, start: int, end: int, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
     """Non-empty spans of ``text[start:end]`` between matches of ``pattern`` (stripped of whitespace)."""
-    spans: list[tuple[int, int]] = []
     cursor = start
     for match in pattern.finditer(text, start, end):
         if match.start() > cursor:
-            spans.append((cursor, match.start()))
+            s, e = _strip(text, cursor, match.start())
+            if e > s:
+                yield s, e
         cursor = max(cursor, match.end())
     if cursor < end:
-        spans.append((cursor, end))
-    return [(s, e) for s, e in (_strip(text, s, e) for s, e in spans) if e > s]
+        s, e = _strip(text, cursor, end)
+        if e > s:
+            yield s, e
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
@@ -89,6 +96,8 @@ class _Counter:
     def __init__(self, text: str, tokenizer: Tokenizer) -> None:
         self.text = text
         self.tokenizer = tokenizer
+        self.batch_chars = _FIRST_BATCH_CHARS
+        """How much text the next batch of :func:`_counted` takes: doubles per batch, for the whole text."""
 
     def count(self, spans: Sequence[tuple[int, int]]) -> list[int]:
         texts: list[str] = []
@@ -107,30 +116,43 @@ class _Counter:
         return totals
 
 
-def _atoms_of_document(doc_index: int, text: str, budget: int, tokenizer: Tokenizer) -> list[Atom]:
+def _counted(spans: Iterable[tuple[int, int]], counter: _Counter) -> Iterator[tuple[tuple[int, int], int]]:
+    """Each span with its token count, counted in batches that start small and double."""
+    batch: list[tuple[int, int]] = []
+    chars = 0
+    for span in spans:
+        batch.append(span)
+        chars += span[1] - span[0]
+        if chars >= counter.batch_chars:
+            counter.batch_chars = min(counter.batch_chars * 2, _MAX_BATCH_CHARS)
+            yield from zip(batch, counter.count(batch), strict=True)
+            batch, chars = [], 0
+    if batch:
+        yield from zip(batch, counter.count(batch), strict=True)
+
+
+def _atoms_of_document(doc_index: int, text: str, budget: int, tokenizer: Tokenizer) -> Iterator[Atom]:
     counter = _Counter(text, tokenizer)
-    paragraphs = _spans(text, 0, len(text), _PARAGRAPH_BREAK)
-    atoms: list[Atom] = []
-    for (s, e), n in zip(paragraphs, counter.count(paragraphs), strict=True):
+    for (s, e), n in _counted(_spans(text, 0, len(text), _PARAGRAPH_BREAK), counter):
         if n <= budget:
-            atoms.append(Atom(doc_index, s, e, n))
+            yield Atom(doc_index, s, e, n)
         else:
-            atoms.extend(_split_oversized(doc_index, text, s, e, budget, counter))
-    return atoms
+            yield from _split_oversized(doc_index, text, s, e, budget, counter)
 
 
 def _split_oversized(
     doc_index: int, text: str, start: int, end: int, budget: int, counter: _Counter
-) -> list[Atom]:
+) -> Iterator[Atom]:
     """A paragraph over budget: sentences; a sentence over budget: whitespace, then hard token cuts."""
-    atoms: list[Atom] = []
-    sentences = _spans(text, start, end, _SENTENCE_END)
-    for (s, e), n in zip(sentences, counter.count(sentences), strict=True):
-        if n <= budget:
-            atoms.append(Atom(doc_index, s, e, n))
-        else:
-            atoms.extend(_split_at_whitespace(doc_index, text, s, e, n, budget, counter))
-    return _merge_small(atoms, budget)
+
+    def pieces() -> Iterator[Atom]:
+        for (s, e), n in _counted(_spans(text, start, end, _SENTENCE_END), counter):
+            if n <= budget:
+                yield Atom(doc_index, s, e, n)
+            else:
+                yield from _split_at_whitespace(doc_index, text, s, e, n, budget, counter)
+
+    return _merge_small(pieces(), budget)
 
 
 def _split_at_whitespace(
@@ -179,22 +201,22 @@ def _hard_split(
     return atoms
 
 
-def _merge_small(atoms: list[Atom], budget: int) -> list[Atom]:
-    """Glue consecutive pieces of one oversized paragraph back together up to the budget.
+def _merge_small(atoms: Iterable[Atom], budget: int) -> Iterator[Atom]:
+    """Glue consecutive pieces of one oversized paragraph back together up to half the budget.
 
     Sentence and word pieces are atoms only for packing; merging them here keeps the packer's work
     (and the number of separators it charges for) proportional to paragraphs, not words.
     """
-    merged: list[Atom] = []
+    last: Atom | None = None
     for atom in atoms:
-        if merged and merged[-1].tokens + _SEPARATOR_TOKENS + atom.tokens <= budget // 2:
-            last = merged[-1]
-            merged[-1] = Atom(
-                last.doc_index, last.start, atom.end, last.tokens + _SEPARATOR_TOKENS + atom.tokens
-            )
+        if last is not None and last.tokens + _SEPARATOR_TOKENS + atom.tokens <= budget // 2:
+            last = Atom(last.doc_index, last.start, atom.end, last.tokens + _SEPARATOR_TOKENS + atom.tokens)
         else:
-            merged.append(atom)
-    return merged
+            if last is not None:
+                yield last
+            last = atom
+    if last is not None:
+        yield last
 
 
 def _cost(atoms: Sequence[Atom], label_tokens: Sequence[int]) -> int:
@@ -207,8 +229,8 @@ def _cost(atoms: Sequence[Atom], label_tokens: Sequence[int]) -> int:
     return total
 
 
-def _pack(atoms: list[Atom], budget: int, label_tokens: Sequence[int]) -> list[list[Atom]]:
-    groups: list[list[Atom]] = []
+def _pack(atoms: Iterable[Atom], budget: int, label_tokens: Sequence[int]) -> Iterator[list[Atom]]:
+    """Greedy packing: each group is given out when the next atom does not fit it."""
     current: list[Atom] = []
     used = 0
     for atom in atoms:
@@ -216,14 +238,13 @@ def _pack(atoms: list[Atom], budget: int, label_tokens: Sequence[int]) -> list[l
         if not current or atom.doc_index != current[-1].doc_index:
             extra += label_tokens[atom.doc_index]
         if current and used + extra > budget:
-            groups.append(current)
+            yield current
             current, used = [], 0
             extra = atom.tokens + _SEPARATOR_TOKENS + label_tokens[atom.doc_index]
         current.append(atom)
         used += extra
     if current:
-        groups.append(current)
-    return groups
+        yield current
 
 
 def _rebalance_tail(groups: list[list[Atom]], budget: int, label_tokens: Sequence[int]) -> None:
@@ -242,6 +263,14 @@ def _rebalance_tail(groups: list[list[Atom]], budget: int, label_tokens: Sequenc
 
 def split_into_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer) -> list[Chunk]:
     """Chunk documents so that each chunk's text counts at most ``budget`` tokens."""
+    return list(iter_chunks(documents, budget, tokenizer))
+
+
+def iter_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer) -> Iterator[Chunk]:
+    """:func:`split_into_chunks` as a stream: each chunk as soon as it is final.
+
+    The budget and the titles are checked before the first chunk is given out.
+    """
     if budget < 16:
         raise ConfigurationError(f"chunk budget of {budget} tokens is too small to hold any text")
     labels = [title_label(doc.title) for doc in documents]
@@ -250,14 +279,24 @@ def split_into_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: T
         raise ConfigurationError(
             f"a document title takes {max(label_tokens)} tokens of a {budget}-token chunk budget"
         )
-    atoms: list[Atom] = []
-    for index, doc in enumerate(documents):
-        atoms.extend(
-            _atoms_of_document(index, doc.text, budget - label_tokens[index] - _SEPARATOR_TOKENS, tokenizer)
+    atoms = (
+        atom
+        for index, doc in enumerate(documents)
+        for atom in _atoms_of_document(
+            index, doc.text, budget - label_tokens[index] - _SEPARATOR_TOKENS, tokenizer
         )
-    groups = _pack(atoms, budget, label_tokens)
-    _rebalance_tail(groups, budget, label_tokens)
-    return [_to_chunk(i, group, documents, labels, label_tokens) for i, group in enumerate(groups)]
+    )
+    held: list[list[Atom]] = []  # the last two groups: the tail's rebalancing may still change them
+    chunk_id = 0
+    for group in _pack(atoms, budget, label_tokens):
+        held.append(group)
+        if len(held) > 2:
+            yield _to_chunk(chunk_id, held.pop(0), documents, labels, label_tokens)
+            chunk_id += 1
+    _rebalance_tail(held, budget, label_tokens)
+    for group in held:
+        yield _to_chunk(chunk_id, group, documents, labels, label_tokens)
+        chunk_id += 1
 
 
 def _to_chunk(

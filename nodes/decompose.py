@@ -84,13 +84,18 @@ def per_document_chunks(chunks: Sequence[Chunk], documents: Sequence[DocumentIn]
     return out
 
 
+def never_planned(documents: int, kit: RunKit, *, given: object) -> bool:
+    """Whether every chunk is asked the question as is, whatever the model says (no plan is made)."""
+    return documents < 2 or (not kit.context.decompose and not given)
+
+
 async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
     """``plan``, ``chunk_questions`` and ``document_titles`` when a plan is taken; else nothing new.
 
     ``prompts``/``stage``: the read stage the per-document questions go to (their chunks must fit it).
     """
     documents = documents_of(state)
-    if len(documents) < 2 or (not kit.context.decompose and not state.get("plan")):
+    if never_planned(len(documents), kit, given=state.get("plan")):
         return {}
     question = state["question"]
     titles = document_titles(documents)

@@ -28,6 +28,7 @@ from longgraph.endpoint import resolve_context
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMClient, PerLoopProvider, StructuredCall, call_structured
 from longgraph.nodes.budget import text_budget
+from longgraph.nodes.early_calls import EarlyCalls
 from longgraph.nodes.endpoint_health import EndpointHealth, unanswered_failure
 from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_for, widest_labels
 from longgraph.spending import SpendingLimit, spending_limit
@@ -52,6 +53,10 @@ class RunKit:
     """The run's ``max_calls`` / ``max_prompt_tokens`` (``longgraph/spending.py``); None: no limit."""
     endpoint_health: EndpointHealth = field(default_factory=EndpointHealth, compare=False)
     """Whether a call out of retries stops the run or fails its chunk only (``record_unanswered``)."""
+    early_calls: EarlyCalls[StructuredCall[StructuredOutput]] = field(
+        default_factory=EarlyCalls, compare=False
+    )
+    """Calls started ahead of their node (``start_call``), taken by the identical ``call``."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -104,7 +109,51 @@ class RunKit:
         ``label`` counts the call under another name than its prompt's stage (a second reading).
         ``record_unanswered`` (a chunk's reading): a call that runs out of the endpoint's retries comes
         back failed, counted in ``usage.unanswered_calls``, instead of stopping the run — unless the
-        endpoint looks down (``nodes/endpoint_health.py``)."""
+        endpoint looks down (``nodes/endpoint_health.py``). The same call started earlier by
+        :meth:`start_call` is joined, not asked again."""
+        if self.early_calls:
+            started = self.early_calls.take(
+                _request(strategy, stage, text, question, label, record_unanswered, extra)
+            )
+            if started is not None:
+                return await started
+        return await self._call(
+            strategy, stage, text=text, question=question, work=work, label=label,
+            record_unanswered=record_unanswered, **extra,
+        )  # fmt: skip
+
+    def start_call(
+        self,
+        strategy: str,
+        stage: str,
+        *,
+        text: str,
+        question: str,
+        work: str,
+        label: str | None = None,
+        record_unanswered: bool = False,
+        **extra: str,
+    ) -> None:
+        """Start :meth:`call` now, on the running loop, for a later node's identical ``call`` to take."""
+        key = _request(strategy, stage, text, question, label, record_unanswered, extra)
+        call = self._call(
+            strategy, stage, text=text, question=question, work=work, label=label,
+            record_unanswered=record_unanswered, **extra,
+        )  # fmt: skip
+        self.early_calls.add(key, asyncio.get_running_loop().create_task(call))
+
+    async def _call(
+        self,
+        strategy: str,
+        stage: str,
+        *,
+        text: str,
+        question: str,
+        work: str,
+        label: str | None,
+        record_unanswered: bool,
+        **extra: str,
+    ) -> StructuredCall[StructuredOutput]:
         health = self.endpoint_health
         health.started()
         answered = False
@@ -129,6 +178,19 @@ class RunKit:
             raise
         health.settled(answered=answered)
         return result
+
+
+def _request(
+    strategy: str,
+    stage: str,
+    text: str,
+    question: str,
+    label: str | None,
+    record: bool,
+    extra: dict[str, str],
+) -> tuple[object, ...]:
+    """What makes two :meth:`RunKit.call` requests the same call (``work`` only describes it)."""
+    return (strategy, stage, text, question, label, record, tuple(sorted(extra.items())))
 
 
 _KITS: OrderedDict[tuple[int, int], tuple[Context, PerLoopProvider, RunKit]] = OrderedDict()

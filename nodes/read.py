@@ -20,6 +20,7 @@ from longgraph.errors import ConfigurationError
 from longgraph.llm import StructuredCall
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.runtime import report_progress
+from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkRead, NoteDraft
 from longgraph.state.plan import DOCUMENT
@@ -72,13 +73,25 @@ async def read_chunk(
     stage's first reading of the chunk.
     """
     chunk = task["chunk"]
+    result = await kit.call(**reading(chunk, task["question"], prompts=prompts, stage=stage, label=label))
+    report_progress(label or stage, total=task["total"])
+    return {"reads": [chunk_read(result, chunk.id, label or stage, prompts=prompts)], "usage": result.usage}
+
+
+def start_reading(kit: RunKit, chunk: Chunk, question: str, *, prompts: str, stage: str) -> None:
+    """Start ``read_chunk``'s call for ``chunk`` now (the chunk node, before the fan-out reaches it)."""
+    kit.start_call(**reading(chunk, question, prompts=prompts, stage=stage))
+
+
+def reading(
+    chunk: Chunk, question: str, *, prompts: str, stage: str, label: str | None = None
+) -> dict[str, Any]:
+    """The :meth:`RunKit.call` arguments of a chunk's reading: one place, so a started call is joined."""
     name = label or stage
-    result = await kit.call(
-        prompts, stage, text=chunk.text, question=task["question"], label=label, record_unanswered=True,
-        work=f"{name} of chunk {chunk.id} (and any {name} call not finished)",
-    )  # fmt: skip
-    report_progress(name, total=task["total"])
-    return {"reads": [chunk_read(result, chunk.id, name, prompts=prompts)], "usage": result.usage}
+    return {
+        "strategy": prompts, "stage": stage, "text": chunk.text, "question": question, "label": label,
+        "record_unanswered": True, "work": f"{name} of chunk {chunk.id} (and any {name} call not finished)",
+    }  # fmt: skip
 
 
 def chunk_read(result: StructuredCall[Any], chunk_id: int, stage: str, *, prompts: str) -> ChunkRead:

@@ -28,6 +28,10 @@ from longgraph.llm import PerLoopProvider
 from longgraph.nodes.kit import RunKit, kit_for
 from longgraph.state.context import Context
 
+_ON_OWN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "longgraph_node_on_own_loop", default=False
+)
+
 StageFn = Callable[..., Coroutine[Any, Any, Any]]
 NodeFactory = Callable[..., RunnableLambda[Any, Any]]
 
@@ -47,6 +51,7 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
             caller = contextvars.copy_context()
 
             async def run() -> Any:
+                _ON_OWN_LOOP.set(True)
                 return await stage(state, await kit_for(context, llm), **options)
 
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
@@ -59,6 +64,12 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
         return RunnableLambda(run_sync, afunc=run_async, name=name)
 
     return node
+
+
+def loop_outlives_node() -> bool:
+    """Whether a task started by this node can still run when the next node does: True on the async
+    path (one event loop for the run), False in a sync twin (its loop closes with the node)."""
+    return not _ON_OWN_LOOP.get()
 
 
 class Progress(TypedDict, total=False):
@@ -82,4 +93,4 @@ def report_progress(stage: str, *, total: int, advance: int = 1, message: str = 
     writer(event)
 
 
-__all__ = ["NodeFactory", "Progress", "RunKit", "node_factory", "report_progress"]
+__all__ = ["NodeFactory", "Progress", "RunKit", "loop_outlives_node", "node_factory", "report_progress"]

@@ -95,6 +95,10 @@ class Context:
     adaptive_concurrency: bool = field(default_factory=_env("adaptive_concurrency", True, _bool))
     """Fewer requests in flight while the server is overloaded (429/503 answers, a growing vLLM queue
     at ``/metrics``), climbing back to ``max_concurrency`` as it drains (``longgraph/concurrency.py``)."""
+    read_while_chunking: bool = field(default_factory=_env("read_while_chunking", True, _bool))
+    """Each chunk's first reading leaves as soon as the chunk is final, while the rest of a long input is
+    still being chunked (``nodes/early_calls.py``). False: calls leave only after chunking, as a dry run
+    and a run interrupted after its chunk node need."""
     task: TaskFamily = field(default_factory=_env("task", "qa"))
     """Task family: picks the confidence rubric and answer instructions of the prompts."""
     request_timeout: float = field(default_factory=_env("request_timeout", 120.0, float))

@@ -69,6 +69,9 @@ class _StubState:
     waiting_seconds: float = 0.0
     """The queue's length integrated over time since the last reset: request-seconds spent queued."""
     _waiting_since: float = 0.0
+    first_request_at: float | None = None
+    """Wall-clock time (``time.time()``) the first chat request since the last reset arrived: a
+    benchmark's "how soon did the first call leave"."""
     _slots: asyncio.Condition | None = None
 
     def slots(self) -> asyncio.Condition:
@@ -99,6 +102,7 @@ class _StubState:
         self.waiting_seconds = 0.0
         self.max_waiting = self.waiting
         self.requests = 0
+        self.first_request_at = None
         self.completed = 0
         self.max_in_flight = self.in_flight
         self.by_status.clear()
@@ -115,6 +119,7 @@ class _StubState:
     def snapshot(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
+            "first_request_at": self.first_request_at,
             "completed": self.completed,
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
@@ -225,6 +230,8 @@ class _StubApp:
     async def chat(self, request: Request) -> Response:
         st = self.state
         st.requests += 1
+        if st.first_request_at is None:
+            st.first_request_at = time.time()
         seq = st.requests
         stage = request.headers.get(STAGE_HEADER, "unknown")
         st.by_stage[stage] += 1

@@ -1,0 +1,144 @@
+"""Reads started by the chunk node while it chunks (``nodes/early_calls.py``): each joined by its read
+node, never asked twice, never started when a plan may change the question, a dry run or a sync twin
+would waste them, and cancelled when the chunk node fails."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from longgraph.graphs.mapreduce import build_graph
+from longgraph.nodes import prepare
+from longgraph.nodes.early_calls import EarlyCalls
+from longgraph.nodes.kit import RunKit, build_kit
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.read import read_chunk
+from longgraph.state.context import Context
+from longgraph.state.contract import Chunk, GraphOutput
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
+from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
+
+DOCUMENT = planted(40_000, at=0.6)
+
+
+async def _kit(model: ScriptedChatModel, **settings: Any) -> RunKit:
+    return await build_kit(Context(**{**FAKE_SETTINGS, **settings}), FakeProvider(model))  # type: ignore[arg-type]
+
+
+async def _chunk_then_read(state: dict[str, Any], **settings: Any) -> tuple[int, int, list[Any], int]:
+    """(calls started by the chunk node, model calls in all, the reads, calls left unjoined)."""
+    model = ScriptedChatModel()
+    kit = await _kit(model, **settings)
+    chunked = await chunk_input(state, kit, prompts="mapreduce", stage="map", read_early="unless planned")
+    started = len(kit.early_calls)
+    chunks: list[Chunk] = chunked["input_chunks"]
+    reads = await asyncio.gather(
+        *(
+            read_chunk(
+                {"chunk": c, "question": QUESTION, "total": len(chunks)},
+                kit,
+                prompts="mapreduce",
+                stage="map",
+            )
+            for c in chunks
+        )
+    )
+    return started, len(model.calls), [r["reads"][0] for r in reads], len(kit.early_calls)
+
+
+def test_every_chunk_is_read_once_and_the_reads_are_the_same_as_without() -> None:
+    state = {"question": QUESTION, "document": DOCUMENT}
+    started, calls, reads, left = asyncio.run(_chunk_then_read(state))
+    assert started == len(reads) > 3, "the chunk node did not start every chunk's reading"
+    assert calls == len(reads), "a started reading was asked again"
+    assert left == 0
+    started_late, calls_late, reads_late, _ = asyncio.run(_chunk_then_read(state, read_while_chunking=False))
+    assert started_late == 0 and calls_late == len(reads_late)
+    assert reads == reads_late
+    assert any(r.draft is not None and "smoked plums" in r.draft.answer for r in reads)
+
+
+def test_no_reading_starts_while_a_plan_may_still_change_the_questions() -> None:
+    documents = [{"title": "A", "text": planted(9_000)}, {"title": "B", "text": planted(9_000, at=0.2)}]
+    state = {"question": QUESTION, "documents": documents}
+    started, calls, reads, _ = asyncio.run(_chunk_then_read(state))
+    assert started == 0 and calls == len(reads)
+    started, calls, reads, _ = asyncio.run(_chunk_then_read(state, decompose=False))
+    assert started == len(reads) == calls
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_a_whole_run_asks_each_chunk_once_on_either_api(sync: bool) -> None:
+    model = ScriptedChatModel()
+    graph = build_graph(FakeProvider(model))
+    graph_input = {"question": QUESTION, "document": DOCUMENT}
+    raw = (
+        graph.invoke(graph_input, context=FAKE_SETTINGS)
+        if sync
+        else asyncio.run(graph.ainvoke(graph_input, context=FAKE_SETTINGS))
+    )
+    out = GraphOutput.model_validate(raw)
+    assert "smoked plums" in out.answer
+    assert out.stats.calls_by_stage["map"] == len(out.chunks) > 3
+    maps = [c for c in model.calls if c["headers"]["X-Longgraph-Stage"] == "map"]
+    assert len(maps) == len(out.chunks)
+
+
+def test_a_failing_chunk_node_cancels_the_readings_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = prepare.iter_chunks
+
+    def two_then_fail(*args: Any, **kwargs: Any) -> Iterator[Chunk]:
+        chunks = real(*args, **kwargs)
+        yield next(chunks)
+        yield next(chunks)
+        raise RuntimeError("the tokenizer broke")
+
+    monkeypatch.setattr(prepare, "iter_chunks", two_then_fail)
+
+    async def run() -> list[asyncio.Task[Any]]:
+        model = ScriptedChatModel()
+        kit = await _kit(model)
+        tasks: list[asyncio.Task[Any]] = []
+        add = kit.early_calls.add
+        monkeypatch.setattr(kit.early_calls, "add", lambda key, task: (tasks.append(task), add(key, task)))
+        with pytest.raises(RuntimeError, match="tokenizer broke"):
+            await chunk_input({"question": QUESTION, "document": DOCUMENT}, kit, read_early="always")
+        assert len(kit.early_calls) == 0
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return tasks
+
+    tasks = asyncio.run(run())
+    assert len(tasks) == 2
+    assert all(t.cancelled() for t in tasks), "a started reading outlived the failed chunk node"
+
+
+def test_a_call_is_taken_once_and_only_on_its_own_loop() -> None:
+    early: EarlyCalls[int] = EarlyCalls()
+
+    async def answer() -> int:
+        return 7
+
+    async def start() -> asyncio.Task[int]:
+        task = asyncio.get_running_loop().create_task(answer())
+        early.add("k", task)
+        await task
+        return task
+
+    task = asyncio.run(start())  # its loop is closed now
+
+    async def take() -> asyncio.Task[int] | None:
+        return early.take("k")
+
+    assert asyncio.run(take()) is None, "a call was handed to another event loop"
+    assert len(early) == 1
+
+    async def on_its_loop() -> tuple[asyncio.Task[int] | None, asyncio.Task[int] | None]:
+        again = asyncio.get_running_loop().create_task(answer())
+        early.add("k", again)
+        return early.take("k"), early.take("k")
+
+    first, second = asyncio.run(on_its_loop())
+    assert first is not None and first is not task and second is None
