@@ -198,7 +198,7 @@ class LLMClient:
                         type(exc).__name__,
                     )
                     continue
-                except openai.APIStatusError as exc:
+                except (openai.APIStatusError, openai.APIResponseValidationError) as exc:
                     last_error = exc
                     continue
                 finally:

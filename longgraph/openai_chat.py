@@ -105,19 +105,36 @@ class OpenAIChat:
         extra_body: Mapping[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> ChatReply:
-        """One chat completion; raises the openai SDK's errors (as ``ChatOpenAI`` would)."""
-        sampling = self._sampling | ({"max_tokens": max_tokens} if max_tokens is not None else {})
-        sent = [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
-        response = await self._client.chat.completions.create(
-            model=self._model,
-            messages=cast(Any, sent),
-            extra_headers=dict(headers),
-            extra_body=dict(extra_body) if extra_body else None,
-            **sampling,
+        """One chat completion; raises the openai SDK's errors (as ``ChatOpenAI`` would), and
+        ``APIResponseValidationError`` for an answer that is not a chat completion."""
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages],
+            **self._sampling,
+            **({"max_tokens": max_tokens} if max_tokens is not None else {}),
+            **(extra_body or {}),
+        }
+        # ``post`` with a raw response: the SDK's status errors, retries and timeouts, without its
+        # parameter transforms and response models (1.50 → 1.12 ms of CPU per 30 KB call, measured).
+        response = await self._client.post(
+            "/chat/completions", cast_to=httpx.Response, body=body, options={"headers": dict(headers)}
         )
-        usage = response.usage
+        return _reply(response)
+
+
+def _reply(response: httpx.Response) -> ChatReply:
+    """The answer's text and token counts; an answer that is not a chat completion is an API error."""
+    try:
+        data = response.json()
+        choices = data.get("choices") or []
+        usage = data.get("usage") or {}
+        text = (choices[0].get("message") or {}).get("content") if choices else ""
         return ChatReply(
-            text=response.choices[0].message.content or "" if response.choices else "",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            text=str(text or ""),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
         )
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise openai.APIResponseValidationError(
+            response=cast(Any, response), body=response.text[:500], message=f"not a chat completion: {exc}"
+        ) from exc

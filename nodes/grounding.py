@@ -459,18 +459,46 @@ second reading when its first answer was not evidence."""
 def best_passage(
     chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords
 ) -> tuple[Span, float] | None:
-    """The chunk's sentence that shares most of the question's words, with a sentence either side."""
-    spans = chunk_spans(chunk, documents)
-    if not spans or not wanted:
+    """The chunk's sentence that shares most of the question's words (the first of equals), with a
+    sentence either side.
+
+    Only the sentences that could beat the best so far are analysed: each sentence's share is bounded
+    from above by the question words beginning a word in it (:func:`_begins_a_word`, a ``str.find``),
+    and sentences are scored in descending bound until no bound can beat the best. Measured on the
+    1.28M-token needle: 0.23 s for the 64 chunks the chunk-level bound lets through, scoring every
+    sentence; most sentences share nothing with the question and are never analysed now.
+    """
+    sentences = [
+        (part.doc_index, part.title, start, end)
+        for part in chunk.parts
+        for start, end in sentence_spans(documents[part.doc_index].text, part.start, part.end)
+    ]
+    if not sentences or not wanted:
         return None
-    scores = [wanted.share(s.stems) for s in spans]
-    best = max(range(len(spans)), key=lambda i: (scores[i], -i))
-    lo = best - 1 if best > 0 and spans[best - 1].doc_index == spans[best].doc_index else best
-    hi = best + 1 if best + 1 < len(spans) and spans[best + 1].doc_index == spans[best].doc_index else best
-    passage = spans[lo]
+
+    def span(i: int) -> Span:
+        return Span.of(*sentences[i], documents)
+
+    def bound(i: int) -> float:
+        doc_index, _, start, end = sentences[i]
+        text = documents[doc_index].text[start:end].casefold()
+        return wanted.share({word for word in wanted if _begins_a_word(text, word)})
+
+    bounds = [bound(i) for i in range(len(sentences))]
+    best, best_score = -1, -1.0
+    for i in sorted(range(len(sentences)), key=lambda i: (-bounds[i], i)):
+        if bounds[i] < best_score or (bounds[i] == best_score and i > best):
+            break  # every later sentence scores less, or as much but later
+        score = wanted.share(span(i).stems)
+        if score > best_score or (score == best_score and i < best):
+            best, best_score = i, score
+    same_document = [d for d, *_ in sentences]
+    lo = best - 1 if best > 0 and same_document[best - 1] == same_document[best] else best
+    hi = best + 1 if best + 1 < len(sentences) and same_document[best + 1] == same_document[best] else best
+    passage = span(lo)
     for k in range(lo + 1, hi + 1):
-        passage = passage.joined(spans[k])
-    return passage, scores[best]
+        passage = passage.joined(span(k))
+    return passage, best_score
 
 
 def bears_strongly(relevance: float, wanted: QuestionWords) -> bool:
