@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from longgraph.openai_chat import shared_ssl_context
+
 log = logging.getLogger(__name__)
 
 _WAITING = re.compile(r"^vllm:num_requests_waiting(?:\{[^}]*\})?\s+([0-9.eE+-]+)\s*$", re.MULTILINE)
@@ -200,7 +202,7 @@ class QueueWatch:
         previous: dict[str, float] = {}
         idle = 0
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        async with httpx.AsyncClient(timeout=2.0, headers=headers) as http:
+        async with httpx.AsyncClient(timeout=2.0, headers=headers, verify=shared_ssl_context()) as http:
             while idle < 2:  # stops once no call has been in flight for two reads
                 await asyncio.sleep(self.interval_s)
                 idle = idle + 1 if self.limit.in_use == 0 else 0

@@ -31,8 +31,10 @@ import httpx
 import openai
 from langchain_core.messages import BaseMessage
 
-SHARD_SIZE = 8
-"""Requests in flight per connection pool (each pool holds twice as many connections)."""
+SHARD_SIZE = 4
+"""Requests in flight per connection pool (each pool holds twice as many connections). Measured with
+400 calls of 30 KB, 64 in flight: 0.97–1.01 ms of CPU per call with 2 or 4, 1.07–1.19 with 8, 1.29
+with 16 (httpcore checks every idle connection of a pool on each assignment)."""
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
@@ -52,7 +54,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         count = max(1, math.ceil(max_concurrency / SHARD_SIZE))
         per_shard = math.ceil(max_concurrency / count)
         limits = httpx.Limits(max_connections=per_shard * 2, max_keepalive_connections=per_shard)
-        self.shards = [httpx.AsyncHTTPTransport(verify=_ssl_context(), limits=limits) for _ in range(count)]
+        self.shards = [
+            httpx.AsyncHTTPTransport(verify=shared_ssl_context(), limits=limits) for _ in range(count)
+        ]
         self._turn = itertools.cycle(self.shards)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -64,9 +68,10 @@ class ShardedTransport(httpx.AsyncBaseTransport):
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every pool of the process: building one reads the CA bundle (~18 ms, 6% of
-    a 1.28M-token run's CPU when each of 8 pools built its own), and a context is safe to share."""
+def shared_ssl_context() -> ssl.SSLContext:
+    """One TLS context for every pool and client of the process: building one reads the CA bundle
+    (~18 ms, 6% of a 1.28M-token run's CPU when each of 8 pools built its own; the queue watcher's
+    client built one per run too), and a context is safe to share."""
     return httpx.create_ssl_context(trust_env=True)
 
 

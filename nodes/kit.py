@@ -14,6 +14,7 @@ building one costs a single resolution per run.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 from collections import OrderedDict
@@ -194,24 +195,54 @@ def _request(
 
 
 _KITS: OrderedDict[tuple[int, int], tuple[Context, PerLoopProvider, RunKit]] = OrderedDict()
+_BUILDING: dict[tuple[int, int], tuple[Context, PerLoopProvider, concurrent.futures.Future[RunKit]]] = {}
 _KITS_LOCK = threading.Lock()
 _KITS_KEPT = 256
 
 
 async def kit_for(context: Context, provider: PerLoopProvider) -> RunKit:
-    """The run's kit: built on the first call for this context object, reused after."""
+    """The run's kit: built on the first call for this context object, reused after.
+
+    Built once even when several runs sharing a context start together (``longgraph batch``): each
+    kit holds run state — the spending limit, the calls started ahead (``early_calls``), the endpoint's
+    health — so a second kit built by a concurrent first call split it. Measured: a batch's chunk
+    nodes started their map calls in one kit and its map nodes looked in another, asking 3 of 16
+    chunks twice."""
     key = (id(context), id(provider))
+    while True:
+        with _KITS_LOCK:
+            entry = _KITS.get(key)
+            if entry is not None and entry[0] is context and entry[1] is provider:
+                _KITS.move_to_end(key)
+                return entry[2]
+            building = _BUILDING.get(key)
+            if building is None or building[0] is not context or building[1] is not provider:
+                pending: concurrent.futures.Future[RunKit] = concurrent.futures.Future()
+                _BUILDING[key] = (context, provider, pending)
+                break
+        try:
+            return await asyncio.wrap_future(building[2])
+        except _BuildAbandoned:
+            continue  # its builder was cancelled: build it here
+    try:
+        kit = await build_kit(context, provider)
+    except BaseException as exc:
+        with _KITS_LOCK:
+            _BUILDING.pop(key, None)
+        pending.set_exception(_BuildAbandoned() if isinstance(exc, asyncio.CancelledError) else exc)
+        pending.exception()  # seen: the waiters (if any) re-raise it
+        raise
     with _KITS_LOCK:
-        entry = _KITS.get(key)
-        if entry is not None and entry[0] is context and entry[1] is provider:
-            _KITS.move_to_end(key)
-            return entry[2]
-    kit = await build_kit(context, provider)
-    with _KITS_LOCK:
+        _BUILDING.pop(key, None)
         _KITS[key] = (context, provider, kit)
         while len(_KITS) > _KITS_KEPT:
             _KITS.popitem(last=False)
+    pending.set_result(kit)
     return kit
+
+
+class _BuildAbandoned(Exception):
+    """The run building a kit was cancelled: a run waiting for that kit builds it itself."""
 
 
 async def build_kit(context: Context, provider: PerLoopProvider) -> RunKit:

@@ -128,6 +128,8 @@ class RecordingProvider(OpenAIProvider):
         self.calls: list[Call] = []
         self.usage: list[tuple[str, int, int]] = []
         """(stage, prompt tokens, completion tokens) per answered call."""
+        self.first_sent: dict[str, float] = {}
+        """``time.perf_counter()`` when each stage's first request left."""
         self._record_usage = record_usage
 
     def build(self, context: Context) -> LLMClient:
@@ -147,6 +149,7 @@ class RecordingProvider(OpenAIProvider):
         step = int(get_config()["metadata"]["langgraph_step"])
         headers = {k: v for k, v in request.headers.items() if k.lower() in _REPLAYED_HEADERS}
         stage = request.headers.get(STAGE_HEADER, "unknown")
+        self.first_sent.setdefault(stage, time.perf_counter())
         self.calls.append(Call(step=step, stage=stage, body=request.content, headers=headers))
 
     async def _read_usage(self, response: httpx.Response) -> None:
@@ -192,6 +195,9 @@ class Timing:
     stub_cpu_s: float
     phases: dict[str, float] = field(default_factory=dict)
     stage_counts: dict[str, int] = field(default_factory=dict)
+    loop_cpu_s: float = math.nan
+    """CPU of the thread running the event loop: the per-call path (rendering, HTTP, LangGraph's
+    tasks), without chunking and grounding, which run in worker threads."""
 
 
 def _cpu(process: psutil.Process) -> float:
@@ -216,7 +222,7 @@ def run_graph(
         marks.setdefault(f"{stage}_first_s", now)
         marks[f"{stage}_last_s"] = now
 
-    cpu0, stub0 = time.process_time(), _cpu(stub)
+    cpu0, stub0, loop0 = time.process_time(), _cpu(stub), time.thread_time()
     start, started_at = time.perf_counter(), time.time()
     output = asyncio.run(
         aask(
@@ -224,7 +230,7 @@ def run_graph(
             **graph_settings(base_url, concurrency),
         )
     )  # fmt: skip
-    wall = time.perf_counter() - start
+    wall, loop_cpu = time.perf_counter() - start, time.thread_time() - loop0
     first_request_at = stub_first_request_at(base_url)
     phases = {
         "first_call_at": math.nan if first_request_at is None else first_request_at - started_at,
@@ -233,8 +239,9 @@ def run_graph(
         "reduced_at": marks.get("reduce_last_s", math.nan),
     }
     return Timing(
-        wall, time.process_time() - cpu0, _cpu(stub) - stub0, phases, dict(output.stats.calls_by_stage)
-    )
+        wall, time.process_time() - cpu0, _cpu(stub) - stub0, phases, dict(output.stats.calls_by_stage),
+        loop_cpu,
+    )  # fmt: skip
 
 
 def stub_first_request_at(base_url: str) -> float | None:
@@ -277,11 +284,11 @@ def run_bare(
     base_url: str, waves: Sequence[Sequence[Call]], concurrency: int, stub: psutil.Process
 ) -> Timing:
     """Replay the captured requests with a bare client (its connection pool built inside the timing)."""
-    cpu0, stub0 = time.process_time(), _cpu(stub)
+    cpu0, stub0, loop0 = time.process_time(), _cpu(stub), time.thread_time()
     start = time.perf_counter()
     marks = asyncio.run(_replay(base_url, waves, concurrency))
-    wall = time.perf_counter() - start
-    return Timing(wall, time.process_time() - cpu0, _cpu(stub) - stub0, marks)
+    wall, loop_cpu = time.perf_counter() - start, time.thread_time() - loop0
+    return Timing(wall, time.process_time() - cpu0, _cpu(stub) - stub0, marks, loop_cpu_s=loop_cpu)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -406,6 +413,17 @@ def run_benchmark(
                     for b, g in zip(bare_runs, graph_runs, strict=False)
                 ]
             ).format(unit=" ms", digits=2),
+            # The event loop's thread alone: the per-call path, without chunking and grounding.
+            "graph_cpu_ms_per_call_event_loop": spread(
+                [1000 * g.loop_cpu_s / max(1, sum(g.stage_counts.values())) for g in graph_runs]
+            ).format(unit=" ms", digits=2),
+            "bare_cpu_ms_per_call_event_loop": spread(
+                [
+                    1000 * b.loop_cpu_s / max(1, sum(g.stage_counts.values()))
+                    for b, g in zip(bare_runs, graph_runs, strict=False)
+                ]
+            ).format(unit=" ms", digits=2),
+            "graph_cpu_s_worker_threads": spread([g.cpu_s - g.loop_cpu_s for g in graph_runs]).format(),
             "graph_cpu_s_stub": spread([g.stub_cpu_s for g in graph_runs]).format(),
             "bare_cpu_s_stub": spread([b.stub_cpu_s for b in bare_runs]).format(),
             "cpu_cores": os.cpu_count(),

@@ -167,7 +167,8 @@ def run_bare(base_url: str, calls: Sequence[Call], concurrency: int) -> MapRun:
 def run_graph(
     workload: Workload, base_url: str, run_settings: dict[str, Any]
 ) -> tuple[MapRun, dict[str, int]]:
-    """The graph on ``workload``; its map stage runs from the end of chunking to the last map result.
+    """The graph on ``workload``; its map stage runs from its first map request to the last map result
+    (the chunk node starts map calls while it chunks, so the end of chunking is no longer the start).
 
     The provider is the default one plus hooks that read each answer's usage (the graph's own stats
     sum the tokens of every stage); reading costs nothing extra, the openai client reads it anyway.
@@ -185,7 +186,7 @@ def run_graph(
         )
     )  # fmt: skip
     calls = dict(output.stats.calls_by_stage)
-    wall = marks.get("map", math.nan) - marks.get("chunk", math.nan)
+    wall = marks.get("map", math.nan) - recorder.first_sent.get("map", math.nan)
     maps = [(p, c) for stage, p, c in recorder.usage if stage == "map"]
     run = MapRun(wall, len(maps), sum(p for p, _ in maps), sum(c for _, c in maps))
     return run, calls
