@@ -98,6 +98,11 @@ def test_a_failing_chunk_node_cancels_the_readings_it_started(monkeypatch: pytes
 
     monkeypatch.setattr(prepare, "iter_chunks", two_then_fail)
 
+    async def unanswered(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(30)  # still under way when the chunk node fails
+
+    monkeypatch.setattr(RunKit, "_call", unanswered)
+
     async def run() -> list[asyncio.Task[Any]]:
         model = ScriptedChatModel()
         kit = await _kit(model)
