@@ -10,13 +10,16 @@ concurrency; ``ratio = graph map calls/s ÷ bare map calls/s`` (1.0: the graph l
 
 Two things make a fair comparison on vLLM harder than on the stub, and how they are handled:
 
-* **Prefix caching.** vLLM caches the KV of prompts it has seen, so replaying the graph's requests
-  after the graph ran them would be nearly free. Each timed run therefore reads a document of its
-  own (same size, another seed of the needle builder): the graph maps one, the bare client replays
-  the map bodies of another, captured beforehand from the graph against the stub (map bodies do not
-  depend on the server's answers). Only the shared system prompt is cached for both alike. The
-  seeds start from the clock (``--seed`` to choose), so a second invocation against the same
-  server does not meet the first one's documents in the cache either.
+* **Prefix caching, and the same work on both sides.** vLLM caches the KV of prompts it has seen, so
+  replaying the graph's requests after the graph ran them would be nearly free; reading another
+  document instead made the two sides' work differ (completions of 251 to 1,276 tokens per run at
+  temperature 0, ratios from 0.64 to 1.30 within one invocation). So each repeat reads one
+  document, fresh (needle seeds start from the clock; ``--seed`` to choose): the graph maps it, and
+  the bare client replays the graph's own map bodies for it (captured beforehand against the stub:
+  map bodies do not depend on the server's answers) with vLLM's ``cache_salt``, which gives the
+  replay a prefix cache of its own. What its calls share (the instructions before the chunk) is
+  warmed first with one request, as the graph finds its own cached from earlier runs; both then send the same prompts, and at
+  temperature 0 get much the same answers.
 * **A shared server and shared cores.** Another developer may be using the server: before measuring,
   the benchmark waits (up to ``--max-wait`` seconds) until the 1-minute load average is below
   ``--max-load`` and the server reports no running or waiting request, and prints what it saw.
@@ -29,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
+import os
 import re
 import time
 from collections.abc import Sequence
@@ -97,6 +102,27 @@ def capture_map_calls(workload: Workload, run_settings: dict[str, Any]) -> list[
             )
         )
     return [c for c in recorder.calls if c.stage == "map"]
+
+
+def salted(calls: Sequence[Call], salt: str) -> list[Call]:
+    """The same requests in their own prefix-cache space (vLLM's ``cache_salt``): the graph's reading
+    of the same document leaves nothing the replay could reuse, and the replay nothing for the graph."""
+    return [
+        Call(step=c.step, stage=c.stage, body=json.dumps({**json.loads(c.body), "cache_salt": salt}).encode(),
+             headers=c.headers)
+        for c in calls
+    ]  # fmt: skip
+
+
+def warm_shared_prefix(base_url: str, calls: Sequence[Call]) -> None:
+    """Cache what every map call of the replay shares (the instructions before the chunk) under its
+    salt, as the graph finds its own cached from earlier runs: one request of the shared prefix alone."""
+    bodies = [json.loads(c.body) for c in calls]
+    first = [str(b["messages"][0]["content"]) for b in bodies]
+    shared = os.path.commonprefix(first)  # noqa: RUF071 - a string prefix is meant, not a path
+    body = {**bodies[0], "messages": [{**bodies[0]["messages"][0], "content": shared}], "max_tokens": 1}
+    body.pop("response_format", None)
+    httpx.post(base_url.rstrip("/") + "/chat/completions", json=body, headers=calls[0].headers, timeout=600)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -214,9 +240,11 @@ def run_benchmark(
         server, chunk_size=chunk_size, max_output_tokens=max_output_tokens, concurrency=concurrency
     )
     # cl100k tokens for ~`chunks` chunks of `chunk_size` model tokens (SmolLM2 counts ~10% more).
-    workloads = build_workloads(2 * repeats, int(chunks * chunk_size * 0.9), first_seed=first_seed)
-    graph_docs, bare_docs = workloads[:repeats], workloads[repeats:]
-    bare_calls = [capture_map_calls(w, run_settings) for w in bare_docs]
+    graph_docs = build_workloads(repeats, int(chunks * chunk_size * 0.9), first_seed=first_seed)
+    bare_calls = [
+        salted(capture_map_calls(w, run_settings), f"longgraph-bench-{first_seed}-{i}")
+        for i, w in enumerate(graph_docs)
+    ]
     figures: dict[str, object] = {
         "server": f"{server.base_url} ({server.model})",
         "concurrency": concurrency,
@@ -237,6 +265,7 @@ def run_benchmark(
                 run, stage_counts = run_graph(graph_docs[i], server.base_url, run_settings)
                 graph_runs.append(run)
             else:
+                warm_shared_prefix(server.base_url, bare_calls[i])
                 bare_runs.append(run_bare(server.base_url, bare_calls[i], concurrency))
     ratios = [g.calls_per_s / b.calls_per_s for g, b in zip(graph_runs, bare_runs, strict=True)]
     token_ratios = [
