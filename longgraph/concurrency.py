@@ -136,10 +136,15 @@ class AdaptiveLimit:
             self._set(max(1, self.limit // 2), f"overload: {why}")
 
     def queue_read(self, waiting: float, previous: float) -> None:
-        """The server's queue as last read: overload when it holds requests and is not shrinking; no
-        growth while it holds any."""
+        """The server's queue as last read: overload when it held requests at the last read too and
+        is not shrinking; no growth while it holds any.
+
+        One read is not enough: vLLM lists a burst's requests as waiting until its next scheduling
+        step admits them. Measured on the idle embedded server, 8 requests in flight read "1 waiting"
+        twice in 16 s, each halving the limit, and the map stage ran at 0.895 of a plain client's
+        throughput instead of 0.968 with a fixed limit."""
         self._queued = waiting > 0
-        if waiting > 0 and waiting >= previous:
+        if waiting > 0 and previous > 0 and waiting >= previous:
             self.overloaded(f"{waiting:g} request(s) queued at the server")
 
     def succeeded(self) -> None:

@@ -54,9 +54,19 @@ def test_successes_grow_the_limit_one_window_at_a_time_up_to_the_ceiling() -> No
     assert [c.why for c in limit.changes][-1] == "the server keeps up"
 
 
+def test_a_queue_seen_in_one_read_only_is_the_servers_admission_not_overload() -> None:
+    limit = AdaptiveLimit(8, cooldown_s=0.0)
+    limit.queue_read(1, previous=0)  # a burst not yet admitted by the next scheduling step
+    assert limit.limit == 8
+    limit.queue_read(0, previous=1)
+    assert limit.limit == 8 and not limit.changes
+
+
 def test_no_growth_while_the_server_holds_a_queue() -> None:
     limit = AdaptiveLimit(8, cooldown_s=0.0)
     limit.queue_read(5, previous=0)
+    assert limit.limit == 8  # one read: not yet overload
+    limit.queue_read(5, previous=5)  # still queued, not shrinking: overload
     assert limit.limit == 4
     limit.queue_read(2, previous=5)  # shrinking: no cut, but still queued: no growth
     for _ in range(10):
