@@ -9,7 +9,8 @@ unchanged: only the calls leave earlier.
 
 Each started call is taken once, by the first identical request, and only on the event loop it runs
 on (a call belongs to its loop's connection pool). A call nobody takes is cancelled when the run's
-chunk node fails, and otherwise simply finishes: it was a call the run was about to make.
+chunk node fails (only that node's calls: runs sharing a context share the table), and otherwise
+simply finishes: it was a call the run was about to make.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import defaultdict, deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -52,14 +53,22 @@ class EarlyCalls(Generic[T]):
                     return task
         return None
 
-    def cancel_all(self) -> int:
-        """Cancel every call not taken yet (the node that started them failed); how many there were."""
+    def cancel(self, tasks: Iterable[asyncio.Task[T]]) -> int:
+        """Cancel ``tasks`` that were not taken yet (the node that started them failed); how many.
+
+        Only the failed node's own: runs sharing a context (a batch) share the kit and its table."""
+        mine = set(tasks)
         with self._lock:
-            tasks = [task for queue in self._started.values() for task in queue]
-            self._started.clear()
-        for task in tasks:
+            dropped = [task for queue in self._started.values() for task in queue if task in mine]
+            for key in list(self._started):
+                kept = deque(task for task in self._started[key] if task not in mine)
+                if kept:
+                    self._started[key] = kept
+                else:
+                    del self._started[key]
+        for task in dropped:
             task.get_loop().call_soon_threadsafe(task.cancel)
-        return len(tasks)
+        return len(dropped)
 
     def __bool__(self) -> bool:
         return bool(self._started)  # unlocked: a hint, checked again under the lock by ``take``

@@ -134,14 +134,16 @@ class RunKit:
         label: str | None = None,
         record_unanswered: bool = False,
         **extra: str,
-    ) -> None:
+    ) -> asyncio.Task[StructuredCall[StructuredOutput]]:
         """Start :meth:`call` now, on the running loop, for a later node's identical ``call`` to take."""
         key = _request(strategy, stage, text, question, label, record_unanswered, extra)
         call = self._call(
             strategy, stage, text=text, question=question, work=work, label=label,
             record_unanswered=record_unanswered, **extra,
         )  # fmt: skip
-        self.early_calls.add(key, asyncio.get_running_loop().create_task(call))
+        task = asyncio.get_running_loop().create_task(call)
+        self.early_calls.add(key, task)
+        return task
 
     async def _call(
         self,

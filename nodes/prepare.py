@@ -110,11 +110,12 @@ async def chunk_input(
     """
     limit = int(getattr(kit.context, size)) if size else None
     loop = asyncio.get_running_loop()
+    started: list[asyncio.Task[Any]] = []
     stopped = False
 
     def start(chunk: Chunk, question: str) -> None:  # on the loop
         if not stopped:
-            start_reading(kit, chunk, question, prompts=prompts, stage=stage)
+            started.append(start_reading(kit, chunk, question, prompts=prompts, stage=stage))
 
     def on_chunk(chunk: Chunk, question: str) -> None:  # in the worker thread
         loop.call_soon_threadsafe(start, chunk, question)
@@ -128,5 +129,5 @@ async def chunk_input(
         )  # fmt: skip
     except BaseException:
         stopped = True
-        kit.early_calls.cancel_all()
+        kit.early_calls.cancel(started)  # this run's only: a batch's runs share the kit
         raise

@@ -11,6 +11,7 @@ chunks that did not finish.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -78,9 +79,11 @@ async def read_chunk(
     return {"reads": [chunk_read(result, chunk.id, label or stage, prompts=prompts)], "usage": result.usage}
 
 
-def start_reading(kit: RunKit, chunk: Chunk, question: str, *, prompts: str, stage: str) -> None:
+def start_reading(
+    kit: RunKit, chunk: Chunk, question: str, *, prompts: str, stage: str
+) -> asyncio.Task[StructuredCall[Any]]:
     """Start ``read_chunk``'s call for ``chunk`` now (the chunk node, before the fan-out reaches it)."""
-    kit.start_call(**reading(chunk, question, prompts=prompts, stage=stage))
+    return kit.start_call(**reading(chunk, question, prompts=prompts, stage=stage))
 
 
 def reading(

@@ -87,37 +87,47 @@ def test_a_whole_run_asks_each_chunk_once_on_either_api(sync: bool) -> None:
     assert len(maps) == len(out.chunks)
 
 
-def test_a_failing_chunk_node_cancels_the_readings_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_chunk_node_cancels_its_own_readings_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs sharing a context (a batch) share the kit: one run's bad input must not cancel the calls
+    another run started."""
     real = prepare.iter_chunks
+    failing = False
 
-    def two_then_fail(*args: Any, **kwargs: Any) -> Iterator[Chunk]:
+    def chunks_then_fail(*args: Any, **kwargs: Any) -> Iterator[Chunk]:
         chunks = real(*args, **kwargs)
+        if not failing:
+            yield from chunks
+            return
         yield next(chunks)
         yield next(chunks)
         raise RuntimeError("the tokenizer broke")
 
-    monkeypatch.setattr(prepare, "iter_chunks", two_then_fail)
+    monkeypatch.setattr(prepare, "iter_chunks", chunks_then_fail)
 
     async def unanswered(*args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(30)  # still under way when the chunk node fails
 
     monkeypatch.setattr(RunKit, "_call", unanswered)
 
-    async def run() -> list[asyncio.Task[Any]]:
-        model = ScriptedChatModel()
-        kit = await _kit(model)
+    async def run() -> tuple[list[asyncio.Task[Any]], int, int]:
+        nonlocal failing
+        kit = await _kit(ScriptedChatModel())
+        await chunk_input({"question": QUESTION, "document": planted(20_000)}, kit, read_early="always")
+        others = len(kit.early_calls)  # another run's readings, still under way
         tasks: list[asyncio.Task[Any]] = []
         add = kit.early_calls.add
         monkeypatch.setattr(kit.early_calls, "add", lambda key, task: (tasks.append(task), add(key, task)))
+        failing = True
         with pytest.raises(RuntimeError, match="tokenizer broke"):
             await chunk_input({"question": QUESTION, "document": DOCUMENT}, kit, read_early="always")
-        assert len(kit.early_calls) == 0
+        left = len(kit.early_calls)
         await asyncio.gather(*tasks, return_exceptions=True)
-        return tasks
+        return tasks, others, left
 
-    tasks = asyncio.run(run())
+    tasks, others, left = asyncio.run(run())
     assert len(tasks) == 2
     assert all(t.cancelled() for t in tasks), "a started reading outlived the failed chunk node"
+    assert others > 0 and left == others, "the failed run cancelled another run's readings"
 
 
 def test_a_call_is_taken_once_and_only_on_its_own_loop() -> None:
