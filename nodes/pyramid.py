@@ -9,10 +9,11 @@
   lower sentences they draw on. A cited id that is not one of the group's sentences is dropped and
   counted; an upper sentence's importance is the sum of its valid citations'. The top third of a group's
   sentences by importance are **bold** in its prompt. Repeat until one root; a group whose answer is
-  unreadable rises unchanged (noted; an unwritten root leaves the level below as the top), more than
-  ``max_failed_fraction`` of a level of several groups raises
-  ``TooManyFailures``, and ``max_collapse_rounds`` or a round that does not shrink the layer ends it
-  (noted, the layer's nodes are the top).
+  unreadable rises unchanged (noted; an unwritten root leaves the level below as the top): nothing of
+  the document is lost, so only a level of several groups none of which could be written raises
+  ``TooManyFailures`` (as PECAN's levels; ``max_failed_fraction``, meant for chunks that go unread,
+  failed a document for one unreadable group of two). ``max_collapse_rounds`` or a round that does not
+  shrink the layer ends it (noted, the layer's nodes are the top).
 * **question** — one node drawn with a seeded generator (seed and document), one of the three categories
   drawn with it; the category's prompt (``prompts/pyramid.toml``) gets the node's sentences, bold as above.
   A model that writes a statement instead is asked from the next node of a seeded order, up to
@@ -206,9 +207,9 @@ class PyramidConstruction(BoundedLoop):
             pyramid = state["pyramid"].model_copy(update={"construction": note})
             pyramid.notes = [*pyramid.notes, note]
             return {"pyramid": pyramid, "layer": failed[0].members, "decisions": [note]}
-        if results and len(failed) / len(results) > kit.context.max_failed_fraction:
+        if results and len(failed) == len(results):
             raise TooManyFailures(
-                f"{len(failed)} of {len(results)} upper nodes of level {round_no} of the pyramid could not be "
+                f"none of the {len(results)} upper nodes of level {round_no} of the pyramid could be "
                 f"written; first error: {failed[0].error}"
             )
         pyramid = state["pyramid"].model_copy(deep=True)
