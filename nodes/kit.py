@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import logging
 import threading
 from collections import OrderedDict
@@ -103,6 +104,7 @@ class RunKit:
         work: str,
         label: str | None = None,
         record_unanswered: bool = False,
+        join_started: bool = True,
         **extra: str,
     ) -> StructuredCall[StructuredOutput]:
         """One stage call: render the stage's prompt, ask for its schema, parse, retry, cache.
@@ -111,52 +113,12 @@ class RunKit:
         ``record_unanswered`` (a chunk's reading): a call that runs out of the endpoint's retries comes
         back failed, counted in ``usage.unanswered_calls``, instead of stopping the run — unless the
         endpoint looks down (``nodes/endpoint_health.py``). The same call started earlier by
-        :meth:`start_call` is joined, not asked again."""
-        if self.early_calls:
-            started = self.early_calls.take(
-                _request(strategy, stage, text, question, label, record_unanswered, extra)
-            )
+        :meth:`start_call` is joined, not asked again (``join_started``: False for that call itself)."""
+        if join_started and self.early_calls:
+            key = _request(strategy, stage, text, question, label, record_unanswered, extra)
+            started = self.early_calls.take(key)
             if started is not None:
                 return await started
-        return await self._call(
-            strategy, stage, text=text, question=question, work=work, label=label,
-            record_unanswered=record_unanswered, **extra,
-        )  # fmt: skip
-
-    def start_call(
-        self,
-        strategy: str,
-        stage: str,
-        *,
-        text: str,
-        question: str,
-        work: str,
-        label: str | None = None,
-        record_unanswered: bool = False,
-        **extra: str,
-    ) -> asyncio.Task[StructuredCall[StructuredOutput]]:
-        """Start :meth:`call` now, on the running loop, for a later node's identical ``call`` to take."""
-        key = _request(strategy, stage, text, question, label, record_unanswered, extra)
-        call = self._call(
-            strategy, stage, text=text, question=question, work=work, label=label,
-            record_unanswered=record_unanswered, **extra,
-        )  # fmt: skip
-        task = asyncio.get_running_loop().create_task(call)
-        self.early_calls.add(key, task)
-        return task
-
-    async def _call(
-        self,
-        strategy: str,
-        stage: str,
-        *,
-        text: str,
-        question: str,
-        work: str,
-        label: str | None,
-        record_unanswered: bool,
-        **extra: str,
-    ) -> StructuredCall[StructuredOutput]:
         health = self.endpoint_health
         health.started()
         answered = False
@@ -182,6 +144,20 @@ class RunKit:
         health.settled(answered=answered)
         return result
 
+    def start_call(self, **request: Any) -> asyncio.Task[StructuredCall[StructuredOutput]]:
+        """Start :meth:`call` with ``request`` now, on the running loop, for a later node's identical
+        ``call`` to take (``nodes/early_calls.py``)."""
+        bound = _CALL.bind(self, **request)
+        bound.apply_defaults()
+        args = bound.arguments
+        key = _request(
+            args["strategy"], args["stage"], args["text"], args["question"], args["label"],
+            args["record_unanswered"], args["extra"],
+        )  # fmt: skip
+        task = asyncio.get_running_loop().create_task(self.call(**request, join_started=False))
+        self.early_calls.add(key, task)
+        return task
+
 
 def _request(
     strategy: str,
@@ -194,6 +170,9 @@ def _request(
 ) -> tuple[object, ...]:
     """What makes two :meth:`RunKit.call` requests the same call (``work`` only describes it)."""
     return (strategy, stage, text, question, label, record, tuple(sorted(extra.items())))
+
+
+_CALL = inspect.signature(RunKit.call)
 
 
 _KITS: OrderedDict[tuple[int, int], tuple[Context, PerLoopProvider, RunKit]] = OrderedDict()

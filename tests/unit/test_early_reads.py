@@ -107,7 +107,7 @@ def test_a_failing_chunk_node_cancels_its_own_readings_only(monkeypatch: pytest.
     async def unanswered(*args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(30)  # still under way when the chunk node fails
 
-    monkeypatch.setattr(RunKit, "_call", unanswered)
+    monkeypatch.setattr(RunKit, "call", unanswered)
 
     async def run() -> tuple[list[asyncio.Task[Any]], int, int]:
         nonlocal failing
