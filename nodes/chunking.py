@@ -7,13 +7,14 @@ half the budget is rebalanced with its neighbour (as the public implementation d
 each document's original text are kept. Several small documents may share a chunk, each span headed
 by its title, so 10,000 tiny documents cost a handful of calls, not 10,000.
 
-Counting is done once per piece, in batches (tiktoken spreads a batch over threads), so 1.28M tokens
-chunk in well under a second. The whole pipeline is a stream (:func:`iter_chunks`): batches start
-small and double, and a chunk is given out as soon as no later piece can change it (only the last two
-are held back for the tail's rebalancing), so a run can send its first chunk to the model while the
-rest of a 1.28M-token input is still being counted; the chunks are the same as all at once. Runs of non-whitespace longer than ``_MAX_RUN`` characters are cut
-before counting: BPE on one enormous "word" is quadratic, and a 5M-character line with no spaces
-must not hang the process.
+Counting is done once per piece, in batches on one thread, so 1.28M tokens chunk in 0.4 s. The whole
+pipeline is a stream (:func:`iter_chunks`): batches start small and double, and a chunk is given out
+as soon as no later piece can change it (only the last two are held back for the tail's
+rebalancing), so a run can send its first chunk to the model while the rest of a 1.28M-token input
+is still being counted; the chunks are the same as all at once.
+
+Runs of non-whitespace longer than ``_MAX_RUN`` characters are cut before counting: BPE on one
+enormous "word" is quadratic, and a 5M-character line with no spaces must not hang the process.
 """
 
 from __future__ import annotations

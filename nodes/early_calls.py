@@ -10,31 +10,69 @@ unchanged: only the calls leave earlier.
 Each started call is taken once, by the first identical request, and only on the event loop it runs
 on (a call belongs to its loop's connection pool). A call nobody takes is cancelled when the run's
 chunk node fails (only that node's calls: runs sharing a context share the table), and otherwise
-simply finishes: it was a call the run was about to make.
+simply finishes: it was a call the run was about to make. A finished call still untaken after
+:data:`STALE_AFTER_S` is dropped (a served run interrupted after its chunk node never reads its
+chunks; its kit could otherwise hold every chunk's text and answer until evicted).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import defaultdict, deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+STALE_AFTER_S = 600.0
+"""A finished call not taken within this many seconds will not be: the run that started it moved on."""
 
 
 class EarlyCalls(Generic[T]):
     """Started calls by request key, each taken once (thread-safe; a run may span event loops)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._started: defaultdict[Hashable, deque[asyncio.Task[T]]] = defaultdict(deque)
+        self._untaken: set[asyncio.Task[T]] = set()
+        self._finished_at: dict[asyncio.Task[T], float] = {}
         self._lock = threading.Lock()
+        self._clock = clock
+        self._swept_at = clock()
 
     def add(self, key: Hashable, task: asyncio.Task[T]) -> None:
-        task.add_done_callback(_retrieve)
+        task.add_done_callback(self._finished)
         with self._lock:
+            self._drop_stale()
             self._started[key].append(task)
+            self._untaken.add(task)
+
+    def _finished(self, task: asyncio.Task[T]) -> None:
+        if not task.cancelled():
+            task.exception()  # seen: the taker re-raises it; an untaken call's failure is not the run's
+        with self._lock:
+            if task in self._untaken:
+                self._finished_at[task] = self._clock()
+
+    def _drop_stale(self) -> None:
+        """Forget finished calls untaken for :data:`STALE_AFTER_S` (under the lock; a minute apart)."""
+        now = self._clock()
+        if now - self._swept_at < 60.0 or not self._finished_at:
+            return
+        self._swept_at = now
+        stale = {t for t, at in self._finished_at.items() if now - at > STALE_AFTER_S}
+        if not stale:
+            return
+        for key in list(self._started):
+            kept = deque(t for t in self._started[key] if t not in stale)
+            if kept:
+                self._started[key] = kept
+            else:
+                del self._started[key]
+        for task in stale:
+            del self._finished_at[task]
+            self._untaken.discard(task)
 
     def take(self, key: Hashable) -> asyncio.Task[T] | None:
         """The oldest call started for ``key`` on the running loop, now the caller's (None: none)."""
@@ -48,6 +86,8 @@ class EarlyCalls(Generic[T]):
             for task in tasks:
                 if task.get_loop() is loop:
                     tasks.remove(task)
+                    self._untaken.discard(task)
+                    self._finished_at.pop(task, None)
                     if not tasks:
                         del self._started[key]
                     return task
@@ -60,6 +100,9 @@ class EarlyCalls(Generic[T]):
         mine = set(tasks)
         with self._lock:
             dropped = [task for queue in self._started.values() for task in queue if task in mine]
+            for task in dropped:
+                self._untaken.discard(task)
+                self._finished_at.pop(task, None)
             for key in list(self._started):
                 kept = deque(task for task in self._started[key] if task not in mine)
                 if kept:
@@ -76,9 +119,3 @@ class EarlyCalls(Generic[T]):
     def __len__(self) -> int:
         with self._lock:
             return sum(len(queue) for queue in self._started.values())
-
-
-def _retrieve(task: asyncio.Task[object]) -> None:
-    """Mark a failure as seen: the taker re-raises it; an untaken call's failure is not the run's."""
-    if not task.cancelled():
-        task.exception()

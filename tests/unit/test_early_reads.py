@@ -12,7 +12,7 @@ import pytest
 
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.nodes import prepare
-from longgraph.nodes.early_calls import EarlyCalls
+from longgraph.nodes.early_calls import STALE_AFTER_S, EarlyCalls
 from longgraph.nodes.kit import RunKit, build_kit, kit_for
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import read_chunk
@@ -197,3 +197,32 @@ def test_a_cancelled_kit_build_leaves_the_waiting_runs_to_build_it(monkeypatch: 
 
     kit = asyncio.run(run())
     assert isinstance(kit, RunKit)
+
+
+def test_a_finished_call_nobody_takes_is_dropped_after_a_while() -> None:
+    """A served run interrupted after its chunk node never reads its chunks: its kit must not keep
+    every chunk's text and answer until it is evicted."""
+    now = [0.0]
+    early: EarlyCalls[int] = EarlyCalls(clock=lambda: now[0])
+
+    async def answer() -> int:
+        return 7
+
+    async def run() -> tuple[int, int, int]:
+        for key in ("a", "b"):
+            task = asyncio.get_running_loop().create_task(answer())
+            early.add(key, task)
+            await task
+        await asyncio.sleep(0)  # the done callbacks
+        now[0] = STALE_AFTER_S / 2
+        fresh = asyncio.get_running_loop().create_task(answer())
+        early.add("c", fresh)
+        kept_early = len(early)
+        now[0] = STALE_AFTER_S + 61
+        late = asyncio.get_running_loop().create_task(answer())
+        early.add("d", late)  # sweeps: a and b finished long ago; c and d are not finished yet
+        await asyncio.gather(fresh, late)
+        return kept_early, len(early), 0 if early.take("c") is None else 1
+
+    kept_early, kept_late, c_taken = asyncio.run(run())
+    assert kept_early == 3 and kept_late == 2 and c_taken == 1
