@@ -9,6 +9,8 @@ oracle (or the embedded vLLM server), capturing every request; then replays exac
 a bare async HTTP client, all available at once, at the same concurrency — the most the server can be
 kept busy with this work. The ratio of the two wall times is how close one shared concurrency budget
 across items comes to saturating the server (an item's stages depend on each other; the items do not).
+On vLLM the replay runs under its own ``cache_salt`` (what the map prompts share warmed first), so the
+prefix cache the batch filled does not serve the replay's prompts.
 Also printed: items answered right, calls per item, and the stub's peak of requests in flight.
 """
 
@@ -27,7 +29,7 @@ from typing import Any
 
 from longgraph.batch import abatch
 from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
-from longgraph.evals.bench.mapreduce_stub import RecordingProvider, replay_wall
+from longgraph.evals.bench.mapreduce_stub import RecordingProvider, replay_wall, salted, warm_shared_prefix
 from longgraph.evals.corpora import load_paul_graham_text
 
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
@@ -71,7 +73,13 @@ def run(
         batch_seconds = time.perf_counter() - started
         peak = stub.stats()["max_in_flight"] if stub is not None else None
         calls = provider.calls
-        bare_seconds = replay_wall(str(endpoint["base_url"]), calls, concurrency) if replay else math.nan
+        bare_seconds = math.nan
+        if replay:
+            replayed = calls
+            if embedded:  # the same prompts in a prefix cache of their own, what they share warmed first
+                replayed = salted(calls, f"longgraph-batch-bench-{time.time_ns()}")
+                warm_shared_prefix(str(endpoint["base_url"]), [c for c in replayed if c.stage == "map"])
+            bare_seconds = replay_wall(str(endpoint["base_url"]), replayed, concurrency)
     rows = summary.rows
     right = sum(str(r["metadata"]["gold"]) in str(r.get("answer") or "") for r in rows)
     per_item = [int(r.get("llm_calls") or 0) for r in rows]

@@ -244,6 +244,27 @@ def run_graph(
     )  # fmt: skip
 
 
+def salted(calls: Sequence[Call], salt: str) -> list[Call]:
+    """The same requests in their own prefix-cache space (vLLM's ``cache_salt``): the graph's reading
+    of the same document leaves nothing the replay could reuse, and the replay nothing for the graph."""
+    return [
+        Call(step=c.step, stage=c.stage, body=json.dumps({**json.loads(c.body), "cache_salt": salt}).encode(),
+             headers=c.headers)
+        for c in calls
+    ]  # fmt: skip
+
+
+def warm_shared_prefix(base_url: str, calls: Sequence[Call]) -> None:
+    """Cache what every map call of the replay shares (the instructions before the chunk) under its
+    salt, as the graph finds its own cached from earlier runs: one request of the shared prefix alone."""
+    bodies = [json.loads(c.body) for c in calls]
+    first = [str(b["messages"][0]["content"]) for b in bodies]
+    shared = os.path.commonprefix(first)  # noqa: RUF071 - a string prefix is meant, not a path
+    body = {**bodies[0], "messages": [{**bodies[0]["messages"][0], "content": shared}], "max_tokens": 1}
+    body.pop("response_format", None)
+    httpx.post(base_url.rstrip("/") + "/chat/completions", json=body, headers=calls[0].headers, timeout=600)
+
+
 def stub_first_request_at(base_url: str) -> float | None:
     """When the stub saw its first chat request since its last reset (wall clock)."""
     root = base_url.rstrip("/").removesuffix("/v1")

@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -54,7 +52,14 @@ from longgraph.evals.bench import (
     spread,
     wait_for_quiet,
 )
-from longgraph.evals.bench.mapreduce_stub import Call, RecordingProvider, Workload, build_workload
+from longgraph.evals.bench.mapreduce_stub import (
+    Call,
+    RecordingProvider,
+    Workload,
+    build_workload,
+    salted,
+    warm_shared_prefix,
+)
 from longgraph.nodes.runtime import Progress
 from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
 
@@ -102,27 +107,6 @@ def capture_map_calls(workload: Workload, run_settings: dict[str, Any]) -> list[
             )
         )
     return [c for c in recorder.calls if c.stage == "map"]
-
-
-def salted(calls: Sequence[Call], salt: str) -> list[Call]:
-    """The same requests in their own prefix-cache space (vLLM's ``cache_salt``): the graph's reading
-    of the same document leaves nothing the replay could reuse, and the replay nothing for the graph."""
-    return [
-        Call(step=c.step, stage=c.stage, body=json.dumps({**json.loads(c.body), "cache_salt": salt}).encode(),
-             headers=c.headers)
-        for c in calls
-    ]  # fmt: skip
-
-
-def warm_shared_prefix(base_url: str, calls: Sequence[Call]) -> None:
-    """Cache what every map call of the replay shares (the instructions before the chunk) under its
-    salt, as the graph finds its own cached from earlier runs: one request of the shared prefix alone."""
-    bodies = [json.loads(c.body) for c in calls]
-    first = [str(b["messages"][0]["content"]) for b in bodies]
-    shared = os.path.commonprefix(first)  # noqa: RUF071 - a string prefix is meant, not a path
-    body = {**bodies[0], "messages": [{**bodies[0]["messages"][0], "content": shared}], "max_tokens": 1}
-    body.pop("response_format", None)
-    httpx.post(base_url.rstrip("/") + "/chat/completions", json=body, headers=calls[0].headers, timeout=600)
 
 
 # --------------------------------------------------------------------------------------------------
