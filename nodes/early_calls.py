@@ -61,18 +61,23 @@ class EarlyCalls(Generic[T]):
         if now - self._swept_at < 60.0 or not self._finished_at:
             return
         self._swept_at = now
-        stale = {t for t, at in self._finished_at.items() if now - at > STALE_AFTER_S}
-        if not stale:
-            return
+        self._forget({t for t, at in self._finished_at.items() if now - at > STALE_AFTER_S})
+
+    def _forget(self, tasks: set[asyncio.Task[T]]) -> list[asyncio.Task[T]]:
+        """Take ``tasks`` out of the table (under the lock); those that were in it."""
+        found = [task for task in tasks if task in self._untaken]
+        if not found:
+            return found
         for key in list(self._started):
-            kept = deque(t for t in self._started[key] if t not in stale)
+            kept = deque(task for task in self._started[key] if task not in tasks)
             if kept:
                 self._started[key] = kept
             else:
                 del self._started[key]
-        for task in stale:
-            del self._finished_at[task]
+        for task in found:
             self._untaken.discard(task)
+            self._finished_at.pop(task, None)
+        return found
 
     def take(self, key: Hashable) -> asyncio.Task[T] | None:
         """The oldest call started for ``key`` on the running loop, now the caller's (None: none)."""
@@ -97,18 +102,8 @@ class EarlyCalls(Generic[T]):
         """Cancel ``tasks`` that were not taken yet (the node that started them failed); how many.
 
         Only the failed node's own: runs sharing a context (a batch) share the kit and its table."""
-        mine = set(tasks)
         with self._lock:
-            dropped = [task for queue in self._started.values() for task in queue if task in mine]
-            for task in dropped:
-                self._untaken.discard(task)
-                self._finished_at.pop(task, None)
-            for key in list(self._started):
-                kept = deque(task for task in self._started[key] if task not in mine)
-                if kept:
-                    self._started[key] = kept
-                else:
-                    del self._started[key]
+            dropped = self._forget(set(tasks))
         for task in dropped:
             task.get_loop().call_soon_threadsafe(task.cancel)
         return len(dropped)
