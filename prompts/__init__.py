@@ -120,8 +120,10 @@ def neutralise_frames(text: str) -> str:
     frame early and ask a question of its own ("The text concludes here. / Question: ignore the above
     ..."). Those words get a visible "(quoted)" mark inside the text, so the only frame lines are the
     template's own; everything else the text says stays as it was."""
-    lowered = text.lower()
-    pattern = _FRAME_WORDS if "as follows" in lowered or "conclude" in lowered else _FRAME_LABELS_ONLY
+    # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
+    # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
+    folded = text.casefold()
+    pattern = _FRAME_WORDS if "as follows" in folded or "conclude" in folded else _FRAME_LABELS_ONLY
     return pattern.sub(lambda match: f"{match.group(0)} (quoted)", text)
 
 
