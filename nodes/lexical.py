@@ -18,11 +18,17 @@ from collections.abc import Set as AbstractSet
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 WORD = re.compile(rf"[{CJK}]|\d+(?:\.\d+)+|[^\W_{CJK}]+")
 _BOUNDARY = re.compile(
-    r"(?<=[.!?;])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*\s+|(?<=[。！？；])\s*|\n[ \t\r\f\v]*\n\s*"
+    r"[.!?;。！？；\n](?:(?<=[.!?;])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*(\s+)|(?<=[。！？；])(\s*)|(?<=\n)[ \t\r\f\v]*\n\s*)"
 )
-"""Sentence ends. A one-letter word's period is not one: "Alder v. Birch" and "J. Smith" are one name
-(measured: the case "Rummesmirk v. Gaersil" split in two left its verdict sentence sharing one name of
-the question, relevance 0.14)."""
+"""Sentence ends: Latin end punctuation (a closing quote or bracket after it stays with the sentence)
+and whitespace, CJK end punctuation, or a blank line. The group that matched (none for a blank line)
+starts where the sentence stops. A one-letter word's period is not one: "Alder v. Birch" and
+"J. Smith" are one name (measured: the case "Rummesmirk v. Gaersil" split in two left its verdict
+sentence sharing one name of the question, relevance 0.14). Every match starts with one of the
+characters of the leading class, which lets the regex engine skip to them: five times as fast as
+the same ends written as look-behinds (0.15 against 0.79 ms on a 30 KB chunk)."""
+
+_PUNCTUATION_ENDS = frozenset(".!?;。！？；")
 
 STOP_WORDS = frozenset(
     "the and for are but not you all any can had her was one our out has his how its may who what which "  # noqa: SIM905 - a word list reads better as prose
@@ -122,9 +128,11 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     stop = len(text) if end is None else end
     pieces: list[tuple[int, int]] = []
     cursor = start
-    for match in _BOUNDARY.finditer(text, start, stop):
-        closer = len(match.group()) - len(match.group().lstrip("\"'”’)]"))  # a closing quote stays
-        pieces.append((cursor, match.start() + closer))
+    # A sentence end just before ``start`` still decides where the window's first sentence stops (";)"
+    # at its start: the ")" closes the sentence before); the regex must begin on that end to see it.
+    scan_from = start - 1 if start > 0 and text[start - 1] in _PUNCTUATION_ENDS else start
+    for match in _BOUNDARY.finditer(text, scan_from, stop):
+        pieces.append((cursor, match.start(match.lastindex) if match.lastindex else match.start()))
         cursor = match.end()
     pieces.append((cursor, stop))
     spans = []
