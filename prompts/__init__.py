@@ -107,9 +107,11 @@ _FRAME_WORDS = re.compile(
     + _FRAME_LABEL,
     re.IGNORECASE | re.MULTILINE,
 )
-_FRAME_LABELS_ONLY = re.compile(_FRAME_LABEL, re.IGNORECASE | re.MULTILINE)
-"""The label alternative alone: ten times faster than the whole pattern (0.1 ms against 1.25 ms on a
-26 KB chunk, rendered once per call: 8% of the orchestrator's CPU in a 1.28M-token run)."""
+_FRAME_LABELS_AFTER_NEWLINE = re.compile("\n" + _FRAME_LABEL.removeprefix("^"), re.IGNORECASE)
+"""The label alternative alone, anchored on the newline before it rather than on ``^``: a pattern that
+starts with a character lets the regex engine skip to the newlines instead of trying every position
+(0.05 ms on a 30 KB chunk, against 0.13 ms with ``^`` and 1.25 ms for the whole pattern; one render
+per call)."""
 
 
 def neutralise_frames(text: str) -> str:
@@ -123,8 +125,13 @@ def neutralise_frames(text: str) -> str:
     # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
     # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
     folded = text.casefold()
-    pattern = _FRAME_WORDS if "as follows" in folded or "conclude" in folded else _FRAME_LABELS_ONLY
-    return pattern.sub(lambda match: f"{match.group(0)} (quoted)", text)
+    if "as follows" in folded or "conclude" in folded:
+        return _FRAME_WORDS.sub(_quoted, text)
+    return _FRAME_LABELS_AFTER_NEWLINE.sub(_quoted, "\n" + text)[1:]  # a line of its own at the start too
+
+
+def _quoted(match: re.Match[str]) -> str:
+    return f"{match.group(0)} (quoted)"
 
 
 def _file_name(strategy: str, variant: str) -> str:
