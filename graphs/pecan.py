@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -58,7 +58,7 @@ def add_graph_construction(
     builder: StateGraph[PecanState, Context, Any, Any],
     node: NodeFactory,
     *,
-    chunk: RunnableLambda[Any, Any],
+    chunk: Runnable[Any, Any],
     edges: EdgeMode | None,
     then: str,
 ) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -54,7 +54,7 @@ def add_tree_building(
     node: NodeFactory,
     *,
     aggregate: bool,
-    chunk: RunnableLambda[Any, Any],
+    chunk: Runnable[Any, Any],
     then: str,
 ) -> None:
     """The tree: START → chunk → select → (cached) or parse ∥ → build → aggregate ⟲ → save → ``then``."""
