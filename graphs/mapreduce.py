@@ -1,6 +1,7 @@
 """LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → ground → [collapse ∥]* → reduce → finalize.
 
 START → chunk → plan_question ──Send per chunk──▶ map_chunk → ground → plan_collapse
+plan_question ──beside the reads──▶ find_passages → ground
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
 ground ──question decomposed──▶ aggregate → finalize (per-document answers combined in code)
 plan_collapse ──fits──▶ reduce → finalize → END
@@ -11,7 +12,8 @@ plan_collapse ──no evidence──▶ finalize
 input is still being counted; ``map_chunk`` joins the call under way (``nodes/early_calls.py``).
 ``ground`` checks every map answer against its chunk (``nodes/grounding.py``) and sends a chunk whose
 answer is not evidence, but which holds a passage bearing strongly on the question, to be read again
-(that passage alone; compact protocol only); the collapse loop is
+(that passage alone; compact protocol only): ``find_passages`` finds those passages while the chunks
+are being read, since they do not depend on the answers. The collapse loop is
 the project's one bounded reduction loop (``nodes/reduction.py``); ``finalize`` keeps only an answer
 that a verified note supports (``nodes/finalize.py``). ``prompt_variant="paper"`` runs the paper's
 four-field protocol with self-reported confidence; the default "compact" protocol asks for the
@@ -30,7 +32,7 @@ from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
 from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import ground, route_rereads
+from longgraph.nodes.grounding import find_passages, ground, route_rereads
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
@@ -60,6 +62,7 @@ def build_graph(
     builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map", read_early="unless planned"))
     builder.add_node("plan_question", node(plan_question, prompts=PROMPTS, stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts=PROMPTS, stage="map"), input_schema=ReadTask)
+    builder.add_node("find_passages", node(find_passages))
     builder.add_node("ground", node(ground))
     builder.add_node(
         "reread_chunk", node(read_chunk, prompts=PROMPTS, stage="map", label="reread"), input_schema=ReadTask
@@ -75,8 +78,11 @@ def build_graph(
 
     builder.add_edge(START, "chunk")
     builder.add_edge("chunk", "plan_question")
-    builder.add_conditional_edges("plan_question", each_chunk("map_chunk"), ["map_chunk"])
+    builder.add_conditional_edges(
+        "plan_question", each_chunk("map_chunk", beside="find_passages"), ["map_chunk", "find_passages"]
+    )
     builder.add_edge("map_chunk", "ground")
+    builder.add_edge("find_passages", "ground")
     builder.add_conditional_edges(
         "ground",
         route_rereads,

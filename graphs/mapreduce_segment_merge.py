@@ -6,6 +6,7 @@ quotes kept verbatim, reasoning merged). Both stages read and write the one note
 adapter sits between them.
 
 START → chunk → plan_question ──Send per chunk──▶ map_chunk → ground → plan_merge
+plan_question ──beside the reads──▶ find_passages → ground
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
 ground ──question decomposed──▶ aggregate → finalize (per-document answers combined in code)
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
@@ -24,7 +25,7 @@ from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
 from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import ground, route_rereads
+from longgraph.nodes.grounding import find_passages, ground, route_rereads
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
@@ -55,6 +56,7 @@ def build_graph(
     )
     builder.add_node("plan_question", node(plan_question, prompts="mapreduce", stage="map"))
     builder.add_node("map_chunk", node(read_chunk, prompts="mapreduce", stage="map"), input_schema=ReadTask)
+    builder.add_node("find_passages", node(find_passages))
     builder.add_node("ground", node(ground))
     builder.add_node(
         "reread_chunk",
@@ -72,8 +74,11 @@ def build_graph(
 
     builder.add_edge(START, "chunk")
     builder.add_edge("chunk", "plan_question")
-    builder.add_conditional_edges("plan_question", each_chunk("map_chunk"), ["map_chunk"])
+    builder.add_conditional_edges(
+        "plan_question", each_chunk("map_chunk", beside="find_passages"), ["map_chunk", "find_passages"]
+    )
     builder.add_edge("map_chunk", "ground")
+    builder.add_edge("find_passages", "ground")
     builder.add_conditional_edges(
         "ground",
         route_rereads,

@@ -1,6 +1,7 @@
 """Segment+ (Shi et al., 2024): segment → note ∥ → ground → filter ∥ → [merge ∥]* → answer from notes.
 
 START → segment ──Send per segment──▶ take_note → ground ──Send per passage──▶ reread_chunk → ground
+segment ──beside the notes──▶ find_passages → ground
 ground → screen ──Send per note──▶ filter_note → gather_filter → plan_merge
 screen ──nothing to label──▶ plan_merge
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
@@ -24,7 +25,7 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import ground, route_rereads
+from longgraph.nodes.grounding import find_passages, ground, route_rereads
 from longgraph.nodes.notes_filter import filter_note, gather_filter, pass_notes, route_filter
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
@@ -59,6 +60,7 @@ def build_graph(
         "segment", node(chunk_input, prompts=PROMPTS, stage=gather, size="segment_size", read_early="always")
     )
     builder.add_node("take_note", node(read_chunk, prompts=PROMPTS, stage=gather), input_schema=ReadTask)
+    builder.add_node("find_passages", node(find_passages))
     builder.add_node("ground", node(ground))
     builder.add_node(
         "reread_chunk", node(read_chunk, prompts=PROMPTS, stage=gather, label="reread"), input_schema=ReadTask
@@ -70,8 +72,11 @@ def build_graph(
     builder.add_node("finalize", node(finalize, strategy=name))
 
     builder.add_edge(START, "segment")
-    builder.add_conditional_edges("segment", each_chunk("take_note"), ["take_note"])
+    builder.add_conditional_edges(
+        "segment", each_chunk("take_note", beside="find_passages"), ["take_note", "find_passages"]
+    )
     builder.add_edge("take_note", "ground")
+    builder.add_edge("find_passages", "ground")
     builder.add_edge("reread_chunk", "ground")
     if use_filter:
         builder.add_node("screen", node(pass_notes))

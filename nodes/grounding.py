@@ -80,7 +80,7 @@ from longgraph.nodes.render import measure_notes
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence
 from longgraph.state.graph_state import RunState
-from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft, Passage
 from longgraph.state.tasks import ReadTask
 
 REREAD = "reread"
@@ -596,17 +596,48 @@ def rereading_enabled(context: Context) -> bool:
     return context.reread and context.prompt_variant == "compact"
 
 
-def passage_worth_rereading(
-    outcome: ChunkOutcome, chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords
-) -> Span | None:
-    """The passage of ``chunk`` to read again alone, when its first reading (``outcome``) missed one
-    that bears strongly on the question (:func:`worth_rereading`); else None."""
+def strongest_passage(chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords) -> Passage | None:
+    """The passage of ``chunk`` a second reading would read (:func:`best_passage`), when one may bear
+    strongly on the question (:func:`may_bear_strongly`); else None. It depends on the chunk and the
+    question only, so :func:`find_passages` looks for it while the chunk is being read."""
     if not may_bear_strongly(chunk, documents, wanted):
         return None
     found = best_passage(chunk, documents, wanted)
-    if found is None or not worth_rereading(outcome, found[1], wanted):
+    if found is None:
         return None
-    return found[0]
+    span, relevance = found
+    return Passage(doc_index=span.doc_index, title=span.title, start=span.start, end=span.end,
+                   relevance=relevance)  # fmt: skip
+
+
+def passage_worth_rereading(
+    outcome: ChunkOutcome, passage: Passage | None, wanted: QuestionWords
+) -> Passage | None:
+    """The chunk's strongest passage (:func:`strongest_passage`) when its first reading (``outcome``)
+    missed it (:func:`worth_rereading`); else None."""
+    return passage if passage is not None and worth_rereading(outcome, passage.relevance, wanted) else None
+
+
+async def find_passages(state: RunState, kit: RunKit) -> dict[str, object]:
+    """The passage search, beside the read stage: each chunk's :func:`strongest_passage` for the
+    question it is judged against, so that :func:`ground`, which waits for the last read, does not
+    search (on the 1.28M-token needle: 0.07 s between the last map answer and the reduce call).
+    Nothing to do when second readings are off."""
+    if not rereading_enabled(kit.context):
+        return {}
+    chunks = state.get("input_chunks") or []
+    documents = documents_of(state)
+
+    def search() -> dict[int, Passage | None]:
+        wanted: dict[str, QuestionWords] = {}
+        found = {}
+        for chunk in chunks:
+            judged = question_judged(state, chunk.id)
+            words = wanted.setdefault(judged, question_words(judged))
+            found[chunk.id] = strongest_passage(chunk, documents, words)
+        return found
+
+    return {"passages": await asyncio.to_thread(search)}  # CPU work off the event loop
 
 
 def settle_readings(
@@ -662,6 +693,7 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     documents = documents_of(state)
     settings = kit.context
     may_reread = rereading_enabled(settings)
+    searched = state.get("passages") or {}
 
     def check() -> tuple[list[ChunkOutcome], list[Note], list[ReadTask], int]:
         outcomes, notes, rereads, reread_helped = [], [], [], 0
@@ -675,7 +707,12 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
             outcome, note, helped = settle_readings(graded)
             reread_helped += helped
             if len(graded) == 1 and may_reread and reads[0].draft is not None:
-                span = passage_worth_rereading(outcome, chunk, documents, wanted)
+                strongest = (
+                    searched[chunk_id]
+                    if chunk_id in searched
+                    else strongest_passage(chunk, documents, wanted)
+                )
+                span = passage_worth_rereading(outcome, strongest, wanted)
                 if span is not None:
                     text = documents[span.doc_index].text[span.start : span.end]
                     part = ChunkPart(

@@ -32,15 +32,17 @@ class Drafting(Protocol):
     def note_draft(self) -> NoteDraft: ...
 
 
-def each_chunk(target: str) -> Callable[[RunState], list[Send]]:
-    """A router sending every chunk to ``target`` (``max_concurrency`` in the client bounds what runs)."""
+def each_chunk(target: str, *, beside: str | None = None) -> Callable[[RunState], list[Send | str]]:
+    """A router sending every chunk to ``target`` (``max_concurrency`` in the client bounds what runs),
+    and running ``beside`` in the same step (the passage search, next to the reads)."""
 
-    def fan_out(state: RunState) -> list[Send]:
+    def fan_out(state: RunState) -> list[Send | str]:
         chunks = state["input_chunks"]
-        return [
+        reads: list[Send | str] = [
             Send(target, ReadTask(chunk=c, question=question_for_chunk(state, c.id), total=len(chunks)))
             for c in chunks
         ]
+        return [*reads, beside] if beside else reads
 
     fan_out.__name__ = f"each_chunk_to_{target}"
     return fan_out

@@ -33,6 +33,7 @@ from longgraph.nodes.grounding import (
     passage_worth_rereading,
     rereading_enabled,
     settle_readings,
+    strongest_passage,
     support_in_notes,
 )
 from longgraph.nodes.kit import RunKit
@@ -191,7 +192,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
                      text=text)  # fmt: skip
         wanted = question_words(question)
         outcome, _ = ground_read(read, leaf, alone, question, min_relevance=kit.context.min_relevance)
-        span = passage_worth_rereading(outcome, leaf, alone, wanted)
+        span = passage_worth_rereading(outcome, strongest_passage(leaf, alone, wanted), wanted)
         if span is not None:
             again = await kit.call(PROMPTS, stage, text=text[span.start : span.end], question=question,
                                    label=REREAD, work=f"second reading of tree node {node.id}",

@@ -18,7 +18,7 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
-from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, Passage
 from longgraph.state.tasks import Combined, ReadTask
 from longgraph.state.usage import Usage
 
@@ -59,6 +59,9 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """Notes for the user about choices the run made (fallbacks, trims): they end in ``stats.notes``."""
     reads: Annotated[list[ChunkRead], operator.add]
     """Fan-in of the read stage: one per chunk, in completion order."""
+    passages: dict[int, Passage | None]
+    """Each chunk's passage bearing most on its question, by chunk id (None: none could bear strongly),
+    found beside the read stage (``nodes/grounding.py: find_passages``); absent: not searched."""
     outcomes: list[ChunkOutcome]
     """One per chunk, in chunk order, after grounding."""
     rereads: list[ReadTask]

@@ -74,6 +74,18 @@ class Note(BaseModel):
         return [q for q in self.quotes if q.verified]
 
 
+class Passage(BaseModel):
+    """The stretch of a chunk that bears most on the question it is judged against, and how much
+    (``nodes/grounding.py``: the candidate for a second reading). Found while the chunk is being read,
+    since it does not depend on the answer."""
+
+    doc_index: int
+    title: str
+    start: int
+    end: int
+    relevance: float
+
+
 ChunkFate = Literal["noted", "no_information", "unsupported", "failed"]
 
 
