@@ -8,7 +8,7 @@ after ``Retry-After``: in both cases more concurrency buys nothing and costs ret
 
 The rule is TCP's (additive increase, multiplicative decrease), on two overload signals:
 
-* **a 429 or 503 answer** (seen by an ``httpx`` response hook, so the SDK's own retries count too);
+* **a 429 or 503 answer** (seen by an ``httpx`` response hook, so retried attempts count too);
 * **a growing queue**: while calls are in flight, each endpoint's Prometheus ``/metrics`` is read
   twice a second, and ``vllm:num_requests_waiting`` above zero and not shrinking is overload (and
   while any request is queued, the limit does not grow). An endpoint without ``/metrics`` (not vLLM)

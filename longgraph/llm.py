@@ -531,7 +531,7 @@ class OpenAIProvider(PerLoopProvider):
         limit = AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency)
 
         async def on_response(response: httpx.Response) -> None:
-            if response.status_code in (429, 503):  # the SDK's own retries pass here too
+            if response.status_code in (429, 503):  # retried attempts pass here too
                 limit.overloaded(
                     f"HTTP {response.status_code} from {redact_url(str(response.request.url))}",
                     admitted=admitted_at(),

@@ -79,7 +79,8 @@ def shared_ssl_context() -> ssl.SSLContext:
 
 
 class OpenAIChat:
-    """One OpenAI-compatible endpoint, called through the openai SDK's async client (no LangChain)."""
+    """One OpenAI-compatible endpoint: chat completions posted with httpx under the openai SDK's retry
+    policy and error types (``longgraph/http_retries.py``), without LangChain."""
 
     def __init__(
         self,
