@@ -629,12 +629,13 @@ async def find_passages(state: RunState, kit: RunKit) -> dict[str, object]:
     documents = documents_of(state)
 
     def search() -> dict[int, Passage | None]:
-        wanted: dict[str, QuestionWords] = {}
+        words: dict[str, QuestionWords] = {}  # per question: a plan asks each document its own
         found = {}
         for chunk in chunks:
             judged = question_judged(state, chunk.id)
-            words = wanted.setdefault(judged, question_words(judged))
-            found[chunk.id] = strongest_passage(chunk, documents, words)
+            if judged not in words:
+                words[judged] = question_words(judged)
+            found[chunk.id] = strongest_passage(chunk, documents, words[judged])
         return found
 
     return {"passages": await asyncio.to_thread(search)}  # CPU work off the event loop
