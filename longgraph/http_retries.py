@@ -3,7 +3,7 @@
 The chat path (``longgraph/openai_chat.py``) posts with httpx itself: the SDK's request machinery
 (option models, URL and header building, its JSON encoder) cost 0.25–0.4 ms of CPU per 30 KB call,
 a sixth of the orchestrator's event-loop work per call on a 1.28M-token run. What a caller relied on
-the SDK for is kept, as the SDK (openai-python 2.x) does it, and ``tests/unit/test_http_retries.py``
+the SDK for is kept, as the installed SDK (openai 3.x) does it, and ``tests/unit/test_http_retries.py``
 runs the same scripted faults through both and compares attempts, waits and errors:
 
 * **what is retried**: a timeout, a connection error, or a response with status 408, 409, 429 or 5xx,
