@@ -14,11 +14,13 @@ The rule is TCP's (additive increase, multiplicative decrease), on two overload 
   while any request is queued, the limit does not grow). An endpoint without ``/metrics`` (not vLLM)
   is asked once and then left alone.
 
-On overload the limit halves (at least 1): for a turned-away call, only when the call was sent after
-the last cut (a burst of 429s to calls sent under the old limit is one overload, not ten); for a queue
-reading, at most once per ``cooldown_s``. A turned-away call gives its slot back and waits for one
-under the new limit before it is retried (:meth:`AdaptiveLimit.requeue`). After as many successful calls as the limit (about one round trip of the whole
-window) with no overload, it grows by one, up to ``max_concurrency``. Every change is logged on
+On overload the limit halves (at least 1); on a queue reading it falls instead to what the server
+serves of ours (our calls in flight less the queue) when that is known and lower. A turned-away call cuts only when it
+was sent after the last cut (a burst of 429s to calls sent under the old limit is one overload, not
+ten); a queue reading cuts at most once per ``cooldown_s``. A turned-away call gives its slot back and
+waits for one under the new limit before it is retried (:meth:`AdaptiveLimit.requeue`). After as many
+successful calls as the limit (about one round trip of the whole window) with no overload, it grows
+by one, up to ``max_concurrency``. Every change is logged on
 ``longgraph.concurrency`` with its reason and kept in :attr:`AdaptiveLimit.changes`.
 """
 
@@ -28,6 +30,7 @@ import asyncio
 import collections
 import contextvars
 import logging
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -63,6 +66,8 @@ class AdaptiveLimit:
     _successes: int = 0
     _last_cut: float = float("-inf")
     _queued: bool = False
+    _watched: bool = False
+    _read_since_change: bool = False
 
     def __post_init__(self) -> None:
         self.limit = self.limit or self.ceiling
@@ -117,12 +122,13 @@ class AdaptiveLimit:
             self.in_use += 1  # the caller's exit releases the slot it believes it holds
             raise
 
-    def overloaded(self, why: str, *, admitted: float | None = None) -> None:
-        """The server is over capacity: halve the limit. A call turned away (``admitted``: when it got
-        its slot) cuts only when it was admitted after the last cut, so a burst of rejections of calls
-        sent under the old limit is one overload, and calls sent under the new one that are still
-        turned away cut again at once (TCP's once per round trip). A queue reading cuts at most once
-        per ``cooldown_s``."""
+    def overloaded(self, why: str, *, admitted: float | None = None, served: int | None = None) -> None:
+        """The server is over capacity: cut to ``served`` (what the server is seen to serve of ours at
+        once) when that is known and lower, else halve the limit. A call turned away (``admitted``: when it got its slot)
+        cuts only when it was admitted after the last cut, so a burst of rejections of calls sent
+        under the old limit is one overload, and calls sent under the new one that are still turned
+        away cut again at once (TCP's once per round trip). A queue reading cuts at most once per
+        ``cooldown_s``."""
         now = time.monotonic()
         if not self.adaptive:
             return
@@ -132,8 +138,9 @@ class AdaptiveLimit:
             return
         self._last_cut = now
         self._successes = 0
+        cut = served if served is not None and served < self.limit else self.limit // 2
         if self.limit > 1:
-            self._set(max(1, self.limit // 2), f"overload: {why}")
+            self._set(max(1, cut), f"overload: {why}")
 
     def queue_read(self, waiting: float, previous: float) -> None:
         """The server's queue as last read: overload when it held requests at the last read too and
@@ -142,15 +149,32 @@ class AdaptiveLimit:
         One read is not enough: vLLM lists a burst's requests as waiting until its next scheduling
         step admits them. Measured on the idle embedded server, 8 requests in flight read "1 waiting"
         twice in 16 s, each halving the limit, and the map stage ran at 0.895 of a plain client's
-        throughput instead of 0.968 with a fixed limit."""
+        throughput instead of 0.968 with a fixed limit.
+
+        The cut goes straight to what the server serves of ours (our calls in flight less the
+        queue): halving took two cooldowns to go from 12 to a server serving 3, and on a short map
+        stage that second second of a 9-deep queue was half of all the queueing (measured: 13.1
+        queued request-seconds against a fixed limit's 27.3); and halving a probe from 4 to a server
+        serving 3 undershot to 2. When the queue is as long as our calls in flight, it is not only
+        ours, and the limit halves."""
         self._queued = waiting > 0
+        self._watched = self._read_since_change = True
         if waiting > 0 and previous > 0 and waiting >= previous:
-            self.overloaded(f"{waiting:g} request(s) queued at the server")
+            served = self.in_use - math.ceil(waiting)
+            self.overloaded(
+                f"{waiting:g} request(s) queued at the server", served=served if served >= 1 else None
+            )
 
     def succeeded(self) -> None:
         """A call answered: after a window's worth of successes since the last change (and with no
-        queue at the server), one more slot."""
+        queue at the server), one more slot.
+
+        Where the queue is read, the limit grows only after a read has followed the last change:
+        successes come every few milliseconds and reads every half second, so without this the
+        limit climbed 3 → 4 → 5 against a server serving 3 before any read could see the queue."""
         if not self.adaptive or self.limit >= self.ceiling or self._queued:
+            return
+        if self._watched and not self._read_since_change:
             return
         self._successes += 1
         if self._successes >= self.limit and time.monotonic() - self._last_cut >= self.cooldown_s:
@@ -160,6 +184,7 @@ class AdaptiveLimit:
     def _set(self, limit: int, why: str) -> None:
         log.info("requests in flight: %d → %d (%s)", self.limit, limit, why)
         self.limit = limit
+        self._read_since_change = False
         self.changes.append(LimitChange(at=time.time(), limit=limit, why=why))
         self._wake()
 
@@ -208,8 +233,12 @@ class QueueWatch:
         idle = 0
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         async with httpx.AsyncClient(timeout=2.0, headers=headers, verify=shared_ssl_context()) as http:
+            # The first read comes half an interval in: it only sets the baseline the next one is
+            # compared with, and a burst sent at once is then cut an interval sooner than it was.
+            pause = self.interval_s / 2
             while idle < 2:  # stops once no call has been in flight for two reads
-                await asyncio.sleep(self.interval_s)
+                await asyncio.sleep(pause)
+                pause = self.interval_s
                 idle = idle + 1 if self.limit.in_use == 0 else 0
                 for url in self.urls:
                     if url in self._silent:

@@ -26,7 +26,8 @@ from longgraph.tests.integration.support import STUB_SETTINGS
 
 pytestmark = pytest.mark.integration
 
-DOCUMENT = planted(400_000, at=0.5)  # about 66 calls under a 2048-token window
+DOCUMENT = planted(600_000, at=0.5)  # about 99 calls under a 2048-token window: long enough that
+# the first second, before two queue reads agree, is not most of the queueing
 CAPACITY = 3
 
 

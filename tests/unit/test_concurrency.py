@@ -78,6 +78,43 @@ def test_no_growth_while_the_server_holds_a_queue() -> None:
     assert limit.limit == 5
 
 
+def test_a_queue_of_ours_cuts_straight_to_what_the_server_serves() -> None:
+    limit = AdaptiveLimit(12, cooldown_s=0.0)
+    limit.in_use = 12  # twelve of ours in flight, nine of them queued: the server serves three
+    limit.queue_read(9, previous=9)
+    assert limit.limit == 3  # not 6, which would take a second cut a cooldown later
+    limit.in_use = 4  # a probe to four: one queued
+    limit.limit = 4
+    limit.queue_read(1, previous=1)
+    assert limit.limit == 3  # halving would have undershot to 2
+
+
+def test_a_queue_longer_than_ours_is_not_only_ours_and_halves() -> None:
+    limit = AdaptiveLimit(8, cooldown_s=0.0)
+    limit.in_use = 5
+    limit.queue_read(20, previous=12)
+    assert limit.limit == 4
+
+
+def test_where_the_queue_is_read_growth_waits_for_a_read_after_each_change() -> None:
+    limit = AdaptiveLimit(8, cooldown_s=0.0)
+    limit.in_use = 8
+    limit.queue_read(4, previous=4)
+    assert limit.limit == 4
+    for _ in range(40):  # many successes, but no read yet has seen the queue at four
+        limit.succeeded()
+    assert limit.limit == 4
+    limit.queue_read(0, previous=4)
+    for _ in range(40):
+        limit.succeeded()
+    assert limit.limit == 5  # one step per read, not 4 -> 8 between two reads
+    unwatched = AdaptiveLimit(8, cooldown_s=0.0)  # an endpoint without /metrics: successes alone
+    unwatched.overloaded("429")
+    for _ in range(40):
+        unwatched.succeeded()
+    assert unwatched.limit == 8
+
+
 def test_a_fixed_limit_never_moves() -> None:
     limit = AdaptiveLimit(6, adaptive=False, cooldown_s=0.0)
     limit.overloaded("429")
