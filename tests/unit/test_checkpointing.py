@@ -1,24 +1,25 @@
-"""The SQLite checkpointer leaves its file unlocked however the run it served ended.
+"""The SQLite checkpointer: each method one whole transaction on the saver's own thread, so the file is
+never left locked or half written, however the run it served ended, and the event loop never waits on
+the file.
 
-A run that fails midway can leave a checkpoint write cancelled between its INSERT and its COMMIT, and
-a read cut short whose cursor the exception's traceback keeps alive. SQLite cannot finish closing a
-connection while one of its statements is alive, so the half-closed connection kept the open
-transaction and the file's write lock, and the resume in the same process waited out the busy timeout
-at every checkpoint (CI: 723 s, then "database is locked"). Here that state is made on purpose inside
-the checkpointer.
+With LangGraph's ``AsyncSqliteSaver`` a run that failed midway could leave a write cancelled between
+its INSERT and its COMMIT, holding the file's write lock, and the resume in the same process waited
+out the busy timeout at every checkpoint (CI: 723 s, then "database is locked").
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from longgraph.checkpointing import sqlite_checkpointer
+from longgraph.checkpointing import LatestOnlySqliteSaver, sqlite_checkpointer
 
 
 def _write_locked(db: Path) -> bool:
@@ -31,46 +32,148 @@ def _write_locked(db: Path) -> bool:
             return True
 
 
-class RunFailed(Exception):
-    pass
+def _checkpoint(number: int) -> dict[str, Any]:
+    return {"v": 1, "id": f"checkpoint-{number:03d}", "ts": "2026-11-25T00:00:00+00:00",
+            "channel_values": {"step": number}, "channel_versions": {}, "versions_seen": {}}  # fmt: skip
 
 
-def test_a_write_left_uncommitted_by_a_failed_run_neither_locks_the_file_nor_lands(tmp_path: Path) -> None:
-    db = tmp_path / "checkpoints.sqlite"
+THREAD: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
 
-    async def failing_run() -> None:
-        async with sqlite_checkpointer(str(db)) as saver:
-            await saver.setup()
-            await saver.conn.execute("CREATE TABLE t (x)")
-            await saver.conn.commit()
-            await saver.conn.execute("INSERT INTO t VALUES (1)")  # committed
-            await saver.conn.commit()
-            await saver.conn.execute("INSERT INTO t VALUES (2)")  # its COMMIT never comes
-            reading = await saver.conn.execute("SELECT x FROM t")  # a read cut short: a live statement
-            await reading.fetchone()
-            raise RunFailed(reading)  # the exception keeps the cursor (and its statement) alive
 
-    with pytest.raises(RunFailed) as failure:
-        asyncio.run(failing_run())
-    assert failure.value.args[0] is not None  # the caller still holds the cursor, as CI's test did
-    assert not _write_locked(db)
+def _stored(db: Path) -> list[tuple[str, str]]:
     with closing(sqlite3.connect(db)) as reader:
-        assert reader.execute("SELECT x FROM t").fetchall() == [(1,)]
+        return reader.execute(
+            "SELECT thread_id, checkpoint_id FROM checkpoints ORDER BY checkpoint_id"
+        ).fetchall()
 
 
-def test_the_checkpointer_commits_what_a_finished_run_wrote(tmp_path: Path) -> None:
+async def _put(saver: LatestOnlySqliteSaver, number: int) -> None:
+    await saver.aput(THREAD, _checkpoint(number), {"step": number}, {})  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_failing_inside_its_transaction_neither_lands_nor_locks_the_file(tmp_path: Path) -> None:
+    """The newer checkpoint and the deletion of the older one are one transaction: a failure in the
+    deletion (a trigger stands for a full disk) takes the insert back too, and leaves no lock."""
     db = tmp_path / "checkpoints.sqlite"
 
     async def run() -> None:
         async with sqlite_checkpointer(str(db)) as saver:
-            await saver.setup()
-            await saver.conn.execute("CREATE TABLE t (x)")
-            await saver.conn.execute("INSERT INTO t VALUES (3)")
-            await saver.conn.commit()
+            await _put(saver, 1)
+            with closing(sqlite3.connect(db)) as other:
+                other.execute(
+                    "CREATE TRIGGER full BEFORE DELETE ON checkpoints BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                )
+                other.commit()  # fmt: skip
+            with pytest.raises(sqlite3.IntegrityError, match="disk full"):
+                await _put(saver, 2)
+            assert not _write_locked(db)
+            assert _stored(db) == [("t", "checkpoint-001")]
+            with closing(sqlite3.connect(db)) as other:
+                other.execute("DROP TRIGGER full")
+                other.commit()
+            await _put(saver, 3)
+        assert _stored(db) == [("t", "checkpoint-003")]
 
     asyncio.run(run())
-    with closing(sqlite3.connect(db)) as reader:
-        assert reader.execute("SELECT x FROM t").fetchall() == [(3,)]
+    assert not _write_locked(db)
+
+
+def test_a_locked_file_is_waited_for_off_the_event_loop_and_a_cancelled_write_lands_whole(
+    tmp_path: Path,
+) -> None:
+    """Another process holds the file: the write waits (busy timeout) on the saver's thread while the
+    event loop goes on; the run is cancelled meanwhile, and closing the checkpointer still waits for
+    the write it had handed over, which lands whole (the newer checkpoint, the older one gone)."""
+    db = tmp_path / "checkpoints.sqlite"
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0.02)
+
+    async def run() -> None:
+        async with sqlite_checkpointer(str(db)) as saver:
+            await _put(saver, 1)
+            holder = sqlite3.connect(db, check_same_thread=False)
+            holder.execute("BEGIN IMMEDIATE")
+            threading.Timer(0.6, holder.rollback).start()
+            ticking = asyncio.create_task(ticker())
+            writing = asyncio.create_task(_put(saver, 2))
+            await asyncio.sleep(0.3)
+            assert not writing.done()  # waiting for the lock
+            writing.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await writing
+            ticking.cancel()
+        holder.close()
+
+    started = time.monotonic()
+    asyncio.run(run())
+    assert time.monotonic() - started >= 0.55  # closing waited for the write the lock held back
+    assert len(ticks) >= 10  # the loop ran every 20 ms while the write waited
+    assert _stored(db) == [("t", "checkpoint-002")]
+    assert not _write_locked(db)
+
+
+def _thread(name: str) -> Any:
+    return {"configurable": {"thread_id": name, "checkpoint_ns": ""}}
+
+
+async def _handed_over_together(
+    saver: LatestOnlySqliteSaver, names: list[str], *, cancel: str | None = None
+) -> list[BaseException | None]:
+    """One checkpoint per thread in ``names``, all handed over while the worker is busy, so that
+    its next commit takes them all; ``cancel``'s caller gives up before the worker gets to it."""
+    release = threading.Event()
+    saver.worker.submit(release.wait)  # the worker is busy: writes wait their turn together
+
+    async def put(name: str) -> None:
+        await saver.aput(_thread(name), _checkpoint(1), {"step": 1}, {})
+
+    tasks = {name: asyncio.create_task(put(name)) for name in names}
+    await asyncio.sleep(0.05)  # every write handed over
+    if cancel is not None:
+        tasks[cancel].cancel()
+        await asyncio.sleep(0)
+    release.set()
+    results = await asyncio.gather(*tasks.values(), return_exceptions=True)
+    return [r if isinstance(r, BaseException) else None for r in results]
+
+
+def test_writes_handed_over_together_commit_together(tmp_path: Path) -> None:
+    db = tmp_path / "checkpoints.sqlite"
+    statements: list[str] = []
+
+    async def run() -> list[BaseException | None]:
+        async with sqlite_checkpointer(str(db)) as saver:
+            saver.conn.set_trace_callback(statements.append)
+            return await _handed_over_together(saver, [f"thread-{i:02d}" for i in range(20)])
+
+    assert asyncio.run(run()) == [None] * 20
+    assert [s for s in statements if s.startswith("COMMIT")] == ["COMMIT"]  # one fsync for twenty
+    assert len(_stored(db)) == 20
+
+
+def test_a_failing_write_fails_alone_and_a_cancelled_one_is_not_written(tmp_path: Path) -> None:
+    db = tmp_path / "checkpoints.sqlite"
+
+    async def run() -> list[BaseException | None]:
+        async with sqlite_checkpointer(str(db)) as saver:
+            await _put(saver, 0)  # the tables exist
+            with closing(sqlite3.connect(db)) as other:
+                other.execute("CREATE TRIGGER full BEFORE INSERT ON checkpoints WHEN NEW.thread_id = 'doomed' "
+                              "BEGIN SELECT RAISE(ABORT, 'disk full'); END")  # fmt: skip
+                other.commit()
+            names = ["a", "doomed", "b", "given-up", "c"]
+            return await _handed_over_together(saver, names, cancel="given-up")
+
+    a, doomed, b, given_up, c = asyncio.run(run())
+    assert (a, b, c) == (None, None, None)
+    assert isinstance(doomed, sqlite3.IntegrityError) and "disk full" in str(doomed)
+    assert isinstance(given_up, asyncio.CancelledError)
+    assert sorted(thread for thread, _ in _stored(db)) == ["a", "b", "c", "t"]
+    assert not _write_locked(db)
 
 
 class Killed(BaseException):
@@ -86,7 +189,6 @@ def test_a_thread_killed_at_any_checkpoint_resumes_to_the_same_answer(
     result (seen in batch's kill test: "GraphOutput: answer Field required", 1 in 4 runs), and reach
     the uninterrupted answer. Only the latest checkpoint is kept, so this is every state a kill leaves."""
     from longgraph.api import ask
-    from longgraph.checkpointing import _latest_only_saver
     from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
     from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
 
@@ -95,7 +197,7 @@ def test_a_thread_killed_at_any_checkpoint_resumes_to_the_same_answer(
     reference = ask(QUESTION, llm=FakeProvider(ScriptedChatModel()), **settings)
     run = {**settings, "checkpoint_path": tmp_path / "checkpoints.sqlite", "thread_id": "t"}
 
-    saver = _latest_only_saver()
+    saver = LatestOnlySqliteSaver
     write_checkpoint = saver.aput
     written = 0
 
