@@ -10,7 +10,8 @@ The rule is TCP's (additive increase, multiplicative decrease), on two overload 
 
 * **a 429 or 503 answer** (seen by an ``httpx`` response hook, so retried attempts count too);
 * **a growing queue**: while calls are in flight, each endpoint's Prometheus ``/metrics`` is read
-  twice a second, and ``vllm:num_requests_waiting`` above zero and not shrinking is overload (and
+  twice a second, and requests waiting for its capacity (:func:`waiting_requests`) above zero and
+  not shrinking is overload (and
   while any request is queued, the limit does not grow). An endpoint without ``/metrics`` (not vLLM)
   is asked once and then left alone.
 
@@ -43,6 +44,9 @@ from longgraph.openai_chat import shared_ssl_context
 log = logging.getLogger(__name__)
 
 _WAITING = re.compile(r"^vllm:num_requests_waiting(?:\{[^}]*\})?\s+([0-9.eE+-]+)\s*$", re.MULTILINE)
+_WAITING_FOR_CAPACITY = re.compile(
+    r'^vllm:num_requests_waiting_by_reason\{[^}]*reason="capacity"[^}]*\}\s+([0-9.eE+-]+)\s*$', re.MULTILINE
+)
 
 
 @dataclass
@@ -204,8 +208,16 @@ def metrics_url(base_url: str) -> str:
 
 
 def waiting_requests(metrics: str) -> float | None:
-    """``vllm:num_requests_waiting`` summed over its series; None when the text has none."""
-    values = [float(v) for v in _WAITING.findall(metrics)]
+    """The requests waiting for the server's capacity, summed over its engines; None when the text
+    has no queue gauge.
+
+    Recent vLLM splits its queue by reason: ``capacity``, and ``deferred`` by transient constraints
+    (a request held while its structured-output grammar compiles, a LoRA budget, a KV transfer).
+    Only the first is overload: every call of ours asks for a JSON schema, so a burst of them reads
+    as "waiting" on an idle server while the grammars compile. Older servers give the total only."""
+    values = [float(v) for v in _WAITING_FOR_CAPACITY.findall(metrics)] or [
+        float(v) for v in _WAITING.findall(metrics)
+    ]
     return sum(values) if values else None
 
 

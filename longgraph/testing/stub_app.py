@@ -188,6 +188,9 @@ class _StubApp:
             f'vllm:num_requests_running{{model_name="{model}"}} {float(st.running)}\n'
             "# TYPE vllm:num_requests_waiting gauge\n"
             f'vllm:num_requests_waiting{{model_name="{model}"}} {float(st.waiting)}\n'
+            "# TYPE vllm:num_requests_waiting_by_reason gauge\n"
+            f'vllm:num_requests_waiting_by_reason{{model_name="{model}",reason="capacity"}} {float(st.waiting)}\n'
+            f'vllm:num_requests_waiting_by_reason{{model_name="{model}",reason="deferred"}} 0.0\n'
         )
         return Response(text, media_type="text/plain; version=0.0.4")
 

@@ -16,12 +16,17 @@ vllm:num_requests_running{engine="0",model_name="smollm2"} 4.0
 # HELP vllm:num_requests_waiting Number of requests waiting to be processed.
 # TYPE vllm:num_requests_waiting gauge
 vllm:num_requests_waiting{engine="0",model_name="smollm2"} 7.0
-vllm:num_requests_waiting_by_reason{reason="capacity"} 3.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="smollm2",reason="capacity"} 3.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="smollm2",reason="deferred"} 4.0
 """
 
 
 def test_reads_the_waiting_gauge_and_where_it_is_served() -> None:
-    assert waiting_requests(VLLM_METRICS) == 7.0
+    assert waiting_requests(VLLM_METRICS) == 3.0  # waiting for capacity; the other 4 are deferred
+    older_server = "\n".join(line for line in VLLM_METRICS.splitlines() if "by_reason" not in line)
+    assert waiting_requests(older_server) == 7.0  # no reasons given: the total
+    two_engines = VLLM_METRICS + 'vllm:num_requests_waiting_by_reason{engine="1",reason="capacity"} 2.0\n'
+    assert waiting_requests(two_engines) == 5.0
     assert waiting_requests("# no vllm here\nhttp_requests_total 3\n") is None
     assert metrics_url("http://gpu1:8000/v1") == "http://gpu1:8000/metrics"
     assert metrics_url("http://gpu1:8000/v1/") == "http://gpu1:8000/metrics"
