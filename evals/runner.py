@@ -293,7 +293,7 @@ async def run_eval(
                 instance, strategy, context=context, label=label, oracle=config.oracle, llm=llm, judge=judge,
                 plan=given,
             )  # fmt: skip
-        appender.write(record)
+        await appender.awrite(record)
         summary.done += 1
         summary.failed += record["error"] is not None
         if on_record is not None:

@@ -324,7 +324,7 @@ async def abatch(
             except Exception as exc:  # one item's failure never stops the corpus
                 row = failure_row(item, exc, time.perf_counter() - began)
             if appender is not None:
-                appender.write(row)
+                await appender.awrite(row)
                 if checkpointer is not None and row["error"] is None:  # its row is its result now
                     await checkpointer.adelete_thread(f"batch-{item.id}-{item.digest}")
             summary.done += 1

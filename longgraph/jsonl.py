@@ -9,9 +9,11 @@ anywhere else is an error naming the file and line, never a silent drop.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -67,12 +69,17 @@ def read_rows(path: Path, what: str = "JSON object") -> list[dict[str, Any]]:
 
 
 class Appender:
-    """Appends rows, one line each, flushed and fsynced at once (a kill loses no finished row)."""
+    """Appends rows, one line each, flushed and fsynced at once (a kill loses no finished row).
+
+    Async callers use :meth:`awrite`: an ``fsync`` takes 0.2 ms on this machine's SSD but tens of
+    milliseconds on a spinning disk or a network filesystem, and the event loop serves every call of
+    the run meanwhile. Writes from several threads are whole lines, one after the other."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._repair(path)
         self._file = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
 
     @staticmethod
     def _repair(path: Path) -> None:
@@ -90,12 +97,19 @@ class Appender:
             handle.truncate(keep)
 
     def write(self, row: Mapping[str, Any]) -> None:
-        self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = json.dumps(row, ensure_ascii=False) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    async def awrite(self, row: Mapping[str, Any]) -> None:
+        """:meth:`write` on a worker thread; returns once the row is on disk."""
+        await asyncio.to_thread(self.write, row)
 
     def close(self) -> None:
-        self._file.close()
+        with self._lock:  # after a write in progress on another thread
+            self._file.close()
 
     def __enter__(self) -> Appender:
         return self

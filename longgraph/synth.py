@@ -221,7 +221,7 @@ async def asynth(
         raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
     with records, outcomes, set_aside:
         if not progress_path.stat().st_size:
-            outcomes.write({"kind": "recipe", "recipe": recipe})
+            await outcomes.awrite({"kind": "recipe", "recipe": recipe})
 
         async def one(key: str, source: Source) -> None:
             async with gate:
@@ -235,7 +235,7 @@ async def asynth(
                     if not isinstance(exc, LonggraphError):
                         reason = f"unexpected {type(exc).__name__}: {reason}"
                     summary.failed[source.name] = reason
-                    outcomes.write(
+                    await outcomes.awrite(
                         {
                             "kind": "document",
                             "id": key,
@@ -252,11 +252,11 @@ async def asynth(
                 no_question = f"no question (the model wrote none from {len(rejected)} node(s))"
                 usage: Usage = raw.get("usage") or Usage()
                 summary.spent(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
-                set_aside.write(
+                await set_aside.awrite(
                     {"reason": no_question, "id": key, "source": source.name, "rejected_questions": rejected}
                 )
                 summary.filtered[no_question] += 1
-                outcomes.write({"kind": "document", "id": key, "source": source.name, "status": "filtered",
+                await outcomes.awrite({"kind": "document", "id": key, "source": source.name, "status": "filtered",
                                 "reason": no_question})  # fmt: skip
                 if on_document:
                     on_document(source.name, "filtered")
@@ -265,15 +265,15 @@ async def asynth(
             why, illegal = _verdict(record)
             summary.illegal += illegal
             if why is None:
-                records.write(record.model_dump(mode="json"))
+                await records.awrite(record.model_dump(mode="json"))
                 summary.written += 1
                 status = "written"
             else:
-                set_aside.write({"reason": why, **record.model_dump(mode="json")})
+                await set_aside.awrite({"reason": why, **record.model_dump(mode="json")})
                 summary.filtered[why] += 1
                 status = "filtered"
             row = {"kind": "document", "id": key, "source": source.name, "status": status}
-            outcomes.write(row | ({"reason": why, "illegal": dict(illegal)} if why else {}))
+            await outcomes.awrite(row | ({"reason": why, "illegal": dict(illegal)} if why else {}))
             if on_document:
                 on_document(source.name, status)
 
