@@ -400,7 +400,7 @@ async def call_structured(
             schema=schema.__name__,
         )  # fmt: skip
         # SQLite in a worker thread: on a LangGraph server this loop serves every run at once.
-        if llm.cache is not None and (hit := await asyncio.to_thread(llm.cache.get, key)) is not None:
+        if llm.cache is not None and (hit := await llm.cache.aget(key)) is not None:
             try:
                 value = parse_structured(hit, schema, mode)
                 usage = usage + Usage(cached_calls=1, cached_by_stage={label or stage: 1})
@@ -436,7 +436,7 @@ async def call_structured(
             log.info("%s: unparseable answer (attempt %d/%d): %s", label or stage, attempt, attempts, error)
             continue
         if llm.cache is not None:
-            await asyncio.to_thread(llm.cache.put, key, stage, raw)
+            await llm.cache.aput(key, stage, raw)
         return StructuredCall(value=value, raw=raw, error=None, usage=usage)
     return StructuredCall(
         value=None, raw=raw, error=f"unparseable after {attempts} attempt(s): {error}", usage=usage
