@@ -117,7 +117,7 @@ class ResultCache:
         """:meth:`get` on the cache's own thread (async callers: on a LangGraph server the event loop
         serves every run at once). One thread for the cache, not the loop's shared pool: its calls
         then queue in order instead of contending for the lock from several threads — a 1.28M-token
-        run's 180 misses and answers cost 0.10 s instead of 0.18 s over the same run uncached."""
+        run's 180 misses and answers cost 0.076 s instead of 0.18 s over the same run uncached."""
         return await asyncio.get_running_loop().run_in_executor(self._worker, self.get, key)
 
     async def aput(self, key: str, stage: str, raw: str) -> None:

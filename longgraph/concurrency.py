@@ -16,9 +16,9 @@ The rule is TCP's (additive increase, multiplicative decrease), on two overload 
   is asked once and then left alone.
 
 On overload the limit halves (at least 1); on a queue reading it falls instead to what the server
-serves of ours (our calls in flight less the queue) when that is known and lower. A turned-away call cuts only when it
-was sent after the last cut (a burst of 429s to calls sent under the old limit is one overload, not
-ten); a queue reading cuts at most once per ``cooldown_s``. A turned-away call gives its slot back and
+serves of ours (our calls in flight less the queue) when that is known and lower. A turned-away
+call cuts only when it was sent after the last cut (a burst of 429s to calls sent under the old
+limit is one overload, not ten); a queue reading cuts at most once per ``cooldown_s``. A turned-away call gives its slot back and
 waits for one under the new limit before it is retried (:meth:`AdaptiveLimit.requeue`). After as many
 successful calls as the limit (about one round trip of the whole window) with no overload, it grows
 by one, up to ``max_concurrency``. Every change is logged on
@@ -128,11 +128,11 @@ class AdaptiveLimit:
 
     def overloaded(self, why: str, *, admitted: float | None = None, served: int | None = None) -> None:
         """The server is over capacity: cut to ``served`` (what the server is seen to serve of ours at
-        once) when that is known and lower, else halve the limit. A call turned away (``admitted``: when it got its slot)
-        cuts only when it was admitted after the last cut, so a burst of rejections of calls sent
-        under the old limit is one overload, and calls sent under the new one that are still turned
-        away cut again at once (TCP's once per round trip). A queue reading cuts at most once per
-        ``cooldown_s``."""
+        once) when that is known and lower, else halve the limit. A call turned away (``admitted``:
+        when it got its slot) cuts only when it was admitted after the last cut, so a burst of
+        rejections of calls sent under the old limit is one overload, and calls sent under the new
+        one that are still turned away cut again at once (TCP's once per round trip). A queue reading
+        cuts at most once per ``cooldown_s``."""
         now = time.monotonic()
         if not self.adaptive:
             return
