@@ -3,24 +3,27 @@
 Keyed by everything that determines an answer: the rendered messages (chunk text, question, and the
 template, whose version is also hashed in), the model, the sampling parameters and the output mode.
 Any change of those misses. Only answers that parsed are stored. SQLite in WAL mode: safe for several
-runs in one process and for several processes sharing the file.
+runs in one process and for several processes sharing the file. The answers of a run's concurrent
+calls are committed together (``longgraph/group_commit.py``): one ``fsync`` per group, not per answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from longgraph.errors import ConfigurationError
+from longgraph.group_commit import GroupCommit
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,13 +51,21 @@ def cache_key(**parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
 def damaged(exc: BaseException) -> bool:
     """SQLite's verdict on the file's contents ("file is not a database", "database disk image is
-    malformed"), not on access to it (locked past the busy timeout, unopenable: ``OperationalError``)."""
-    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    malformed"), not on access to it (locked past the busy timeout, full, unopenable) nor on one
+    statement (a constraint): those raise ``DatabaseError``'s subclasses, damage raises it itself."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = getattr(exc, "sqlite_errorname", None)
+    return name in _DAMAGE if name is not None else type(exc) is sqlite3.DatabaseError
 
 
 _SAID_DAMAGED: set[Path] = set()
+_SAID_UNWRITABLE: set[Path] = set()
 
 
 def warn_damaged(path: Path, exc: BaseException) -> None:
@@ -78,6 +89,7 @@ class ResultCache:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="longgraph-cache")
+        self._writes = GroupCommit(self._worker, self._in_one_transaction)
         self._db: sqlite3.Connection | None = None
         self._unreadable = False
 
@@ -107,11 +119,29 @@ class ResultCache:
         return None if row is None else str(row[0])
 
     def put(self, key: str, stage: str, raw: str) -> None:
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw))
-            db.commit()
+        self._in_one_transaction([functools.partial(self._insert, key, stage, raw)])
 
-        self._use(write)
+    def _insert(self, key: str, stage: str, raw: str) -> None:
+        """One answer, inside :meth:`_in_one_transaction` (the lock held, the connection open)."""
+        assert self._db is not None
+        self._db.execute(
+            "INSERT OR REPLACE INTO answers (key, stage, raw) VALUES (?, ?, ?)", (key, stage, raw)
+        )
+
+    def _in_one_transaction(self, writes: Sequence[Callable[[], object]]) -> list[object]:
+        """``writes`` committed together, or all rolled back (a damaged file: none made, none raised)."""
+
+        def together(db: sqlite3.Connection) -> list[object]:
+            try:
+                done = [write() for write in writes]
+                db.commit()
+            except BaseException:
+                db.rollback()
+                raise
+            return done
+
+        done = self._use(together)
+        return [None] * len(writes) if done is None else done
 
     async def aget(self, key: str) -> str | None:
         """:meth:`get` on the cache's own thread (async callers: on a LangGraph server the event loop
@@ -121,8 +151,16 @@ class ResultCache:
         return await asyncio.get_running_loop().run_in_executor(self._worker, self.get, key)
 
     async def aput(self, key: str, stage: str, raw: str) -> None:
-        """:meth:`put` on the cache's own thread (see :meth:`aget`)."""
-        await asyncio.get_running_loop().run_in_executor(self._worker, self.put, key, stage, raw)
+        """:meth:`put` on the cache's own thread, committed with the answers handed over meanwhile.
+
+        A write that fails (the file locked past the busy timeout, a full disk) is said once and not
+        raised: the answer is in hand, and a run must not lose it for a cache it could do without."""
+        try:
+            await self._writes.write(functools.partial(self._insert, key, stage, raw))
+        except sqlite3.Error as exc:
+            if self.path not in _SAID_UNWRITABLE:
+                _SAID_UNWRITABLE.add(self.path)
+                log.warning("result cache %s: an answer was not stored (%s); the run goes on", self.path, exc)
 
     def _use(self, action: Callable[[sqlite3.Connection], T]) -> T | None:
         """``action`` on the open connection; None once the file proved damaged (said once, and the rest

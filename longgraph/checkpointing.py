@@ -18,7 +18,7 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -41,6 +41,7 @@ from pydantic import BaseModel
 
 from longgraph.cache import damaged
 from longgraph.errors import ConfigurationError
+from longgraph.group_commit import GroupCommit
 from longgraph.redact import redact_url, url_secrets
 
 if TYPE_CHECKING:
@@ -167,11 +168,9 @@ class LatestOnlySqliteSaver(SqliteSaver):
 
     The synchronous methods are LangGraph's ``SqliteSaver``'s. The async ones run them on ``worker``
     (one thread, so in the order they were called), and the writes (checkpoints, a task's writes,
-    deleting a thread) waiting there when the thread comes to them go in one transaction: one commit,
-    one ``fsync``, for as many writes as a busy run hands over meanwhile, and each caller resumes
-    once the commit holding its write is done, so what is acknowledged is as durable as before. If
-    one of them fails, the transaction is rolled back and each is written alone, so that only its
-    own caller hears of the failure.
+    deleting a thread) waiting there when the thread comes to them go in one transaction
+    (``longgraph/group_commit.py``): one commit, one ``fsync``, for as many writes as a busy run
+    hands over meanwhile, each caller resuming once the commit holding its write is done.
     """
 
     def __init__(
@@ -180,8 +179,7 @@ class LatestOnlySqliteSaver(SqliteSaver):
         super().__init__(conn, serde=serde)
         self.lock = threading.RLock()  # type: ignore[assignment]  # a transaction holds it around cursors
         self.worker = worker
-        self._handed_over: list[tuple[Callable[[], Any], Future[Any]]] = []
-        self._handing_over = threading.Lock()
+        self._writes = GroupCommit(worker, self._in_one_transaction, after_commit=self._vacuum)
         self._committing_in: int | None = None  # the thread whose transaction commits its cursors' work
 
     @contextmanager
@@ -248,52 +246,6 @@ class LatestOnlySqliteSaver(SqliteSaver):
         # As a script: run as a statement it frees one page per step, and Python steps it once.
         self.conn.executescript("PRAGMA incremental_vacuum;")
 
-    def _commit_handed_over(self) -> None:
-        """On the worker: every write handed over and not cancelled, in one transaction."""
-        with self._handing_over:
-            taken, self._handed_over = self._handed_over, []
-        writes = [(write, future) for write, future in taken if future.set_running_or_notify_cancel()]
-        if not writes:
-            return
-        try:
-            try:
-                outcomes: list[tuple[Any, BaseException | None]] = [
-                    (value, None) for value in self._in_one_transaction([write for write, _ in writes])
-                ]
-            except Exception as together:
-                if len(writes) == 1:
-                    outcomes = [(None, together)]
-                else:  # each alone, so that only the failing one's caller hears of it
-                    outcomes = [self._alone(write) for write, _ in writes]
-            if any(failure is None for _, failure in outcomes):
-                self._vacuum()
-        except BaseException as exc:  # no caller may wait for ever
-            for _, future in writes:
-                if not future.done():
-                    future.set_exception(exc)
-            raise
-        for (_, future), (value, failure) in zip(writes, outcomes, strict=True):
-            if failure is None:
-                future.set_result(value)
-            else:
-                future.set_exception(failure)
-
-    def _alone(self, write: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-        try:
-            return self._in_one_transaction([write])[0], None
-        except Exception as exc:
-            return None, exc
-
-    async def _write(self, write: Callable[[], _T]) -> _T:
-        """Hand ``write`` to the worker, to be committed with whatever else is handed over meanwhile."""
-        future: Future[_T] = Future()
-        with self._handing_over:
-            self._handed_over.append((write, future))
-            first = len(self._handed_over) == 1  # else a commit already queued on the worker takes it
-        if first:
-            self.worker.submit(self._commit_handed_over)
-        return await asyncio.wrap_future(future)
-
     async def _on_worker(self, method: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         call = functools.partial(method, *args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self.worker, call)
@@ -322,17 +274,17 @@ class LatestOnlySqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await self._write(
+        return await self._writes.write(
             functools.partial(self._put_latest, config, checkpoint, metadata, new_versions)
         )
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        await self._write(functools.partial(super().put_writes, config, writes, task_id, task_path))
+        await self._writes.write(functools.partial(super().put_writes, config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await self._write(functools.partial(super().delete_thread, thread_id))
+        await self._writes.write(functools.partial(super().delete_thread, thread_id))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -7,6 +7,9 @@ what these tests catch. The vLLM benchmark needs the real server and has no test
 
 from __future__ import annotations
 
+import shutil
+import sys
+
 import pytest
 
 from longgraph.evals.bench import chunker, mapreduce_stub, print_figures, spread
@@ -174,3 +177,25 @@ def test_flaky_endpoint_benchmark_prints_its_figures(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     for name in ("with a call out of retries", "failed chunks per answered run", "seconds per run"):
         assert name in out
+
+
+def test_result_cache_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import result_cache
+
+    figures = result_cache.main(["--tokens", "20000", "--repeats", "1", "--latency", "0"])
+    stored = int(str(figures["answers in the file after a run (equal chunks share one)"]))
+    commits = int(str(figures["commits storing them"]).split()[0])
+    assert stored >= 1 and commits >= 1  # the runs did use the cache the figures are about
+    assert "cost of misses over no cache" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(
+    shutil.which("cc") is None or not sys.platform.startswith("linux"), reason="needs Linux and cc"
+)
+def test_result_cache_benchmark_runs_itself_again_under_a_slow_fsync(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from longgraph.evals.bench import result_cache
+
+    result_cache.main(["--tokens", "20000", "--repeats", "1", "--latency", "0", "--fsync-ms", "5"])
+    assert "extra_ms_per_fsync: 5" in capfd.readouterr().out
