@@ -140,8 +140,10 @@ def _connect(db_path: str) -> sqlite3.Connection:
     # saver's lock serialises them (its async methods all run on its one worker thread).
     connection = sqlite3.connect(db_path, timeout=60, check_same_thread=False)
     try:
-        # A new file hands the pages of deleted checkpoints back (an existing one keeps its mode).
-        connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        # The pages of deleted checkpoints go back to the file in the commit that freed them (a file
+        # made with incremental vacuum switches; one made without keeps its mode). The incremental
+        # vacuum after each commit was a second transaction, a second fsync per commit.
+        connection.execute("PRAGMA auto_vacuum=FULL")
         connection.execute("PRAGMA journal_mode=WAL")
         # Bounds what the WAL file keeps after a checkpoint of the database (it otherwise stays at its peak).
         connection.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
@@ -179,7 +181,7 @@ class LatestOnlySqliteSaver(SqliteSaver):
         super().__init__(conn, serde=serde)
         self.lock = threading.RLock()  # type: ignore[assignment]  # a transaction holds it around cursors
         self.worker = worker
-        self._writes = GroupCommit(worker, self._in_one_transaction, after_commit=self._vacuum)
+        self._writes = GroupCommit(worker, self._in_one_transaction)
         self._committing_in: int | None = None  # the thread whose transaction commits its cursors' work
 
     @contextmanager
@@ -200,13 +202,10 @@ class LatestOnlySqliteSaver(SqliteSaver):
             [saved] = self._in_one_transaction(
                 [functools.partial(self._put_latest, config, checkpoint, metadata, new_versions)]
             )
-            self._vacuum()
         return cast("RunnableConfig", saved)
 
     def delete_thread(self, thread_id: str) -> None:
-        with self.lock:
-            super().delete_thread(thread_id)
-            self._vacuum()  # the file shrinks
+        self._in_one_transaction([functools.partial(super().delete_thread, thread_id)])
 
     def _put_latest(
         self,
@@ -241,10 +240,6 @@ class LatestOnlySqliteSaver(SqliteSaver):
             finally:
                 self._committing_in = None
         return done
-
-    def _vacuum(self) -> None:
-        # As a script: run as a statement it frees one page per step, and Python steps it once.
-        self.conn.executescript("PRAGMA incremental_vacuum;")
 
     async def _on_worker(self, method: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         call = functools.partial(method, *args, **kwargs)

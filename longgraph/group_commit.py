@@ -29,17 +29,9 @@ InOneTransaction = Callable[[Sequence[Callable[[], Any]]], list[Any]]
 class GroupCommit:
     """Hands writes to ``worker`` (one thread) and commits those waiting there together."""
 
-    def __init__(
-        self,
-        worker: ThreadPoolExecutor,
-        in_one_transaction: InOneTransaction,
-        *,
-        after_commit: Callable[[], None] | None = None,
-    ) -> None:
-        """``after_commit`` runs on the worker after a commit that wrote anything (the saver's vacuum)."""
+    def __init__(self, worker: ThreadPoolExecutor, in_one_transaction: InOneTransaction) -> None:
         self.worker = worker
         self._in_one_transaction = in_one_transaction
-        self._after_commit = after_commit
         self._handed_over: list[tuple[Callable[[], Any], Future[Any]]] = []
         self._handing_over = Lock()
 
@@ -70,8 +62,6 @@ class GroupCommit:
                     outcomes = [(None, together)]
                 else:  # each alone, so that only the failing one's caller hears of it
                     outcomes = [self._alone(write) for write, _ in writes]
-            if self._after_commit is not None and any(failure is None for _, failure in outcomes):
-                self._after_commit()
         except BaseException as exc:  # no caller may wait for ever
             for _, future in writes:
                 if not future.done():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,8 +40,8 @@ def test_a_missing_file_or_a_non_object_line_is_a_typed_error(tmp_path: Path) ->
 def test_rows_written_from_many_tasks_at_once_are_whole_lines_and_the_loop_keeps_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``awrite`` runs on worker threads: rows big enough to be written in several pieces still come
-    out one whole line each, and a slow disk (each fsync 20 ms here) does not hold the event loop."""
+    """``awrite`` runs on the appender's thread: rows big enough to be written in several pieces still
+    come out one whole line each, and a slow disk (each fsync 20 ms here) does not hold the event loop."""
     import asyncio
     import json
     import os
@@ -49,8 +50,11 @@ def test_rows_written_from_many_tasks_at_once_are_whole_lines_and_the_loop_keeps
     from longgraph.jsonl import Appender
 
     real_fsync = os.fsync
+    fsyncs = 0
 
     def slow_fsync(fd: int) -> None:
+        nonlocal fsyncs
+        fsyncs += 1
         time.sleep(0.02)
         real_fsync(fd)
 
@@ -76,5 +80,67 @@ def test_rows_written_from_many_tasks_at_once_are_whole_lines_and_the_loop_keeps
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert sorted(r["i"] for r in rows) == list(range(20))
     assert all(r["text"] == str(r["i"]) * 20_000 for r in rows)
-    assert elapsed >= 0.4  # twenty fsyncs of 20 ms, one after the other
+    assert 1 <= fsyncs < 20  # rows that waited for a write in progress went to disk together
+    assert elapsed >= fsyncs * 0.02  # the fsyncs did happen, one after the other
     assert ticks >= elapsed / 0.005 / 3  # the loop ran throughout
+
+
+def _appended_while_busy(appender: Any, rows: list[Any]) -> list[BaseException | None]:
+    """``awrite`` for every row, all handed over while the appender's thread is busy."""
+    import asyncio
+    import threading
+
+    async def run() -> list[BaseException | None]:
+        release = threading.Event()
+        appender._worker.submit(release.wait)
+        tasks = [asyncio.create_task(appender.awrite(row)) for row in rows]
+        await asyncio.sleep(0.05)
+        release.set()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        return [r if isinstance(r, BaseException) else None for r in results]
+
+    return asyncio.run(run())
+
+
+def test_rows_handed_over_together_are_one_fsync_and_a_row_that_fails_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from longgraph.jsonl import Appender, read_rows
+
+    fsyncs: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    path = tmp_path / "rows.jsonl"
+    with Appender(path) as appender:
+        assert _appended_while_busy(appender, [{"i": i} for i in range(20)]) == [None] * 20
+        assert len(fsyncs) == 1  # one fsync for twenty rows
+        outcomes = _appended_while_busy(appender, [{"i": 20}, {"i": object()}, {"i": 21}])
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], TypeError)  # its caller hears of it, and only its caller
+    assert [row["i"] for row in read_rows(path)] == [*range(20), 20, 21]
+
+
+def test_a_group_whose_fsync_fails_is_cut_back_and_written_again_row_by_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from longgraph.jsonl import Appender, read_rows
+
+    real_fsync = os.fsync
+    failures = iter([OSError(5, "Input/output error")])
+
+    def fsync_failing_once(fd: int) -> None:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        real_fsync(fd)
+
+    path = tmp_path / "rows.jsonl"
+    with Appender(path) as appender:
+        appender.write({"i": "before"})
+        monkeypatch.setattr(os, "fsync", fsync_failing_once)
+        assert _appended_while_busy(appender, [{"i": i} for i in range(5)]) == [None] * 5
+    assert [row["i"] for row in read_rows(path)] == ["before", 0, 1, 2, 3, 4]  # none twice
