@@ -51,17 +51,16 @@ def cache_key(**parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-_DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
-
-
 def damaged(exc: BaseException) -> bool:
     """SQLite's verdict on the file's contents ("file is not a database", "database disk image is
     malformed"), not on access to it (locked past the busy timeout, full, unopenable) nor on one
     statement (a constraint): those raise ``DatabaseError``'s subclasses, damage raises it itself."""
     if not isinstance(exc, sqlite3.DatabaseError):
         return False
-    name = getattr(exc, "sqlite_errorname", None)
-    return name in _DAMAGE if name is not None else type(exc) is sqlite3.DatabaseError
+    name = getattr(exc, "sqlite_errorname", None)  # extended: SQLITE_CORRUPT_INDEX, SQLITE_CORRUPT_VTAB…
+    if not isinstance(name, str):
+        return type(exc) is sqlite3.DatabaseError
+    return name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB"
 
 
 _SAID_DAMAGED: set[Path] = set()

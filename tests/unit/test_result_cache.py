@@ -61,3 +61,24 @@ def test_an_answer_that_cannot_be_stored_is_said_once_and_the_others_are_stored(
     said = [r.getMessage() for r in caplog.records if "not stored" in r.getMessage()]
     assert len(said) == 1 and str(path) in said[0] and "disk full" in said[0]
     cache.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "is_damage"),
+    [
+        (sqlite3.DatabaseError, "SQLITE_CORRUPT", True),
+        (sqlite3.DatabaseError, "SQLITE_CORRUPT_INDEX", True),  # extended codes are what Python reports
+        (sqlite3.DatabaseError, "SQLITE_NOTADB", True),
+        (sqlite3.IntegrityError, "SQLITE_CONSTRAINT_TRIGGER", False),  # one statement refused
+        (sqlite3.OperationalError, "SQLITE_FULL", False),  # access, not contents
+        (sqlite3.OperationalError, "SQLITE_BUSY", False),
+    ],
+)
+def test_only_sqlites_verdict_on_the_contents_counts_as_damage(
+    kind: type[sqlite3.DatabaseError], name: str, is_damage: bool
+) -> None:
+    from longgraph.cache import damaged
+
+    error = kind("as SQLite raised it")
+    error.sqlite_errorname = name
+    assert damaged(error) is is_damage
