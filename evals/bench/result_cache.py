@@ -92,7 +92,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, object]:
     workload = build_workload(args.tokens)
     walls: dict[str, list[float]] = {mode: [] for mode in _MODES}
     commits: list[int] = []
-    calls = 0
+    stored = 0
     with run_stub_in_subprocess(StubConfig(latency_s=args.latency)) as stub:
         settings = graph_settings(stub.base_url, args.concurrency)
         asyncio.run(aask(workload.question, documents=workload.documents, **settings))  # warm
@@ -112,7 +112,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, object]:
                     walls[mode].append(time.perf_counter() - started)
                 if mode == "cache, all misses":
                     commits.append(sum(1 for s in statements if s.startswith("COMMIT")))
-                    calls = len(cache)
+                    stored = len(cache)
     medians = {mode: statistics.median(values) for mode, values in walls.items()}
     figures: dict[str, object] = {
         "input_tokens": workload.tokens,
@@ -124,7 +124,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, object]:
     for mode in _MODES:
         figures[f"wall, {mode}"] = spread(walls[mode]).format()
     figures["cost of misses over no cache"] = f"{medians[_MODES[1]] - medians[_MODES[0]]:+.3f}s"
-    figures["answers in the file after a run (equal chunks share one)"] = calls
+    figures["answers in the file after a run (equal chunks share one)"] = stored
     figures["commits storing them"] = (
         f"{statistics.median(commits):.0f} (min {min(commits)}, max {max(commits)})"
     )
