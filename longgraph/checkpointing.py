@@ -198,23 +198,13 @@ class LatestOnlySqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        with self.lock:
+        """LangGraph's, and the thread's older checkpoints deleted, in one transaction: the one under
+        way on this thread (:meth:`_in_one_transaction`, a group's), else one of its own."""
+        if self._committing_in != threading.get_ident():
             [saved] = self._in_one_transaction(
-                [functools.partial(self._put_latest, config, checkpoint, metadata, new_versions)]
+                [functools.partial(self.put, config, checkpoint, metadata, new_versions)]
             )
-        return cast("RunnableConfig", saved)
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._in_one_transaction([functools.partial(super().delete_thread, thread_id)])
-
-    def _put_latest(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """The checkpoint and the deletion of the thread's older ones, in the caller's transaction."""
+            return cast("RunnableConfig", saved)
         saved = super().put(config, checkpoint, metadata, new_versions)
         where = (
             str(config["configurable"]["thread_id"]),
@@ -226,6 +216,9 @@ class LatestOnlySqliteSaver(SqliteSaver):
                 (*where, checkpoint["id"]),
             )
         return saved
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._in_one_transaction([functools.partial(super().delete_thread, thread_id)])
 
     def _in_one_transaction(self, writes: Sequence[Callable[[], Any]]) -> list[Any]:
         """Run ``writes`` and commit them together, or roll all of them back."""
@@ -270,7 +263,7 @@ class LatestOnlySqliteSaver(SqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         return await self._writes.write(
-            functools.partial(self._put_latest, config, checkpoint, metadata, new_versions)
+            functools.partial(self.put, config, checkpoint, metadata, new_versions)
         )
 
     async def aput_writes(
