@@ -238,7 +238,19 @@ class QueueWatch:
             return
         if len(self._silent) == len(self.urls):
             return
-        self._task = asyncio.get_running_loop().create_task(self._watch(), name="longgraph-queue-watch")
+        # A context of its own: a task keeps the context it was created in, and the node starting the
+        # watcher runs in LangGraph's (the run's config, and through it the run's state).
+        self._task = asyncio.get_running_loop().create_task(
+            self._watch(), name="longgraph-queue-watch", context=contextvars.Context()
+        )
+
+    async def stop(self) -> None:
+        """Stop watching (its client closing), waiting for the watcher to let go of its connection."""
+        task, self._task = self._task, None
+        if task is None or task.done():
+            return
+        task.cancel()
+        await asyncio.wait([task])  # not ``await task``: its CancelledError is not the caller's
 
     async def _watch(self) -> None:
         previous: dict[str, float] = {}

@@ -9,7 +9,8 @@ retries a bounded number of times, and returns either a parsed value or a failur
 answer: it never passes unparsed text on as an answer.
 
 Clients are built per event loop (an HTTP connection pool belongs to the loop that opened it) and
-cached for the loop's lifetime, so a graph run reuses connections across all of its nodes.
+cached for the loop's lifetime, so a graph run reuses connections across all of its nodes; they are
+closed as their loop shuts down (``longgraph/loop_scope.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import abc
 import asyncio
 import logging
 import random
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast
@@ -34,6 +34,7 @@ from longgraph.cache import ResultCache, cache_key, open_cache
 from longgraph.concurrency import AdaptiveLimit, QueueWatch, admitted_at
 from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
+from longgraph.loop_scope import PerLoop
 from longgraph.openai_chat import OpenAIChat, ShardedTransport
 from longgraph.prompts import PromptSet
 from longgraph.redact import redact_url, url_secrets
@@ -138,6 +139,15 @@ class LLMClient:
         self.limit = limit or AdaptiveLimit(max_concurrency)
         """Requests in flight: at most ``max_concurrency``, fewer while the server is overloaded."""
         self._watch = watch
+
+    async def aclose(self) -> None:
+        """Close what the client opened: its queue watcher and its own endpoints' connection pools (a
+        LangChain chat model stays open: whoever built it owns it)."""
+        if self._watch is not None:
+            await self._watch.stop()
+        for endpoint in self.endpoints:
+            if isinstance(endpoint.model, OpenAIChat):
+                await endpoint.model.aclose()
 
     @property
     def endpoint_label(self) -> str:
@@ -457,9 +467,8 @@ class PerLoopProvider(abc.ABC):
     """
 
     def __init__(self) -> None:
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[tuple[Any, ...], LLMClient]
-        ] = weakref.WeakKeyDictionary()
+        self._clients: PerLoop[tuple[Any, ...], LLMClient] = PerLoop(LLMClient.aclose)
+        """Closed as their loop shuts down (``longgraph/loop_scope.py``)."""
         self._described: dict[tuple[Any, ...], ServedModel] = {}
 
     async def describe(self, context: Context) -> ServedModel:
@@ -481,12 +490,7 @@ class PerLoopProvider(abc.ABC):
         return await embed_texts(texts, context)
 
     def __call__(self, context: Context) -> LLMClient:
-        per_loop = self._clients.setdefault(asyncio.get_running_loop(), {})
-        key = self.key(context)
-        client = per_loop.get(key)
-        if client is None:
-            client = per_loop[key] = self.build(context)
-        return client
+        return self._clients.get(self.key(context), lambda: self.build(context))
 
     def key(self, context: Context) -> tuple[Any, ...]:
         return (

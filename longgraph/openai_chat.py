@@ -105,6 +105,10 @@ class OpenAIChat:
         self._timeout = timeout
         self._max_retries = max_retries
 
+    async def aclose(self) -> None:
+        """Close its connection pools."""
+        await self.http.aclose()
+
     async def chat(
         self,
         messages: Sequence[BaseMessage],

@@ -28,7 +28,6 @@ import asyncio
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from longgraph.evals.bench import (
     DEFAULT_MAX_LOAD,
     DEFAULT_MAX_WAIT_S,
     load_average,
+    peak_rss_mb,
     print_figures,
     spread,
     wait_for_quiet,
@@ -327,7 +327,7 @@ def _memory_child(workload_path: Path, base_url: str, concurrency: int) -> None:
         aask(workload.question, documents=workload.documents, **graph_settings(base_url, concurrency))
     )
     seconds = time.perf_counter() - started
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    peak_mb = peak_rss_mb()
     figures = {"rss_before_run_mb": before_mb, "peak_rss_mb": peak_mb, "seconds": seconds,
                "calls": result.stats.llm_calls, "chunks": len(result.chunks), "answer": result.answer[:200]}  # fmt: skip
     print(json.dumps(figures), flush=True)

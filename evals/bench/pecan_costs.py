@@ -83,7 +83,8 @@ async def amortised(
 
 
 _ATTENTION_PROBE = """
-import json, resource, sys, time
+import json, sys, time
+from longgraph.evals.bench import peak_rss_mb
 from longgraph.embedded.common import model_dir
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.evals.data.needle import build_needle
@@ -103,7 +104,7 @@ started = time.perf_counter()
 reading = reader.read(full, spans_in(full, ["* " + p for p in points], len(full) - len(answer)), spans_in(full, members))
 print(json.dumps({"tokens": reading.tokens, "seconds": round(time.perf_counter() - started, 1),
                   "members": len(members), "points": len(points),
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+                  "peak_rss_mb": round(peak_rss_mb())}))
 """
 
 
