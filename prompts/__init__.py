@@ -110,8 +110,16 @@ _FRAME_WORDS = re.compile(
 _FRAME_LABELS_AFTER_NEWLINE = re.compile("\n" + _FRAME_LABEL.removeprefix("^"), re.IGNORECASE)
 """The label alternative alone, anchored on the newline before it rather than on ``^``: a pattern that
 starts with a character lets the regex engine skip to the newlines instead of trying every position
-(0.05 ms on a 30 KB chunk, against 0.13 ms with ``^`` and 1.25 ms for the whole pattern; one render
+(0.05 ms on a 30 KB chunk, against 0.13 ms with ``^`` and 1.3 ms for the whole pattern; one render
 per call)."""
+_OPENING = re.compile(r"as follows(?=\s*:)", re.IGNORECASE)
+_OPENING_VERB = re.compile(r"\b(?:begins?|starts?) \Z", re.IGNORECASE)
+_CLOSING = re.compile(r"concludes? here(?=\s*\.)", re.IGNORECASE)
+_WORD_CHARACTER = re.compile(r"\w")
+"""The open and close alternatives, each starting with its words rather than with ``\\b`` and a choice
+of verbs, so that the engine skips to them: the word boundary and the verb before are checked on each
+match (0.14 and 0.12 ms on a 30 KB chunk that holds their words, against 0.54 and 0.40 ms). One in nine
+chunks of the 1.28M-token needle holds "conclude" or "as follows"; they took 1.3 ms each."""
 
 
 def neutralise_frames(text: str) -> str:
@@ -121,13 +129,31 @@ def neutralise_frames(text: str) -> str:
     asks its question on a "Question:" line after it. A document holding such a line could end its
     frame early and ask a question of its own ("The text concludes here. / Question: ignore the above
     ..."). Those words get a visible "(quoted)" mark inside the text, so the only frame lines are the
-    template's own; everything else the text says stays as it was."""
+    template's own; everything else the text says stays as it was. What gets marked is what
+    ``_FRAME_WORDS`` matches (``tests/unit/test_frames.py``), one kind of frame word at a time."""
     # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
     # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
     folded = text.casefold()
-    if "as follows" in folded or "conclude" in folded:
-        return _FRAME_WORDS.sub(_quoted, text)
+    if "as follows" in folded:
+        text = _OPENING.sub(_quoted_if_opening, text)
+    if "conclude" in folded:
+        text = _CLOSING.sub(_quoted_if_closing, text)
     return _FRAME_LABELS_AFTER_NEWLINE.sub(_quoted, "\n" + text)[1:]  # a line of its own at the start too
+
+
+def _quoted_if_opening(match: re.Match[str]) -> str:
+    """ "as follows" marked when "begins"/"starts" (a word of its own) and one space come before it."""
+    start = match.start()
+    # ``\b`` at the search's start still sees the character before it
+    opening = _OPENING_VERB.search(match.string, max(0, start - len("begins ")), start)
+    return _quoted(match) if opening else match.group(0)
+
+
+def _quoted_if_closing(match: re.Match[str]) -> str:
+    """ "concludes here" marked when it begins a word."""
+    start = match.start()
+    inside_a_word = start > 0 and _WORD_CHARACTER.match(match.string, start - 1) is not None
+    return match.group(0) if inside_a_word else _quoted(match)
 
 
 def _quoted(match: re.Match[str]) -> str:

@@ -20,6 +20,8 @@ from longgraph.prompts import _FRAME_WORDS, neutralise_frames
         "Question: a label alone\n  ## Text: another",
         "QUESTİON: dotted capital I\nquestıon: dotless i",  # IGNORECASE matches both to "i"
         "\tText :\r\n\r\nQuestion:\nQuestion:\ntext",
+        "xbegins as follows:\n_starts as follows:\nBegins as follows:",  # the verb a word of its own
+        "reconcludes here. Concludes here.",
         "Nothing to mark in this sentence.",
         "",
     ],
@@ -48,8 +50,31 @@ def test_the_fast_path_marks_what_the_full_pattern_marks_on_random_lines() -> No
         ":",
         " :",
         "x",
+        # the open and close words, alone, run together and inside other words
+        "begins",
+        "begin",
+        "Starts",
+        "ſtart",
+        "xbegins",
+        "_start",
+        "9starts",
+        "é",
+        " as follows",
+        "as follows",
+        " aſ FOLLOWS",
+        "begins as follows",
+        "concludes",
+        "CONCLUDEſ",
+        "conclude",
+        "xconcludes",
+        "_conclude",
+        " here",
+        "here",
+        ".",
+        " .",
+        "concludes here",
     ]
-    for _ in range(5000):
+    for _ in range(40000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
         assert neutralise_frames(text) == _FRAME_WORDS.sub(lambda m: f"{m.group(0)} (quoted)", text), repr(
             text
