@@ -52,7 +52,7 @@ def peak_rss_mb() -> float:
 
     Not ``getrusage``'s ``ru_maxrss``: on Linux a process started by ``fork`` + ``exec`` inherits its
     parent's peak there, so a memory child spawned by a benchmark that had grown to 500 MB reported
-    500 MB however little it used itself (measured: 508 MB for a run that peaks at 238 MB)."""
+    500 MB however little it used itself (measured: 508 MB for a run that peaks at 204 MB)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:

@@ -8,11 +8,12 @@ what these tests catch. The vLLM benchmark needs the real server and has no test
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 
 import pytest
 
-from longgraph.evals.bench import chunker, mapreduce_stub, print_figures, spread
+from longgraph.evals.bench import chunker, mapreduce_stub, peak_rss_mb, print_figures, spread
 
 STUB_FIGURES = (
     "input_tokens",
@@ -80,6 +81,19 @@ def test_chunker_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]
     missing = [key for key in CHUNKER_FIGURES if key not in _printed_keys(out)]
     assert not missing, out
     assert isinstance(figures["chunks"], int) and figures["chunks"] >= 2
+
+
+def test_a_memory_child_reports_its_own_peak_not_its_parents() -> None:
+    """``ru_maxrss`` survives ``exec``: a child of a large process read as large as its parent."""
+    ballast = bytearray(200 * 2**20)
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touched: resident
+    probe = "from longgraph.evals.bench import peak_rss_mb; print(peak_rss_mb())"
+    child = float(
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    )
+    assert peak_rss_mb() >= 200
+    assert 5 < child < 100  # an interpreter with a few imports; its parent holds over 200 MB
+    del ballast
 
 
 def test_waves_follow_supersteps_and_ideal_path_counts_rounds() -> None:
