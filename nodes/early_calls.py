@@ -11,8 +11,10 @@ Each started call is taken once, by the first identical request, and only on the
 on (a call belongs to its loop's connection pool). A call nobody takes is cancelled when the run's
 chunk node fails (only that node's calls: runs sharing a context share the table), and otherwise
 simply finishes: it was a call the run was about to make. A finished call still untaken after
-:data:`STALE_AFTER_S` is dropped (a served run interrupted after its chunk node never reads its
-chunks; its kit could otherwise hold every chunk's text and answer until evicted).
+:data:`STALE_AFTER_S` is dropped when a table is next swept: as calls are added to it, and whenever
+a run builds a new kit (a served run interrupted after its chunk node never reads its chunks; its
+kit could otherwise hold every chunk's text and answer, and through the task the run's state, until
+evicted 256 runs later).
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ class EarlyCalls(Generic[T]):
         with self._lock:
             if task in self._untaken:
                 self._finished_at[task] = self._clock()
+
+    def sweep(self) -> None:
+        """Drop the calls finished and left untaken for :data:`STALE_AFTER_S` (a minute apart at most).
+
+        :meth:`add` sweeps its own table, but a served run's kit gets no further call once the run is
+        gone: :func:`~longgraph.nodes.kit.kit_for` sweeps every kit's table as it builds a new kit."""
+        with self._lock:
+            self._drop_stale()
 
     def _drop_stale(self) -> None:
         """Forget finished calls untaken for :data:`STALE_AFTER_S` (under the lock; a minute apart)."""

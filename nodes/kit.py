@@ -218,6 +218,9 @@ async def kit_for(context: Context, provider: PerLoopProvider) -> RunKit:
         _KITS[key] = (context, provider, kit)
         while len(_KITS) > _KITS_KEPT:
             _KITS.popitem(last=False)
+        others = [entry[2] for entry in _KITS.values() if entry[2] is not kit]
+    for other in others:  # runs that ended, or were interrupted, get no other chance to let go
+        other.early_calls.sweep()
     pending.set_result(kit)
     return kit
 

@@ -226,3 +226,36 @@ def test_a_finished_call_nobody_takes_is_dropped_after_a_while() -> None:
 
     kept_early, kept_late, c_taken = asyncio.run(run())
     assert kept_early == 3 and kept_late == 2 and c_taken == 1
+
+
+def test_a_table_no_run_adds_to_any_more_is_swept_too() -> None:
+    """A served run's kit gets no call after the run is interrupted: sweeping must not wait for one."""
+    now = [0.0]
+    early: EarlyCalls[int] = EarlyCalls(clock=lambda: now[0])
+
+    async def answer() -> int:
+        return 7
+
+    async def run() -> None:
+        task = asyncio.get_running_loop().create_task(answer())
+        early.add("a", task)
+        await task
+        await asyncio.sleep(0)  # the done callback
+
+    asyncio.run(run())
+    now[0] = STALE_AFTER_S / 2
+    early.sweep()
+    assert len(early) == 1  # not stale yet
+    now[0] = STALE_AFTER_S + 61
+    early.sweep()
+    assert len(early) == 0
+
+
+def test_building_a_kit_sweeps_the_other_kits_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    swept: list[int] = []
+    monkeypatch.setattr(EarlyCalls, "sweep", lambda self: swept.append(id(self)))
+    provider = FakeProvider()
+    first_context, second_context = Context(**FAKE_SETTINGS), Context(**FAKE_SETTINGS)  # type: ignore[arg-type]
+    first = asyncio.run(kit_for(first_context, provider))
+    second = asyncio.run(kit_for(second_context, provider))
+    assert id(first.early_calls) in swept and id(second.early_calls) not in swept
