@@ -32,9 +32,9 @@ V = TypeVar("V")
 
 @dataclass
 class _LoopValues(Generic[K, V]):
-    values: dict[K, V] = field(default_factory=dict)
-    closer: AsyncGenerator[None, None] | None = None
+    closer: AsyncGenerator[None, None]
     """Held here: the loop keeps its async generators in a weak set."""
+    values: dict[K, V] = field(default_factory=dict)
 
 
 class PerLoop(Generic[K, V]):
@@ -67,8 +67,7 @@ class PerLoop(Generic[K, V]):
             for closed in [other for other in self._loops if other.is_closed()]:
                 log.debug("forgetting the values of a loop closed without shutting down its generators")
                 del self._loops[closed]
-            scope = self._loops[loop] = _LoopValues()
-        scope.closer = self._closed_at_shutdown(loop)
+            scope = self._loops[loop] = _LoopValues(self._closed_at_shutdown(loop))
         # Run it to its ``yield`` now, synchronously: the first step registers it with the running
         # loop (its first-iteration hook), and nothing before the ``yield`` awaits. A task would not
         # do: a loop shutting down cancels its tasks before it closes its generators.

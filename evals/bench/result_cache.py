@@ -125,9 +125,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, object]:
         figures[f"wall, {mode}"] = spread(walls[mode]).format()
     figures["cost of misses over no cache"] = f"{medians[_MODES[1]] - medians[_MODES[0]]:+.3f}s"
     figures["answers in the file after a run (equal chunks share one)"] = stored
-    figures["commits storing them"] = (
-        f"{statistics.median(commits):.0f} (min {min(commits)}, max {max(commits)})"
-    )
+    figures["commits storing them"] = spread(commits).format(unit="", digits=0)
     figures["load average"] = load_average()
     return figures
 
