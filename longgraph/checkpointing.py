@@ -324,13 +324,41 @@ async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver[A
         ) from exc
     try:
         async with AsyncPostgresSaver.from_conn_string(url, serde=checkpoint_serializer()) as saver:
-            await saver.setup()
+            async with await psycopg.AsyncConnection.connect(url, autocommit=True) as lock:
+                await set_up_alone(saver, lock)
             yield saver
     except psycopg.OperationalError as exc:
         reason = " ".join(str(exc).split())
         for secret in url_secrets(url):
             reason = reason.replace(secret, "***")
         raise ConfigurationError(f"checkpoint database {redact_url(url)}: cannot be used ({reason})") from exc
+
+
+_SETUP_LOCK = 0x6C6F6E6767726170  # "longgrap": the advisory lock taken around the tables' setup
+
+
+async def set_up_alone(saver: Any, lock: Any) -> None:
+    """``saver.setup()`` (tables, then migrations) while holding a PostgreSQL advisory lock on the
+    ``lock`` connection (autocommit, idle meanwhile).
+
+    LangGraph's setup is not safe to run twice at once: two processes opening a new database together
+    (teammates starting at the same time, a server and a CLI) failed on a duplicate
+    ``checkpoint_migrations`` row or type, or deadlocked in ``CREATE INDEX CONCURRENTLY``
+    (``tests/integration/test_resume_postgres.py``: 3 in 3 with six at once, 4 in 9 with two)."""
+    # Polled, not waited for in ``pg_advisory_lock``: a session waiting inside a statement is a
+    # transaction under way, which the holder's ``CREATE INDEX CONCURRENTLY`` waits for in turn.
+    from psycopg.rows import tuple_row
+
+    async with lock.cursor(row_factory=tuple_row) as cursor:  # a pool's connections make dicts
+        while True:
+            row = await (await cursor.execute("SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK,))).fetchone()
+            if row is not None and row[0]:
+                break
+            await asyncio.sleep(0.05)
+        try:
+            await saver.setup()
+        finally:
+            await cursor.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
 
 
 CHECKPOINT_URL_ENV = "LONGGRAPH_CHECKPOINT_URL"
@@ -358,7 +386,8 @@ async def _pooled_postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpoin
     connection = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
     async with AsyncConnectionPool(url, kwargs=connection, max_size=20, open=False) as pool:
         saver = AsyncPostgresSaver(pool, serde=checkpoint_serializer())  # type: ignore[arg-type]
-        await saver.setup()
+        async with pool.connection() as lock:
+            await set_up_alone(saver, lock)
         yield saver
 
 

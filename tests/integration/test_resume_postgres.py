@@ -102,15 +102,19 @@ def test_two_processes_killed_mid_map_resume_their_own_threads_at_once(
             commands.append((common, [*common, "--resume", f"team-{i}", "--checkpoint-db", postgres_url]))
 
         # 1. Both killed hard while their map stages are under way.
+        logs = [tmp_path / f"killed-{i}.log" for i in range(len(commands))]
         processes = [
             subprocess.Popen(longgraph_command(resumable), env=hermetic_env(tmp_path), cwd=tmp_path,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _, resumable in commands
+                             stdout=subprocess.DEVNULL, stderr=log.open("w"))
+            for (_, resumable), log in zip(commands, logs, strict=True)
         ]  # fmt: skip
         try:
             deadline = time.monotonic() + 90
             while _map_calls(stub) < 16 and time.monotonic() < deadline:
-                assert all(p.poll() is None for p in processes), "a run ended before it could be interrupted"
+                ended = [
+                    log.read_text() for p, log in zip(processes, logs, strict=True) if p.poll() is not None
+                ]
+                assert not ended, f"a run ended before it could be interrupted: {ended}"
                 time.sleep(0.05)
             for process in processes:
                 os.kill(process.pid, signal.SIGKILL)
@@ -200,3 +204,30 @@ def test_served_graphs_checkpoint_to_postgres(postgres_url: str, tmp_path: Path)
     with psycopg.connect(postgres_url) as db:
         rows = db.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()
     assert rows is not None and rows[0] >= 3, rows
+
+
+def test_processes_opening_a_new_database_at_once_all_get_its_tables(postgres_url: str) -> None:
+    """LangGraph's ``setup`` (tables, then migrations, some ``CREATE INDEX CONCURRENTLY``) is not safe
+    to run twice at once: two teammates starting on a new database got a ``UniqueViolation`` on
+    ``checkpoint_migrations`` or a deadlock (found by the test above failing 4 times in 9)."""
+    import psycopg
+
+    from longgraph.checkpointing import _pooled_postgres_checkpointer, postgres_checkpointer
+
+    name = f"fresh_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    fresh = postgres_url.rsplit("/", 1)[0] + f"/{name}"
+
+    async def open_one(i: int) -> int:
+        opened = postgres_checkpointer if i % 2 else _pooled_postgres_checkpointer  # the CLI's, the server's
+        async with opened(fresh) as saver:
+            return len([c async for c in saver.alist(None)])
+
+    async def at_once() -> list[int]:
+        return list(await asyncio.gather(*(open_one(i) for i in range(6))))
+
+    assert asyncio.run(at_once()) == [0] * 6
+    with psycopg.connect(fresh) as check:
+        versions = [row[0] for row in check.execute("SELECT v FROM checkpoint_migrations ORDER BY v")]
+    assert versions == list(range(len(versions))) and len(versions) > 5  # each migration once
