@@ -14,9 +14,13 @@ runs these handlers before any request reaches a graph or the server's storage:
 - **Ownership**: every thread, run and cron is stamped with its creator (``metadata.owner``) and every
   read, search, update and delete is filtered by it, so one user can neither read nor list another's.
   The served graphs themselves (the system assistants) are readable by every user.
-- **No secret in a run**: a run whose ``context`` carries an endpoint key is refused before the server
-  stores anything (a run's context is kept in its record and returned by ``runs.list``): the key
-  belongs in the server's environment (``LONGGRAPH_API_KEY``).
+- **Assistants**: the served graphs (the server's own assistants) are readable by every user; an
+  assistant a user makes is visible to and usable by that user only.
+- **No secret, server path or foreign endpoint in a run**: a run, assistant, cron or thread whose
+  ``context`` / ``configurable`` carries an endpoint key, a server path (``cache_path``, ``tokenizer``,
+  ...), an endpoint the operator did not allow, or more load than the operator set is refused before
+  the server stores anything (``longgraph/serving_policy.py``; the graphs check again before their
+  first request, since an assistant's context is merged into its runs).
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ from typing import Any
 from langgraph_sdk import Auth
 
 from longgraph.errors import ConfigurationError
+from longgraph.serving_policy import problems_in_payload
 
 TOKENS_ENV = "LONGGRAPH_AUTH_TOKENS"
 SWITCH_ENV = "LONGGRAPH_AUTH"
 LOCAL_USER = "local"
-SECRET_SETTINGS = frozenset({"api_key"})
-"""Context fields that hold a secret (``state/context.py``): never accepted from a client."""
+SYSTEM_KEY, SYSTEM_VALUE = "created_by", "system"
+"""How the LangGraph server marks the assistants it makes for the graphs of ``langgraph.json``."""
 
 auth = Auth()
 
@@ -107,34 +112,50 @@ async def authenticate(request: Any, authorization: str | None) -> Auth.types.Mi
     return {"identity": user, "is_authenticated": True}
 
 
-def secret_settings_in(run: Mapping[str, Any]) -> list[str]:
-    """The secret settings a run's ``context`` (or its config's ``configurable``) carries."""
-    kwargs = run.get("kwargs") or {}
-    config = kwargs.get("config") or {}
-    found: set[str] = set()
-    for settings in (kwargs.get("context"), config.get("configurable"), config.get("context")):
-        if isinstance(settings, Mapping):
-            found |= SECRET_SETTINGS & set(settings)
-    return sorted(found)
+def _refuse_settings(value: Any) -> None:
+    """A 400 naming every setting of the payload a served run may not carry (``longgraph/serving_policy.py``):
+    secrets, server paths, endpoints the operator did not allow, load above the operator's."""
+    problems = problems_in_payload(value)
+    if problems:
+        raise Auth.exceptions.HTTPException(
+            status_code=400,
+            detail="refused: " + "; ".join(problems) + " (the server keeps run, assistant and cron contexts; "
+            "endpoint keys belong in its environment, LONGGRAPH_API_KEY)",
+        )
 
 
 @auth.on.threads.create_run
-async def refuse_secrets_and_stamp_the_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
-    secrets = secret_settings_in(value)
-    if secrets:
-        raise Auth.exceptions.HTTPException(
-            status_code=400,
-            detail=f"a run's context may not carry {', '.join(secrets)}: the server keeps run contexts; "
-            "set the endpoint key in the server's environment (LONGGRAPH_API_KEY) instead",
-        )
+async def refuse_settings_and_stamp_the_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    _refuse_settings(value)
     return _owned(ctx, value)
 
 
 @auth.on.assistants
-async def served_graphs_are_shared(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str] | None:
-    """Reading the served graphs is open to every user; assistants a user makes are theirs."""
+async def own_assistants_and_shared_graphs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """The served graphs (the server's own assistants, ``created_by: system``) are readable by every
+    user; an assistant a user makes is that user's alone, to read, use, change or delete."""
+    if ctx.action in ("create", "update"):
+        _refuse_settings(value)
+        metadata = value.get("metadata") if isinstance(value, dict) else None
+        if isinstance(metadata, dict):
+            metadata.pop(SYSTEM_KEY, None)  # a user's assistant cannot pass for the server's own
+    owned = _owned(ctx, value)
     if ctx.action in ("read", "search"):
-        return None
+        return {"$or": [owned, {SYSTEM_KEY: SYSTEM_VALUE}]}
+    return owned
+
+
+@auth.on.crons
+async def refuse_settings_in_crons(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    if ctx.action in ("create", "update"):
+        _refuse_settings(value)
+    return _owned(ctx, value)
+
+
+@auth.on.threads
+async def refuse_settings_in_threads(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    if ctx.action in ("create", "update"):
+        _refuse_settings(value)
     return _owned(ctx, value)
 
 

@@ -38,6 +38,7 @@ from longgraph.loop_scope import PerLoop
 from longgraph.openai_chat import OpenAIChat, ShardedTransport
 from longgraph.prompts import PromptSet
 from longgraph.redact import redact_url, url_secrets
+from longgraph.serving_policy import endpoint_identity
 from longgraph.spending import SpendingLimit
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
@@ -123,10 +124,15 @@ class LLMClient:
         secrets: Sequence[str] = (),
         limit: AdaptiveLimit | None = None,
         watch: QueueWatch | None = None,
+        cache_scope: str = "",
     ) -> None:
         if not endpoints:
             raise ConfigurationError("no model endpoint configured")
         self.endpoints = list(endpoints)
+        self.cache_identity = (sorted(endpoint_identity(e.url) for e in self.endpoints), cache_scope)
+        """Part of every cached answer's key: which endpoints answered, and whose cache it is (a served
+        run's user, ``longgraph/serving_policy.py``). Without it an answer from one endpoint (a user's
+        own, planted) came back for the same prompt asked of another."""
         # Redacted from every error message: some servers echo the presented key in a 401 body, and
         # a URL may carry credentials of its own.
         url_parts = [part for e in self.endpoints for part in url_secrets(e.url)]
@@ -405,6 +411,7 @@ async def call_structured(
             messages=[(m.type, m.content) for m in messages],
             prompt=prompts.key(stage),
             model=llm.model_name,
+            endpoint=llm.cache_identity,
             sampling=llm.sampling,
             mode=mode,
             schema=schema.__name__,
@@ -496,7 +503,7 @@ class PerLoopProvider(abc.ABC):
         return (
             tuple(context.base_urls), hash(context.api_key), context.model, context.request_timeout,
             context.max_retries, context.max_concurrency, context.temperature, context.max_output_tokens,
-            context.structured_output, context.cache_path, context.adaptive_concurrency,
+            context.structured_output, context.cache_path, context.adaptive_concurrency, context.cache_scope,
         )  # fmt: skip
 
     @abc.abstractmethod
@@ -523,6 +530,7 @@ class PerLoopProvider(abc.ABC):
             secrets=(context.api_key,),
             limit=limit or AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency),
             watch=watch,
+            cache_scope=context.cache_scope,
         )
 
 

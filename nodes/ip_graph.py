@@ -86,7 +86,8 @@ def node_text(node: IPNode, chunks: Mapping[int, Chunk]) -> str:
 
 def _settings(kit: RunKit, mode: EdgeMode) -> dict[str, object]:
     return {
-        "model": kit.context.model, "points": kit.prompts(PROMPTS).key("points"), "edges": mode,
+        "model": kit.context.model, "endpoint": kit.client().cache_identity,
+        "points": kit.prompts(PROMPTS).key("points"), "edges": mode,
         "attention_model": kit.context.attention_model if mode == "attention" else None,
         "batch": kit.context.pecan_batch_tokens, "temperature": kit.context.temperature,
         "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",

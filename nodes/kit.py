@@ -33,6 +33,7 @@ from longgraph.nodes.budget import text_budget
 from longgraph.nodes.early_calls import EarlyCalls
 from longgraph.nodes.endpoint_health import EndpointHealth, unanswered_failure
 from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_for, widest_labels
+from longgraph.serving_policy import mark_screened, screen_served_context
 from longgraph.spending import SpendingLimit, spending_limit
 from longgraph.state.context import Context
 from longgraph.state.outputs import SCHEMAS, StructuredOutput
@@ -181,8 +182,11 @@ _KITS_LOCK = threading.Lock()
 _KITS_KEPT = 256
 
 
-async def kit_for(context: Context, provider: PerLoopProvider) -> RunKit:
+async def kit_for(context: Context, provider: PerLoopProvider, served_user: str | None = None) -> RunKit:
     """The run's kit: built on the first call for this context object, reused after.
+
+    ``served_user``: the run is a LangGraph server's, for that user; its context is screened by the
+    operator's policy (``longgraph/serving_policy.py``) before anything is resolved or requested.
 
     Built once even when several runs sharing a context start together (``longgraph batch``): each
     kit holds run state — the spending limit, the calls started ahead (``early_calls``), the endpoint's
@@ -206,7 +210,10 @@ async def kit_for(context: Context, provider: PerLoopProvider) -> RunKit:
         except _BuildAbandoned:
             continue  # its builder was cancelled: build it here
     try:
-        kit = await build_kit(context, provider)
+        screened = context if served_user is None else screen_served_context(context, served_user)
+        kit = await build_kit(screened, provider)
+        if served_user is not None:
+            mark_screened(kit.context)
     except BaseException as exc:
         with _KITS_LOCK:
             _BUILDING.pop(key, None)

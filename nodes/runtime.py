@@ -33,6 +33,7 @@ from langgraph.runtime import get_runtime
 
 from longgraph.llm import PerLoopProvider
 from longgraph.nodes.kit import RunKit, kit_for
+from longgraph.serving_policy import served_user
 from longgraph.state.context import Context
 
 _ON_OWN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -50,16 +51,17 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
         name = getattr(stage, "__name__", "node")
 
         async def run_async(state: Any, config: RunnableConfig) -> Any:
-            kit = await kit_for(get_runtime(Context).context, llm)
+            kit = await kit_for(get_runtime(Context).context, llm, served_user(config.get("configurable")))
             return await stage(state, kit, **options)
 
         def run_sync(state: Any, config: RunnableConfig) -> Any:
             context = get_runtime(Context).context
+            user = served_user(config.get("configurable"))
             caller = contextvars.copy_context()
 
             async def run() -> Any:
                 _ON_OWN_LOOP.set(True)
-                return await stage(state, await kit_for(context, llm), **options)
+                return await stage(state, await kit_for(context, llm, user), **options)
 
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
                 return pool.submit(caller.run, asyncio.run, run()).result()

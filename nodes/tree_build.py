@@ -97,7 +97,7 @@ async def select_chunks(state: ToMState, kit: RunKit) -> dict[str, Any]:
 def _settings_key(kit: RunKit, aggregate: bool) -> dict[str, object]:
     prompts = kit.prompts(PROMPTS)
     return {
-        "model": kit.context.model, "parse": prompts.key("parse"), "summarize": prompts.key("summarize"),
+        "model": kit.context.model, "endpoint": kit.client().cache_identity, "parse": prompts.key("parse"), "summarize": prompts.key("summarize"),
         "temperature": kit.context.temperature, "aggregate": aggregate, "neighbours": NEIGHBOURS,
         "resolution": RESOLUTION, "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
         "max_rounds": kit.context.max_collapse_rounds,

@@ -128,6 +128,9 @@ class Context:
     server's count when it reports more). None: no limit."""
     cache_path: str | None = field(default_factory=_env("cache_path", None))
     """SQLite file for the persistent result cache of map/collapse calls. None: no cache."""
+    cache_scope: str = ""
+    """Whose cached answers a run reads and writes (part of every cache key). A served run's is its
+    authenticated user, set by the server (``longgraph/serving_policy.py``); empty elsewhere."""
     prompt_variant: str = field(default_factory=_env("prompt_variant", "compact"))
     """Prompts and protocol: "compact" (answer first, in words copied from the text, checked against
     the source; the default for every model) or "paper" (the papers' own prompts and protocols, e.g.

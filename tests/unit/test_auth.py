@@ -12,11 +12,14 @@ from langgraph_sdk import Auth
 
 from longgraph.auth import (
     LOCAL_USER,
-    refuse_secrets_and_stamp_the_run,
-    secret_settings_in,
+    own_assistants_and_shared_graphs,
+    refuse_settings_and_stamp_the_run,
+    refuse_settings_in_crons,
+    refuse_settings_in_threads,
     tokens_from,
     user_for,
 )
+from longgraph.serving_policy import problems_in_payload
 from longgraph.errors import ConfigurationError
 
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
@@ -75,18 +78,50 @@ def _ctx(action: str) -> Any:
     return Auth.types.AuthContext(resource="threads", action=action, user=_User(), permissions=[])  # type: ignore[arg-type]
 
 
-def test_a_run_carrying_an_endpoint_key_is_refused_before_it_is_stored() -> None:
-    assert secret_settings_in(_run({"base_url": "http://h/v1"})) == []
-    assert secret_settings_in(_run({"api_key": "sk-1"})) == ["api_key"]
-    assert secret_settings_in(_run(configurable={"api_key": "sk-1"})) == ["api_key"]
+def test_a_run_carrying_an_endpoint_key_is_refused_before_it_is_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LONGGRAPH_BASE_URL", "http://h/v1")
+    assert problems_in_payload(_run({"base_url": "http://h/v1"})) == []
+    assert any("api_key" in p for p in problems_in_payload(_run({"api_key": "sk-1"})))
+    assert any("api_key" in p for p in problems_in_payload(_run(configurable={"api_key": "sk-1"})))
     value = _run({"api_key": "sk-secret", "model": "m"})
     with pytest.raises(Auth.exceptions.HTTPException) as refused:
-        asyncio.run(refuse_secrets_and_stamp_the_run(_ctx("create_run"), value))
+        asyncio.run(refuse_settings_and_stamp_the_run(_ctx("create_run"), value))
     assert refused.value.status_code == 400
     assert "api_key" in str(refused.value.detail) and "sk-secret" not in str(refused.value.detail)
 
 
 def test_a_run_is_stamped_with_its_owner_and_filtered_by_it() -> None:
     value = _run({"model": "m"})
-    assert asyncio.run(refuse_secrets_and_stamp_the_run(_ctx("create_run"), value)) == {"owner": "alice"}
+    assert asyncio.run(refuse_settings_and_stamp_the_run(_ctx("create_run"), value)) == {"owner": "alice"}
     assert value["metadata"] == {"owner": "alice"}
+
+
+@pytest.mark.parametrize(
+    ("handler", "action", "value"),
+    [
+        (refuse_settings_in_crons, "create", {"assistant_id": "a", "schedule": "* * * * *", "payload": {"context": {"api_key": "k"}}}),
+        (refuse_settings_in_crons, "update", {"payload": {"config": {"configurable": {"cache_path": "/tmp/x"}}}}),
+        (own_assistants_and_shared_graphs, "create", {"graph_id": "mapreduce", "context": {"api_key": "k"}}),
+        (own_assistants_and_shared_graphs, "update", {"config": {"configurable": {"base_url": "http://evil/v1"}}}),
+        (own_assistants_and_shared_graphs, "create", {"graph_id": "mapreduce", "context": {"tokenizer": "/etc/shadow"}}),
+        (refuse_settings_in_threads, "create", {"metadata": {}, "config": {"configurable": {"attention_model": "/srv"}}}),
+        (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"max_concurrency": 100000}}}),
+        (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"embedding_url": "http://10.0.0.1/v1"}}}),
+        (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"cache_scope": "user:bob"}}}),
+    ],
+)  # fmt: skip
+def test_every_door_refuses_secrets_server_paths_foreign_endpoints_and_more_load(
+    handler: Any, action: str, value: dict[str, Any]
+) -> None:
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        asyncio.run(handler(_ctx(action), value))
+    assert refused.value.status_code == 400 and "refused" in str(refused.value.detail)
+
+
+def test_a_users_assistant_is_theirs_and_the_served_graphs_are_everyones() -> None:
+    value = {"graph_id": "mapreduce", "metadata": {"created_by": "system"}, "context": {"model": "m"}}
+    assert asyncio.run(own_assistants_and_shared_graphs(_ctx("create"), value)) == {"owner": "alice"}
+    assert value["metadata"] == {"owner": "alice"}, "a user's assistant passed for the server's own"
+    seen = asyncio.run(own_assistants_and_shared_graphs(_ctx("search"), {}))
+    assert seen == {"$or": [{"owner": "alice"}, {"created_by": "system"}]}
+    assert asyncio.run(own_assistants_and_shared_graphs(_ctx("delete"), {})) == {"owner": "alice"}

@@ -1,0 +1,171 @@
+"""What a run of a served longgraph may set, decided by the server's operator, not by its users.
+
+A served run's context comes from a client (a run, an assistant, a cron), so every field of it is
+hostile input. Without a policy, a user could name their own ``base_url`` and receive the server's
+endpoint key in ``Authorization``, make the server send requests to any address it can reach, write a
+SQLite file anywhere through ``cache_path``, load files through ``tokenizer`` or ``attention_model``, or
+raise ``max_concurrency`` past what the operator's model server was sized for. So, on a served run:
+
+- **Secrets and server paths** (:data:`OPERATOR_ONLY`) come from the server's environment only. A run,
+  assistant or cron that names one is refused (by ``longgraph/auth.py`` before anything is stored, and
+  again here before the run's first request: assistants' and crons' contexts are merged into runs).
+- **Endpoints** (:data:`ENDPOINT_SETTINGS`): a run may name only the server's own (``LONGGRAPH_BASE_URL``,
+  ``LONGGRAPH_EMBEDDING_URL``) or one the operator lists in ``LONGGRAPH_ALLOWED_ENDPOINTS``. The server's
+  key is therefore sent to no endpoint the operator did not choose.
+- **Load** (:data:`LOWER_ONLY`): a run may lower, never raise, what the operator set.
+- **The result cache** is scoped to the run's user (``cache_scope``): one user's answers never serve
+  another's question.
+
+Which run is served is read from the run's own config: the LangGraph server stamps every run with the
+authenticated user (``langgraph_auth_user_id``); ``longgraph.ask``, the CLI and a graph invoked from
+Python carry none and are their owner's to configure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from longgraph.errors import ConfigurationError
+from longgraph.redact import redact_url
+from longgraph.state.context import Context
+
+ALLOWED_ENDPOINTS_ENV = "LONGGRAPH_ALLOWED_ENDPOINTS"
+SECRET_SETTINGS = frozenset({"api_key"})
+"""Settings that hold a secret: never accepted from a client, never stored in a run or assistant."""
+SERVER_PATH_SETTINGS = frozenset({"cache_path", "tokenizer", "attention_model", "embedding_model", "cache_scope"})
+"""Settings that name files on the server (or who owns its cache): the operator's."""
+OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS
+ENDPOINT_SETTINGS = frozenset({"base_url", "embedding_url"})
+LOWER_ONLY = ("max_concurrency", "max_retries", "request_timeout", "max_calls", "max_prompt_tokens")
+SERVED_USER_KEY = "langgraph_auth_user_id"
+"""The key the LangGraph server puts in every run's ``configurable``: the authenticated user."""
+
+
+def served_user(configurable: Mapping[str, Any] | None) -> str | None:
+    """The user a served run acts for; None outside a LangGraph server."""
+    if not configurable or SERVED_USER_KEY not in configurable:
+        return None
+    return str(configurable.get(SERVED_USER_KEY) or "")
+
+
+def endpoint_identity(url: str) -> str:
+    """One spelling per endpoint: scheme and host lower-cased, default port dropped, no trailing slash
+    (``HTTP://Host:80/v1/`` and ``http://host/v1`` are one endpoint; ``http://host/v1`` and
+    ``http://host:8001/v1`` are two)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigurationError(f"{redact_url(url)!r} is not a URL ({exc})") from exc
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}.get(scheme)
+    netloc = host if port is None or port == default else f"{host}:{port}"
+    if parts.username or parts.password:
+        netloc = f"{parts.username or ''}:{parts.password or ''}@{netloc}"
+    path = parts.path.rstrip("/")
+    return f"{scheme}://{netloc}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
+def _urls(value: str | list[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def allowed_endpoints(operator: Context, environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The endpoints a served run may name: the operator's own and those listed in the allow-list."""
+    raw = (os.environ if environ is None else environ).get(ALLOWED_ENDPOINTS_ENV, "")
+    listed = [part.strip() for part in raw.split(",") if part.strip()]
+    own = [*_urls(operator.base_url), *_urls(operator.embedding_url)]
+    return frozenset(endpoint_identity(url) for url in [*own, *listed])
+
+
+def setting_problems(settings: Mapping[str, Any], operator: Context) -> list[str]:
+    """Why a served run may not carry ``settings`` (a client's context), one reason per setting."""
+    problems: list[str] = []
+    for name in sorted(OPERATOR_ONLY & set(settings)):
+        where = "the server's environment" if name in SECRET_SETTINGS else "the server's settings"
+        problems.append(f"{name} is set by the server's operator ({where}), not by a run")
+    allowed = allowed_endpoints(operator)
+    for name in sorted(ENDPOINT_SETTINGS & set(settings)):
+        raw = settings[name]
+        urls = _urls(raw) if isinstance(raw, str | list) else [repr(raw)]
+        for url in urls:
+            if not isinstance(url, str) or endpoint_identity(url) not in allowed:
+                problems.append(
+                    f"{name} {redact_url(str(url))!r} is not an endpoint this server may call "
+                    f"(the operator lists them in {ALLOWED_ENDPOINTS_ENV})"
+                )
+    for name in LOWER_ONLY:
+        if name not in settings or settings[name] is None:
+            continue
+        ceiling = getattr(operator, name)
+        value = settings[name]
+        if ceiling is not None and isinstance(value, int | float) and value > ceiling:
+            problems.append(f"{name} {value!r} is above this server's {ceiling!r} (a run may only lower it)")
+    return problems
+
+
+def client_settings(context: Context, operator: Context) -> dict[str, Any]:
+    """The fields of a coerced run context that differ from the operator's: what the client set."""
+    return {
+        f.name: getattr(context, f.name)
+        for f in dataclasses.fields(Context)
+        if getattr(context, f.name) != getattr(operator, f.name)
+    }
+
+
+_SCREENED: weakref.WeakValueDictionary[int, Context] = weakref.WeakValueDictionary()
+"""Contexts this process screened or resolved from a screened one (by identity: a client cannot forge
+one). A graph run inside a served node (Pyramid-Align's mapreduce answer) gets its parent's resolved
+context and the parent's user; screening it again would refuse the server's own resolution."""
+
+
+def mark_screened(context: Context) -> Context:
+    _SCREENED[id(context)] = context
+    return context
+
+
+def screen_served_context(context: Context, user: str) -> Context:
+    """The context a served run of ``user`` runs with, or :class:`ConfigurationError` naming every
+    setting it may not carry. Called before the run's first request."""
+    if _SCREENED.get(id(context)) is context:
+        return context
+    operator = Context()
+    problems = setting_problems(client_settings(context, operator), operator)
+    if problems:
+        raise ConfigurationError("refused: " + "; ".join(problems))
+    return mark_screened(context.replace(cache_scope=f"user:{user}"))
+
+
+def problems_in_payload(value: Any) -> list[str]:
+    """The settings problems of everything a client sends that a run's context is built from: a run's
+    ``context`` and ``config.configurable``, an assistant's or cron's the same, at any depth of the
+    payload's ``context``/``config``/``configurable`` keys (a batch of runs included)."""
+    operator = Context()
+    found: list[str] = []
+    for settings in _settings_maps(value):
+        found += setting_problems(settings, operator)
+    return sorted(set(found))
+
+
+def _settings_maps(value: Any, depth: int = 0) -> Iterable[Mapping[str, Any]]:
+    if depth > 6:
+        return
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if key in ("context", "configurable") and isinstance(inner, Mapping):
+                yield inner
+            if isinstance(inner, Mapping | list | tuple):
+                yield from _settings_maps(inner, depth + 1)
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            yield from _settings_maps(inner, depth + 1)

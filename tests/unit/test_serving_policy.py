@@ -1,0 +1,122 @@
+"""What a served run may set (``longgraph/serving_policy.py``): the operator's endpoints only, no secret or
+server path, no more load than the operator's; the result cache scoped to the user and the endpoint.
+The same policy behind a real ``langgraph dev``: ``tests/e2e/test_served_auth.py``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from longgraph.errors import ConfigurationError
+from longgraph.graphs.mapreduce import build_graph
+from longgraph.serving_policy import (
+    endpoint_identity,
+    problems_in_payload,
+    screen_served_context,
+    served_user,
+)
+from longgraph.state.context import Context
+from longgraph.tests.conftest import QUESTION, planted
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
+
+
+@pytest.fixture(autouse=True)
+def operator_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LONGGRAPH_BASE_URL", "LONGGRAPH_EMBEDDING_URL", "LONGGRAPH_ALLOWED_ENDPOINTS",
+                 "LONGGRAPH_MAX_CONCURRENCY", "LONGGRAPH_MAX_CALLS", "LONGGRAPH_CACHE_PATH"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LONGGRAPH_BASE_URL", "http://vllm.internal:8000/v1")
+    monkeypatch.setenv("LONGGRAPH_ALLOWED_ENDPOINTS", "http://replica.internal:8000/v1, http://embed.internal/v1")
+    monkeypatch.setenv("LONGGRAPH_MAX_CONCURRENCY", "8")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("http://Host:80/v1/", "http://host/v1"), ("HTTPS://h:443/v1", "https://h/v1"), ("http://[::1]:8000/v1", "http://[::1]:8000/v1/")],
+)  # fmt: skip
+def test_one_endpoint_has_one_identity(a: str, b: str) -> None:
+    assert endpoint_identity(a) == endpoint_identity(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("http://h/v1", "http://h:8001/v1"), ("http://h/v1", "https://h/v1"), ("http://h/v1", "http://user@h/v1"),
+     ("http://h/v1", "http://h/v2")],
+)  # fmt: skip
+def test_different_endpoints_have_different_identities(a: str, b: str) -> None:
+    assert endpoint_identity(a) != endpoint_identity(b)
+
+
+def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_scope() -> None:
+    for settings in ({}, {"base_url": "http://VLLM.internal:8000/v1/"}, {"base_url": "http://replica.internal:8000/v1"},
+                     {"embedding_url": "http://embed.internal/v1", "model": "m", "max_concurrency": 4, "temperature": 0.0}):  # fmt: skip
+        screened = screen_served_context(Context(**settings), "alice")
+        assert screened.cache_scope == "user:alice"
+        assert screen_served_context(screened, "alice") is screened  # a screened context is not screened again
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [({"base_url": "http://127.0.0.1:9/v1"}, "base_url"), ({"base_url": ["http://vllm.internal:8000/v1", "http://evil/v1"]}, "base_url"),
+     ({"embedding_url": "http://169.254.169.254/v1"}, "embedding_url"), ({"api_key": "sk-x"}, "api_key"),
+     ({"cache_path": "/tmp/elsewhere.sqlite"}, "cache_path"), ({"tokenizer": "/etc/passwd"}, "tokenizer"),
+     ({"attention_model": "/root"}, "attention_model"), ({"embedding_model": "/root/model"}, "embedding_model"),
+     ({"cache_scope": "user:bob"}, "cache_scope"), ({"max_concurrency": 9}, "max_concurrency"),
+     ({"base_url": "http://vllm.internal:8001/v1"}, "base_url")],
+)  # fmt: skip
+def test_a_served_run_may_not_name_what_the_operator_decides(settings: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"refused: .*{named}") as refused:
+        screen_served_context(Context(**settings), "alice")
+    assert "sk-x" not in str(refused.value)
+
+
+def test_payloads_are_searched_at_every_depth_a_context_can_hide() -> None:
+    batch = [{"assistant_id": "mapreduce", "context": {"base_url": "http://evil/v1"}}]
+    assert problems_in_payload(batch) and "base_url" in problems_in_payload(batch)[0]
+    cron = {"payload": {"config": {"configurable": {"api_key": "k"}}}}
+    assert any("api_key" in p for p in problems_in_payload(cron))
+    assert problems_in_payload({"kwargs": {"context": {"model": "m", "temperature": 0}}}) == []
+
+
+def test_served_user_is_read_from_the_servers_stamp_only() -> None:
+    assert served_user(None) is None and served_user({"thread_id": "t"}) is None
+    assert served_user({"langgraph_auth_user_id": "bob"}) == "bob"
+
+
+def test_a_served_graph_run_naming_another_endpoint_makes_no_call() -> None:
+    """The graph-level check: a context merged from an assistant reaches the nodes without the auth
+    handler seeing it; the run fails with a typed error before its first request."""
+    model = ScriptedChatModel()
+    provider = FakeProvider(model)
+    graph = build_graph(provider)
+    config: Any = {"configurable": {"langgraph_auth_user_id": "mallory"}}
+    with pytest.raises(ConfigurationError, match="base_url"):
+        asyncio.run(
+            graph.ainvoke(
+                {"question": QUESTION, "document": planted(4000)},
+                context={"base_url": "http://127.0.0.1:9/v1", "model": "m", "context_window": 2048},
+                config=config,
+            )
+        )
+    assert model.calls == []
+
+
+def test_cached_answers_are_kept_apart_per_endpoint_and_per_user(tmp_path: Any) -> None:
+    """A user who points a run at their own server must not plant answers for another endpoint's or
+    another user's identical question (the cache key held the model name, not the endpoint)."""
+    cache = str(tmp_path / "cache.sqlite")
+    settings = {"model": "m", "context_window": 2048, "temperature": 0.0, "cache_path": cache}
+    inputs = {"question": QUESTION, "document": planted(4000)}
+
+    def calls(url: str, scope: str = "") -> int:
+        model = ScriptedChatModel()
+        asyncio.run(build_graph(FakeProvider(model, url=url)).ainvoke(inputs, context={**settings, "cache_scope": scope}))
+        return len(model.calls)
+
+    first = calls("http://planted.example/v1")
+    assert first > 0
+    assert calls("http://planted.example/v1") == 0, "the same endpoint's answers are reused"
+    assert calls("http://vllm.internal:8000/v1") == first, "another endpoint's answers were served"
+    assert calls("http://vllm.internal:8000/v1", "user:bob") == first, "another user's answers were served"
