@@ -177,7 +177,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             Path(workdir),
             n_jobs_per_worker=args.runs,
             allow_blocking=not args.strict_blocking,
-            env={"LONGGRAPH_AUTH_TOKENS": ",".join(f"{user}:{token}" for user, token in tokens.items())},
+            env={
+                "LONGGRAPH_AUTH_TOKENS": ",".join(f"{user}:{token}" for user, token in tokens.items()),
+                "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url,  # a served run may name only these
+                "LONGGRAPH_MAX_CONCURRENCY": "64",  # and may not raise the operator's load limit
+            },
         ) as server,
     ):
         context = {

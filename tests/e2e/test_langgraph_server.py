@@ -2,8 +2,8 @@
 driven through ``langgraph_sdk`` (``runs.wait``, ``runs.stream`` with progress events, thread state,
 concurrent runs) against the fault-free stub as the model endpoint.
 
-The endpoint is configured per run through ``context=`` (base URL, model, window); the API key only
-through the server's environment, and the test checks it shows up in no response, event or log line.
+The endpoint is configured per run through ``context=`` (base URL, model, window), one the operator
+allows (``LONGGRAPH_ALLOWED_ENDPOINTS``); the API key only through the server's environment, and the test checks it shows up in no response, event or log line.
 
 ``langgraph dev`` refuses graph code that blocks its event loop (BlockBuster). That check has a test
 of its own, one ``runs.wait`` per graph on a server with the check on, as a user's ``langgraph dev``
@@ -56,11 +56,20 @@ def stub() -> Iterator[StubHandle]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+def lookup_stub() -> Iterator[StubHandle]:
+    """A stub whose model name and window a run leaves to be looked up (``max_model_len`` 3000)."""
+    with run_stub_in_subprocess(StubConfig(model="stub", api_key=KEY, max_model_len=3000)) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, stub: StubHandle, lookup_stub: StubHandle
+) -> Iterator[LangGraphServer]:
     had_state_dir = (REPO_ROOT / ".langgraph_api").exists()
     workdir = tmp_path_factory.mktemp("langgraph-dev")
     with run_langgraph_dev(
-        workdir, n_jobs_per_worker=CONCURRENT_RUNS, allow_blocking=True, env={"LONGGRAPH_API_KEY": KEY}
+        workdir, n_jobs_per_worker=CONCURRENT_RUNS, allow_blocking=True, env=operator_env(stub, lookup_stub)
     ) as running:
         yield running
     assert running.process.returncode is not None, "the server did not stop"
@@ -69,11 +78,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer
 
 
 @pytest.fixture(scope="module")
-def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+def strict_server(tmp_path_factory: pytest.TempPathFactory, stub: StubHandle) -> Iterator[LangGraphServer]:
     """``langgraph dev`` as a user starts it: blocking calls in graph code are errors."""
     workdir = tmp_path_factory.mktemp("langgraph-dev-strict")
-    with run_langgraph_dev(workdir, env={"LONGGRAPH_API_KEY": KEY}) as running:
+    with run_langgraph_dev(workdir, env=operator_env(stub)) as running:
         yield running
+
+
+def operator_env(*stubs: StubHandle) -> dict[str, str]:
+    """The server's key, and the stubs as endpoints its runs may name (``LONGGRAPH_ALLOWED_ENDPOINTS``)."""
+    return {"LONGGRAPH_API_KEY": KEY, "LONGGRAPH_ALLOWED_ENDPOINTS": ",".join(s.base_url for s in stubs)}
 
 
 def context_for(stub: StubHandle, **overrides: Any) -> dict[str, Any]:
@@ -245,7 +259,9 @@ def test_server_load_benchmark_runs_and_answers_correctly(capsys: pytest.Capture
     assert "server overhead per run (median difference): " in capsys.readouterr().out
 
 
-def test_a_served_graph_and_ask_render_the_same_prompts(server: LangGraphServer) -> None:
+def test_a_served_graph_and_ask_render_the_same_prompts(
+    server: LangGraphServer, lookup_stub: StubHandle
+) -> None:
     """One resolution of the context, inside the graph: for the same context (here without a model
     name or a window, both looked up at the endpoint), a graph served by ``langgraph dev`` and the
     same graph through ``longgraph.ask`` send exactly the same messages."""
@@ -253,20 +269,20 @@ def test_a_served_graph_and_ask_render_the_same_prompts(server: LangGraphServer)
 
     document = planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH)
     context = {"base_url": None, "temperature": 0.0, "structured_output": "json_schema"}
-    with run_stub_in_subprocess(StubConfig(model="stub", api_key=KEY, max_model_len=3000)) as endpoint:
-        context["base_url"] = endpoint.base_url
+    endpoint = lookup_stub
+    context["base_url"] = endpoint.base_url
 
-        async def served() -> Any:
-            return await client_for(server).runs.wait(
-                None, "mapreduce", input={"question": QUESTION, "document": document}, context=context
-            )
+    async def served() -> Any:
+        return await client_for(server).runs.wait(
+            None, "mapreduce", input={"question": QUESTION, "document": document}, context=context
+        )
 
-        endpoint.reset()
-        assert_complete(asyncio.run(served()))
-        served_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
-        endpoint.reset()
-        local = asyncio.run(aask(QUESTION, document, start_embedded=False, api_key=KEY, **context))
-        local_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
+    endpoint.reset()
+    assert_complete(asyncio.run(served()))
+    served_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
+    endpoint.reset()
+    local = asyncio.run(aask(QUESTION, document, start_embedded=False, api_key=KEY, **context))
+    local_requests = sorted((e["stage"], e["messages"]) for e in endpoint.fault_log())
     assert "smoked plums" in local.answer
     assert served_requests and served_requests == local_requests
 

@@ -9,8 +9,11 @@ key is refused before the server stores it, and the key is nowhere the server ca
 from __future__ import annotations
 
 import asyncio
+import http.server
+import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -41,13 +44,50 @@ SENT_KEY = f"sk-client-secret-{uuid.uuid4().hex}"
 """What a client sends in a run's context (and must find refused)."""
 
 
+class Capture:
+    """An attacker's endpoint on loopback: records every request that reaches it (path and headers)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        capture = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record(self) -> None:
+                capture.requests.append((self.command, self.path, dict(self.headers)))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"data": [{"id": "x", "max_model_len": 4096}]}')
+
+            do_GET = do_POST = _record
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer]:
+def capture() -> Iterator[Capture]:
+    catcher = Capture()
+    yield catcher
+    catcher.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, stub: StubHandle, capture: Capture
+) -> Iterator[LangGraphServer]:
     """The server; once it has stopped (and written its state to its folder), neither key is in any file
-    it wrote: runs, threads, checkpoints, its log."""
+    it wrote: runs, threads, checkpoints, its log. Its key never reached the attacker's endpoint."""
     tokens = ",".join(f"{user}:{token}" for user, token in TOKENS.items())
-    env = {"LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens}
     workdir = tmp_path_factory.mktemp("langgraph-dev-auth")
+    env = {
+        "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens, "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url,
+        "LONGGRAPH_CACHE_PATH": str(workdir / "operator-cache.sqlite"),
+    }  # fmt: skip
     with run_langgraph_dev(workdir, allow_blocking=True, env=env) as running:
         yield running
     written = [path for path in workdir.rglob("*") if path.is_file()]
@@ -55,6 +95,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LangGraphServer
     for path in written:
         data = path.read_bytes()
         assert KEY.encode() not in data and SENT_KEY.encode() not in data, f"a key is stored in {path}"
+    assert capture.requests == [], f"the server called the attacker's endpoint: {capture.requests}"
 
 
 def client(server: LangGraphServer, user: str | None, token: str | None = None) -> LangGraphClient:
@@ -170,3 +211,92 @@ def test_an_endpoint_key_in_a_runs_context_is_refused_and_stored_nowhere(
     assert status == 400 and "api_key" in detail and "LONGGRAPH_API_KEY" in detail and sent not in detail
     assert sent not in seen
     assert sent not in server.log_text()
+
+
+def refusal(call: Any) -> tuple[int, str]:
+    """The HTTP status and body an SDK call was refused with (the test fails if it succeeded)."""
+    try:
+        asyncio.run(call)
+    except httpx.HTTPStatusError as refused:
+        return refused.response.status_code, refused.response.text
+    pytest.fail("the call was not refused")
+
+
+def test_a_run_naming_another_endpoint_is_refused_and_the_key_goes_nowhere(
+    server: LangGraphServer, capture: Capture
+) -> None:
+    for context in ({"base_url": capture.url, "model": "x"}, {"embedding_url": capture.url},
+                    {"base_url": [capture.url]}, {"base_url": capture.url.replace("127.0.0.1", "localhost")}):  # fmt: skip
+        status, detail = refusal(
+            client(server, "alice").runs.wait(None, GRAPH, input=run_input(), context=context)
+        )
+        assert status == 400 and "LONGGRAPH_ALLOWED_ENDPOINTS" in detail, detail
+    status, detail = refusal(
+        client(server, "alice").runs.wait(
+            None, GRAPH, input=run_input(), config={"configurable": {"base_url": capture.url}}
+        )
+    )
+    assert status == 400 and "base_url" in detail
+    assert capture.requests == []
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [{"cache_path": "/tmp/longgraph-hostile/cache.sqlite"}, {"tokenizer": "/etc/passwd"}, {"attention_model": "/root"},
+     {"embedding_model": "/root"}, {"cache_scope": "user:bob"}, {"max_concurrency": 100000}, {"api_key": SENT_KEY}],
+    ids=lambda s: next(iter(s)),
+)  # fmt: skip
+def test_server_settings_are_refused_in_a_run(
+    setting: dict[str, Any], server: LangGraphServer, stub: StubHandle
+) -> None:
+    status, detail = refusal(
+        client(server, "alice").runs.wait(
+            None, GRAPH, input=run_input(), context=context_for(stub, **setting)
+        )
+    )
+    assert status == 400 and next(iter(setting)) in detail and SENT_KEY not in detail
+    assert not Path("/tmp/longgraph-hostile").exists()
+
+
+def test_assistants_and_crons_are_no_way_around_the_policy(
+    server: LangGraphServer, stub: StubHandle, capture: Capture
+) -> None:
+    def alice() -> LangGraphClient:
+        return client(server, "alice")
+
+    for context in ({"api_key": SENT_KEY}, {"base_url": capture.url}, {"cache_path": "/tmp/x.sqlite"}):
+        assert refusal(alice().assistants.create(GRAPH, context=context))[0] == 400
+        assert refusal(alice().assistants.create(GRAPH, config={"configurable": context}))[0] == 400
+        assert (
+            refusal(alice().crons.create(GRAPH, schedule="0 0 1 1 *", input=run_input(), context=context))[0]
+            == 400
+        )
+    mine = asyncio.run(alice().assistants.create(GRAPH, context=context_for(stub), name="alice's"))
+    assert (
+        refusal(alice().assistants.update(mine["assistant_id"], context={"base_url": capture.url}))[0] == 400
+    )
+    assert capture.requests == []
+
+
+def test_a_users_assistant_is_theirs_alone_and_the_served_graphs_everyones(
+    server: LangGraphServer, stub: StubHandle
+) -> None:
+    mine = asyncio.run(
+        client(server, "alice").assistants.create(
+            GRAPH, context=context_for(stub), name="alice's", metadata={"created_by": "system"}
+        )
+    )
+    assistant = mine["assistant_id"]
+
+    async def seen(user: str) -> set[str]:
+        return {a["assistant_id"] for a in await client(server, user).assistants.search(limit=100)}
+
+    async def graphs_seen(user: str) -> set[str]:
+        return {a["graph_id"] for a in await client(server, user).assistants.search(limit=100)}
+
+    assert assistant in asyncio.run(seen("alice")) and assistant not in asyncio.run(seen("bob"))
+    assert GRAPH in asyncio.run(graphs_seen("bob")), "the served graphs are everyone's"
+    assert refusal(client(server, "bob").assistants.get(assistant))[0] == 404
+    assert refusal(client(server, "bob").runs.wait(None, assistant, input=run_input()))[0] in (403, 404)
+    raw = asyncio.run(client(server, "alice").runs.wait(None, assistant, input=run_input()))
+    assert "smoked plums" in GraphOutput.model_validate(raw).answer

@@ -19,8 +19,8 @@ from longgraph.auth import (
     tokens_from,
     user_for,
 )
-from longgraph.serving_policy import problems_in_payload
 from longgraph.errors import ConfigurationError
+from longgraph.serving_policy import problems_in_payload
 
 TOKENS = {"tok-alice": "alice", "tok-bob": "bob"}
 
@@ -78,7 +78,9 @@ def _ctx(action: str) -> Any:
     return Auth.types.AuthContext(resource="threads", action=action, user=_User(), permissions=[])  # type: ignore[arg-type]
 
 
-def test_a_run_carrying_an_endpoint_key_is_refused_before_it_is_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_carrying_an_endpoint_key_is_refused_before_it_is_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("LONGGRAPH_BASE_URL", "http://h/v1")
     assert problems_in_payload(_run({"base_url": "http://h/v1"})) == []
     assert any("api_key" in p for p in problems_in_payload(_run({"api_key": "sk-1"})))

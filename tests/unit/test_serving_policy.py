@@ -18,8 +18,8 @@ from longgraph.serving_policy import (
     served_user,
 )
 from longgraph.state.context import Context
-from longgraph.tests.conftest import QUESTION, planted
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
+from longgraph.tests.conftest import QUESTION, planted
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +28,9 @@ def operator_env(monkeypatch: pytest.MonkeyPatch) -> None:
                  "LONGGRAPH_MAX_CONCURRENCY", "LONGGRAPH_MAX_CALLS", "LONGGRAPH_CACHE_PATH"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LONGGRAPH_BASE_URL", "http://vllm.internal:8000/v1")
-    monkeypatch.setenv("LONGGRAPH_ALLOWED_ENDPOINTS", "http://replica.internal:8000/v1, http://embed.internal/v1")
+    monkeypatch.setenv(
+        "LONGGRAPH_ALLOWED_ENDPOINTS", "http://replica.internal:8000/v1, http://embed.internal/v1"
+    )
     monkeypatch.setenv("LONGGRAPH_MAX_CONCURRENCY", "8")
 
 
@@ -54,7 +56,9 @@ def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_sc
                      {"embedding_url": "http://embed.internal/v1", "model": "m", "max_concurrency": 4, "temperature": 0.0}):  # fmt: skip
         screened = screen_served_context(Context(**settings), "alice")
         assert screened.cache_scope == "user:alice"
-        assert screen_served_context(screened, "alice") is screened  # a screened context is not screened again
+        assert (
+            screen_served_context(screened, "alice") is screened
+        )  # a screened context is not screened again
 
 
 @pytest.mark.parametrize(
@@ -112,7 +116,11 @@ def test_cached_answers_are_kept_apart_per_endpoint_and_per_user(tmp_path: Any) 
 
     def calls(url: str, scope: str = "") -> int:
         model = ScriptedChatModel()
-        asyncio.run(build_graph(FakeProvider(model, url=url)).ainvoke(inputs, context={**settings, "cache_scope": scope}))
+        asyncio.run(
+            build_graph(FakeProvider(model, url=url)).ainvoke(
+                inputs, context={**settings, "cache_scope": scope}
+            )
+        )
         return len(model.calls)
 
     first = calls("http://planted.example/v1")
