@@ -11,24 +11,27 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
-class LonggraphError(Exception):
-    """Base of every error longgraph raises on purpose."""
+class LonggraphError(RuntimeError):
+    """Base of every error longgraph raises on purpose.
+
+    A ``RuntimeError``: a LangGraph server passes the type and message of a builtin error class on to
+    its client (the SDK's ``__error__``), where any other exception arrives as "An internal error
+    occurred". Every message here is written for the user and carries no secret, so a served client
+    sees ``EndpointError: ... (endpoint http://vllm:8000/v1; left undone: map of chunk 3)``."""
 
     exit_code: int = 1
 
 
 class ConfigurationError(LonggraphError, ValueError):
     """A setting is missing, malformed or contradicts another (e.g. a window smaller than the prompt).
-
-    A ``ValueError`` too: a LangGraph server passes the message of a ``ValueError`` on to its client
-    (the SDK), where any other exception arrives as "An internal error occurred"."""
+    A ``ValueError`` too, as a bad setting is one."""
 
     exit_code = 2
 
 
 class InputError(LonggraphError, ValueError):
     """The input itself cannot be processed (no question, unreadable file, no text at all...). A
-    ``ValueError`` for the same reason as :class:`ConfigurationError`."""
+    ``ValueError`` too, as :class:`ConfigurationError`."""
 
     exit_code = 2
 

@@ -40,6 +40,8 @@ def stub() -> Iterator[StubHandle]:
         yield handle
 
 
+DEAD_ENDPOINT = "http://127.0.0.1:9/v1"
+"""Allowed, but nothing listens there: a run naming it fails with an EndpointError."""
 SENT_KEY = f"sk-client-secret-{uuid.uuid4().hex}"
 """What a client sends in a run's context (and must find refused)."""
 
@@ -85,7 +87,7 @@ def server(
     tokens = ",".join(f"{user}:{token}" for user, token in TOKENS.items())
     workdir = tmp_path_factory.mktemp("langgraph-dev-auth")
     env = {
-        "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens, "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url,
+        "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens, "LONGGRAPH_ALLOWED_ENDPOINTS": f"{stub.base_url},{DEAD_ENDPOINT}",
         "LONGGRAPH_CACHE_PATH": str(workdir / "operator-cache.sqlite"),
     }  # fmt: skip
     with run_langgraph_dev(workdir, allow_blocking=True, env=env) as running:
@@ -300,3 +302,27 @@ def test_a_users_assistant_is_theirs_alone_and_the_served_graphs_everyones(
     assert refusal(client(server, "bob").runs.wait(None, assistant, input=run_input()))[0] in (403, 404)
     raw = asyncio.run(client(server, "alice").runs.wait(None, assistant, input=run_input()))
     assert "smoked plums" in GraphOutput.model_validate(raw).answer
+
+
+@pytest.mark.parametrize(
+    ("inputs", "context", "error", "words"),
+    [({"question": " ", "document": "text"}, {}, "InputError", "question"),
+     (None, {"base_url": DEAD_ENDPOINT, "model": "m", "context_window": 2048, "max_retries": 0}, "EndpointError", "127.0.0.1:9"),
+     (None, {"max_calls": 1}, "BudgetExhausted", "max_calls"),
+     (None, {"context_window": 100}, "ConfigurationError", "window")],
+    ids=["input", "endpoint", "budget", "configuration"],
+)  # fmt: skip
+def test_a_served_client_gets_longgraphs_error_type_and_message(
+    inputs: dict[str, Any] | None, context: dict[str, Any], error: str, words: str,
+    server: LangGraphServer, stub: StubHandle,
+) -> None:  # fmt: skip
+    settings = context if "base_url" in context else context_for(stub, **context)
+    raw = asyncio.run(
+        client(server, "alice").runs.wait(
+            None, GRAPH, input=inputs or run_input(), context=settings, raise_error=False
+        )
+    )
+    assert isinstance(raw, dict) and "__error__" in raw, raw
+    assert raw["__error__"]["error"] == error, raw
+    assert words in raw["__error__"]["message"] and "internal error" not in raw["__error__"]["message"]
+    assert KEY not in repr(raw)
