@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from longgraph.errors import ConfigurationError
@@ -53,6 +54,7 @@ from longgraph.evals.records import (
 from longgraph.evals.scoring import get_scorer
 from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
+from longgraph.outputs import claim_output, jsonl_rows
 from longgraph.state.context import Context
 from longgraph.state.contract import Stats
 from longgraph.strategies import decomposes
@@ -245,8 +247,12 @@ def _write_run_file(config: EvalConfig, context: Context, label: str, summary: E
         "seconds": round(summary.seconds, 3),
         "finished_at": now(),
     }
-    path = config.out_dir / f"run-{slug(label)}-{config.suite}.json"
+    path = run_info_path(config, label)
     path.write_text(json.dumps(info, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def run_info_path(config: EvalConfig, label: str) -> Path:
+    return config.out_dir / f"run-{slug(label)}-{config.suite}.json"
 
 
 async def run_eval(
@@ -274,6 +280,16 @@ async def run_eval(
         judge_context = await resolved_context(judge_context, judge_llm)
         judge = _Judge(judge_context, judge_llm or default_provider)
     path = records_path(config.out_dir, label)
+    claim_output(
+        path, option="--out-dir", kind="eval records file", ours=jsonl_rows("instance_id", "strategy")
+    )
+    info_path = run_info_path(config, label)
+    claim_output(
+        info_path,
+        option="--out-dir",
+        kind="run summary",
+        ours=lambda p: p.read_bytes().lstrip().startswith(b"{"),
+    )
     finished = {
         record_key(r) for r in read_records(path) if not (config.retry_failed and r.get("error") is not None)
     }

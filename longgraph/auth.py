@@ -131,7 +131,7 @@ async def refuse_settings_and_stamp_the_run(ctx: Auth.types.AuthContext, value: 
 
 
 @auth.on.assistants
-async def own_assistants_and_shared_graphs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+async def own_assistants_and_shared_graphs(ctx: Auth.types.AuthContext, value: Any) -> dict[str, Any]:
     """The served graphs (the server's own assistants, ``created_by: system``) are readable by every
     user; an assistant a user makes is that user's alone, to read, use, change or delete."""
     if ctx.action in ("create", "update"):

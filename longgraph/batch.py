@@ -39,6 +39,7 @@ from typing import Any
 from longgraph.errors import BudgetExhausted, ConfigurationError, InputError, LonggraphError
 from longgraph.jsonl import Appender, iter_objects, read_rows
 from longgraph.llm import LLMProvider, default_provider
+from longgraph.outputs import claim_output, jsonl_rows, sqlite_file
 from longgraph.state.context import Context
 from longgraph.state.contract import GraphOutput
 
@@ -166,6 +167,17 @@ def _validated(
         yield item
 
 
+def claim_results(out: Path, inputs: Iterable[Path]) -> None:
+    """Refuse (before any call) an ``--out`` that is an input, a folder, or a file that is not a batch's
+    results; and a checkpoint file beside it that is not SQLite (``longgraph/outputs.py``)."""
+    claim_output(
+        out, option="--out", kind="batch results file", ours=jsonl_rows("id", "input_digest"), inputs=inputs
+    )
+    claim_output(
+        checkpoint_file(out), option="--out", kind="checkpoint file", ours=sqlite_file, inputs=inputs
+    )
+
+
 def checkpoint_file(out: Path) -> Path:
     """Where a batch's running items are checkpointed: ``results.checkpoints.sqlite`` beside ``results.jsonl``."""
     return out.with_name(out.stem + ".checkpoints.sqlite")
@@ -266,12 +278,14 @@ async def abatch(
 
     path = Path(out) if out is not None else None
     # First pass: every item valid, before any call (documents are not kept: the second pass reads them).
-    plan = [
-        (item.id, item.digest)
-        for item in await asyncio.to_thread(lambda: list(_validated(rows(), base, strategy)))
-    ]
+    validated = await asyncio.to_thread(lambda: list(_validated(rows(), base, strategy)))
+    plan = [(item.id, item.digest) for item in validated]
     if not plan:
         raise InputError("no item to answer")
+    if path is not None:
+        inputs = [source] if isinstance(items, str | Path) else []
+        claim_results(path, [*inputs, *(f for item in validated for f in item.files)])
+    del validated
     done_before = await asyncio.to_thread(finished_items, path)
     todo = {i for i, d in plan if done_before.get(i) != d}
     summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)

@@ -14,6 +14,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import sqlite3
 import threading
 import zlib
@@ -280,14 +281,40 @@ class LatestOnlySqliteSaver(SqliteSaver):
         return await self._on_worker(self.get_delta_channel_history, config=config, channels=channels)
 
 
+_URL_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.\-]*)://")
+
+
 def is_postgres_url(target: str | Path) -> bool:
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+    """A ``postgresql://`` (or ``postgres://``) URL, whatever the scheme's case (schemes are
+    case-insensitive: ``PostgreSQL://`` silently became a SQLite file named after the password)."""
+    return isinstance(target, str) and target.strip().lower().startswith(("postgresql://", "postgres://"))
+
+
+def checked_target(target: str | Path, option: str = "checkpoint database") -> str | Path:
+    """``target`` once it is a ``postgresql://`` URL or a file path; any other URL (``mysql://``,
+    ``sqlite:///``, ``postgresql+psycopg://``, an unknown scheme) is a :class:`ConfigurationError`
+    instead of a local SQLite file named after the URL, credentials and all."""
+    if isinstance(target, Path):
+        return target
+    if is_postgres_url(target):
+        scheme, rest = target.strip().split(":", 1)
+        return scheme.lower() + ":" + rest
+    url = _URL_SCHEME.match(target)
+    if url:
+        raise ConfigurationError(
+            f"{option} {redact_url(target)!r}: {url.group(1)!r} is not a scheme longgraph knows "
+            "(give a postgresql:// URL, or a path to a SQLite file)"
+        )
+    if not target.strip():
+        raise ConfigurationError(f"{option} is empty: give a SQLite file path or a postgresql:// URL")
+    return target
 
 
 @asynccontextmanager
 async def open_checkpointer(target: str | Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The checkpointer of a durable run: PostgreSQL for a ``postgresql://`` URL (a team's shared
     server), else a SQLite file on this machine (created with its folder)."""
+    target = checked_target(target)
     if is_postgres_url(target):
         async with postgres_checkpointer(str(target)) as saver:
             yield saver

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from longgraph.outputs import PAGE_MARK, PICTURE_MARK
 from longgraph.state.contract import Chunk
 from longgraph.state.pecan import IPGraph
 
@@ -121,7 +122,7 @@ def html_page(graph: IPGraph, chunks: Mapping[int, Chunk], *, title: str = "Info
         + "".join(f"<p>note: {esc(s)}</p>" for s in graph.notes[:20])
     )
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{PAGE_MARK}<title>{esc(title)}</title>'
         "<style>body{font:14px/1.4 system-ui,sans-serif;margin:1.5em}td{vertical-align:top;padding:.2em .5em;"
         "border-bottom:1px solid #eee}svg{border:1px solid #ddd;max-width:100%;height:auto}</style></head>"
         f"<body><h1>{esc(title)}</h1>{meta}{svg(graph, texts)}<h2>Nodes</h2><table><tr><th>level</th><th>id</th>"
@@ -150,7 +151,7 @@ def write_png(graph: IPGraph, path: Path, *, title: str = "Information-point gra
     axes.axis("off")
     axes.set_title(f"{title} — {graph.edge_mode} edges", fontsize=9)
     figure.tight_layout()
-    figure.savefig(path)
+    figure.savefig(path, metadata=PICTURE_MARK)
     plt.close(figure)
 
 

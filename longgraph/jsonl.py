@@ -101,6 +101,11 @@ class Appender:
         if data.endswith(b"\n"):
             return
         keep = data.rfind(b"\n") + 1
+        if not data[keep:].lstrip().startswith(b"{"):
+            raise InputError(
+                f"{path}: its last line is not a row longgraph was writing; refusing to cut it "
+                "(name another output file)"
+            )
         log.warning(
             "%s: dropping a torn last line of %d bytes (an interrupted write)", path, len(data) - keep
         )

@@ -36,7 +36,7 @@ from longgraph.endpoint import ServedModel, list_models
 from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, StructuredOutputError
 from longgraph.loop_scope import PerLoop
 from longgraph.openai_chat import OpenAIChat, ShardedTransport
-from longgraph.prompts import PromptSet
+from longgraph.prompts import QUOTED_MARK, PromptSet
 from longgraph.redact import redact_url, url_secrets
 from longgraph.serving_policy import endpoint_identity
 from longgraph.spending import SpendingLimit
@@ -443,7 +443,7 @@ async def call_structured(
         usage = usage.counted(
             label or stage, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens
         )
-        raw = reply.text
+        raw = reply.text.replace(QUOTED_MARK, "")  # a line copied from the text keeps no mark of ours
         try:
             value = parse_structured(raw, schema, mode)
         except StructuredOutputError as exc:

@@ -37,6 +37,7 @@ from typing import Any
 from longgraph.errors import ConfigurationError, InputError, LonggraphError
 from longgraph.jsonl import Appender, read_rows
 from longgraph.llm import LLMProvider, default_provider
+from longgraph.outputs import Recogniser, claim_output, jsonl_rows, text_starting
 from longgraph.state.context import Context
 from longgraph.state.outputs import is_no_information
 from longgraph.state.pyramid import CATEGORIES, Record
@@ -117,9 +118,26 @@ class SynthSummary:
         return lines
 
 
+CARD_TITLE = "# Pyramid-Align dataset:"
+"""The card's first line starts so: how a rerun knows the card beside a dataset is its own."""
+
+
 def dataset_files(out: Path) -> tuple[Path, Path]:
     """(progress file, dataset card) of the dataset ``out``."""
     return out.with_suffix(".progress.jsonl"), out.with_suffix(".card.md")
+
+
+def claim_dataset(out: Path, inputs: Sequence[Path]) -> None:
+    """Refuse (before any call) a dataset path, or a file beside it, that is an input, a folder, or a
+    file this command did not write (``longgraph/outputs.py``)."""
+    progress, card = dataset_files(out)
+    kinds: list[tuple[Path, str, Recogniser]] = [
+        (out, "dataset", jsonl_rows("id", "X", "Q", "A")), (progress, "progress file", jsonl_rows("kind")),
+        (filtered_file(out), "filtered-records file", jsonl_rows("reason", "id")),
+        (card, "dataset card", text_starting(CARD_TITLE)),
+    ]  # fmt: skip
+    for path, kind, ours in kinds:
+        claim_output(path, option="--out", kind=kind, ours=ours, inputs=inputs)
 
 
 def filtered_file(out: Path) -> Path:
@@ -188,6 +206,7 @@ async def asynth(
         raise InputError("no document to synthesise from")
     path = Path(out)
     progress_path, card_path = dataset_files(path)
+    claim_dataset(path, [Path(s.name) for s in sources])
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -323,7 +342,7 @@ def dataset_card(out: Path, tokenizer_name: str | None) -> str:
     seeds = sorted({r.seed for r in records})
     versions = sorted({f"{k} v{v}" for r in records for k, v in r.prompt_versions.items()})
     lines = [
-        f"# Pyramid-Align dataset: {out.name}",
+        f"{CARD_TITLE} {out.name}",
         "",
         "Long-context supervised fine-tuning data written by a short-context model (LLM×MapReduce paper §5,",
         "Appendices B–C): one record `(X, Q, M, A)` per document — the document, a question generated from one",

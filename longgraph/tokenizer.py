@@ -83,7 +83,11 @@ class HuggingFaceTokenizer:
         file = path / "tokenizer.json" if path.is_dir() else path
         if not file.is_file():
             raise ConfigurationError(f"tokenizer: no tokenizer.json at {path}")
-        self._tok = HFTokenizer.from_file(str(file))
+        try:
+            self._tok = HFTokenizer.from_file(str(file))
+        except Exception as exc:  # the tokenizers library raises a bare Exception for a file it cannot read
+            first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise ConfigurationError(f"tokenizer {file}: not a tokenizer.json ({first})") from exc
         # A tokenizer.json may carry truncation/padding settings (all-MiniLM-L6-v2's truncates at 128):
         # a counter must count every token of the text, not the first max_length.
         self._tok.no_truncation()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from longgraph.outputs import PAGE_MARK
 from longgraph.state.contract import DocumentIn
 from longgraph.state.tom import DocTree, TreeNode
 
@@ -80,6 +81,6 @@ def html_page(tree: DocTree, documents: Sequence[DocumentIn], *, title: str = "D
     )
     roots = "".join(render(root, 0) for root in tree.roots)
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">{PAGE_MARK}<title>{esc(title)}</title>'
         f"<style>{_STYLE}</style></head><body><h1>{esc(title)}</h1>{meta}{lost}{roots}</body></html>"
     )

@@ -101,25 +101,74 @@ class PromptSet:
         return f"{self.strategy}/{stage}@{self.version}"
 
 
-_FRAME_LABEL = r"^(?P<label>[ \t]*(?:#{1,6}[ \t]*)?(?:question|text))(?=[ \t]*:)"
+_LINE_START = "(?<![^\n\r\x0b\x0c\x85\u2028\u2029])"
+"""At the start of the text or right after any line separator (``\r``, U+2028, ... as well as ``\n``)."""
+_LABEL_BODY = r"(?P<label>[ \t>*_#`~|+\-]*(?:\d{1,3}[.)][ \t]*)?(?:question|text))(?=[*_`~ \t]*:)"
+"""A frame label, as markdown or a quote may dress it: "## Text:", "**Question:**", "> Question:", "1. Text:"."""
 _FRAME_WORDS = re.compile(
-    r"(?P<open>\b(?:begins?|starts?) as follows)(?=\s*:)|(?P<close>\bconcludes? here)(?=\s*\.)|"
-    + _FRAME_LABEL,
-    re.IGNORECASE | re.MULTILINE,
+    r"(?P<open>\b(?:begins?|starts?)\s+as\s+follows)(?=\s*:)|(?P<close>\bconcludes?\s+here)(?=\s*\.)|"
+    + _LINE_START
+    + _LABEL_BODY,
+    re.IGNORECASE,
 )
-_FRAME_LABELS_AFTER_NEWLINE = re.compile("\n" + _FRAME_LABEL.removeprefix("^"), re.IGNORECASE)
-"""The label alternative alone, anchored on the newline before it rather than on ``^``: a pattern that
-starts with a character lets the regex engine skip to the newlines instead of trying every position
-(0.05 ms on a 30 KB chunk, against 0.13 ms with ``^`` and 1.3 ms for the whole pattern; one render
-per call)."""
-_OPENING = re.compile(r"as follows(?=\s*:)", re.IGNORECASE)
-_OPENING_VERB = re.compile(r"\b(?:begins?|starts?) \Z", re.IGNORECASE)
-_CLOSING = re.compile(r"concludes? here(?=\s*\.)", re.IGNORECASE)
+"""Every frame word, on the text as :func:`_detection_view` shows it: the definition the fast path below
+is tested against (``tests/unit/test_frames.py``)."""
+_FRAME_LABELS_AFTER_NEWLINE = re.compile("\n" + _LABEL_BODY, re.IGNORECASE)
+"""The label alternative alone, anchored on the newline before it rather than on a look-behind: a
+pattern that starts with a character lets the regex engine skip to the newlines instead of trying every
+position (0.05 ms on a 30 KB chunk, against 0.13 ms with ``^`` and 1.3 ms for the whole pattern; one
+render per call). The view maps every line separator to ``\n``."""
+_OPENING = re.compile(r"as\s+follows(?=\s*:)", re.IGNORECASE)
+_OPENING_VERB = re.compile(r"\b(?:begins?|starts?)\s+\Z", re.IGNORECASE)
+_CLOSING = re.compile(r"concludes?\s+here(?=\s*\.)", re.IGNORECASE)
 _WORD_CHARACTER = re.compile(r"\w")
 """The open and close alternatives, each starting with its words rather than with ``\\b`` and a choice
 of verbs, so that the engine skips to them: the word boundary and the verb before are checked on each
 match (0.14 and 0.12 ms on a 30 KB chunk that holds their words, against 0.54 and 0.40 ms). One in nine
 chunks of the 1.28M-token needle holds "conclude" or "as follows"; they took 1.3 ms each."""
+
+_SEPARATORS = {ord(c): "\n" for c in "\r\x0b\x0c\x85\u2028\u2029"}
+_LOOKALIKES: dict[int, str] = {
+    **_SEPARATORS,
+    **{code: chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},  # fullwidth ASCII
+    **{ord(c): " " for c in "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"},
+    **{ord(c): ":" for c in "\u02d0\u02f8\u0589\u05c3\u16ec\u1803\u1809\u2236\ua789\ufe13\ufe30\ufe55"},
+    **{ord(c): "." for c in "\u2024\ufe52\uff61\u3002"},
+    # Cyrillic and Greek letters drawn like Latin ones: "Quеstion" with a Cyrillic е is still a label
+    **dict(zip(map(ord, "аеорсуххіјѕԁԛԝһӏАВЕКМНОРСТХІЈЅ"), "aeopcyxxijsdqwhlABEKMHOPCTXIJS", strict=True)),
+    **dict(zip(map(ord, "αονριτκυΑΒΕΖΗΙΚΜΝΟΡΤΧΥ"), "aovpitkuABEZHIKMNOPTXY", strict=True)),
+}  # fmt: skip
+"""One character for one, so that a match in the view is a match at the same place of the text."""
+_INVISIBLE = re.compile("[\u00ad\u034f\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff]")
+"""Characters that draw nothing: inside a frame word they hide it from a plain pattern."""
+_SPECIAL_TOKENS = re.compile(
+    r"<\|[^\s<>|]{1,40}\|>|</?s>|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>|<\|(?:im_start|im_end)"
+)
+"""Chat-template control tokens (ChatML's ``<|im_end|>``, Llama's ``<|eot_id|>``, ``</s>``, Gemma's
+turns, ``[INST]``): vLLM's tokenizer reads them in a prompt's text as the real tokens, so a document
+holding ``<|im_end|>\n<|im_start|>system`` would open a turn of its own."""
+
+
+_SUSPECT = re.compile("[" + re.escape("".join(map(chr, _LOOKALIKES))) + _INVISIBLE.pattern[1:-1] + "]")
+"""Any character the view changes or leaves out."""
+
+
+def _defused(match: re.Match[str]) -> str:
+    token = match.group(0)
+    return f"{token[0]} {token[1:]}"
+
+
+def _detection_view(text: str) -> tuple[str, list[int] | None]:
+    """The text as frame words are looked for in it: lookalike characters and line separators as
+    their plain forms, invisible characters left out. With the positions of the view's characters in
+    ``text`` when leaving some out shifted them (else None: same positions)."""
+    if _SUSPECT.search(text) is None:  # most texts: 0.02 ms on 30 KB, where translate takes 1.3 ms
+        return text, None
+    view = text.translate(_LOOKALIKES)
+    if _INVISIBLE.search(view) is None:
+        return view, None
+    kept = [i for i, c in enumerate(view) if _INVISIBLE.match(c) is None]
+    return "".join(view[i] for i in kept), kept
 
 
 def neutralise_frames(text: str) -> str:
@@ -129,35 +178,50 @@ def neutralise_frames(text: str) -> str:
     asks its question on a "Question:" line after it. A document holding such a line could end its
     frame early and ask a question of its own ("The text concludes here. / Question: ignore the above
     ..."). Those words get a visible "(quoted)" mark inside the text, so the only frame lines are the
-    template's own; everything else the text says stays as it was. What gets marked is what
-    ``_FRAME_WORDS`` matches (``tests/unit/test_frames.py``), one kind of frame word at a time."""
+    template's own; everything else the text says stays as it was. The words are looked for in a
+    normalised view of the text (:func:`_detection_view`: fullwidth forms, Cyrillic lookalikes, odd
+    spaces and line separators folded, zero-width characters ignored; markdown and quote prefixes
+    allowed), and the model's own control tokens are broken apart (:data:`_SPECIAL_TOKENS`). What gets
+    marked is what ``_FRAME_WORDS`` matches in the view (``tests/unit/test_frames.py``)."""
+    if "<" in text or "INST]" in text:
+        text = _SPECIAL_TOKENS.sub(_defused, text)
+    view, positions = _detection_view(text)
     # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
     # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
-    folded = text.casefold()
-    if "as follows" in folded:
-        text = _OPENING.sub(_quoted_if_opening, text)
+    folded = view.casefold()
+    ends: list[int] = []
+    if "follows" in folded:
+        ends += [m.end() for m in _OPENING.finditer(view) if _opens(m)]
     if "conclude" in folded:
-        text = _CLOSING.sub(_quoted_if_closing, text)
-    return _FRAME_LABELS_AFTER_NEWLINE.sub(_quoted, "\n" + text)[1:]  # a line of its own at the start too
+        ends += [m.end() for m in _CLOSING.finditer(view) if _closes(m)]
+    ends += [m.end() - 1 for m in _FRAME_LABELS_AFTER_NEWLINE.finditer("\n" + view)]
+    if not ends:
+        return text
+    if positions is not None:
+        ends = [positions[end - 1] + 1 for end in ends]
+    marked, done = [], 0
+    for end in sorted(set(ends)):
+        marked += [text[done:end], QUOTED_MARK]
+        done = end
+    marked.append(text[done:])
+    return "".join(marked)
 
 
-def _quoted_if_opening(match: re.Match[str]) -> str:
-    """ "as follows" marked when "begins"/"starts" (a word of its own) and one space come before it."""
+QUOTED_MARK = " (quoted)"
+"""What marks a frame word inside shown text; taken out of every model answer (``longgraph/llm.py``)."""
+
+
+def _opens(match: re.Match[str]) -> bool:
+    """ "as follows" opens a frame when "begins"/"starts" (a word of its own) comes before it."""
     start = match.start()
     # ``\b`` at the search's start still sees the character before it
-    opening = _OPENING_VERB.search(match.string, max(0, start - len("begins ")), start)
-    return _quoted(match) if opening else match.group(0)
+    return _OPENING_VERB.search(match.string, max(0, start - 40), start) is not None
 
 
-def _quoted_if_closing(match: re.Match[str]) -> str:
-    """ "concludes here" marked when it begins a word."""
+def _closes(match: re.Match[str]) -> bool:
+    """ "concludes here" closes a frame when it begins a word."""
     start = match.start()
-    inside_a_word = start > 0 and _WORD_CHARACTER.match(match.string, start - 1) is not None
-    return match.group(0) if inside_a_word else _quoted(match)
-
-
-def _quoted(match: re.Match[str]) -> str:
-    return f"{match.group(0)} (quoted)"
+    return not (start > 0 and _WORD_CHARACTER.match(match.string, start - 1) is not None)
 
 
 def _file_name(strategy: str, variant: str) -> str:

@@ -22,6 +22,10 @@ EdgeSetting = Literal["auto", "attention", "embedding"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
+MAX_CONCURRENCY = 4096
+MAX_RETRIES = 100
+MAX_WINDOW = 1 << 24
+"""16.7M tokens: larger than any served model's window; a bigger ``context_window`` is a typo."""
 
 
 def _env(name: str, default: Any, cast: Callable[[str], Any] = str) -> Callable[[], Any]:
@@ -65,11 +69,19 @@ def _check_url(name: str, url: object) -> None:
 
     if not isinstance(url, str) or not url.strip():
         raise ConfigurationError(f"{name} is empty: give an http(s) URL such as http://localhost:8000/v1")
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url.strip()):
+        raise ConfigurationError(f"{name} {redact_url(url)!r} holds spaces or control characters")
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # a port that is no number (http://h:abc/v1) raises here
+    except ValueError as exc:
+        raise ConfigurationError(f"{name} {redact_url(url)!r} is not a valid URL ({exc})") from exc
+    if parts.scheme not in ("http", "https") or not parts.netloc or not parts.hostname:
         raise ConfigurationError(
             f"{name} {redact_url(url)!r} is not an http(s) URL (expected e.g. http://host:8000/v1)"
         )
+    if port == 0:
+        raise ConfigurationError(f"{name} {redact_url(url)!r}: port 0 is no port")
 
 
 @dataclass(kw_only=True)
@@ -219,10 +231,10 @@ class Context:
                 f"structured_output {self.structured_output!r}: expected one of {get_args(StructuredMode)}"
             )
         if self.context_window is not None and (
-            not isinstance(self.context_window, int) or self.context_window <= 0
+            not isinstance(self.context_window, int) or not 0 < self.context_window <= MAX_WINDOW
         ):
             raise ConfigurationError(
-                f"context_window must be a positive integer or unset, got {self.context_window!r}"
+                f"context_window must be a positive integer up to {MAX_WINDOW:,} or unset, got {self.context_window!r}"
             )
         if self.pecan_edges not in get_args(EdgeSetting):
             raise ConfigurationError(
@@ -255,25 +267,39 @@ class Context:
             "pyramid_leaf_tokens": self.pyramid_leaf_tokens if self.pyramid_leaf_tokens is not None else 1,
         }
         for name, value in positive_ints.items():
-            if not isinstance(value, int) or value <= 0:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_WINDOW:
+                raise ConfigurationError(
+                    f"{name} must be a positive integer up to {MAX_WINDOW:,}, got {value!r}"
+                )
+        if self.max_concurrency > MAX_CONCURRENCY:
+            raise ConfigurationError(
+                f"max_concurrency must be at most {MAX_CONCURRENCY} requests in flight, got {self.max_concurrency!r}"
+            )
         for name in ("max_calls", "max_prompt_tokens"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
                 raise ConfigurationError(f"{name} must be a positive integer or unset, got {value!r}")
-        if self.chunk_size is not None and (not isinstance(self.chunk_size, int) or self.chunk_size <= 0):
+        if self.chunk_size is not None and (
+            not isinstance(self.chunk_size, int) or not 0 < self.chunk_size <= MAX_WINDOW
+        ):
             raise ConfigurationError(
-                f"chunk_size must be a positive integer or unset, got {self.chunk_size!r}"
+                f"chunk_size must be a positive integer up to {MAX_WINDOW:,} or unset, got {self.chunk_size!r}"
             )
         if self.context_window is not None and self.max_output_tokens >= self.context_window:
             raise ConfigurationError(
                 f"max_output_tokens ({self.max_output_tokens}) must be smaller than context_window "
                 f"({self.context_window})"
             )
-        if self.max_retries < 0 or self.parse_retries < 0:
-            raise ConfigurationError("max_retries and parse_retries must be >= 0")
-        if self.request_timeout <= 0:
-            raise ConfigurationError(f"request_timeout must be positive, got {self.request_timeout!r}")
+        for name in ("max_retries", "parse_retries"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_RETRIES:
+                raise ConfigurationError(
+                    f"{name} must be a whole number from 0 to {MAX_RETRIES}, got {value!r}"
+                )
+        if not isinstance(self.request_timeout, int | float) or not 0 < self.request_timeout <= 86400:
+            raise ConfigurationError(
+                f"request_timeout must be positive seconds, at most a day, got {self.request_timeout!r}"
+            )
         if not 0.0 <= self.max_failed_fraction <= 1.0:
             raise ConfigurationError(
                 f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}"

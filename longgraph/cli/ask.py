@@ -34,6 +34,7 @@ from longgraph.cli.common import (
     stderr,
 )
 from longgraph.files import read_document
+from longgraph.inert import for_terminal, json_for_terminal
 
 
 def read_plan(given: str) -> dict[str, Any]:
@@ -146,12 +147,16 @@ def ask(
             if as_json:
                 dumped = [e.model_dump(mode="json") | {"calls_at_most": e.calls_at_most,
                           "prompt_tokens_at_most": e.prompt_tokens_at_most} for e in estimates]  # fmt: skip
-                print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2))
+                print(
+                    json_for_terminal(
+                        json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2)
+                    )
+                )
             else:
                 for asked, estimate in zip(question, estimates, strict=True):
                     if len(estimates) > 1:
-                        print(f"Q: {asked}")
-                    print("\n".join(estimate.lines()))
+                        print(for_terminal(f"Q: {asked}"))
+                    print(for_terminal("\n".join(estimate.lines())))
             return
         thread = resume
         if thread is None and (max_calls or max_prompt_tokens):  # a budgeted run must be resumable
@@ -175,19 +180,23 @@ def ask(
         results[0].stats.notes = notes + results[0].stats.notes
         if as_json:
             dumped = [r.model_dump(mode="json") for r in results]
-            print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2))
+            print(
+                json_for_terminal(
+                    json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2)
+                )
+            )
         else:
             for asked, result in zip(question, results, strict=True):
                 if len(results) > 1:
-                    print(f"Q: {asked}\nA: {result.answer}")
+                    print(for_terminal(f"Q: {asked}\nA: {result.answer}"))
                     build = result.stats.build
                     cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
                     stderr.print(f"note: {cost}" + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
                 else:
-                    print(result.answer)
+                    print(for_terminal(result.answer))
                 for note in result.stats.notes:
-                    stderr.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+                    stderr.print(for_terminal(f"note: {note}"), highlight=False, markup=False, soft_wrap=True)
                 coverage = coverage_line(result)
                 if coverage:
                     stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
@@ -239,7 +248,7 @@ def demo(
                 )
             )  # fmt: skip
         used = sum(c.status == "used" for c in result.chunks)
-        print(f"answer: {result.answer}")
+        print(for_terminal(f"answer: {result.answer}"))
         print(f"gold:   {'; '.join(instance.gold_answers)}")
         print(
             f"{len(result.chunks)} chunks ({used} used), {result.stats.llm_calls} LLM calls, "
@@ -264,8 +273,10 @@ def strategies() -> None:
 def checkpoint_target(checkpoint_db: str | None, thread: str | None) -> dict[str, Any]:
     """``checkpoint_url`` for a ``postgresql://`` URL, else ``checkpoint_path`` (the default file)."""
     from longgraph.cache import default_checkpoint_path
-    from longgraph.checkpointing import is_postgres_url
+    from longgraph.checkpointing import checked_target, is_postgres_url
 
+    if checkpoint_db is not None:
+        checked_target(checkpoint_db, "--checkpoint-db")
     if thread is None:
         return {}
     if checkpoint_db and is_postgres_url(checkpoint_db):

@@ -31,6 +31,7 @@ from longgraph.cli.common import (
     run_settings,
     stderr,
 )
+from longgraph.inert import for_terminal
 
 
 def batch(
@@ -98,7 +99,7 @@ def batch(
                 on_notice=lambda m: stderr.print(m), **settings,
             )  # fmt: skip
         for line in summary.lines():
-            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
+            stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
         if summary.failed:
             raise typer.Exit(EXIT_PARTIAL)
 

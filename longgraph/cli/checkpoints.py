@@ -25,8 +25,13 @@ DatabaseOption = Annotated[
 
 def _target(checkpoint_db: str | None) -> str:
     from longgraph.cache import default_checkpoint_path
+    from longgraph.checkpointing import checked_target
 
-    return checkpoint_db or str(default_checkpoint_path())
+    return (
+        str(checked_target(checkpoint_db, "--checkpoint-db"))
+        if checkpoint_db
+        else str(default_checkpoint_path())
+    )
 
 
 @checkpoints_app.command("list")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
@@ -20,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from longgraph.errors import BudgetExhausted, EndpointError, LonggraphError
 from longgraph.files import read_document
+from longgraph.inert import for_terminal
 from longgraph.nodes.runtime import Progress as ProgressEvent
 from longgraph.state.contract import GraphOutput
 
@@ -171,13 +173,13 @@ def run_cli(action: Callable[[], T], *, debug: bool, hint: str | Callable[[], st
     try:
         return action()
     except LonggraphError as exc:
-        if debug:
-            raise
+        if debug:  # the traceback too, and the same exit code: a script's checks must not change
+            traceback.print_exc(file=sys.stderr)
         message = " ".join(str(exc).split())
         said = hint() if callable(hint) else hint
         if said and isinstance(exc, EndpointError | BudgetExhausted):
             message += f"; {said}"
-        stderr.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+        say_error(message)
         raise typer.Exit(exc.exit_code) from None
     except typer.Exit:
         raise  # a command's own exit code (e.g. EXIT_PARTIAL)
@@ -186,13 +188,18 @@ def run_cli(action: Callable[[], T], *, debug: bool, hint: str | Callable[[], st
         raise typer.Exit(130) from None
     except Exception as exc:
         if debug:
-            raise
+            traceback.print_exc(file=sys.stderr)
         message = " ".join(str(exc).split())[:400]
-        stderr.print(
-            f"[red]error:[/red] unexpected {type(exc).__name__}: {escape(message)} (rerun with --debug)",
-            soft_wrap=True,
-        )
+        say_error(f"unexpected {type(exc).__name__}: {message}" + ("" if debug else " (rerun with --debug)"))
         raise typer.Exit(1) from None
+
+
+def say_error(message: str) -> None:
+    """The one error line on stderr, its text inert (a file name or a document's words may hold
+    terminal escape sequences)."""
+    stderr.print(
+        f"[red]error:[/red] {escape(for_terminal(message))}", highlight=False, markup=True, soft_wrap=True
+    )
 
 
 def build_structure(

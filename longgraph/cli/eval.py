@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from longgraph.cli.common import run_cli, stderr
 from longgraph.errors import ConfigurationError
+from longgraph.inert import for_terminal
 
 eval_app = typer.Typer(
     name="eval",
@@ -184,7 +186,7 @@ def run(
 
         def show(record: dict[str, Any], done: int, total: int) -> None:
             outcome = (
-                f"[red]error[/red] {record['error_type']}: {record['error'][:160]}"
+                f"[red]error[/red] {escape(for_terminal(record['error_type'] + ': ' + record['error'][:160]))}"
                 if record["error"]
                 else f"{record['metric']} {record['score'] if record['score'] is not None else '–'}"
             )

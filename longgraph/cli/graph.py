@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from longgraph.cli.common import Opt, build_structure, endpoint_settings, run_cli, stderr
+from longgraph.inert import for_terminal
+from longgraph.outputs import claim_output, longgraph_page, longgraph_picture
 
 graph_app = typer.Typer(
     name="graph", help="PECAN's information-point graph: build it and look at it.", no_args_is_help=True
@@ -41,6 +43,11 @@ def show(
         from longgraph.graphs.pecan import build_ip_graph_graph
         from longgraph.graphview import html_page, text_lines, write_png
 
+        inputs = [Path(f) for f in files if f != "-"]
+        if png is not None:
+            claim_output(png, option="--png", kind="picture", ours=longgraph_picture, inputs=inputs)
+        if html is not None:
+            claim_output(html, option="--html", kind="page", ours=longgraph_page, inputs=inputs)
         settings = endpoint_settings(cache, base_url, model)
         if edges:
             settings["pecan_edges"] = edges
@@ -54,7 +61,7 @@ def show(
         ip_graph = values["ip_graph"]
         chunks = {c.id: c for c in values["input_chunks"]}
         for line in text_lines(ip_graph, chunks):
-            print(line)
+            print(for_terminal(line))
         title = ", ".join(files)
         if png is not None:
             write_png(ip_graph, png, title=title)

@@ -10,6 +10,7 @@ import typer
 from longgraph.cli.common import Opt, endpoint_settings, run_cli, stderr
 from longgraph.errors import InputError
 from longgraph.files import read_document
+from longgraph.inert import for_terminal
 
 TEXT_SUFFIXES = (".txt", ".md", ".text", ".rst")
 """What a folder argument contributes: its text files, recursively, in name order."""
@@ -64,7 +65,7 @@ def synth(
         for path in expand_inputs(files):
             _, text, notes = read_document(path)
             for note in notes:
-                stderr.print(f"{path}: {note}")
+                stderr.print(for_terminal(f"{path}: {note}"), highlight=False, markup=False)
             sources.append(Source(name=path, text=text))
         settings: dict[str, Any] = endpoint_settings(cache, base_url, model)
         chosen = {
@@ -82,7 +83,7 @@ def synth(
                 on_document=lambda name, status: progress.advance(bar), **settings,
             )  # fmt: skip
         for line in summary.lines():
-            stderr.print(line, highlight=False)
+            stderr.print(for_terminal(line), highlight=False, markup=False)
         if summary.failed:
             raise typer.Exit(4)
 

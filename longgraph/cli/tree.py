@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from longgraph.cli.common import Opt, build_structure, endpoint_settings, run_cli, stderr
+from longgraph.inert import for_terminal
+from longgraph.outputs import claim_output, longgraph_page
 
 tree_app = typer.Typer(
     name="tree", help="ToM's document tree: build it and look at it.", no_args_is_help=True
@@ -37,6 +39,14 @@ def show(
         from longgraph.state.contract import DocumentIn
         from longgraph.treeview import html_page, text_lines
 
+        if html is not None:
+            claim_output(
+                html,
+                option="--html",
+                kind="page",
+                ours=longgraph_page,
+                inputs=[Path(f) for f in files if f != "-"],
+            )
         settings = {**endpoint_settings(cache, base_url, model), "tom_top_k": 0}
         if chunk_tokens:
             settings["tom_chunk_tokens"] = chunk_tokens
@@ -46,7 +56,7 @@ def show(
         tree = values["doc_tree"]
         docs = [DocumentIn.model_validate(d) for d in documents]
         for line in text_lines(tree, docs):
-            print(line)
+            print(for_terminal(line))
         if html is not None:
             html.write_text(html_page(tree, docs, title=", ".join(files)), encoding="utf-8")
             stderr.print(f"wrote {html}")
