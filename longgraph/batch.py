@@ -111,8 +111,21 @@ def digest_of(row: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
 
 
-def parse_item(row: Mapping[str, Any], where: str, *, base: Path, default_strategy: str) -> BatchItem:
-    """A validated :class:`BatchItem`, or an :class:`InputError` naming ``where`` and the problem."""
+def parse_item(
+    row: Mapping[str, Any],
+    where: str,
+    *,
+    base: Path,
+    default_strategy: str,
+    files_outside: bool = False,
+    read_files: bool = False,
+) -> BatchItem:
+    """A validated :class:`BatchItem`, or an :class:`InputError` naming ``where`` and the problem.
+
+    ``files`` must lie inside ``base`` (the items file's folder; links resolved) unless
+    ``files_outside``: an items file from elsewhere (a shared queue, a served batch) cannot make the
+    run read ``../../etc/passwd`` and send it to the endpoint. ``read_files``: each file is read and
+    decoded now, so a binary or empty one fails here, before any call, not when its item runs."""
     from longgraph.strategies import STRATEGIES
 
     unknown = sorted(set(row) - ITEM_KEYS)
@@ -140,10 +153,21 @@ def parse_item(row: Mapping[str, Any], where: str, *, base: Path, default_strate
         missing = [str(p) for p in files if not p.is_file()]
         if missing:
             raise InputError(f"{where}: no such file: {', '.join(missing[:5])}")
+        if not files_outside:
+            outside = [str(p) for p in files if not p.resolve().is_relative_to(base.resolve())]
+            if outside:
+                raise InputError(
+                    f"{where}: file(s) outside the items file's folder {base}: {', '.join(outside[:5])} "
+                    "(allow them with --files-outside)"
+                )
+        if read_files:
+            _check_files(files, where)
     if row.get("document") is not None and not isinstance(row["document"], str):
         raise InputError(f"{where}: document must be a string (or use documents)")
     if row.get("documents") is not None and not isinstance(row["documents"], list):
         raise InputError(f"{where}: documents must be a list")
+    if read_files and not files:
+        _check_inline(question, row.get("document"), row.get("documents"), where)
     digest = digest_of(row)
     raw_id = row.get("id")
     if raw_id is not None and not isinstance(raw_id, str | int):
@@ -155,12 +179,51 @@ def parse_item(row: Mapping[str, Any], where: str, *, base: Path, default_strate
     )  # fmt: skip
 
 
+def _check_files(files: Iterable[Path], where: str) -> None:
+    from longgraph.files import read_document
+
+    texts = []
+    for path in files:  # every file: a binary third file must fail too
+        try:
+            texts.append(read_document(str(path))[1])
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from exc
+    if not any(text.strip() for text in texts):
+        raise InputError(f"{where}: its file(s) hold no text (empty or whitespace only)")
+
+
+def _check_inline(question: str, document: Any, documents: Any, where: str) -> None:
+    """What the graph's first node would refuse, refused now (a title-only document, a list of
+    numbers, no text at all), with the item's line named."""
+    from longgraph.api import graph_input_of
+    from longgraph.state.contract import parse_input
+
+    try:
+        given = graph_input_of(question, document, documents, [])
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from exc
+    if not any(doc.text.strip() for doc in parse_input(given).as_documents()):
+        raise InputError(f"{where}: the document has no text (empty or whitespace only)")
+
+
 def _validated(
-    rows: Iterable[tuple[str, Mapping[str, Any]]], base: Path, strategy: str
+    rows: Iterable[tuple[str, Mapping[str, Any]]],
+    base: Path,
+    strategy: str,
+    *,
+    files_outside: bool = False,
+    read_files: bool = False,
 ) -> Iterator[BatchItem]:
     seen: dict[str, str] = {}
     for where, row in rows:
-        item = parse_item(row, where, base=base, default_strategy=strategy)
+        item = parse_item(
+            row,
+            where,
+            base=base,
+            default_strategy=strategy,
+            files_outside=files_outside,
+            read_files=read_files,
+        )
         if item.id in seen:
             raise InputError(f"{where}: id {item.id!r} is also the id of {seen[item.id]}")
         seen[item.id] = where
@@ -249,13 +312,15 @@ async def abatch(
     on_item: Callable[[dict[str, Any], BatchSummary], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
     start_embedded: bool = True,
+    files_outside: bool = False,
     **settings: Any,
 ) -> BatchSummary:
     """Answer every item of ``items`` (a JSONL file, or item objects) with one shared concurrency budget.
 
     With ``out``, each result row is appended to it as the item finishes and a rerun resumes (module
     docstring); the summary's ``rows`` are this run's. ``on_item(row, summary)`` is called as each item
-    finishes (a progress bar); ``on_notice`` hears about starting the embedded server. ``settings`` are context fields, as for :func:`longgraph.aask`.
+    finishes (a progress bar); ``on_notice`` hears about starting the embedded server. ``files_outside``
+    lets items name files outside the items file's folder (:func:`parse_item`). ``settings`` are context fields, as for :func:`longgraph.aask`.
     """
     from longgraph.api import graph_input_of, prepare_context, resolved_context, run_strategy
     from longgraph.checkpointing import sqlite_checkpointer
@@ -278,7 +343,9 @@ async def abatch(
 
     path = Path(out) if out is not None else None
     # First pass: every item valid, before any call (documents are not kept: the second pass reads them).
-    validated = await asyncio.to_thread(lambda: list(_validated(rows(), base, strategy)))
+    validated = await asyncio.to_thread(
+        lambda: list(_validated(rows(), base, strategy, files_outside=files_outside, read_files=True))
+    )
     plan = [(item.id, item.digest) for item in validated]
     if not plan:
         raise InputError("no item to answer")
@@ -357,7 +424,8 @@ async def abatch(
             gate.release()
 
         try:
-            for item in _validated(rows(), base, strategy):  # the second pass: documents read lazily
+            # the second pass: documents read lazily
+            for item in _validated(rows(), base, strategy, files_outside=files_outside):
                 if item.id not in todo:
                     continue
                 await gate.acquire()

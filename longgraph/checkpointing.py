@@ -9,6 +9,7 @@ and nothing else beyond LangGraph's own safe types.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import inspect
@@ -17,6 +18,7 @@ import pkgutil
 import re
 import sqlite3
 import threading
+import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +44,7 @@ from pydantic import BaseModel
 
 from longgraph.cache import damaged
 from longgraph.errors import ConfigurationError
+from longgraph.exclusive import hold_postgres_thread, hold_sqlite_thread
 from longgraph.group_commit import GroupCommit
 from longgraph.redact import redact_url, url_secrets
 
@@ -117,6 +120,7 @@ async def sqlite_checkpointer(db_path: str) -> AsyncIterator[LatestOnlySqliteSav
         connection = await loop.run_in_executor(worker, _connect, db_path)
         saver = LatestOnlySqliteSaver(connection, serde=checkpoint_serializer(), worker=worker)
         await loop.run_in_executor(worker, saver.setup)
+        _CLAIMS[saver] = functools.partial(hold_sqlite_thread, db_path)
         yield saver
     except sqlite3.DatabaseError as exc:
         if not damaged(exc):
@@ -281,6 +285,23 @@ class LatestOnlySqliteSaver(SqliteSaver):
         return await self._on_worker(self.get_delta_channel_history, config=config, channels=channels)
 
 
+_CLAIMS: weakref.WeakKeyDictionary[
+    BaseCheckpointSaver[Any], Callable[[str], AbstractAsyncContextManager[None]]
+] = weakref.WeakKeyDictionary()
+"""How each checkpointer this module opened holds one of its threads for a run (``longgraph/exclusive.py``)."""
+
+
+def _hold_postgres(url: str, thread_id: str) -> AbstractAsyncContextManager[None]:
+    return hold_postgres_thread(url, thread_id, redact_url(url))
+
+
+def claim_thread(saver: BaseCheckpointSaver[Any], thread_id: str) -> AbstractAsyncContextManager[None]:
+    """Hold ``thread_id`` of ``saver`` for a run: :class:`~longgraph.errors.InUse` when another run
+    (another process, or this one) holds it. A checkpointer longgraph did not open is not held."""
+    claim = _CLAIMS.get(saver)
+    return claim(thread_id) if claim is not None else contextlib.nullcontext()
+
+
 _URL_SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
@@ -353,6 +374,7 @@ async def postgres_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver[A
         async with AsyncPostgresSaver.from_conn_string(url, serde=checkpoint_serializer()) as saver:
             async with await psycopg.AsyncConnection.connect(url, autocommit=True) as lock:
                 await set_up_alone(saver, lock)
+            _CLAIMS[saver] = functools.partial(_hold_postgres, url)
             yield saver
     except psycopg.OperationalError as exc:
         reason = " ".join(str(exc).split())

@@ -49,6 +49,14 @@ class EndpointError(LonggraphError):
         self.undone = undone
 
 
+class InUse(LonggraphError):
+    """Another process (or another run of this one) is writing what this run would write: the same
+    checkpointed thread, the same results or dataset file. Two writers would each redo the other's
+    calls and interleave their saves; the second is refused, naming what is in use."""
+
+    exit_code = 2
+
+
 class StructuredOutputError(LonggraphError):
     """A model answer could not be parsed into the expected structure after bounded retries."""
 

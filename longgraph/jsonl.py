@@ -9,6 +9,7 @@ anywhere else is an error naming the file and line, never a silent drop.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import logging
@@ -20,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from longgraph.errors import InputError
+from longgraph.errors import InputError, InUse
 from longgraph.group_commit import GroupCommit
 
 log = logging.getLogger(__name__)
@@ -86,8 +87,18 @@ class Appender:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair(path)
         self._file = path.open("ab", buffering=0)
+        try:  # one writer per file (before repairing: another writer's last line may be under way)
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._repair(path)
+        except BlockingIOError:
+            self._file.close()
+            raise InUse(
+                f"{path} is being written by another run: wait for it to end, or write elsewhere"
+            ) from None
+        except BaseException:
+            self._file.close()
+            raise
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="longgraph-jsonl")
         self._rows = GroupCommit(self._worker, self._on_disk_together)

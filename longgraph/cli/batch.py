@@ -51,6 +51,10 @@ def batch(
     full: Annotated[
         bool, Opt("--full", help="Also write each item's whole result (every chunk's report).")
     ] = False,
+    files_outside: Annotated[
+        bool,
+        Opt("--files-outside", help="Let items name files outside the items file's folder (absolute, ../)."),
+    ] = False,
     base_url: BaseUrlOption = None,
     api_key: ApiKeyOption = None,
     model: ModelOption = None,
@@ -96,6 +100,7 @@ def batch(
 
             summary = batch(
                 items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
+                files_outside=files_outside,
                 on_notice=lambda m: stderr.print(m), **settings,
             )  # fmt: skip
         for line in summary.lines():

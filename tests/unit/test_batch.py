@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -18,6 +19,8 @@ from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
 
 SETTINGS: dict[str, Any] = {**FAKE_SETTINGS, "cache_path": ""}
+LONG_QUESTION = "why " * 3000 + "?"
+"""Longer than the window: an item that fails when it runs (its first node), before any call."""
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -85,14 +88,43 @@ def test_a_bad_line_is_refused_before_any_call(tmp_path: Path, line: str, proble
 def test_a_failing_item_is_recorded_and_the_others_answered(tmp_path: Path) -> None:
     rows = [
         {"id": "good", "question": QUESTION, "document": planted(6_000)},
-        {"id": "empty", "question": QUESTION, "document": "   "},
+        {"id": "long", "question": LONG_QUESTION, "document": planted(6_000)},
     ]
     summary = batch(rows, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)
     by_id = {r["id"]: r for r in summary.rows}
     assert summary.done == 2 and summary.failed == 1
-    assert by_id["empty"]["error_type"] == "InputError" and "empty" in by_id["empty"]["error"]
+    assert by_id["long"]["error_type"] == "ConfigurationError" and "too small" in by_id["long"]["error"]
     assert "smoked plums" in by_id["good"]["answer"]
-    assert any(line.startswith("first failure: item empty: InputError") for line in summary.lines())
+    assert any(line.startswith("first failure: item long: ConfigurationError") for line in summary.lines())
+
+
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [({"document": "   "}, "no text"), ({"documents": [{"title": "only a title"}]}, "text"),
+     ({"documents": [{"title": "t", "text": " \n"}]}, "no text"), ({"documents": [3, 4]}, "documents"),
+     ({"files": ["binary.bin"]}, "binary"), ({"files": ["empty.txt"]}, "no text"),
+     ({"files": ["ok.txt", "binary.bin"]}, "binary"), ({"files": ["../outside.txt"]}, "outside"),
+     ({"files": ["/etc/hostname"]}, "outside"), ({"files": ["link.txt"]}, "outside")],
+)  # fmt: skip
+def test_every_bad_item_is_found_before_the_first_call(
+    tmp_path: Path, row: dict[str, Any], words: str
+) -> None:
+    folder = tmp_path / "items"
+    folder.mkdir()
+    (folder / "binary.bin").write_bytes(os.urandom(8192))
+    (folder / "empty.txt").write_text("  \n")
+    (folder / "ok.txt").write_text(planted(3_000))
+    (tmp_path / "outside.txt").write_text("a secret of the machine")
+    (folder / "link.txt").symlink_to(tmp_path / "outside.txt")
+    rows = [
+        {"id": "good", "question": QUESTION, "document": planted(4_000)},
+        {"id": "bad", "question": QUESTION, **row},
+    ]
+    model = ScriptedChatModel()
+    with pytest.raises(InputError, match=words) as refused:
+        batch(_write(folder / "items.jsonl", rows), llm=FakeProvider(model), **SETTINGS)
+    assert "items.jsonl:2" in str(refused.value)
+    assert model.calls == [], "a call was made before the bad item was found"
 
 
 def test_a_rerun_skips_finished_items_and_runs_edited_and_failed_ones(tmp_path: Path) -> None:
@@ -100,7 +132,7 @@ def test_a_rerun_skips_finished_items_and_runs_edited_and_failed_ones(tmp_path: 
     rows = [
         {"id": "a", "question": QUESTION, "document": planted(6_000)},
         {"id": "b", "question": QUESTION, "document": planted(6_000, at=0.8)},
-        {"id": "c", "question": QUESTION, "document": ""},
+        {"id": "c", "question": LONG_QUESTION, "document": planted(4_000)},
     ]
     out = tmp_path / "results.jsonl"
     first = batch(_write(items, rows), out=out, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)
@@ -112,10 +144,10 @@ def test_a_rerun_skips_finished_items_and_runs_edited_and_failed_ones(tmp_path: 
     again_model = ScriptedChatModel()
     again = batch(items, out=out, llm=FakeProvider(again_model), **SETTINGS)
     assert (again.skipped, again.done) == (2, 1) and again.rows[0]["id"] == "c"  # the failed one, retried
-    assert again_model.calls == []  # the empty document fails again before any call
+    assert again_model.calls == []  # the long question fails again before any call
 
     rows[1]["question"] = "Which ingredient makes Grandma Olga's borscht special?"  # an edited item
-    rows[2]["document"] = planted(4_000)  # a fixed one
+    rows[2]["question"] = QUESTION  # a fixed one
     edited_model = ScriptedChatModel()
     edited = batch(_write(items, rows), out=out, llm=FakeProvider(edited_model), **SETTINGS)
     assert edited.skipped == 1 and sorted(r["id"] for r in edited.rows) == ["b", "c"]
