@@ -40,7 +40,7 @@ def iter_objects(path: Path, what: str = "JSON object") -> Iterator[tuple[str, d
     except OSError as exc:
         raise InputError(f"{what} file {path} cannot be read ({exc})") from exc
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(_lines(handle, path), start=1):
             if not line.strip():
                 continue
             where = f"{path}:{number}"
@@ -51,6 +51,21 @@ def iter_objects(path: Path, what: str = "JSON object") -> Iterator[tuple[str, d
             if not isinstance(row, dict):
                 raise InputError(f"{where}: not a {what} (a JSON {type(row).__name__}, not an object)")
             yield where, row
+
+
+def _lines(handle: Any, path: Path) -> Iterator[str]:
+    """The file's lines; a byte that is not UTF-8 is an :class:`InputError` naming the line (the file
+    is read as text: binary data passed as an items file)."""
+    number = 0
+    try:
+        for number, line in enumerate(handle, start=1):  # noqa: B007 (read by the handler)
+            yield line
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}:{number + 1}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)"
+        ) from exc
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
 def read_rows(path: Path, what: str = "JSON object") -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ Pydantic at the boundary (validation with clear messages), plain data inside.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -48,12 +49,14 @@ class GraphInput(BaseModel):
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> GraphInput:
-        if not self.question.strip():
-            raise ValueError("question is empty")
+        if _VISIBLE.search(self.question) is None:
+            raise ValueError("question is empty (no visible character)")
         if (self.document is None) == (self.documents is None):
             raise ValueError("give exactly one of 'document' or 'documents'")
         if self.documents is not None and not self.documents:
             raise ValueError("'documents' is an empty list")
+        if not any(doc.text.strip() for doc in self.as_documents()):
+            raise ValueError("the document has no text (empty or whitespace only)")
         return self
 
     def as_documents(self) -> list[DocumentIn]:
@@ -61,6 +64,10 @@ class GraphInput(BaseModel):
             return [DocumentIn(title="", text=self.document)]
         assert self.documents is not None
         return list(self.documents)
+
+
+_VISIBLE = re.compile("[^\\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2060\ufeff]")
+"""A character that shows: a question of spaces, control and zero-width characters asks nothing."""
 
 
 def parse_input(raw: object) -> GraphInput:
