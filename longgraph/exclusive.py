@@ -2,7 +2,8 @@
 
 Two processes resuming the same thread both ran (30 calls instead of 19; 57 with three), and two
 batches appending to one results file would interleave their rows. Each writer now holds a lock that
-the operating system (a ``flock`` on a file) or the database server (a PostgreSQL session advisory lock)
+the operating system (a record lock on a byte of ``<checkpoints>.lock``; the JSONL writers ``flock``
+their own file, ``longgraph/jsonl.py``) or the database server (a PostgreSQL session advisory lock)
 drops when the holder dies, so a run killed mid-way never blocks its own resume; a second writer is
 refused at once with :class:`~longgraph.errors.InUse` rather than waiting behind a run that may take
 hours.
@@ -14,51 +15,65 @@ import asyncio
 import fcntl
 import hashlib
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from longgraph.errors import InUse
 
-
-def hold_file(lock_path: Path, what: str) -> int:
-    """An exclusive ``flock`` on ``lock_path`` (created if need be), as an open descriptor to close
-    when done; :class:`InUse` naming ``what`` when another holder has it. A ``flock`` belongs to the
-    open file, so a second hold from this very process is refused too."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise InUse(
-            f"{what} is in use by another run (a second writer would redo and mix its work): "
-            "wait for that run to end, or write elsewhere"
-        ) from None
-    return fd
+_RANGE_FILES: dict[str, int] = {}
+_RANGES_HELD: set[tuple[str, int]] = set()
+_RANGES_LOCK = threading.Lock()
 
 
-def release_file(fd: int) -> None:
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    os.close(fd)
+def _range_of(thread_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).digest()[:7], "big")
 
 
-def thread_lock_file(db_path: str | Path, thread_id: str) -> Path:
-    """Where a SQLite checkpoint file's thread is held: one small file per thread, beside the database
-    (``checkpoints.sqlite.threads/``). Never deleted while in use; removing one is harmless once no
-    run holds it."""
-    folder = Path(f"{db_path}.threads")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / (hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".lock")
+def hold_range(lock_path: Path, offset: int, what: str) -> None:
+    """A POSIX record lock on one byte of ``lock_path`` (one lock file for every thread of a checkpoint
+    database, not a file per thread: a batch has a thread per item). Record locks belong to the process
+    and go when any of its descriptors of the file closes, so the file stays open for the process's life,
+    and holds within this process are kept in a set."""
+    key = (str(lock_path), offset)
+    with _RANGES_LOCK:
+        if key in _RANGES_HELD:
+            raise _in_use(what)
+        fd = _RANGE_FILES.get(key[0])
+        if fd is None:
+            fd = _RANGE_FILES[key[0]] = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+        except OSError:  # EAGAIN or EACCES: another process holds it
+            raise _in_use(what) from None
+        _RANGES_HELD.add(key)
+
+
+def release_range(lock_path: Path, offset: int) -> None:
+    key = (str(lock_path), offset)
+    with _RANGES_LOCK:
+        if key in _RANGES_HELD:
+            fcntl.lockf(_RANGE_FILES[key[0]], fcntl.LOCK_UN, 1, offset)
+            _RANGES_HELD.discard(key)
+
+
+def _in_use(what: str) -> InUse:
+    return InUse(
+        f"{what} is in use by another run (a second writer would redo and mix its work): wait for that run "
+        "to end, or use another thread id"
+    )
 
 
 @asynccontextmanager
 async def hold_sqlite_thread(db_path: str | Path, thread_id: str) -> AsyncIterator[None]:
-    what = f"thread {thread_id!r} of {db_path}"
-    fd = await asyncio.to_thread(lambda: hold_file(thread_lock_file(db_path, thread_id), what))
+    """The thread held in ``<database>.lock`` beside the SQLite checkpoint file."""
+    lock_path, offset = Path(f"{db_path}.lock"), _range_of(thread_id)
+    await asyncio.to_thread(hold_range, lock_path, offset, f"thread {thread_id!r} of {db_path}")
     try:
         yield
     finally:
-        release_file(fd)
+        release_range(lock_path, offset)
 
 
 def advisory_key(thread_id: str) -> int:
@@ -78,8 +93,5 @@ async def hold_postgres_thread(url: str, thread_id: str, where: str) -> AsyncIte
         cursor = await session.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key(thread_id),))
         row = await cursor.fetchone()
         if not row or not row[0]:
-            raise InUse(
-                f"thread {thread_id!r} of {where} is in use by another run (a second writer would redo and "
-                "mix its work): wait for that run to end, or use another thread id"
-            )
+            raise _in_use(f"thread {thread_id!r} of {where}")
         yield

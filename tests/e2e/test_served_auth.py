@@ -239,6 +239,11 @@ def test_a_run_naming_another_endpoint_is_refused_and_the_key_goes_nowhere(
         )
     )
     assert status == 400 and "base_url" in detail
+    batch = [
+        {"assistant_id": GRAPH, "input": run_input(), "context": {"base_url": capture.url, "model": "x"}}
+    ]
+    status, detail = refusal(client(server, "alice").runs.create_batch(batch))  # type: ignore[arg-type]
+    assert status == 400 and "base_url" in detail, detail
     assert capture.requests == []
 
 

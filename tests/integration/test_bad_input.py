@@ -308,8 +308,10 @@ def cli_error_runs(
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     """Every error case at once (four processes at a time): a CLI start costs a second of CPU."""
 
+    homes = {case: tmp_path_factory.mktemp("cli-error") for case in CLI_ERRORS}  # mktemp is not thread-safe
+
     def run(case: str) -> subprocess.CompletedProcess[str]:
-        home = tmp_path_factory.mktemp("cli-error")
+        home = homes[case]
         args = CLI_ERRORS[case][1](home)
         question = [] if "-q" in args else ["-q", QUESTION]
         # The case's own flags last: the later of two values wins.

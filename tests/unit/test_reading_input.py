@@ -75,8 +75,8 @@ def test_unusable_settings_are_named_before_any_call(settings: dict[str, object]
     ("documents", "question", "message"),
     [
         ("Grandma Olga's borscht " * 200, "What is in it?", "'documents' is one string: give a list"),
-        ([{"text": "a"}], "", "^invalid input: question is empty$"),
-        ([{"text": "a"}], "  \n ", "^invalid input: question is empty$"),
+        ([{"text": "a"}], "", r"^invalid input: question is empty \(no visible character\)$"),
+        ([{"text": "a"}], "  \n ", r"^invalid input: question is empty \(no visible character\)$"),
         (
             [{"text": "secret plums", "author": "x"}] + [7] * 9,
             "What?",
