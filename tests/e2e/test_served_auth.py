@@ -313,7 +313,8 @@ def test_a_users_assistant_is_theirs_alone_and_the_served_graphs_everyones(
     ("inputs", "context", "error", "words"),
     [({"question": " ", "document": "text"}, {}, "InputError", "question"),
      (None, {"base_url": DEAD_ENDPOINT, "model": "m", "context_window": 2048, "max_retries": 0}, "EndpointError", "127.0.0.1:9"),
-     (None, {"max_calls": 1}, "BudgetExhausted", "max_calls"),
+     # a document of its own: the server's result cache holds the other tests' answers (no call, no budget)
+     ({"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=0.21)}, {"max_calls": 1}, "BudgetExhausted", "max_calls"),
      (None, {"context_window": 100}, "ConfigurationError", "window")],
     ids=["input", "endpoint", "budget", "configuration"],
 )  # fmt: skip
