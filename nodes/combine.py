@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from longgraph.nodes.grounding import MIN_SUPPORT, confidence_of, support_in_notes
+from longgraph.nodes.answer_support import judge_answer
+from longgraph.nodes.grounding import confidence_of
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.render import join_notes
@@ -61,16 +62,17 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
         )  # fmt: skip
     else:
-        support, quotes = support_in_notes(draft.answer, notes, task["question"])
-        if support.support < MIN_SUPPORT or not quotes:
+        judged = judge_answer(draft.answer, notes, task["question"])
+        if judged.kind == "none":
             combined = Combined(
                 index=task["index"], sources=sources, note=strongest,
-                error=f"answered {draft.answer[:80]!r}, which its notes' quotes do not support; kept its strongest note",
+                error=f"answered {draft.answer[:80]!r}, which does not stand on its notes ({judged.why}); "
+                "kept its strongest note",
             )  # fmt: skip
         else:
-            confidence = confidence_of(support.support, support.relevance, draft.model_confidence)
+            confidence = confidence_of(judged.support, judged.relevance, draft.model_confidence)
             note = Note(
-                sources=sources, answer=draft.answer, reasoning=draft.reasoning, quotes=quotes,
+                sources=sources, answer=draft.answer, reasoning=draft.reasoning, quotes=judged.quotes,
                 model_confidence=draft.model_confidence, confidence=confidence,
             )  # fmt: skip
             combined = Combined(index=task["index"], sources=sources, note=note)

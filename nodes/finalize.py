@@ -1,13 +1,22 @@
 """The result, for every strategy: the answer settled against the evidence, every chunk's fate, the cost.
 
-**Settling the answer** (strategies that ground their notes): the final answer must be one a verified
-note supports — its new words found in the verified quotes of the notes that reached the final stage
-(``nodes/grounding.py``, :func:`~longgraph.nodes.grounding.support_in_notes`). When the final stage's
-answer is not (a small model may pick a confident wrong note or restate the question), the strongest
-verified note's own answer is returned instead and ``stats.notes`` says so. When no verified note
-reached the final stage, the answer is NO INFORMATION, ``supported`` is False, and ``candidates``
-lists the best answers that failed the check, with why: the result says plainly that nothing in the
-text supports an answer, instead of passing a guess off as one.
+**Settling the answer** (strategies that ground their notes): the final stage's answer stands when it
+follows from the verified notes that reached it (:func:`judge_answer`), and ``support`` says how:
+
+* ``extractive``: its new words, numbers included, are in the notes' verified quotes
+  (:func:`~longgraph.nodes.grounding.support_in_notes`);
+* ``derived``: it is worked out from them — a count, sum, difference, extremum or mean of their
+  numbers, or a verdict on the notes that bear on the question (``nodes/derivation.py``) — its other
+  words in the notes;
+* and in both cases it is **about what the question names**: every name of the question is in the
+  quotes it rests on, or in a quote linked to them by a shared name (a chain). Asked for one entity's
+  value, a note giving a look-alike's is not evidence.
+
+An answer that does not stand (a value from nowhere, another entity's value, a restated question) is
+replaced by the strongest verified note that names what the question asks, and ``stats.notes`` says so.
+When no verified note names it, the answer is NO INFORMATION, ``supported`` is False, ``support`` is
+"none", and ``candidates`` lists the closest answers with why each does not stand: the result says
+plainly that the text does not say, instead of passing a look-alike off as the answer.
 
 ``evidence`` is the quotes that support the answer (exact spans of the original documents, with the
 confidence of their notes), strongest first, followed by the other quotes of those notes (unverified
@@ -23,7 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from longgraph.nodes.grounding import MIN_SUPPORT, support_in_notes
+from longgraph.nodes.answer_support import Judged, asked_names, judge_answer, shown_names, unbound_names
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.reduction import strength
@@ -93,8 +102,21 @@ def _evidence(supporting: Sequence[Evidence], notes: Sequence[Note]) -> list[Evi
     return out
 
 
+def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> dict[str, Any]:
+    """NO INFORMATION, with the answers that came closest and why each does not stand."""
+    from_notes = [
+        Candidate(chunk_id=n.sources[0], answer=note_answer(n), confidence=n.confidence, reason=why)
+        for n in sorted((n for n in notes if n.verified_quotes), key=strength, reverse=True)
+    ]
+    candidates = [*from_notes, *candidates_from(outcomes)][:MAX_CANDIDATES]
+    return {
+        "answer": NO_INFORMATION, "rationale": why, "confidence": 0.0, "supported": False, "support": "none",
+        "candidates": [c.model_dump() for c in candidates], "evidence": [],
+    }  # fmt: skip
+
+
 def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> dict[str, Any]:
-    """The answer, rationale, confidence, support flag, candidates and evidence of a grounded run."""
+    """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -108,32 +130,41 @@ def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutco
             why = f"no chunk yielded information ({failed} of {len(outcomes)} failed, the rest reported none)"
         else:
             why = "every chunk reported no information for this question"
-        return {
-            "answer": NO_INFORMATION, "rationale": why, "confidence": 0.0, "supported": False,
-            "candidates": [c.model_dump() for c in candidates_from(outcomes)], "evidence": [],
-        }  # fmt: skip
+        return _no_information(why, [], outcomes)
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    support, quotes = (
-        support_in_notes(answer, notes, question) if answer and not is_no_information(answer) else (None, [])
-    )
-    if support is None or support.support < MIN_SUPPORT or not quotes:
-        strongest = max((n for n in notes if n.verified_quotes), key=strength)
-        fallback = note_answer(strongest)
+    judged = judge_answer(answer, notes, question)
+    rationale = state.get("rationale", "")
+    if judged.kind == "none":
+        names = asked_names(question)
+        about = [n for n in notes if n.verified_quotes and not unbound_names(names, n.verified_quotes, [])[0]]
+        if not about:
+            return _no_information(
+                f"no verified note mentions {shown_names(question, names)}, which the question asks about: "
+                "the text does not say",
+                notes, outcomes,
+            )  # fmt: skip
+        strongest = max(about, key=strength)
         shown = f"{answer[:80]!r}" if answer else "no readable answer"
         decisions.append(
-            f"the final answer ({shown}) is not supported by any verified note: answered with the strongest "
-            f"verified note (chunks {', '.join(map(str, strongest.sources))})"
+            f"the final answer ({shown}) does not stand ({judged.why}): answered with the strongest verified "
+            f"note about the question instead (chunks {', '.join(map(str, strongest.sources))})"
         )
-        answer, quotes = fallback, strongest.verified_quotes
+        answer = note_answer(strongest)
+        judged = Judged("extractive", list(strongest.verified_quotes))
         rationale = strongest.reasoning or "the strongest verified note's answer"
-    else:
-        rationale = state.get("rationale", "")
-    supporting_notes = [n for n in notes if any(q in n.quotes for q in quotes)]
+    supporting_notes = [n for n in notes if any(q in n.quotes for q in judged.quotes)]
     confidence = max((n.confidence for n in supporting_notes), default=None)
+    if judged.kind == "derived":
+        decisions.append(
+            f"the answer is worked out from {len(supporting_notes)} verified note(s) (a count, sum, comparison "
+            "or verdict over them), not quoted from one"
+        )
+        confidence = min((n.confidence for n in supporting_notes), default=None)
     return {
-        "answer": answer, "rationale": rationale, "confidence": confidence, "supported": True, "candidates": [],
-        "evidence": _evidence(quotes, supporting_notes), "decisions": decisions,
+        "answer": answer, "rationale": rationale, "confidence": confidence, "supported": True,
+        "support": judged.kind, "candidates": [], "evidence": _evidence(judged.quotes, supporting_notes),
+        "decisions": decisions,
     }  # fmt: skip
 
 
@@ -146,8 +177,8 @@ def settle_aggregation(
     if not aggregation.answer.strip():
         return {
             "answer": NO_INFORMATION, "rationale": f"no per-document answer could be combined: {aggregation.explanation}",
-            "confidence": 0.0, "supported": False, "candidates": [c.model_dump() for c in candidates_from(outcomes)],
-            "evidence": [],
+            "confidence": 0.0, "supported": False, "support": "none",
+            "candidates": [c.model_dump() for c in candidates_from(outcomes)], "evidence": [],
         }  # fmt: skip
     doc_of = {c.id: c.doc_index for c in chunks}
     named = set(aggregation.named)
@@ -156,7 +187,7 @@ def settle_aggregation(
     return {
         "answer": aggregation.answer, "rationale": aggregation.explanation,
         "confidence": min((n.confidence for n in naming), default=None), "supported": bool(quotes),
-        "candidates": [], "evidence": _evidence(quotes, notes),
+        "support": "derived" if quotes else "none", "candidates": [], "evidence": _evidence(quotes, notes),
     }  # fmt: skip
 
 

@@ -31,12 +31,14 @@ from typing import Any, Literal
 
 import numpy as np
 
+from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.grounding import (
     REREAD,
     best_passage,
     ground_read,
     may_bear_strongly,
+    passage_note,
     rereading_enabled,
     settle_readings,
     worth_rereading,
@@ -49,7 +51,7 @@ from longgraph.nodes.read import chunk_read
 from longgraph.nodes.retrieval import best_piece_scores
 from longgraph.nodes.runtime import report_progress
 from longgraph.prompts import neutralise_frames
-from longgraph.state.contract import Chunk
+from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import Sufficiency, answer_of, is_no_information
 from longgraph.state.pecan import IPGraph, PecanState, SearchStep
@@ -356,6 +358,17 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
         if note is not None:
             notes.append(note)
     update: dict[str, Any] = {}
+    if answer and not is_no_information(answer) and judge_answer(answer, notes, question).kind == "none":
+        worked_out = _worked_out_from_passages(answer, [chunks[graph.node(i).chunk_id or 0] for i in reached],
+                                               documents, question, kit.context.min_relevance)  # fmt: skip
+        if worked_out:
+            notes = worked_out
+            used = {n.sources[0] for n in notes}
+            outcomes = [
+                o.model_copy(update={"fate": "noted", "reason": f"{o.reason}; its passage on the question is "
+                                     "one the answer is worked out from"}) if o.chunk_id in used else o
+                for o in outcomes
+            ]  # fmt: skip
     if not notes and answer is not None and rereading_enabled(kit.context):
         update = await _read_best_passage_again(state, kit, outcomes, notes)
     _keep_one_candidate(outcomes)
@@ -372,6 +385,24 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
         "structure": describe_search(state),
         **update,
     }
+
+
+def _worked_out_from_passages(
+    answer: str,
+    reached: Sequence[Chunk],
+    documents: Sequence[DocumentIn],
+    question: str,
+    min_relevance: float,
+) -> list[Note]:
+    """The reached chunks' passages an answer stands on when no single chunk holds it (a total, a verdict,
+    the end of a chain: PECAN asks for one answer over many nodes), or none. Judged as every strategy's
+    final answer is (``nodes/answer_support.py``)."""
+    wanted = question_words(question)
+    passages = [n for c in reached if (n := passage_note(c, documents, wanted, min_relevance=min_relevance))]
+    judged = judge_answer(answer, passages, question)
+    if judged.kind == "none":
+        return []
+    return [n for n in passages if any(q in n.quotes for q in judged.quotes)]
 
 
 async def _read_best_passage_again(

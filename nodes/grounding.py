@@ -498,6 +498,22 @@ def best_passage(
     return passage, best_score
 
 
+def passage_note(
+    chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords, *, min_relevance: float
+) -> Note | None:
+    """The chunk's passage that bears most on the question, as a note of that quote alone (the text's
+    own words, no answer), or None when none bears on it: what one answer worked out over several chunks
+    (PECAN's) is judged against (``nodes/answer_support.py``)."""
+    found = best_passage(chunk, documents, wanted)
+    if found is None or found[1] <= 0.0 or found[1] < min_relevance:
+        return None
+    span, relevance = found
+    confidence = confidence_of(1.0, relevance, None)
+    return Note(
+        sources=[chunk.id], quotes=[_evidence(span, chunk.id, documents, confidence)], confidence=confidence
+    )
+
+
 def bears_strongly(relevance: float, wanted: QuestionWords) -> bool:
     """Whether a passage of ``relevance`` bears strongly on the question: half its weighted words, and
     two question words or one name at least (names count twice in ``relevance``)."""

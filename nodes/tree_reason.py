@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from longgraph.llm import StructuredCall
+from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.grounding import (
-    MIN_SUPPORT,
     REREAD,
     confidence_of,
     enforce_failure_budget,
@@ -34,7 +34,6 @@ from longgraph.nodes.grounding import (
     rereading_enabled,
     settle_readings,
     strongest_passage,
-    support_in_notes,
 )
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import question_words
@@ -157,13 +156,14 @@ def _labels(kit: RunKit, confidence: bool) -> Any:
 
 def _grounded(answer_note: Note | None, draft_answer: str, model_confidence: float | None, inputs: Sequence[Note],
               question: str, sources: list[int]) -> Note | None:  # fmt: skip
-    """A note for ``draft_answer`` keeping the quotes of ``inputs`` that support it, or None."""
-    support, quotes = support_in_notes(draft_answer, inputs, question)
-    if support.support < MIN_SUPPORT or not quotes:
+    """A note for ``draft_answer`` keeping the quotes of ``inputs`` it stands on, or None
+    (``nodes/answer_support.py``: read in them, or worked out from them)."""
+    judged = judge_answer(draft_answer, inputs, question)
+    if judged.kind == "none":
         return None
     return Note(
-        sources=sources, answer=draft_answer, quotes=quotes, model_confidence=model_confidence,
-        confidence=confidence_of(support.support, support.relevance, model_confidence),
+        sources=sources, answer=draft_answer, quotes=judged.quotes, model_confidence=model_confidence,
+        confidence=confidence_of(judged.support, judged.relevance, model_confidence),
         reasoning=answer_note.reasoning if answer_note else "",
     )  # fmt: skip
 

@@ -202,6 +202,10 @@ class GraphOutput(BaseModel):
     supported: bool | None = None
     """True: a verified note supports the answer. False: none does (the answer is NO INFORMATION and
     ``candidates`` lists the best unverified answers). None: the strategy does not check (baselines)."""
+    support: Literal["extractive", "derived", "none"] | None = None
+    """How the answer stands on the verified notes (``nodes/finalize.py``): read in their quotes
+    ("extractive"), worked out from them — a count, sum, comparison or verdict ("derived") — or not at all
+    ("none": NO INFORMATION). None: the strategy does not check (baselines)."""
     candidates: list[Candidate] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     chunks: list[ChunkReport] = Field(default_factory=list)

@@ -15,7 +15,7 @@ in play), the bounded reduction loop (``nodes/reduction.py``) works on ``notes``
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, Passage
@@ -40,6 +40,7 @@ class GraphOutputState(TypedDict, total=False):
     rationale: str
     confidence: float | None
     supported: bool | None
+    support: Literal["extractive", "derived", "none"] | None
     candidates: list[dict[str, Any]]
     evidence: list[Evidence]
     chunks: list[ChunkReport]

@@ -89,6 +89,8 @@ def _pick_enum(values: Sequence[Any], found: bool) -> Any:
 class _Verdict:
     sentence: str | None
     confidence: float
+    said: str | None = None
+    """An answer of its own (a scripted reader's conclusion), where the sentence is what it rests on."""
 
     @property
     def found(self) -> bool:
@@ -96,6 +98,8 @@ class _Verdict:
 
     @property
     def answer(self) -> str:
+        if self.said is not None:
+            return self.said
         return self.sentence if self.sentence is not None else NO_INFORMATION
 
     @property
@@ -262,18 +266,19 @@ def _plan_field(plan: Mapping[str, Any], label: str) -> str:
 
 
 def build_completion_content(
-    body: Mapping[str, Any], *, hallucinate: bool = False
+    body: Mapping[str, Any], *, hallucinate: bool = False, said: tuple[str, str | None] | None = None
 ) -> tuple[str, Mapping[str, Any] | None]:
     """Return (message content, forced tool or None) for a chat request body, per the oracle.
 
     With a ``json_schema`` response format the content is a JSON object holding every schema property;
     with a forced tool it is that tool's JSON arguments; otherwise (text mode) it is one ``Label: value``
     line per label the prompt's "Please follow this format:" block asks for (:func:`requested_labels`),
-    or the paper's four-line protocol when the prompt asks for none.
+    or the paper's four-line protocol when the prompt asks for none. ``said``: (answer, the sentence it
+    rests on or None) to give instead of the oracle's (a scripted reader's own conclusion).
     """
     messages = body.get("messages")
     question, text = extract_question_and_text(messages if isinstance(messages, list) else [])
-    verdict = _Verdict(*oracle_answer(question, text))
+    verdict = _Verdict(*oracle_answer(question, text)) if said is None else _Verdict(said[1], 5.0, said[0])
     if hallucinate and not verdict.found:
         verdict = _Verdict(HALLUCINATION, 5.0)
     tool = _chosen_tool(body)

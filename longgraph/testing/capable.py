@@ -1,0 +1,84 @@
+"""A scripted *capable* reader: answers as an 8B–70B model would, to test the answer layer against it.
+
+The stub's oracle copies the one sentence that matches a question, which is what the embedded 135M
+model does at best. A capable model does more: it copies every sentence that bears on the question, even
+part of a chain ("Acme was founded by Pell Darrow" for "Where was Acme's founder born?"), and when the
+notes in front of it hold what it needs it concludes — a count, a sum, a comparison, a verdict, the end of
+the chain — in words no single sentence holds. The answer layer must hand that conclusion back, not
+overrule it with a note sentence.
+
+A :class:`Scenario` plants facts, one per place in a document, and names what a capable reader concludes
+from them. The reader answers every stage that reads text for the question: with the conclusion once it
+sees every fact it needs, with the facts it sees (copied) when it sees some, and with NO INFORMATION when
+it sees none; Segment+'s filter keeps a note that holds a fact, PECAN's search says "Yes" once the shown
+information holds every fact needed. Stages that build structure (outlines, summaries, information
+points, plans) get the oracle's answers, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from longgraph.testing.answers import build_completion_content
+from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
+
+READING_SCHEMAS = frozenset(
+    {"ChunkAnswer", "DirectAnswer", "ReduceOutput", "MapOutput", "TreeAnswer", "TreeAnswerPlain", "SegmentNote",
+     "MergedReasoning", "FreeTextNote", "FilterDecision"}
+)  # fmt: skip
+"""Stages that read text for the question and answer it (or judge a note for it)."""
+ENOUGH_SCHEMA = "Sufficiency"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Facts planted in a document, the question, and what a capable reader concludes from them."""
+
+    name: str
+    question: str
+    facts: tuple[str, ...]
+    conclusion: str
+    """What the reader answers once it sees every fact (the expected final answer)."""
+    accepted: tuple[str, ...] = ()
+    """Other spellings of the right answer a test accepts (beside ``conclusion``)."""
+
+    def right(self, answer: str) -> bool:
+        folded = " ".join(answer.casefold().split())
+        return any(" ".join(a.casefold().split()) in folded for a in (self.conclusion, *self.accepted))
+
+
+def _schema_name(extras: Mapping[str, Any]) -> str:
+    response_format = extras.get("response_format")
+    if isinstance(response_format, Mapping):
+        spec = response_format.get("json_schema")
+        if isinstance(spec, Mapping):
+            return str(spec.get("name") or "")
+    return ""
+
+
+def capable_responder(scenario: Scenario) -> Any:
+    """A :class:`~longgraph.testing.fakes.ScriptedChatModel` responder reading as a capable model."""
+    from longgraph.testing.fakes import oracle_responder
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        name = _schema_name(extras)
+        if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
+            return oracle_responder(messages, extras)
+        _, text = extract_question_and_text(list(messages))
+        flat = " ".join(text.split())
+        seen = [fact for fact in scenario.facts if fact in flat]
+        body = {"messages": list(messages), **extras}
+        if name == ENOUGH_SCHEMA:
+            enough = len(seen) == len(scenario.facts)
+            return build_completion_content(body, said=("Yes", "enough") if enough else ("No", None))[0]
+        if len(seen) == len(scenario.facts):
+            said: tuple[str, str | None] = (scenario.conclusion, " ".join(seen))
+        elif seen:
+            said = (" ".join(seen), " ".join(seen))
+        else:
+            said = (NO_INFORMATION, None)
+        return build_completion_content(body, said=said)[0]
+
+    return respond

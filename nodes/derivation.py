@@ -1,0 +1,81 @@
+"""Whether a final answer follows from the verified notes: read in them, or worked out from them.
+
+The grounding check (``nodes/grounding.py``) asks that an answer's words be found in its notes' quotes:
+right for an answer copied from the text, wrong for one reasoned from it. A capable reader asked "How
+many goals did the three teams score in total?" reduces three notes (3, 4 and 5 goals) to "12", a number
+no quote holds; asked "Did the Harriers score more than the Wolves?", it answers "No". Overruling them
+with a note sentence turned right answers into wrong ones marked supported. This module decides, in
+code, whether such an answer is **derived** from the notes:
+
+* a **number** of the answer (one the question does not hold) is in a note, or is a count, sum,
+  difference, extremum or mean over the notes' numbers (one number per note, over every group of notes
+  when there are few);
+* its other **new words** are in the notes (half of them at least, as for an extractive answer);
+* a **verdict** (yes, no, true, false) stands on the notes that bear on the question.
+
+It does not check that the reasoning is right (which notes to add, which to compare): that is the
+reader's. It checks that the answer is one the notes could give, so an answer whose value comes from
+nowhere is still refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+
+NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+"""A number as written: thousands separators and decimals ("1,200", "3.5", "-4"), not inside a word or
+a code ("A12", "v2.1" are not read as numbers)."""
+MAX_CHOICES = 512
+"""Ways of picking one number per note that are tried (notes holding several numbers multiply them)."""
+MAX_GROUPED_NOTES = 6
+"""Up to this many notes with numbers, sums and means over every group of two or more are tried; above
+it, over all of them only (each extra value tried is one more chance to accept a wrong answer)."""
+
+
+def numbers_in(text: str) -> list[float]:
+    """The numbers ``text`` writes, in order."""
+    return [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)) or round(a, 2) == round(b, 2)
+
+
+def derived_values(groups: Sequence[Sequence[float]]) -> list[float]:
+    """The values a count, sum, difference, extremum or mean over ``groups`` (each note's numbers) gives."""
+    filled = [list(dict.fromkeys(g)) for g in groups if g]
+    flat = sorted({v for g in filled for v in g})
+    values: list[float] = [float(len(groups)), float(len(filled)), float(len(flat))]
+    if flat:
+        values += [max(flat), min(flat)]
+        values += [a - b for a, b in itertools.permutations(flat, 2)]
+    subsets: Iterable[Sequence[list[float]]] = (
+        [c for size in range(2, len(filled) + 1) for c in itertools.combinations(filled, size)]
+        if len(filled) <= MAX_GROUPED_NOTES
+        else [filled]
+    )
+    for subset in subsets:
+        for choice in itertools.islice(itertools.product(*subset), MAX_CHOICES):
+            values += [sum(choice), sum(choice) / len(choice)]
+    return values
+
+
+def unexplained_numbers(answer: str, question: str, groups: Sequence[Sequence[float]]) -> list[float]:
+    """The numbers of ``answer`` (beyond the question's) that no note holds and no derivation gives."""
+    asked = numbers_in(question)
+    wanted = [v for v in numbers_in(answer) if not any(_same(v, q) for q in asked)]
+    if not wanted:
+        return []
+    held = [v for g in groups for v in g]
+    missing = [v for v in wanted if not any(_same(v, h) for h in held)]
+    if not missing:
+        return []
+    derived = derived_values(groups)
+    return [v for v in missing if not any(_same(v, d) for d in derived)]
+
+
+def has_numbers(answer: str, question: str) -> bool:
+    asked = numbers_in(question)
+    return any(not any(_same(v, q) for q in asked) for v in numbers_in(answer))

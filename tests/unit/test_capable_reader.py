@@ -1,0 +1,125 @@
+"""The answer layer against a capable reader (``longgraph/testing/capable.py``), through every strategy:
+its counts, sums, verdicts, comparisons, lists, chains and paraphrases come back as it gave them, marked
+supported and how ("extractive" or "derived"); and against readers that bind a value to the wrong entity
+or invent one for an absent entity, the result is the right entity's note or NO INFORMATION, never the
+wrong value marked supported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from longgraph.state.contract import GraphOutput
+from longgraph.state.outputs import NO_INFORMATION, is_no_information
+from longgraph.strategies import build_strategy
+from longgraph.testing.capable import Scenario, capable_responder
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
+from longgraph.tests.conftest import FAKE_SETTINGS, essays
+
+STRATEGIES = ["mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan"]
+SETTINGS: dict[str, Any] = {**FAKE_SETTINGS, "temperature": 0.0, "cache_path": "", "tom_top_k": 0}
+
+GOALS = (
+    "The Harriers scored 4 goals in the final.",
+    "The Wolves scored 6 goals in the final.",
+    "The Eagles scored 7 goals in the final.",
+)
+SCENARIOS = [
+    Scenario("sum", "How many goals did the Harriers, the Wolves and the Eagles score in total in the final?", GOALS, "17"),
+    Scenario("count", "How many teams scored in the final?", GOALS, "3", accepted=("three",)),
+    Scenario("yes-no", "Did the Harriers score more goals than the Wolves in the final?", GOALS[:2], "No"),
+    Scenario("comparison", "Which team scored the most goals in the final?", GOALS, "The Eagles"),
+    Scenario("list", "Which teams scored in the final?", GOALS, "The Harriers, the Wolves and the Eagles"),
+    Scenario(
+        "two-hop", "In which town was the founder of Acme Works born?",
+        ("Acme Works was founded by Pell Darrow.", "Pell Darrow was born in the town of Ostrava."), "Ostrava",
+    ),
+    Scenario(
+        "paraphrase", "When did the lighthouse begin operating?",
+        ("The keeper of the lighthouse first lit its lamp on 3 May 1871.",), "3 May 1871",
+    ),
+]  # fmt: skip
+
+
+def document(facts: tuple[str, ...], chars: int = 24_000) -> str:
+    """Essay filler with each fact as its own paragraph, spread so that they land in different chunks."""
+    text = (essays() * (chars // len(essays()) + 1))[:chars]
+    pieces, last = [], 0
+    for i, fact in enumerate(facts, start=1):
+        cut = text.rfind(" ", 0, int(len(text) * i / (len(facts) + 1))) + 1
+        pieces += [text[last:cut], f"\n\n{fact}\n\n"]
+        last = cut
+    return "".join([*pieces, text[last:]])
+
+
+def run(strategy: str, question: str, text: str, responder: Any) -> GraphOutput:
+    graph = build_strategy(strategy, FakeProvider(ScriptedChatModel(responder=responder)))
+    raw = asyncio.run(graph.ainvoke({"question": question, "document": text}, context=dict(SETTINGS)))
+    return GraphOutput.model_validate(raw)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_capable_readers_answer_comes_back(strategy: str, scenario: Scenario) -> None:
+    result = run(strategy, scenario.question, document(scenario.facts), capable_responder(scenario))
+    assert scenario.right(result.answer), (result.answer, result.stats.notes)
+    assert result.supported is True and result.support in ("extractive", "derived"), result.support
+    assert result.evidence and all(e.verified for e in result.evidence[:1])
+
+
+def test_a_computed_total_is_marked_derived_and_cites_every_note_it_adds() -> None:
+    sum_scenario = SCENARIOS[0]
+    result = run("mapreduce", sum_scenario.question, document(GOALS), capable_responder(sum_scenario))
+    assert result.answer == "17" and result.support == "derived"
+    cited = " ".join(e.text for e in result.evidence)
+    assert all(fact.split(" scored")[0] in cited for fact in GOALS)
+    assert any("worked out" in n for n in result.stats.notes)
+
+
+def confused(answer: str) -> Any:
+    """A reader that reads each chunk as the oracle does, then concludes ``answer`` whatever it read."""
+
+    def respond(messages: Any, extras: Any) -> str:
+        name = (extras.get("response_format") or {}).get("json_schema", {}).get("name")
+        if name in ("DirectAnswer", "ReduceOutput"):
+            from longgraph.testing.answers import build_completion_content
+
+            return build_completion_content({"messages": messages, **extras}, said=(answer, answer))[0]
+        return oracle_responder(messages, extras)
+
+    return respond
+
+
+@pytest.mark.parametrize("strategy", ["mapreduce", "segment-plus"])
+def test_a_value_bound_to_the_wrong_entity_is_not_the_answer(strategy: str) -> None:
+    """Asked for the Wolves' goals, the reader answers with the Harriers' (a sentence of the text, so the
+    words pass): the answer is the Wolves' note, or NO INFORMATION, never the Harriers' value."""
+    question = "How many goals did the Wolves score in the final?"
+    result = run(strategy, question, document(GOALS[:2]), confused(GOALS[0]))
+    assert "Harriers" not in result.answer and "4 goals" not in result.answer, result.answer
+    assert "6" in result.answer or is_no_information(result.answer)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_an_absent_entity_gets_no_information(strategy: str) -> None:
+    """The Falcons are in no sentence; the look-alikes are. A reader that binds a look-alike's value to
+    the Falcons, and one that copies the look-alikes' sentences, both end in NO INFORMATION with
+    candidates."""
+    question = "How many goals did the Falcons score in the final?"
+    for responder in (
+        confused("The Falcons scored 6 goals in the final."),
+        capable_responder(Scenario("absent", question, GOALS, NO_INFORMATION)),
+    ):
+        result = run(strategy, question, document(GOALS), responder)
+        assert is_no_information(result.answer), (result.answer, result.stats.notes)
+        assert result.supported is False and result.support == "none"
+
+
+def test_a_number_from_nowhere_is_not_derived() -> None:
+    """A total the notes cannot give (4 + 6 + 7 is not 19) is refused, not passed off as reasoning."""
+    wrong = Scenario("sum", SCENARIOS[0].question, GOALS, "19")
+    result = run("mapreduce", wrong.question, document(GOALS), capable_responder(wrong))
+    assert result.answer != "19" and result.support != "derived"
