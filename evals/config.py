@@ -11,7 +11,7 @@ from longgraph.errors import ConfigurationError
 from longgraph.evals.records import ORACLE_LABEL
 from longgraph.strategies import STRATEGIES
 
-Suite = Literal["needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench"]
+Suite = Literal["needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench", "general"]
 SUITES: tuple[str, ...] = get_args(Suite)
 
 FAMILY_TASK: Mapping[str, str] = {"qa": "qa", "mc": "mc", "retrieval": "retrieval", "open": "qa"}
@@ -68,7 +68,9 @@ class EvalConfig:
     data_dir: Path | None = None
     """InfiniteBench: the folder of its task files (not redistributed)."""
     tasks: tuple[str, ...] | None = None
-    """InfiniteBench tasks, or loong-synth families; None: all."""
+    """InfiniteBench tasks, loong-synth families, or the general suite's kinds; None: all."""
+    split: Literal["dev", "test"] | None = None
+    """The general suite's split: "dev" to work on, "test" to report (never tuned on); None: both."""
     length_sets: tuple[int, ...] = (1,)
     """loong-synth: Loong length sets (1: 10K-50K ... 4: 200K-250K)."""
     window: int | None = None
@@ -112,6 +114,14 @@ class EvalConfig:
                 "the infinitebench suite needs the folder of its task files (--data DIR holding "
                 f"{', '.join(f'{t}.jsonl' for t in (self.tasks or TASKS))}); {DOWNLOAD_HINT}"
             )
+        if self.suite == "general":
+            from longgraph.evals.data.general import KINDS
+
+            unknown_kinds = [k for k in self.tasks or () if k not in KINDS]
+            if unknown_kinds:
+                raise ConfigurationError(
+                    f"unknown general kind(s) {', '.join(unknown_kinds)}; known: {', '.join(KINDS)}"
+                )
         if self.suite == "loong-synth":
             from longgraph.evals.data.instance import LOONG_LENGTH_SETS
             from longgraph.evals.data.loong_synth import FAMILIES

@@ -63,6 +63,16 @@ def build_instances(config: EvalConfig) -> list[EvalInstance]:
             for length in config.lengths
             for i in build_hotpot(target_tokens=length, n=config.n, seed=config.seed)
         ]
+    if config.suite == "general":
+        from longgraph.evals.data.general import build_general
+
+        return [
+            i
+            for length in config.lengths
+            for i in build_general(
+                target_tokens=length, n=config.n, seed=config.seed, split=config.split, kinds=config.tasks
+            )
+        ]
     if config.suite == "loong-synth":
         from longgraph.evals.data.loong_synth import build_loong_synth
 

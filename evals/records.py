@@ -21,7 +21,7 @@ RECORD_FIELDS: tuple[str, ...] = (
     "instance_id", "suite", "task_family", "length", "length_set", "actual_tokens", "depth", "strategy",
     "model", "oracle", "question", "answer", "gold", "metric", "score", "scores", "judge_score",
     "llm_calls", "failed_calls", "prompt_tokens", "completion_tokens", "calls_by_stage",
-    "completion_tokens_by_stage", "supported", "seconds", "build", "chunks", "notes", "metadata", "error",
+    "completion_tokens_by_stage", "supported", "support", "seconds", "build", "chunks", "notes", "metadata", "error",
     "error_type", "finished_at",
 )  # fmt: skip
 """Every record has exactly these keys (``judge_score`` None where no judge graded it; ``build`` None

@@ -272,6 +272,7 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
                 lines.append(f"| {float(depth):.0%} | " + " | ".join(cells) + " |")
             lines.append("")
     lines += _family_section(family_rows(records))
+    lines += _general_section(records)
     lines += _build_section(records)
     judged = judge_summary(records)
     if judged:
@@ -302,6 +303,56 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots] + [""]
     return "\n".join(lines)
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion (sound at 0/n and n/n, unlike the normal one)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The generalisation suite per split, strategy, kind and length: share correct with its 95% interval,
+    and the wrong answers marked supported (the count that must be zero)."""
+    groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("suite") != "general":
+            continue
+        meta = r.get("metadata") or {}
+        key = (str(meta.get("split")), str(r["strategy"]), str(meta.get("kind")), str(r["length_set"]))
+        groups.setdefault(key, []).append(r)
+    rows = []
+    for (split, strategy, kind, length), group in sorted(groups.items()):
+        correct = sum(float(r.get("score") or 0.0) for r in group)
+        wrong_supported = sum(1 for r in group if not r.get("score") and r.get("supported"))
+        low, high = wilson(correct, len(group))
+        rows.append({"split": split, "strategy": strategy, "kind": kind, "length_set": length, "n": len(group),
+                     "correct": correct / len(group), "low": low, "high": high, "wrong_supported": wrong_supported})  # fmt: skip
+    return rows
+
+
+def _general_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    rows = general_rows(records)
+    if not rows:
+        return []
+    lines = [
+        "## Generalisation suite: share correct (95% Wilson interval), by split",
+        "",
+        "The `test` split's templates were never looked at while working on the answer layer; `dev`'s were.",
+        "",
+        "| split | strategy | kind | length | n | correct | 95% interval | wrong and marked supported |",
+        "| --- | --- | --- | --- | ---: | ---: | --- | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['split']} | {r['strategy']} | {r['kind']} | {r['length_set']} | {r['n']} | {r['correct']:.2f} | "
+            f"{r['low']:.2f}–{r['high']:.2f} | {r['wrong_supported']} |"
+        )
+    return [*lines, ""]
 
 
 def _family_section(rows: Sequence[FamilyRow]) -> list[str]:

@@ -97,7 +97,20 @@ def primary_metric(instance: EvalInstance) -> str:
 def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool) -> dict[str, Any]:
     metadata: dict[str, Any] = {
         k: instance.metadata[k]
-        for k in ("needle_token_depth", "task", "subtask", "length_set", "level", "set", "type", "language")
+        for k in (
+            "needle_token_depth",
+            "task",
+            "subtask",
+            "length_set",
+            "level",
+            "set",
+            "type",
+            "language",
+            "split",
+            "kind",
+            "template",
+            "corpus",
+        )
         if k in instance.metadata
     }
     if instance.skipped:
@@ -110,7 +123,7 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
         "model": label, "oracle": oracle, "question": instance.question, "answer": "",
         "gold": list(instance.gold_answers), "metric": primary_metric(instance), "score": None,
         "scores": {}, "judge_score": None, "llm_calls": 0, "failed_calls": 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "calls_by_stage": {}, "completion_tokens_by_stage": {}, "supported": None,
+        "completion_tokens": 0, "calls_by_stage": {}, "completion_tokens_by_stage": {}, "supported": None, "support": None,
         "seconds": 0.0, "build": None,
         "chunks": {"total": 0, "used": 0, "no_information": 0, "unsupported": 0, "filtered": 0, "failed": 0},
         "notes": list(instance.skipped), "metadata": metadata, "error": None, "error_type": None,
@@ -164,7 +177,7 @@ async def evaluate(
         answer=result.answer, scores=scores, llm_calls=stats.llm_calls, failed_calls=stats.failed_calls,
         prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
         calls_by_stage=dict(stats.calls_by_stage), completion_tokens_by_stage=dict(stats.completion_tokens_by_stage),
-        supported=result.supported, build=_build_figures(stats),
+        supported=result.supported, support=result.support, build=_build_figures(stats),
         chunks={"total": len(result.chunks), **counts}, notes=record["notes"] + list(stats.notes),
     )  # fmt: skip
     metric = record["metric"]

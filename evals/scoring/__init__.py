@@ -59,6 +59,7 @@ SCORERS: Mapping[str, Scorer] = {
     "structured:set": Scorer("structured:set", "set_f1", "qa", structured.score_set),
     "structured:order": Scorer("structured:order", "order_f1", "qa", structured.score_order),
     "structured:groups": Scorer("structured:groups", "group_accuracy", "qa", structured.score_groups),
+    "general": Scorer("general", "correct", "qa", structured.score_general),
 }
 
 

@@ -122,3 +122,32 @@ def score_groups(prediction: str, label: Any) -> dict[str, float]:
         "group_accuracy": right / len(members) if members else 0.0,
         "exact_match": float(right == len(members) and not extra),
     }
+
+
+def score_general(prediction: str, label: Any) -> dict[str, float]:
+    """The generalisation suite (:mod:`longgraph.evals.data.general`): ``correct`` is 1 when the
+    prediction gives the gold and nothing wrong beside it — the value and no look-alike's; NO
+    INFORMATION for an absent entity (and no look-alike's value); the exact total or count among its
+    numbers; the top entity named first; every listed entity and no other."""
+    from longgraph.nodes.derivation import numbers_in
+    from longgraph.state.outputs import is_no_information
+
+    kind = _label(label, "kind")
+    silent = is_no_information(prediction)
+    if kind == "absent":
+        wrong = any(needle_match(prediction, [str(v)]) for v in _label(label, "lookalikes"))
+        return {"correct": float(silent and not wrong), "silent": float(silent)}
+    if kind == "aggregation":
+        how, answer = _label(label, "how"), _label(label, "answer")
+        if how in ("sum", "count"):
+            right = any(abs(v - float(answer)) < 0.05 for v in numbers_in(prediction))
+        elif how == "highest":
+            right = named_in_order(prediction, _label(label, "candidates"))[:1] == [answer]
+        else:
+            right = set(named_in_order(prediction, _label(label, "candidates"))) == set(answer)
+        return {"correct": float(right), "silent": float(silent)}
+    value = str(_label(label, "answer"))
+    right = bool(needle_match(prediction, [value])) and not any(
+        needle_match(prediction, [str(v)]) for v in _label(label, "lookalikes")
+    )
+    return {"correct": float(right), "silent": float(silent)}

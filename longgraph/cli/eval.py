@@ -57,7 +57,7 @@ def _setting(raw: str) -> tuple[str, Any]:
 def run(
     ctx: typer.Context,
     suite: Annotated[
-        str, Opt(help="needle, squad, hotpot, loong, loong-synth (built offline) or infinitebench.")
+        str, Opt(help="needle, squad, hotpot, general, loong, loong-synth (built offline) or infinitebench.")
     ] = "needle",
     strategies: Annotated[
         str, Opt(help="Comma list, e.g. mapreduce,truncate,rag-bm25,rag-embed.")
@@ -116,8 +116,13 @@ def run(
         str | None, Opt(help="Loong and loong-synth: length sets, comma list of 1–4 (loong-synth: 1).")
     ] = None,
     data: Annotated[Path | None, Opt(help="InfiniteBench: the folder of its task files.")] = None,
+    split: Annotated[
+        str | None,
+        Opt(help="general suite: dev (to work on) or test (to report, never tuned on); default both."),
+    ] = None,
     tasks: Annotated[
-        str | None, Opt(help="InfiniteBench tasks or loong-synth families, comma list (default: all).")
+        str | None,
+        Opt(help="InfiniteBench tasks, loong-synth families or general kinds, comma list (default: all)."),
     ] = None,
     loong_window: Annotated[
         int, Opt(help="Loong: assembly cap in tokens (documents past it are skipped).")
@@ -167,8 +172,12 @@ def run(
             raise ConfigurationError("--loong-instances/--loong-docs are for --suite loong")
         if data is not None and suite != "infinitebench":
             raise ConfigurationError("--data is the InfiniteBench folder: use it with --suite infinitebench")
-        if tasks is not None and suite not in ("infinitebench", "loong-synth"):
-            raise ConfigurationError("--tasks chooses InfiniteBench tasks or loong-synth families")
+        if tasks is not None and suite not in ("infinitebench", "loong-synth", "general"):
+            raise ConfigurationError(
+                "--tasks chooses InfiniteBench tasks, loong-synth families or general kinds"
+            )
+        if split is not None and (suite != "general" or split not in ("dev", "test")):
+            raise ConfigurationError("--split is dev or test, for --suite general")
         config = EvalConfig(
             suite=suite,  # type: ignore[arg-type]  # validated by EvalConfig.validate
             strategies=tuple(_split(strategies)),
@@ -180,7 +189,7 @@ def run(
             data_dir=data, tasks=tuple(_split(tasks)) if tasks else None,
             length_sets=_sets(loong_sets) if loong_sets and suite == "loong-synth" else (1,),
             window=loong_window if suite == "loong-synth" and loong_window != 10_000_000 else None,
-            given_plans=given_plans,
+            given_plans=given_plans, split=split,  # type: ignore[arg-type]  # checked above
         )  # fmt: skip
         config.validate()
 

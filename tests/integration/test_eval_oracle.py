@@ -142,3 +142,26 @@ def test_a_real_model_may_not_call_itself_oracle(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2 and "reserved" in done.stderr
     assert not list(tmp_path.glob("records-*"))
+
+
+def test_oracle_general_suite_records_say_their_split(tmp_path: Path) -> None:
+    """The generalisation suite through the CLI at a small size (the embedded model's figures come from
+    the same command at 8K-128K; evals/README.md)."""
+    done = _eval(
+        "--suite", "general", "--split", "dev", "--lengths", "4K", "--n", "1", "--strategies", "mapreduce",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = _records(tmp_path / "records-oracle.jsonl")
+    assert len(records) == 6 and all(r["error"] is None for r in records)
+    assert {r["metadata"]["split"] for r in records} == {"dev"}
+    assert {r["metadata"]["kind"] for r in records} == {
+        "one",
+        "distractors",
+        "absent",
+        "paraphrase",
+        "two-hop",
+        "aggregation",
+    }
+    by_kind = {r["metadata"]["kind"]: r for r in records}
+    assert by_kind["one"]["score"] == 1.0 and by_kind["absent"]["score"] == 1.0, by_kind["absent"]["answer"]

@@ -1,0 +1,307 @@
+"""The generalisation suite: facts of many shapes, asked in ways nobody tuned for, with a held-out split.
+
+The needle suite plants one sentence of one shape; every strategy now finds it, and that says little
+about a fact phrased another way, a fact among look-alikes, or a question about something the text
+never mentions. This suite plants made-up facts from :data:`TEMPLATES` (values with separators,
+decimals, dates, money, names, places, codes, phrases, times, percentages, years; entities named by
+names, adjectives and titles) into filler from two corpora (Paul Graham essays, SQuAD paragraphs), and
+asks of each:
+
+* ``one``: the fact alone;
+* ``distractors``: the fact among two facts of the same template about other entities;
+* ``absent``: three such facts, none about the entity asked (right answer: NO INFORMATION);
+* ``paraphrase``: the fact, asked in other words than its sentence's;
+* ``two-hop``: a bridge across chunks ("X was founded by P" ... "P was born in T");
+* ``aggregation``: three to six facts of one template, asked for a sum, a count, the highest or a list.
+
+**Splits.** Templates are split once, by name: the ``dev`` templates are the ones to look at while
+working on the answer layer; the ``test`` templates are for reporting only. Each instance records its
+split (``metadata.split``), template and kind, so a report never mixes them.
+
+Scored by :func:`longgraph.evals.scoring.structured.score_general` (``correct``: the gold value in the
+answer and no look-alike's; NO INFORMATION for an absent entity; the exact total, count, top entity or
+every listed entity for aggregation), together with whether the run marked the answer supported.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from longgraph.errors import ConfigurationError
+from longgraph.evals.corpora import load_paul_graham_text, load_squad
+from longgraph.evals.data.instance import EvalInstance, count_mentions, resolve_tokenizer
+from longgraph.evals.data.needle import split_sentences
+from longgraph.tokenizer import Tokenizer
+
+SUITE = "general"
+Kind = Literal["one", "distractors", "absent", "paraphrase", "two-hop", "aggregation"]
+KINDS: tuple[Kind, ...] = ("one", "distractors", "absent", "paraphrase", "two-hop", "aggregation")
+Split = Literal["dev", "test"]
+
+_SYLLABLES = ("var", "len", "dor", "mis", "tal", "qui", "bren", "osk", "ath", "rel", "vin", "cor", "hal",
+              "zen", "mar", "ul", "pev", "tris", "gan", "lo", "nev", "sar", "thim", "wex")  # fmt: skip
+_ADJECTIVES = (
+    "crimson",
+    "amber",
+    "violet",
+    "silver",
+    "ochre",
+    "teal",
+    "scarlet",
+    "ivory",
+    "cobalt",
+    "saffron",
+)
+_TITLES = ("Duke", "Abbess", "Harbourmaster", "Chancellor", "Warden", "Provost", "Bailiff", "Archivist")
+_GIVEN = ("Odile", "Bram", "Ysolde", "Casimir", "Petra", "Anselm", "Ilka", "Teodor", "Marit", "Leocadia")
+
+
+def _made_up(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+
+
+def _person(rng: random.Random) -> str:
+    return f"{rng.choice(_GIVEN)} {_made_up(rng)}"
+
+
+@dataclass(frozen=True)
+class Template:
+    """One fact shape: its sentence, its question and a paraphrase of it, how entities are named and how
+    values are drawn."""
+
+    name: str
+    split: Split
+    sentence: str
+    question: str
+    paraphrase: str
+    entity: Callable[[random.Random], str]
+    value: Callable[[random.Random], str]
+    number: bool = False
+    """Its values are numbers (aggregation asks for sums and maxima of those)."""
+    collective: str = "entries"
+    """What its entities are, in the plural ("towns"), for aggregation questions."""
+    measure: str = "value"
+    """What its value is ("population"), for aggregation questions."""
+
+
+def _int(lo: int, hi: int, sep: bool = True) -> Callable[[random.Random], str]:
+    return lambda rng: f"{rng.randint(lo, hi):,}" if sep else str(rng.randint(lo, hi))
+
+
+TEMPLATES: tuple[Template, ...] = (
+    Template("population", "dev", "The town of {e} has a population of {v} residents.",
+             "What is the population of the town of {e}?", "How many people live in {e}?",
+             _made_up, _int(1_200, 980_000), number=True, collective="towns", measure="population"),
+    Template("melting", "dev", "The {e} alloy melts at {v} degrees Celsius.",
+             "At what temperature does the {e} alloy melt?", "What is the melting point of the {e} alloy?",
+             _made_up, lambda r: f"{r.uniform(150, 990):.1f}", number=True, collective="alloys", measure="melting point"),
+    Template("bridge-date", "dev", "The {e} bridge was opened on {v}.",
+             "When was the {e} bridge opened?", "On what date did traffic first cross the {e} bridge?",
+             _made_up, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'June', 'October', 'January'))} {r.randint(1820, 1990)}", collective="bridges", measure="opening date"),
+    Template("keeper", "dev", "The lighthouse at {e} is kept by a woman named {v}.",
+             "Who keeps the lighthouse at {e}?", "What is the name of the keeper of the {e} lighthouse?",
+             _made_up, _person, collective="lighthouses", measure="keeper"),
+    Template("ship-cargo", "dev", "The {e} ship carries {v} crates of tea.",
+             "How many crates of tea does the {e} ship carry?", "What number of tea crates is aboard the {e} ship?",
+             lambda r: r.choice(_ADJECTIVES), _int(120, 9_800), number=True, collective="ships", measure="number of tea crates"),
+    Template("vault-code", "dev", "The access code for the {e} vault is {v}.",
+             "What is the access code for the {e} vault?", "Which code opens the {e} vault?",
+             _made_up, lambda r: f"{r.choice('QXKZ')}{r.choice('VWJ')}-{r.randint(1000, 9999)}-{r.choice('BDFH')}", collective="vaults", measure="access code"),
+    Template("grant", "test", "The {e} foundation received a grant of ${v}.",
+             "How much was the grant the {e} foundation received?", "What sum was awarded to the {e} foundation?",
+             _made_up, _int(12_000, 4_900_000), number=True, collective="foundations", measure="grant"),
+    Template("orchestra-city", "test", "The {e} orchestra was founded in the city of {v}.",
+             "In which city was the {e} orchestra founded?", "Where did the {e} orchestra begin?",
+             _made_up, _made_up, collective="orchestras", measure="founding city"),
+    Template("dish", "test", "The favourite dish of the {e} family is {v}.",
+             "What is the favourite dish of the {e} family?", "Which meal do the {e} family like best?",
+             _made_up, lambda r: r.choice(("roasted chestnuts with honey", "barley soup with smoked eel",
+                                             "pickled quince on rye", "saffron dumplings in broth")), collective="families", measure="favourite dish"),
+    Template("horses", "test", "The {e} of Varnholm owns {v} horses.",
+             "How many horses does the {e} of Varnholm own?", "What is the size of the herd the {e} of Varnholm keeps?",
+             lambda r: r.choice(_TITLES), _int(3, 640, sep=False), number=True, collective="officials of Varnholm", measure="number of horses"),
+    Template("reservoir", "test", "The {e} reservoir is {v} percent full.",
+             "How full is the {e} reservoir?", "What share of the {e} reservoir's capacity is filled?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.uniform(5, 99):.1f}", number=True, collective="reservoirs", measure="fill level"),
+    Template("ferry-time", "test", "The {e} ferry leaves at {v} each morning.",
+             "At what time does the {e} ferry leave each morning?", "When does the morning {e} ferry depart?",
+             _made_up, lambda r: f"{r.randint(5, 9)}:{r.choice(('05', '15', '25', '40', '55'))}", collective="ferries", measure="departure time"),
+    Template("abbey-year", "test", "The {e} abbey was built in {v}.",
+             "In which year was the {e} abbey built?", "When was the {e} abbey constructed?",
+             _made_up, _int(1050, 1790, sep=False), number=True, collective="abbeys", measure="year of building"),
+)  # fmt: skip
+
+HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
+    ("founder-town", "dev", "The {e} guild was founded by {p}.", "{p} was born in the town of {v}.",
+     "In which town was the founder of the {e} guild born?"),
+    ("owner-ship", "test", "The {e} mill is owned by {p}.", "{p} sails a boat named the {v}.",
+     "What is the name of the boat sailed by the owner of the {e} mill?"),
+    ("teacher-city", "test", "The {e} choir is led by {p}.", "{p} studied music in the city of {v}.",
+     "In which city did the leader of the {e} choir study music?"),
+)  # fmt: skip
+
+
+def _filler(rng: random.Random, corpus: str) -> list[str]:
+    """Sentence pieces of one corpus, from a random point on (cycled)."""
+    if corpus == "essays":
+        pieces = split_sentences(load_paul_graham_text())
+    else:
+        paragraphs = load_squad()
+        start = rng.randrange(len(paragraphs))
+        pieces = [p.context + "\n\n" for p in (paragraphs[(start + i) % len(paragraphs)] for i in range(400))]
+    start = rng.randrange(len(pieces))
+    return pieces[start:] + pieces[:start]
+
+
+def _haystack(
+    facts: Sequence[str], target: int, rng: random.Random, corpus: str, tok: Tokenizer
+) -> tuple[str, int]:
+    """Filler of about ``target`` tokens with each fact as its own paragraph, spread evenly."""
+    pieces = _filler(rng, corpus)
+    budget = target - sum(tok.count(f) + 2 for f in facts)
+    counts = tok.count_batch(pieces[: min(len(pieces), 20_000)])
+    taken: list[str] = []
+    used = 0
+    while used < budget:  # cycles a corpus shorter than the target
+        for piece, count in zip(pieces, counts, strict=False):
+            if used + count > budget:
+                break
+            taken.append(piece)
+            used += count
+        else:
+            continue
+        break
+    parts: list[str] = []
+    last = 0
+    for i, fact in enumerate(facts, start=1):
+        cut = round(len(taken) * i / (len(facts) + 1))
+        parts += [*taken[last:cut], f"\n\n{fact}\n\n"]
+        last = cut
+    text = "".join([*parts, *taken[last:]])
+    return text, tok.count(text)
+
+
+def _entities(template: Template, rng: random.Random, k: int) -> list[str]:
+    chosen: list[str] = []
+    while len(chosen) < k:
+        e = template.entity(rng)
+        if e not in chosen:
+            chosen.append(e)
+    return chosen
+
+
+def _fact_case(template: Template, kind: Kind, rng: random.Random) -> dict[str, Any]:
+    """Facts, question, gold and label of one single-template kind."""
+    k = {"one": 1, "paraphrase": 1, "distractors": 3, "absent": 4, "aggregation": rng.randint(3, 6)}[kind]
+    names = _entities(template, rng, k)
+    values: list[str] = []
+    while len(values) < k:
+        v = template.value(rng)
+        if v not in values:
+            values.append(v)
+    facts = [template.sentence.format(e=e, v=v) for e, v in zip(names, values, strict=True)]
+    if kind == "absent":
+        asked = names[0]
+        facts = facts[1:]
+        return {"facts": facts, "question": template.question.format(e=asked), "gold": ["NO INFORMATION"],
+                "label": {"kind": kind, "absent": asked, "lookalikes": values[1:]}}  # fmt: skip
+    if kind == "aggregation":
+        return _aggregation(template, names, values, facts, rng)
+    question = (template.paraphrase if kind == "paraphrase" else template.question).format(e=names[0])
+    if kind == "distractors":
+        order = rng.sample(range(3), 3)
+        facts = [facts[i] for i in order]
+    return {"facts": facts, "question": question, "gold": [values[0]],
+            "label": {"kind": kind, "answer": values[0], "lookalikes": values[1:]}}  # fmt: skip
+
+
+def _aggregation(
+    template: Template, names: list[str], values: list[str], facts: list[str], rng: random.Random
+) -> dict[str, Any]:
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    plural, measure = template.collective, template.measure
+    how = rng.choice(("sum", "highest", "count", "list") if template.number else ("count", "list"))
+    label: dict[str, Any] = {"kind": "aggregation", "how": how, "candidates": names}
+    if how == "sum":
+        total = sum(float(v.replace(",", "")) for v in values)
+        gold = f"{total:,.1f}" if any("." in v for v in values) else f"{int(total):,}"
+        question = f"What is the total {measure} of the {plural} {listed}?"
+        label["answer"] = total
+    elif how == "highest":
+        gold = names[max(range(len(values)), key=lambda i: float(values[i].replace(",", "")))]
+        question = f"Which of the {plural} {listed} has the highest {measure}?"
+        label["answer"] = gold
+    elif how == "count":
+        gold = str(len(names))
+        question = f"For how many {plural} does the text give the {measure}?"
+        label["answer"] = float(len(names))
+    else:
+        gold = listed
+        question = f"For which {plural} does the text give the {measure}?"
+        label["answer"] = names
+    return {"facts": facts, "question": question, "gold": [gold], "label": label}
+
+
+def _two_hop(hop: tuple[str, Split, str, str, str], rng: random.Random) -> dict[str, Any]:
+    _, _, first, second, question = hop
+    e, p, v = _made_up(rng), _person(rng), _made_up(rng)
+    facts = [first.format(e=e, p=p), second.format(p=p, v=v)]
+    return {"facts": facts, "question": question.format(e=e), "gold": [v],
+            "label": {"kind": "two-hop", "answer": v, "lookalikes": []}}  # fmt: skip
+
+
+def build_general(
+    *,
+    target_tokens: int,
+    n: int,
+    seed: int,
+    split: Split | None = None,
+    kinds: Sequence[str] | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> list[EvalInstance]:
+    """``n`` instances per kind of ``split``'s templates (both splits when None), ``target_tokens`` long."""
+    chosen: tuple[Kind, ...] = tuple(k for k in KINDS if kinds is None or k in kinds)
+    unknown = [k for k in kinds or () if k not in KINDS]
+    if unknown:
+        raise ConfigurationError(
+            f"unknown kind(s) {', '.join(unknown)} (the general suite has {', '.join(KINDS)})"
+        )
+    if target_tokens < 1_000:
+        raise ConfigurationError(
+            f"target_tokens={target_tokens} is too short for the general suite (min 1000)"
+        )
+    tok = resolve_tokenizer(tokenizer)
+    splits: tuple[Split, ...] = (split,) if split else ("dev", "test")
+    instances: list[EvalInstance] = []
+    for which in splits:
+        templates = [t for t in TEMPLATES if t.split == which]
+        hops = [h for h in HOPS if h[1] == which]
+        for kind in chosen:
+            for i in range(n):
+                rng = random.Random(f"{seed}:{which}:{kind}:{i}")
+                if kind == "two-hop":
+                    hop = hops[i % len(hops)]
+                    case, template_name = _two_hop(hop, rng), hop[0]
+                else:
+                    template = templates[(i + KINDS.index(kind)) % len(templates)]
+                    case, template_name = _fact_case(template, kind, rng), template.name
+                corpus = ("essays", "squad")[i % 2]
+                text, actual = _haystack(case["facts"], target_tokens, rng, corpus, tok)
+                for fact in case["facts"]:
+                    if count_mentions(text, fact) != 1:  # pragma: no cover - a made-up fact is unique
+                        raise RuntimeError(f"fact {fact!r} is not in the haystack exactly once")
+                instances.append(
+                    EvalInstance(
+                        id=f"{SUITE}-{which}-{kind}-s{seed}-{i}-t{target_tokens}",
+                        suite=SUITE, question=case["question"],
+                        documents=[{"title": f"{corpus} with planted facts", "text": text}],
+                        gold_answers=case["gold"], task_family="qa", target_tokens=target_tokens,
+                        actual_tokens=actual, scorer="general", label=case["label"],
+                        metadata={"split": which, "kind": kind, "template": template_name, "corpus": corpus,
+                                  "facts": case["facts"], "seed": seed, "index": i},
+                    )
+                )  # fmt: skip
+    return instances

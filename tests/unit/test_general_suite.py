@@ -1,0 +1,80 @@
+"""The generalisation suite (``evals/data/general.py``): twelve-plus templates in two disjoint splits,
+every kind built, each record tagged with its split, facts planted once each, and the scorer's rules
+(a look-alike's value is wrong, NO INFORMATION is right for an absent entity, totals and counts exact)."""
+
+from __future__ import annotations
+
+import pytest
+
+from longgraph.errors import ConfigurationError
+from longgraph.evals.data.general import HOPS, KINDS, TEMPLATES, build_general
+from longgraph.evals.data.instance import count_mentions
+from longgraph.evals.scoring import get_scorer
+
+
+def test_templates_cover_the_value_and_entity_forms_in_two_disjoint_splits() -> None:
+    assert len(TEMPLATES) >= 12
+    dev = {t.name for t in TEMPLATES if t.split == "dev"} | {h[0] for h in HOPS if h[1] == "dev"}
+    test = {t.name for t in TEMPLATES if t.split == "test"} | {h[0] for h in HOPS if h[1] == "test"}
+    assert dev and test and not dev & test
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_every_kind_is_built_and_tagged_with_its_split(split: str) -> None:
+    instances = build_general(target_tokens=4_000, n=2, seed=3, split=split)  # type: ignore[arg-type]
+    assert {i.metadata["kind"] for i in instances} == set(KINDS)
+    assert {i.metadata["split"] for i in instances} == {split}
+    names = {t.name for t in TEMPLATES if t.split == split} | {h[0] for h in HOPS if h[1] == split}
+    assert {i.metadata["template"] for i in instances} <= names
+    assert {i.metadata["corpus"] for i in instances} == {"essays", "squad"}
+    for instance in instances:
+        text = instance.documents[0]["text"]
+        assert all(count_mentions(text, fact) == 1 for fact in instance.metadata["facts"])
+        assert abs(instance.actual_tokens - 4_000) <= 400  # within 10%: filler is cut at whole sentences
+        if instance.metadata["kind"] == "absent":
+            assert instance.label["absent"] not in text
+    again = build_general(target_tokens=4_000, n=2, seed=3, split=split)  # type: ignore[arg-type]
+    assert [i.model_dump() for i in again] == [i.model_dump() for i in instances]
+
+
+def test_unknown_kinds_and_tiny_lengths_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="unknown kind"):
+        build_general(target_tokens=4_000, n=1, seed=0, kinds=["riddle"])
+    with pytest.raises(ConfigurationError, match="too short"):
+        build_general(target_tokens=200, n=1, seed=0)
+
+
+def test_the_scorer_counts_a_look_alike_as_wrong_and_silence_as_right_only_when_absent() -> None:
+    score = get_scorer("general").score
+    one = {"kind": "one", "answer": "8,770", "lookalikes": ["1,204"]}
+    assert score("The teal ship carries 8,770 crates.", one)["correct"] == 1.0
+    assert score("It carries 1,204 crates, or 8,770.", one)["correct"] == 0.0
+    assert score("[NO INFORMATION]", one)["correct"] == 0.0
+    absent = {"kind": "absent", "absent": "Falcon", "lookalikes": ["4", "6"]}
+    assert score("[NO INFORMATION]", absent)["correct"] == 1.0
+    assert score("The Falcon scored 6.", absent)["correct"] == 0.0
+    total = {"kind": "aggregation", "how": "sum", "answer": 17.0, "candidates": ["A", "B"]}
+    assert score("17", total)["correct"] == 1.0 and score("16", total)["correct"] == 0.0
+    listed = {
+        "kind": "aggregation",
+        "how": "list",
+        "answer": ["Oskzen", "Varlen"],
+        "candidates": ["Oskzen", "Varlen", "Mis"],
+    }
+    assert score("Oskzen and Varlen", listed)["correct"] == 1.0 and score("Oskzen", listed)["correct"] == 0.0
+
+
+def test_the_report_gives_intervals_and_counts_wrong_answers_marked_supported() -> None:
+    from longgraph.evals.report import general_rows, wilson
+
+    low, high = wilson(0, 10)
+    assert low == 0.0 and 0.25 < high < 0.35
+    low, high = wilson(10, 10)
+    assert 0.65 < low < 0.75 and high == 1.0
+    records = [
+        {"suite": "general", "strategy": "mapreduce", "length_set": "8K", "score": s, "supported": sup,
+         "metadata": {"split": "test", "kind": "one"}}
+        for s, sup in ((1.0, True), (0.0, True), (0.0, False))
+    ]  # fmt: skip
+    (row,) = general_rows(records)
+    assert row["n"] == 3 and abs(row["correct"] - 1 / 3) < 1e-9 and row["wrong_supported"] == 1
