@@ -17,6 +17,7 @@ per endpoint, so they happen once per process, not once per call.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,13 @@ from longgraph.state.context import DEFAULT_WINDOW, Context
 
 if TYPE_CHECKING:
     from longgraph.llm import PerLoopProvider
+
+
+MODEL_PROFILES: Mapping[str, Mapping[str, int]] = {"smollm2": {"chunk_size": 1500}}
+"""Settings measured per served model, used where a run leaves them unset, so that ``longgraph ask``,
+``longgraph.ask``, the served graphs and the eval runner read a document the same way. SmolLM2-135M
+(the embedded default): 1,500-token chunks, the size every published figure was measured with; the
+window-derived ~5K-token chunks gave it 3 map calls at 16K, each over more text than it reads well."""
 
 
 @dataclass(frozen=True)
@@ -118,5 +126,8 @@ async def resolve_context(context: Context, provider: PerLoopProvider) -> Contex
             model=resolved.model or served.name,
             context_window=resolved.context_window or served.max_model_len or DEFAULT_WINDOW,
         )
+    profile = MODEL_PROFILES.get(resolved.model or "")
+    if profile is not None and resolved.chunk_size is None:
+        resolved = resolved.replace(chunk_size=profile["chunk_size"], profile=str(resolved.model))
     resolved.validate()
     return resolved

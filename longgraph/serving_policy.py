@@ -38,7 +38,7 @@ ALLOWED_ENDPOINTS_ENV = "LONGGRAPH_ALLOWED_ENDPOINTS"
 SECRET_SETTINGS = frozenset({"api_key"})
 """Settings that hold a secret: never accepted from a client, never stored in a run or assistant."""
 SERVER_PATH_SETTINGS = frozenset(
-    {"cache_path", "tokenizer", "attention_model", "embedding_model", "cache_scope"}
+    {"cache_path", "tokenizer", "attention_model", "embedding_model", "cache_scope", "profile"}
 )
 """Settings that name files on the server (or who owns its cache): the operator's."""
 OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS

@@ -28,6 +28,9 @@ def chunk_budget(graph_input: GraphInput, kit: RunKit, *, prompts: str, stage: s
     requested = kit.context.chunk_size
     if requested is None:
         return fits, []
+    if kit.context.profile:
+        said = f"chunk_size {requested}: the setting measured for {kit.context.profile} (set chunk_size to choose another)"
+        return min(requested, fits), [said]
     if requested > fits:
         return fits, [
             f"chunk_size {requested} does not fit the {kit.window}-token window with the prompt and output: "

@@ -98,10 +98,17 @@ class Context:
     """L: the most tokens one LLM call may use (prompt plus output). None: the served model's
     ``max_model_len`` from ``/v1/models`` (vLLM reports it), else 8192."""
     chunk_size: int | None = field(default_factory=_env("chunk_size", None, _optional_int))
-    """Tokens of document text per chunk. None: derived from L minus prompt, question and output."""
+    """Tokens of document text per chunk. None: the served model's measured setting when longgraph has
+    one (:data:`longgraph.endpoint.MODEL_PROFILES`: 1,500 for the embedded SmolLM2), else derived from L
+    minus prompt, question and output."""
+    profile: str = ""
+    """The model whose measured settings filled in what the run left unset (set when the endpoint is
+    resolved, said in the result's notes); empty: none applied."""
     max_output_tokens: int = field(default_factory=_env("max_output_tokens", 512, int))
-    temperature: float = field(default_factory=_env("temperature", 0.7, float))
-    """0.7 as in the LLM×MapReduce paper; use 0 for reproducible runs."""
+    temperature: float = field(default_factory=_env("temperature", 0.0, float))
+    """0 (greedy): the same question gets the same answer, as a reader of the result expects and as every
+    published figure here was measured. The LLM×MapReduce paper sampled at 0.7: set it for that (or for
+    varied Pyramid-Align data)."""
     max_concurrency: int = field(default_factory=_env("max_concurrency", 16, int))
     """Most requests in flight to each endpoint from this process."""
     adaptive_concurrency: bool = field(default_factory=_env("adaptive_concurrency", True, _bool))
