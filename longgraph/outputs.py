@@ -54,37 +54,27 @@ def jsonl_rows(*keys: str) -> Recogniser:
     return recognise
 
 
+def _head(path: Path, size: int = _SNIFF) -> bytes:
+    """The file's first ``size`` bytes (nothing when it cannot be read: then it is not ours)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
 def text_starting(prefix: str) -> Recogniser:
     """A text file whose first line starts with ``prefix`` (a card's title line)."""
-
-    def recognise(path: Path) -> bool:
-        try:
-            with path.open("rb") as handle:
-                return handle.read(len(prefix.encode()) + 4).decode("utf-8", "replace").startswith(prefix)
-        except OSError:
-            return False
-
-    return recognise
+    return lambda path: _head(path).startswith(prefix.encode())
 
 
 def _holds(mark: bytes) -> Recogniser:
-    def recognise(path: Path) -> bool:
-        try:
-            with path.open("rb") as handle:
-                return mark in handle.read(_SNIFF)
-        except OSError:
-            return False
-
-    return recognise
+    return lambda path: mark in _head(path)
 
 
 def sqlite_file(path: Path) -> bool:
     """A SQLite database (its 16-byte header): a checkpoint or cache file."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
+    return _head(path, 16) == b"SQLite format 3\x00"
 
 
 longgraph_page = _holds(PAGE_MARK.encode())

@@ -39,6 +39,17 @@ def _wait_for_calls(stub: StubHandle, process: subprocess.Popen[bytes], log: Pat
         time.sleep(0.05)
 
 
+def _start(
+    command: list[str], home: Path, stdout: int = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """The first run, in the background, its stderr in a log file."""
+    log = home / "first.log"
+    process = subprocess.Popen(
+        longgraph_command(command), env=hermetic_env(home), cwd=home, stdout=stdout, stderr=log.open("w")
+    )
+    return process, log
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def checkpoint_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgres":
@@ -48,17 +59,14 @@ def checkpoint_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def test_a_second_process_resuming_a_running_thread_is_refused(checkpoint_db: str, tmp_path: Path) -> None:
     document = tmp_path / "doc.txt"
-    document.write_text(planted(40_000), encoding="utf-8")
-    with run_stub_in_thread(StubConfig(latency_s=0.4)) as stub:
+    document.write_text(planted(80_000), encoding="utf-8")
+    # ~20 chunks two at a time, 0.8 s each: the first run lasts ~8 s, past a second CLI's start on a busy CPU
+    with run_stub_in_thread(StubConfig(latency_s=0.8)) as stub:
         command = [
             "ask", str(document), "-q", QUESTION, "--json", "--no-progress", "--no-cache", "--max-concurrency", "2",
             *stub_cli_args(stub.base_url), "--resume", "shared-thread", "--checkpoint-db", checkpoint_db,
         ]  # fmt: skip
-        log = tmp_path / "first.log"
-        first = subprocess.Popen(
-            longgraph_command(command), env=hermetic_env(tmp_path), cwd=tmp_path,
-            stdout=subprocess.PIPE, stderr=log.open("w"),
-        )  # fmt: skip
+        first, log = _start(command, tmp_path, stdout=subprocess.PIPE)
         try:
             _wait_for_calls(stub, first, log)
             second = run_longgraph(command, home=tmp_path, timeout=60)
@@ -87,11 +95,7 @@ def test_a_killed_runs_hold_is_gone_with_it(tmp_path: Path) -> None:
             "ask", str(document), "-q", QUESTION, "--json", "--no-progress", "--no-cache",
             *stub_cli_args(stub.base_url), "--resume", "killed", "--checkpoint-db", str(tmp_path / "c.sqlite"),
         ]  # fmt: skip
-        log = tmp_path / "killed.log"
-        first = subprocess.Popen(
-            longgraph_command(command), env=hermetic_env(tmp_path), cwd=tmp_path,
-            stdout=subprocess.DEVNULL, stderr=log.open("w"),
-        )  # fmt: skip
+        first, log = _start(command, tmp_path)
         _wait_for_calls(stub, first, log)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
@@ -108,11 +112,7 @@ def test_two_batches_on_one_results_file(tmp_path: Path) -> None:
     with run_stub_in_thread(StubConfig(latency_s=0.3)) as stub:
         command = ["batch", str(items), "--out", str(tmp_path / "out.jsonl"), "--no-progress", "--no-cache", "--max-concurrency", "1",
                    *stub_cli_args(stub.base_url)]  # fmt: skip
-        log = tmp_path / "first.log"
-        first = subprocess.Popen(
-            longgraph_command(command), env=hermetic_env(tmp_path), cwd=tmp_path,
-            stdout=subprocess.DEVNULL, stderr=log.open("w"),
-        )  # fmt: skip
+        first, log = _start(command, tmp_path)
         try:
             _wait_for_calls(stub, first, log)
             second = run_longgraph(command, home=tmp_path, timeout=60)
