@@ -152,11 +152,18 @@ def held_share(claim_words: frozenset[str], stems: AbstractSet[str]) -> float:
 
 def new_words(claim: str, wanted: frozenset[str], titles: Sequence[str] = ()) -> frozenset[str]:
     """Content stems of ``claim`` that the question does not already contain: not verdict words, nor
-    the words of the document titles the model was shown (it may quote a title label with the text)."""
-    known = wanted | VERDICT_WORDS | LABEL_WORDS
+    the words of the document titles the model was shown (it may quote a title label with the text),
+    nor the verb of a question's agent noun ("owned" for "owner", "founded" for "founder", "led" is
+    not caught): "The mill is owned by the owner of the mill" restates "Who is the owner of the mill?"."""
+    known = wanted | VERDICT_WORDS | LABEL_WORDS | frozenset(_agent_roots(wanted))
     for title in titles:
         known |= content_stems(title)
     return frozenset(content_stems(claim) - known)
+
+
+def _agent_roots(wanted: frozenset[str]) -> list[str]:
+    """The stem an agent noun is made from ("own" of "owner", "direct" of "director")."""
+    return [stem(w[:-2]) for w in wanted if len(w) >= 5 and w.endswith(("er", "or"))]
 
 
 def best_support(
