@@ -28,5 +28,5 @@ def for_terminal(text: str) -> str:
 
 def json_for_terminal(dumped: str) -> str:
     """JSON text (``ensure_ascii=False``) safe to print: JSON escapes C0 itself; C1 and the direction
-    marks, valid unescaped in JSON strings, are written as ``\\uXXXX`` escapes (the same JSON)."""
+    marks, valid unescaped in JSON strings, are written as ``\\u`` escapes of four hex digits (the same JSON)."""
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", dumped)

@@ -43,7 +43,14 @@ SERVER_PATH_SETTINGS = frozenset(
 """Settings that name files on the server (or who owns its cache): the operator's."""
 OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS
 ENDPOINT_SETTINGS = frozenset({"base_url", "embedding_url"})
-LOWER_ONLY = ("max_concurrency", "max_retries", "request_timeout", "max_calls", "max_prompt_tokens")
+LOWER_ONLY = (
+    "max_concurrency",
+    "max_retries",
+    "request_timeout",
+    "max_calls",
+    "max_prompt_tokens",
+    "max_output_tokens",
+)
 SERVED_USER_KEY = "langgraph_auth_user_id"
 """The key the LangGraph server puts in every run's ``configurable``: the authenticated user."""
 
