@@ -22,13 +22,18 @@ the next node reads every chunk with the question; "unless planned" when a quest
 give chunks their own questions (``nodes/decompose.py``), so only a run that cannot be planned does."""
 
 
-def chunk_budget(graph_input: GraphInput, kit: RunKit, *, prompts: str, stage: str) -> tuple[int, list[str]]:
-    """The chunk size: ``chunk_size`` when set and it fits, else what the window leaves."""
+def chunk_budget(
+    graph_input: GraphInput, kit: RunKit, *, prompts: str, stage: str, own_size: int | None = None
+) -> tuple[int, list[str]]:
+    """The chunk size: ``chunk_size`` when set and it fits, else what the window leaves. ``own_size``: the
+    strategy's own block size (ToM's, PECAN's), which a model profile's chunk size does not replace."""
     fits = kit.budget(prompts, stage, graph_input.question)
     requested = kit.context.chunk_size
     if requested is None:
         return fits, []
     if kit.context.profile:
+        if own_size is not None and own_size <= requested:
+            return min(requested, fits), []
         said = f"chunk_size {requested}: the setting measured for {kit.context.profile} (set chunk_size to choose another)"
         return min(requested, fits), [said]
     if requested > fits:
@@ -62,7 +67,7 @@ def chunk_documents_blocking(
     documents = graph_input.as_documents()
     if not any(doc.text.strip() for doc in documents):
         raise InputError("the document has no text (empty or whitespace only)")
-    budget, decisions = chunk_budget(graph_input, kit, prompts=prompts, stage=stage)
+    budget, decisions = chunk_budget(graph_input, kit, prompts=prompts, stage=stage, own_size=size)
     for later in also_fits:  # stages that show a chunk's text with the question: refuse now, before any call
         budget = min(budget, kit.budget(prompts, later, graph_input.question) - reserve)
     decisions += [
