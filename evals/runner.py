@@ -54,7 +54,7 @@ from longgraph.evals.records import (
 from longgraph.evals.scoring import get_scorer
 from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
-from longgraph.outputs import claim_output, jsonl_rows
+from longgraph.outputs import claim_output, jsonl_rows, text_starting
 from longgraph.state.context import Context
 from longgraph.state.contract import Stats
 from longgraph.strategies import decomposes
@@ -293,16 +293,8 @@ async def run_eval(
         judge_context = await resolved_context(judge_context, judge_llm)
         judge = _Judge(judge_context, judge_llm or default_provider)
     path = records_path(config.out_dir, label)
-    claim_output(
-        path, option="--out-dir", kind="eval records file", ours=jsonl_rows("instance_id", "strategy")
-    )
-    info_path = run_info_path(config, label)
-    claim_output(
-        info_path,
-        option="--out-dir",
-        kind="run summary",
-        ours=lambda p: p.read_bytes().lstrip().startswith(b"{"),
-    )
+    claim_output(path, option="--out", kind="eval records file", ours=jsonl_rows("instance_id", "strategy"))
+    claim_output(run_info_path(config, label), option="--out", kind="run summary", ours=text_starting("{"))
     finished = {
         record_key(r) for r in read_records(path) if not (config.retry_failed and r.get("error") is not None)
     }

@@ -193,17 +193,14 @@ def _check_files(files: Iterable[Path], where: str) -> None:
 
 
 def _check_inline(question: str, document: Any, documents: Any, where: str) -> None:
-    """What the graph's first node would refuse, refused now (a title-only document, a list of
-    numbers, no text at all), with the item's line named."""
+    """What the graph's first node would refuse (the input's own validation: a title-only document, a
+    list of numbers, no text at all), refused now, with the item's line named."""
     from longgraph.api import graph_input_of
-    from longgraph.state.contract import parse_input
 
     try:
-        given = graph_input_of(question, document, documents, [])
+        graph_input_of(question, document, documents, [])
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from exc
-    if not any(doc.text.strip() for doc in parse_input(given).as_documents()):
-        raise InputError(f"{where}: the document has no text (empty or whitespace only)")
 
 
 def _validated(

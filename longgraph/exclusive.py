@@ -27,10 +27,6 @@ _RANGES_HELD: set[tuple[str, int]] = set()
 _RANGES_LOCK = threading.Lock()
 
 
-def _range_of(thread_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).digest()[:7], "big")
-
-
 def hold_range(lock_path: Path, offset: int, what: str) -> None:
     """A POSIX record lock on one byte of ``lock_path`` (one lock file for every thread of a checkpoint
     database, not a file per thread: a batch has a thread per item). Record locks belong to the process
@@ -68,7 +64,7 @@ def _in_use(what: str) -> InUse:
 @asynccontextmanager
 async def hold_sqlite_thread(db_path: str | Path, thread_id: str) -> AsyncIterator[None]:
     """The thread held in ``<database>.lock`` beside the SQLite checkpoint file."""
-    lock_path, offset = Path(f"{db_path}.lock"), _range_of(thread_id)
+    lock_path, offset = Path(f"{db_path}.lock"), thread_key(thread_id) & (2**62 - 1)
     await asyncio.to_thread(hold_range, lock_path, offset, f"thread {thread_id!r} of {db_path}")
     try:
         yield
@@ -76,9 +72,9 @@ async def hold_sqlite_thread(db_path: str | Path, thread_id: str) -> AsyncIterat
         release_range(lock_path, offset)
 
 
-def advisory_key(thread_id: str) -> int:
-    """A signed 64-bit key for ``pg_try_advisory_lock`` (a collision only makes two threads wait on each
-    other's runs, one in 2^64)."""
+def thread_key(thread_id: str) -> int:
+    """A signed 64-bit key per thread: PostgreSQL's advisory lock key, and (its low 62 bits) the byte a
+    SQLite checkpoint file's lock holds (a collision only makes two threads refuse each other's runs)."""
     digest = hashlib.sha256(b"longgraph-thread:" + thread_id.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
@@ -90,7 +86,7 @@ async def hold_postgres_thread(url: str, thread_id: str, where: str) -> AsyncIte
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as session:
-        cursor = await session.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key(thread_id),))
+        cursor = await session.execute("SELECT pg_try_advisory_lock(%s)", (thread_key(thread_id),))
         row = await cursor.fetchone()
         if not row or not row[0]:
             raise _in_use(f"thread {thread_id!r} of {where}")

@@ -53,6 +53,12 @@ def iter_objects(path: Path, what: str = "JSON object") -> Iterator[tuple[str, d
             yield where, row
 
 
+def starts_a_row(tail: bytes) -> bool:
+    """Whether a last line without its newline is the start of a row this module was writing (a kill
+    cut it short: safe to drop), not text of someone else's."""
+    return tail.lstrip().startswith(b"{")
+
+
 def _lines(handle: Any, path: Path) -> Iterator[str]:
     """The file's lines; a byte that is not UTF-8 is an :class:`InputError` naming the line (the file
     is read as text: binary data passed as an items file)."""
@@ -127,7 +133,7 @@ class Appender:
         if data.endswith(b"\n"):
             return
         keep = data.rfind(b"\n") + 1
-        if not data[keep:].lstrip().startswith(b"{"):
+        if not starts_a_row(data[keep:]):
             raise InputError(
                 f"{path}: its last line is not a row longgraph was writing; refusing to cut it "
                 "(name another output file)"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from longgraph.errors import InputError
+from longgraph.jsonl import starts_a_row
 
 Recogniser = Callable[[Path], bool]
 PAGE_MARK = '<meta name="generator" content="longgraph">'
@@ -38,7 +39,7 @@ def jsonl_rows(*keys: str) -> Recogniser:
             return False
         lines = data.split(b"\n")
         torn = lines.pop() if not data.endswith(b"\n") else b""
-        if torn and not torn.lstrip().startswith(b"{"):
+        if torn and not starts_a_row(torn):
             return False
         for line in lines:
             if not line.strip():

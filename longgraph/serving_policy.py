@@ -93,7 +93,7 @@ def allowed_endpoints(operator: Context, environ: Mapping[str, str] | None = Non
     """The endpoints a served run may name: the operator's own and those listed in the allow-list."""
     raw = (os.environ if environ is None else environ).get(ALLOWED_ENDPOINTS_ENV, "")
     listed = [part.strip() for part in raw.split(",") if part.strip()]
-    own = [*_urls(operator.base_url), *_urls(operator.embedding_url)]
+    own = [*operator.base_urls, *_urls(operator.embedding_url)]
     return frozenset(endpoint_identity(url) for url in [*own, *listed])
 
 

@@ -154,13 +154,14 @@ def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutco
         judged = Judged("extractive", list(strongest.verified_quotes))
         rationale = strongest.reasoning or "the strongest verified note's answer"
     supporting_notes = [n for n in notes if any(q in n.quotes for q in judged.quotes)]
-    confidence = max((n.confidence for n in supporting_notes), default=None)
-    if judged.kind == "derived":
+    # A quoted answer is as strong as its best note; one worked out over several, as its weakest.
+    weakest_link = judged.kind == "derived"
+    confidence = (min if weakest_link else max)((n.confidence for n in supporting_notes), default=None)
+    if weakest_link:
         decisions.append(
             f"the answer is worked out from {len(supporting_notes)} verified note(s) (a count, sum, comparison "
             "or verdict over them), not quoted from one"
         )
-        confidence = min((n.confidence for n in supporting_notes), default=None)
     return {
         "answer": answer, "rationale": rationale, "confidence": confidence, "supported": True,
         "support": judged.kind, "candidates": [], "evidence": _evidence(judged.quotes, supporting_notes),

@@ -359,8 +359,8 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
             notes.append(note)
     update: dict[str, Any] = {}
     if answer and not is_no_information(answer) and judge_answer(answer, notes, question).kind == "none":
-        worked_out = _worked_out_from_passages(answer, [chunks[graph.node(i).chunk_id or 0] for i in reached],
-                                               documents, question, kit.context.min_relevance)  # fmt: skip
+        worked_out = _worked_out_from_passages(answer, [chunks[o.chunk_id] for o in outcomes], documents,
+                                               question, kit.context.min_relevance)  # fmt: skip
         if worked_out:
             notes = worked_out
             used = {n.sources[0] for n in notes}

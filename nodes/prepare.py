@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from longgraph.errors import InputError
 from longgraph.nodes.chunking import iter_chunks
 from longgraph.nodes.decompose import never_planned
 from longgraph.nodes.kit import RunKit
@@ -64,9 +63,7 @@ def chunk_documents_blocking(
     graph_input = parse_input(
         {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     )
-    documents = graph_input.as_documents()
-    if not any(doc.text.strip() for doc in documents):
-        raise InputError("the document has no text (empty or whitespace only)")
+    documents = graph_input.as_documents()  # parse_input refused an input with no text at all
     budget, decisions = chunk_budget(graph_input, kit, prompts=prompts, stage=stage, own_size=size)
     for later in also_fits:  # stages that show a chunk's text with the question: refuse now, before any call
         budget = min(budget, kit.budget(prompts, later, graph_input.question) - reserve)
