@@ -12,7 +12,9 @@ raise ``max_concurrency`` past what the operator's model server was sized for. S
 - **Endpoints** (:data:`ENDPOINT_SETTINGS`): a run may name only the server's own (``LONGGRAPH_BASE_URL``,
   ``LONGGRAPH_EMBEDDING_URL``) or one the operator lists in ``LONGGRAPH_ALLOWED_ENDPOINTS``. The server's
   key is therefore sent to no endpoint the operator did not choose.
-- **Load** (:data:`LOWER_ONLY`): a run may lower, never raise, what the operator set.
+- **Load** (:data:`LOWER_ONLY`, :data:`RAISE_ONLY`): a run may lower, never raise, what the operator set
+  for concurrency, retries, budgets and output; and raise, never lower, its block sizes (smaller blocks,
+  more calls).
 - **The result cache** is scoped to the run's user (``cache_scope``): one user's answers never serve
   another's question.
 
@@ -51,6 +53,18 @@ LOWER_ONLY = (
     "max_prompt_tokens",
     "max_output_tokens",
 )
+RAISE_ONLY = (
+    "segment_size",
+    "tom_chunk_tokens",
+    "pecan_chunk_tokens",
+    "rag_chunk_tokens",
+    "embedding_piece_tokens",
+)
+"""Block sizes a run may raise, never lower: the number of model calls (and embeddings) grows as they
+shrink (``chunk_size: 1`` on a 100K-token document asked the operator's model about 100K times)."""
+MIN_SERVED_CHUNK = 256
+"""The smallest ``chunk_size`` a served run may ask for (the operator's own is derived from the window,
+so there is no operator value to compare with before the endpoint answers)."""
 SERVED_USER_KEY = "langgraph_auth_user_id"
 """The key the LangGraph server puts in every run's ``configurable``: the authenticated user."""
 
@@ -120,6 +134,13 @@ def setting_problems(settings: Mapping[str, Any], operator: Context) -> list[str
         value = settings[name]
         if ceiling is not None and isinstance(value, int | float) and value > ceiling:
             problems.append(f"{name} {value!r} is above this server's {ceiling!r} (a run may only lower it)")
+    floors = {name: getattr(operator, name) for name in RAISE_ONLY}
+    if operator.chunk_size is None:
+        floors["chunk_size"] = MIN_SERVED_CHUNK
+    for name, floor in floors.items():
+        value = settings.get(name)
+        if floor is not None and isinstance(value, int | float) and value < floor:
+            problems.append(f"{name} {value!r} is below this server's {floor!r} (a run may only raise it)")
     return problems
 
 

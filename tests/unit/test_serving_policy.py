@@ -69,6 +69,8 @@ def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_sc
      ({"attention_model": "/root"}, "attention_model"), ({"embedding_model": "/root/model"}, "embedding_model"),
      ({"cache_scope": "user:bob"}, "cache_scope"), ({"max_concurrency": 9}, "max_concurrency"),
      ({"max_output_tokens": 4096}, "max_output_tokens"), ({"profile": "smollm2"}, "profile"),
+     ({"chunk_size": 1}, "chunk_size"), ({"segment_size": 10}, "segment_size"),
+     ({"pecan_chunk_tokens": 5}, "pecan_chunk_tokens"), ({"tom_chunk_tokens": 16}, "tom_chunk_tokens"),
      ({"base_url": "http://vllm.internal:8001/v1"}, "base_url")],
 )  # fmt: skip
 def test_a_served_run_may_not_name_what_the_operator_decides(settings: dict[str, Any], named: str) -> None:
