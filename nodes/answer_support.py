@@ -22,6 +22,7 @@ a look-alike's value through for an entity that was not there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -35,11 +36,21 @@ from longgraph.nodes.grounding import (
     new_words,
     support_in_notes,
 )
-from longgraph.nodes.lexical import WORD, content_stems, names_in, question_words, stem, words_of
+from longgraph.nodes.lexical import (
+    WORD,
+    content_stems,
+    is_content,
+    names_in,
+    question_words,
+    sentence_spans,
+    stem,
+    words_of,
+)
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
 
+ARTICLES = frozenset({"the", "a", "an"})
 SupportKind = Literal["extractive", "derived", "none"]
 FRAME_NAMES = frozenset(
     content_stems("document documents text passage chapter section article paragraph figure table page")
@@ -66,27 +77,127 @@ def asked_names(question: str) -> frozenset[str]:
     return question_words(question).named - FRAME_NAMES
 
 
-def unbound_names(
-    names: frozenset[str], quotes: Sequence[Evidence], notes: Sequence[Note]
-) -> tuple[frozenset[str], list[Evidence]]:
-    """The asked names that neither ``quotes`` nor a quote linked to them mention, and those linked quotes.
+@dataclass(frozen=True)
+class _Sentence:
+    """One sentence of a verified quote, with its content stems and names."""
 
-    An answer is about what the question asks only if its quotes name it: asked for the Rowan bridge's
-    length, a note giving the Birch bridge's shares every other word with the question. A chain counts: a
-    quote that names the asked entity and shares a name with the answer's quotes ("Acme was founded by
-    Pell Darrow" beside "Pell Darrow was born in Ostrava") binds them to it."""
-    covered = frozenset().union(*(content_stems(q.text) for q in quotes)) if quotes else frozenset()
-    missing = names - covered
-    if not missing:
-        return missing, []
-    linked: list[Evidence] = []
-    bridges = frozenset().union(*(names_in(q.text) for q in quotes)) - names if quotes else frozenset()
-    for other in (q for n in notes for q in n.verified_quotes if q not in quotes):
-        stems = content_stems(other.text)
-        if stems & missing and (not quotes or names_in(other.text) & bridges):
-            linked.append(other)
-            missing -= stems
-    return missing, linked
+    text: str
+    quote: Evidence
+    stems: frozenset[str]
+    names: frozenset[str]
+
+
+def sentences_of(quotes: Iterable[Evidence]) -> list[_Sentence]:
+    """The sentences of ``quotes`` (a quote may hold several: PECAN's passage is a sentence and its
+    neighbours, a model's quote may run across a paragraph break)."""
+    out = []
+    for q in quotes:
+        for start, end in sentence_spans(q.text):
+            text = q.text[start:end]
+            out.append(_Sentence(text, q, frozenset(content_stems(text)), frozenset(names_in(text))))
+    return out
+
+
+NAME_JOINERS = frozenset({"of", "the", "de", "del", "la", "le", "van", "von", "da", "du"})
+"""Lower-case words inside one name ("the Provost of Varnholm", "Ludwig van Beethoven")."""
+_TOKEN = re.compile(rf"{WORD.pattern}|[^\w\s]")
+
+
+def name_phrases(question: str) -> list[frozenset[str]]:
+    """The entities a question names, each as the stems of one name ("Provost of Varnholm" is one,
+    "the Harriers, the Wolves and the Eagles" three): runs of its names joined only by
+    :data:`NAME_JOINERS`; a comma or any other word ends one."""
+    named = asked_names(question)
+    phrases: list[frozenset[str]] = []
+    current: set[str] = set()
+    for token in _TOKEN.findall(question):
+        key = stem(token.casefold())
+        if token[0].isupper() and key in named:
+            current.add(key)
+        elif not (current and token.casefold() in NAME_JOINERS):
+            if current:
+                phrases.append(frozenset(current))
+            current = set()
+    if current:
+        phrases.append(frozenset(current))
+    return phrases
+
+
+def unbound_names(
+    phrases: Sequence[frozenset[str]], resting: Sequence[_Sentence], pool: Sequence[_Sentence]
+) -> tuple[frozenset[str], list[_Sentence]]:
+    """The asked names left unbound (none when one named entity of the question is bound whole), and
+    the sentences chained to ``resting`` that bind them.
+
+    An entity is bound when every word of its name is in the sentences the answer rests on or in a
+    sentence chained to them. One entity suffices: a note about the Harriers bears on "How many goals
+    did the Harriers, the Wolves and the Eagles score?", and the answer worked out over all of them
+    rests on all of them; but "the Abbess of Varnholm" does not bind "the Provost of Varnholm".
+
+    Bound **per sentence**, not per quote: a quote that holds the asked name in one sentence and a
+    look-alike's value in the next does not bind the value to the name (measured: PECAN's passage put
+    "The Wexlen choir is led by ..." beside a sentence about Jacksonville, and "studied music in
+    Jacksonville" passed as the Wexlen leader's city). A chain counts, one shared name per link: "The
+    Wexlen choir is led by Leocadia Brenvin" binds "Leocadia Brenvin studied music in Vartris" to
+    Wexlen, however many links it takes."""
+    names = frozenset().union(*phrases) if phrases else frozenset()
+    if not names:
+        return frozenset(), []
+    covered = frozenset().union(*(s.stems for s in resting)) if resting else frozenset()
+    chained: list[_Sentence] = []
+    if resting and not any(p <= covered for p in phrases):
+        bridges = frozenset().union(*(s.names for s in resting)) - names
+        grown = True
+        while grown and not any(p <= covered for p in phrases):
+            grown = False
+            for other in pool:
+                if other in resting or other in chained or not other.names & bridges:
+                    continue
+                chained.append(other)
+                bridges |= other.names - names
+                covered |= other.stems
+                grown = True
+    if any(p <= covered for p in phrases):
+        return frozenset(), [s for s in chained if s.stems & names]
+    return names - covered, []
+
+
+def rival_modifier(question: str, resting: Sequence[_Sentence]) -> tuple[str, str] | None:
+    """A word the question puts before a noun, where a sentence the answer rests on puts another
+    before the same noun and never uses the question's: ("saffron reservoir", "scarlet reservoir").
+
+    The entity a question asks about is named by a name or by a modifier of its noun; capitalised
+    names are bound by :func:`unbound_names`, this binds the modifiers ("the saffron reservoir", "the
+    ochre ship", "the annual revenue"). A sentence that says "a reservoir" or "860 crates" (a stop word
+    or a number before the noun) names no rival."""
+    stems_of_question = content_stems(question)
+    if not resting:
+        return None
+    held = frozenset().union(*(s.stems for s in resting))
+    for first, noun in _modified_nouns(question):
+        if stem(first) in held or stem(noun) not in held:
+            continue
+        for s in resting:
+            for before, word in _modified_nouns(s.text):
+                if stem(word) == stem(noun) and stem(before) not in stems_of_question:
+                    return f"{first} {noun}", f"{before} {word}"
+    return None
+
+
+def _modified_nouns(text: str) -> list[tuple[str, str]]:
+    """(modifier, noun) pairs of ``text`` after an article: "the saffron reservoir", "an ochre ship".
+    Lower-case words only (names are bound by :func:`unbound_names`), numbers are not modifiers."""
+    words = WORD.findall(text)
+    return [
+        (first.casefold(), noun.casefold())
+        for article, first, noun in zip(words, words[1:], words[2:], strict=False)
+        if article.casefold() in ARTICLES and first.islower() and _plain(first) and _plain(noun.casefold())
+    ]
+
+
+def _plain(word: str) -> bool:
+    """A content word that is not a number (numbers before a noun count it, they do not name it)."""
+    return is_content(word) and not is_number(word)
 
 
 def is_verdict(answer: str) -> bool:
@@ -117,7 +228,9 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str) -> Judged:
     if words and held_share(words, stems) < MIN_SUPPORT:
         missing = ", ".join(sorted(words - stems)[:6])
         return Judged("none", [], f"its words are in no verified note (not found: {missing})")
-    groups = [numbers_in(" ".join(q.text for q in n.verified_quotes)) for n in verified]
+    pool = sentences_of(_dedupe_quotes(all_quotes))
+    # One fact per sentence: a note that gathered three teams' scores holds three values to add.
+    groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]
     numbered = has_numbers(answer, question)
     unexplained = unexplained_numbers(answer, question, groups) if numbered else []
     if unexplained:
@@ -135,18 +248,43 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str) -> Judged:
     else:  # a verdict, or a value worked out: it rests on the notes that bear on the question
         kind = "derived"
         bearing = [
-            q for n, numbers in zip(verified, groups, strict=True) if not numbered or numbers
-            for q in n.verified_quotes if wanted.share(content_stems(q.text)) > 0
+            q for q in all_quotes
+            if (not numbered or numbers_in(q.text)) and wanted.share(content_stems(q.text)) > 0
         ]  # fmt: skip
         quotes = _dedupe_quotes([*quotes, *bearing])
         basis = (1.0, max((wanted.share(content_stems(q.text)) for q in quotes), default=0.0))
-    missing_names, linked = unbound_names(asked_names(question), quotes, verified)
+    resting = _resting(answer, claim, sentences_of(quotes), wanted)
+    if not resting:
+        return Judged("none", [], "none of the sentences it rests on shares a word with the question")
+    missing_names, chained = unbound_names(name_phrases(question), resting, pool)
     if missing_names:
         shown = shown_names(question, missing_names)
         return Judged(
-            "none", [], f"the notes it rests on do not mention {shown}, which the question asks about"
+            "none", [], f"the sentences it rests on do not mention {shown}, which the question asks about"
         )
-    return Judged(kind, _dedupe_quotes([*quotes, *linked]), support=basis[0], relevance=basis[1])
+    rival = rival_modifier(question, [*resting, *chained])
+    if rival:
+        return Judged(
+            "none", [], f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}"
+        )
+    cited = _dedupe_quotes([s.quote for s in (*resting, *chained)])
+    return Judged(kind, cited, support=basis[0], relevance=basis[1])
+
+
+def _resting(
+    answer: str, claim: frozenset[str], sentences: Sequence[_Sentence], wanted: frozenset[str]
+) -> list[_Sentence]:
+    """The sentences an answer rests on: those holding its new words or numbers (all of the quotes'
+    sentences for a verdict or a value worked out), less those that share no word with the question
+    (a sentence about something else is no evidence about what was asked, whatever words it lends)."""
+    numbers = frozenset(numbers_in(answer))
+    holding = [s for s in sentences if s.stems & claim or numbers & frozenset(numbers_in(s.text))]
+    return [s for s in holding or sentences if s.stems & wanted or not wanted]
+
+
+def _dedupe_sentences(sentences: Iterable[_Sentence]) -> list[_Sentence]:
+    """One of each sentence text (quotes of combined notes repeat their inputs' sentences)."""
+    return list({s.text: s for s in sentences}.values())
 
 
 def _dedupe_quotes(quotes: Iterable[Evidence]) -> list[Evidence]:

@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from longgraph.nodes.answer_support import Judged, asked_names, judge_answer, shown_names, unbound_names
+from longgraph.nodes.answer_support import Judged, judge_answer
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.reduction import strength
@@ -76,6 +76,12 @@ def note_answer(note: Note) -> str:
     if quotes:
         return " ".join(max(quotes, key=lambda q: q.confidence or 0.0).text.split())
     return note.reasoning.strip()
+
+
+def _stands(note: Note, notes: Sequence[Note], question: str) -> bool:
+    """Whether a note's own answer stands as the final answer: judged as one would be (so the fallback
+    for an answer that does not stand cannot be a look-alike's value, a sentence about another entity)."""
+    return judge_answer(note_answer(note), notes, question).kind != "none"
 
 
 def candidates_from(outcomes: Sequence[ChunkOutcome]) -> list[Candidate]:
@@ -136,15 +142,14 @@ def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutco
     judged = judge_answer(answer, notes, question)
     rationale = state.get("rationale", "")
     if judged.kind == "none":
-        names = asked_names(question)
-        about = [n for n in notes if n.verified_quotes and not unbound_names(names, n.verified_quotes, [])[0]]
-        if not about:
+        standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question)]
+        if not standing:
             return _no_information(
-                f"no verified note mentions {shown_names(question, names)}, which the question asks about: "
-                "the text does not say",
+                f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "
+                "what the question asks: the text does not say",
                 notes, outcomes,
             )  # fmt: skip
-        strongest = max(about, key=strength)
+        strongest = max(standing, key=strength)
         shown = f"{answer[:80]!r}" if answer else "no readable answer"
         decisions.append(
             f"the final answer ({shown}) does not stand ({judged.why}): answered with the strongest verified "

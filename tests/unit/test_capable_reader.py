@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from longgraph.state.contract import GraphOutput
+from longgraph.nodes.answer_support import judge_answer, name_phrases, rival_modifier, sentences_of
+from longgraph.state.contract import Evidence, GraphOutput
+from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.capable import Scenario, capable_responder
@@ -134,3 +136,94 @@ def test_an_answer_that_restates_the_question_through_an_agent_noun_is_not_evide
     wanted = question_words("What is the name of the boat sailed by the owner of the Pevhal mill?")
     assert new_words("The Pevhal mill is owned by the owner of the Pevhal mill.", wanted) == frozenset()
     assert new_words("The Pevhal mill is owned by Casimir Varlen.", wanted) == {"casimir", "varlen"}
+
+
+RESERVOIRS = ("The scarlet reservoir is 62.3 percent full.", "The cobalt reservoir is 86.6 percent full.")
+HORSES = ("The Abbess of Varnholm owns 593 horses.", "The Harbourmaster of Varnholm owns 292 horses.")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(
+    ("question", "facts", "bound_wrongly"),
+    [
+        ("How full is the saffron reservoir?", RESERVOIRS, "The saffron reservoir is 62.3 percent full."),
+        ("How many horses does the Provost of Varnholm own?", HORSES, "The Provost of Varnholm owns 593 horses."),
+    ],
+    ids=["adjective", "title"],
+)  # fmt: skip
+def test_an_absent_entity_named_by_an_adjective_or_a_title_gets_no_information(
+    strategy: str, question: str, facts: tuple[str, ...], bound_wrongly: str
+) -> None:
+    """The look-alikes share the noun ("reservoir") or the place ("Varnholm") with the asked entity, not
+    the word that names it ("saffron", "Provost"): neither a reader that binds a look-alike's value to
+    the asked entity nor one that copies a look-alike's sentence gets a supported answer."""
+    for responder in (
+        confused(bound_wrongly),
+        confused(facts[0]),
+        capable_responder(Scenario("absent", question, facts, NO_INFORMATION)),
+    ):
+        result = run(strategy, question, document(facts), responder)
+        assert is_no_information(result.answer), (result.answer, result.stats.notes)
+        assert result.supported is False and result.support == "none"
+
+
+def _quote(text: str, start: int = 0) -> Note:
+    evidence = Evidence(
+        chunk_id=0, doc_index=0, title="", start=start, end=start + len(text), text=text, verified=True
+    )
+    return Note(sources=[0], quotes=[evidence])
+
+
+def test_a_name_binds_a_value_in_its_own_sentence_or_a_chain_not_in_a_neighbouring_sentence() -> None:
+    """A passage holding the asked name in one sentence and another city in the next does not make that
+    city the asked entity's; a chain through a shared name does."""
+    question = "In which city did the leader of the Wexlen choir study music?"
+    neighbours = _quote(
+        "The Wexlen choir is led by Leocadia Brenvin. They named the town Jacksonville after Andrew Jackson, who studied music."
+    )
+    judged = judge_answer(
+        "The leader of the Wexlen choir studied music in Jacksonville.", [neighbours], question
+    )
+    assert judged.kind == "none" and "Wexlen" in judged.why, judged
+    chain = [
+        _quote("The Wexlen choir is led by Leocadia Brenvin."),
+        _quote("Leocadia Brenvin studied music in the city of Vartris.", 400),
+    ]
+    judged = judge_answer("Vartris", chain, question)
+    assert judged.kind == "extractive" and len(judged.quotes) == 2, judged
+
+
+def test_a_sentence_that_shares_no_word_with_the_question_is_not_evidence_for_it() -> None:
+    question = "For which abbeys does the text give the year of building?"
+    note = _quote(
+        "Saudi Arabia and the other Arab oil-producing states joined the embargo on October 20, 1973."
+    )
+    judged = judge_answer("Saudi Arabia", [note], question)
+    assert judged.kind == "none" and "shares a word" in judged.why
+    right = _quote("The Lovar abbey was built in 1430.")
+    assert judge_answer("Lovar", [note, right], question).kind == "extractive"
+
+
+def test_modifiers_of_the_same_noun_must_agree_but_articles_and_numbers_are_no_rivals() -> None:
+    assert rival_modifier("How full is the saffron reservoir?", sentences_of([_quote(RESERVOIRS[0]).quotes[0]])) == (
+        "saffron reservoir", "scarlet reservoir",
+    )  # fmt: skip
+    same = sentences_of([_quote("The teal ship carries 8,770 crates of tea.").quotes[0]])
+    assert rival_modifier("What number of tea crates is aboard the teal ship?", same) is None
+    plain = sentences_of([_quote("The town of Lolotris has a population of 845,878 residents.").quotes[0]])
+    assert rival_modifier("What is the total population of the towns Lolotris and Athgan?", plain) is None
+
+
+def test_one_named_entity_of_several_binds_a_partial_note_but_a_title_must_be_bound_whole() -> None:
+    assert name_phrases("How many horses does the Provost of Varnholm own?") == [
+        frozenset({"provost", "varnholm"})
+    ]
+    assert len(name_phrases(SCENARIOS[0].question)) == 3
+    partial = judge_answer(
+        "The Harriers scored 4 goals in the final.", [_quote(GOALS[0])], SCENARIOS[0].question
+    )
+    assert partial.kind == "extractive"
+    abbess = judge_answer(
+        "593 horses", [_quote(HORSES[0])], "How many horses does the Provost of Varnholm own?"
+    )
+    assert abbess.kind == "none" and "Provost" in abbess.why
