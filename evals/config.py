@@ -75,6 +75,8 @@ class EvalConfig:
     """loong-synth: Loong length sets (1: 10K-50K ... 4: 200K-250K)."""
     window: int | None = None
     """loong-synth: documents that would overflow this many tokens are skipped (and recorded)."""
+    pages: bool = True
+    """Write a page (the answer in its documents, every chunk's fate) for each run that did not score 1."""
     given_plans: bool = False
     """loong-synth: give strategies that decompose questions each instance's reference plan (what a
     competent planner writes), so per-document reading and the combination are measured apart from

@@ -22,11 +22,12 @@ RECORD_FIELDS: tuple[str, ...] = (
     "model", "oracle", "question", "answer", "gold", "metric", "score", "scores", "judge_score",
     "llm_calls", "failed_calls", "prompt_tokens", "completion_tokens", "calls_by_stage",
     "completion_tokens_by_stage", "supported", "support", "seconds", "build", "chunks", "notes", "metadata", "error",
-    "error_type", "finished_at",
+    "error_type", "page", "finished_at",
 )  # fmt: skip
 """Every record has exactly these keys (``judge_score`` None where no judge graded it; ``build`` None
 unless the strategy builds a structure before the question, as ToM's tree: its calls, tokens and
-seconds, included in the run's totals, and whether it came from the cache)."""
+seconds, included in the run's totals, and whether it came from the cache; ``page`` the path, from the
+records' folder, of the run's page when it did not score 1, else None)."""
 
 
 def now() -> str:

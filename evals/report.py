@@ -300,6 +300,7 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
         if len(failures) > 50:
             lines.append(f"- … and {len(failures) - 50} more")
         lines.append("")
+    lines += _pages_section(records)
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots] + [""]
     return "\n".join(lines)
@@ -608,6 +609,23 @@ def plot_score_vs_tokens(rows: Sequence[Row], path: Path, *, label: str, oracle:
 
 # --------------------------------------------------------------------------------------------------
 # Entry point
+
+
+def _pages_section(records: Sequence[Mapping[str, Any]], limit: int = 200) -> list[str]:
+    """Every run that did not score 1, linked to its page (the answer in its documents, each chunk's fate)."""
+    paged = [r for r in records if r.get("page")]
+    if not paged:
+        return []
+    lines = ["## Runs that missed, each with its page", ""]
+    for r in sorted(paged, key=lambda r: (r["strategy"], str(r["instance_id"])))[:limit]:
+        answer = " ".join(str(r.get("answer") or "").split())[:120].replace("|", "\\|")
+        lines.append(
+            f"- [{r['instance_id']} / {r['strategy']}]({r['page']}): score {_fmt(_score_value(r), 2)}, "
+            f"support {r.get('support') or '-'}, answered {answer!r}"
+        )
+    if len(paged) > limit:
+        lines.append(f"- … and {len(paged) - limit} more (their records name their pages)")
+    return [*lines, ""]
 
 
 def report_for(out_dir: Path, label: str, records: Sequence[Mapping[str, Any]]) -> list[Path]:

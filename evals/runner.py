@@ -22,8 +22,9 @@ import contextlib
 import dataclasses
 import json
 import logging
+import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.outputs import claim_output, jsonl_rows, text_starting
 from longgraph.state.context import Context
-from longgraph.state.contract import Stats
+from longgraph.state.contract import GraphOutput, Stats
 from longgraph.strategies import decomposes
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
         "seconds": 0.0, "build": None,
         "chunks": {"total": 0, "used": 0, "no_information": 0, "unsupported": 0, "filtered": 0, "failed": 0},
         "notes": list(instance.skipped), "metadata": metadata, "error": None, "error_type": None,
-        "finished_at": None,
+        "page": None, "finished_at": None,
     }  # fmt: skip
 
 
@@ -141,9 +142,12 @@ async def evaluate(
     llm: LLMProvider | None = None,
     judge: _Judge | None = None,
     plan: dict[str, Any] | None = None,
+    pages: Path | None = None,
 ) -> dict[str, Any]:
     """Run one strategy on one instance and score it; any failure becomes the record's ``error``.
-    ``plan``: the question plan to give the strategy (recorded as ``metadata.given_plan``)."""
+    ``plan``: the question plan to give the strategy (recorded as ``metadata.given_plan``). ``pages``: a
+    folder for the page of each run that did not score 1 (``longgraph/answerview.py``), so a failure is
+    one click from its cause; the record's ``page`` is its path relative to the folder's parent."""
     from longgraph.api import aask
 
     record = _base_record(instance, strategy, label, oracle)
@@ -196,8 +200,19 @@ async def evaluate(
             record["score"] = None if judged is None else judged / 100.0
     else:
         record["score"] = scores[metric]
+    if pages is not None and (record["score"] is None or record["score"] < 1):
+        record["page"] = await asyncio.to_thread(write_page, pages, record, result)
     record["finished_at"] = now()
     return record
+
+
+def write_page(pages: Path, record: Mapping[str, Any], result: GraphOutput) -> str:
+    """The run's page in ``pages``, named after its instance and strategy; its path from ``pages``' parent
+    (the eval's output folder, where the report is)."""
+    pages.mkdir(parents=True, exist_ok=True)
+    name = re.sub(r"[^\w.-]+", "_", f"{record['instance_id']}--{record['strategy']}")[:180] + ".html"
+    (pages / name).write_text(result.to_html(), encoding="utf-8")
+    return f"{pages.name}/{name}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -312,7 +327,7 @@ async def run_eval(
             given = instance.metadata.get("plan") if config.given_plans and decomposes(strategy) else None
             record = await evaluate(
                 instance, strategy, context=context, label=label, oracle=config.oracle, llm=llm, judge=judge,
-                plan=given,
+                plan=given, pages=config.out_dir / f"pages-{slug(label)}" if config.pages else None,
             )  # fmt: skip
         await appender.awrite(record)
         summary.done += 1

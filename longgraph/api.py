@@ -220,7 +220,14 @@ async def aask(
             thread_id=thread_id, where=redact_url(str(checkpoints)), on_progress=on_progress,
         )  # fmt: skip
     output.stats.notes = [*repairs, *output.stats.notes]
-    return output
+    return output.with_source(graph_input["question"], documents_in(graph_input))
+
+
+def documents_in(graph_input: Mapping[str, Any]) -> list[DocumentIn]:
+    """The documents of a validated graph input (one ``document`` is one untitled document)."""
+    if graph_input.get("document") is not None:
+        return [DocumentIn(text=graph_input["document"])]
+    return [DocumentIn.model_validate(d) for d in graph_input.get("documents") or []]
 
 
 def graph_input_of(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -33,8 +34,10 @@ from longgraph.cli.common import (
     run_settings,
     stderr,
 )
+from longgraph.cli.show import answers_page, source_records
 from longgraph.files import read_document
 from longgraph.inert import for_terminal, json_for_terminal
+from longgraph.outputs import claim_output, longgraph_page
 
 
 def read_plan(given: str) -> dict[str, Any]:
@@ -72,7 +75,21 @@ def ask(
         ),
     ],
     strategy: Annotated[str, Opt(help="Strategy graph: see `longgraph strategies`.")] = "mapreduce",
-    as_json: Annotated[bool, Opt("--json", help="Print the whole result as JSON.")] = False,
+    as_json: Annotated[
+        bool,
+        Opt(
+            "--json",
+            help="Print the whole result as JSON (with the question and the files it read, for `longgraph show`).",
+        ),
+    ] = False,
+    html: Annotated[
+        Path | None,
+        Opt(
+            "--html",
+            help="Also write a self-contained page: the answer in its documents, every chunk's fate.",
+            show_default=False,
+        ),
+    ] = None,
     base_url: BaseUrlOption = None,
     api_key: ApiKeyOption = None,
     model: ModelOption = None,
@@ -132,6 +149,14 @@ def ask(
         import asyncio
 
         given_plan = read_plan(plan) if plan else None
+        if html is not None:
+            claim_output(
+                html,
+                option="--html",
+                kind="page",
+                ours=longgraph_page,
+                inputs=[Path(f) for f in files if f != "-"],
+            )
         documents, notes = [], []
         for path in files:
             title, text, file_notes = read_document(path)
@@ -178,8 +203,15 @@ def ask(
             if on_progress is not None and any(r.stats.resumed for r in results):
                 on_progress.complete_from_checkpoint()
         results[0].stats.notes = notes + results[0].stats.notes
+        if html is not None:
+            html.write_text(answers_page(results, question), encoding="utf-8")
+            stderr.print(f"wrote {html}")
         if as_json:
-            dumped = [r.model_dump(mode="json") for r in results]
+            sources = source_records(files, documents)
+            dumped = [
+                {"question": q, **r.model_dump(mode="json"), "sources": sources}
+                for q, r in zip(question, results, strict=True)
+            ]
             print(
                 json_for_terminal(
                     json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2)

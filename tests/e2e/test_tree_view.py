@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from longgraph.state.contract import ChunkPart, DocumentIn
 from longgraph.state.tom import DocTree, TreeNode
+from longgraph.testing.browser import dump_dom, screenshot
 from longgraph.treeview import html_page
 
 pytestmark = pytest.mark.e2e
-
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        raise RuntimeError(
-            "chromium is not installed: scripts/setup.sh installs it (Debian package chromium)"
-        )
-    return found
 
 
 def _tree() -> tuple[DocTree, list[DocumentIn]]:
@@ -48,18 +33,13 @@ def test_the_tree_page_renders_in_headless_chromium(tmp_path: Path) -> None:
     page = tmp_path / "tree.html"
     page.write_text(html_page(tree, docs, title="notes.txt"), encoding="utf-8")
     profile = tmp_path / "profile"
-    common = [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
-    dom = subprocess.run(
-        [*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
-    ).stdout
+    dom = dump_dom(page.as_uri(), profile)
     assert dom.count("<details") == len(tree.nodes)  # one foldable element per node
     for node in tree.nodes:
         assert node.title in dom
     assert "7319 &amp; &lt;secret&gt;." in dom  # document text escaped, not interpreted
     assert re.search(r"<script", dom) is None
-    shot = tmp_path / "tree.png"
-    subprocess.run([*common, "--window-size=1000,700", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120, check=True)  # fmt: skip
+    shot = screenshot(page.as_uri(), tmp_path / "tree.png", profile, size="1000,700")
     import matplotlib.image as mpimg
 
     pixels = mpimg.imread(str(shot))
