@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longgraph.errors import ConfigurationError
+from longgraph.errors import ConfigurationError, InputError
 from longgraph.evals.config import (
     FAMILY_TASK,
     PRIMARY_METRIC,
@@ -55,7 +55,7 @@ from longgraph.evals.records import (
 from longgraph.evals.scoring import get_scorer
 from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
-from longgraph.outputs import claim_output, jsonl_rows, text_starting
+from longgraph.outputs import claim_output, jsonl_rows, longgraph_page, text_starting
 from longgraph.state.context import Context
 from longgraph.state.contract import GraphOutput, Stats
 from longgraph.strategies import decomposes
@@ -201,7 +201,10 @@ async def evaluate(
     else:
         record["score"] = scores[metric]
     if pages is not None and (record["score"] is None or record["score"] < 1):
-        record["page"] = await asyncio.to_thread(write_page, pages, record, result)
+        try:
+            record["page"] = await asyncio.to_thread(write_page, pages, record, result)
+        except (InputError, OSError) as exc:  # a file that is not ours is left alone; the run still counts
+            record["notes"].append(f"no page written: {exc}")
     record["finished_at"] = now()
     return record
 
@@ -211,6 +214,7 @@ def write_page(pages: Path, record: Mapping[str, Any], result: GraphOutput) -> s
     (the eval's output folder, where the report is)."""
     pages.mkdir(parents=True, exist_ok=True)
     name = re.sub(r"[^\w.-]+", "_", f"{record['instance_id']}--{record['strategy']}")[:180] + ".html"
+    claim_output(pages / name, option="--out", kind="page", ours=longgraph_page)
     (pages / name).write_text(result.to_html(), encoding="utf-8")
     return f"{pages.name}/{name}"
 

@@ -214,3 +214,35 @@ def test_loong_takes_n_per_length_set_and_is_judged(tmp_path: Path) -> None:
     assert all((r["metric"], r["score"]) == ("judge", 0.5) for r in records)
     assert by_id["loong-fin-1"]["metadata"]["task"] == "Comparison"
     assert len(judge.calls) == 2
+
+
+def test_a_run_that_misses_gets_a_page_the_report_links(
+    tmp_path: Path, instances: list[EvalInstance]
+) -> None:
+    """needle-b's fact lies past truncate's cut: that run scores 0 and gets a page, linked from the report;
+    the runs that scored 1 get none."""
+    from longgraph.evals.report import write_reports
+    from longgraph.tests.unit.test_answer_page import Page
+
+    _run(_config(tmp_path), ScriptedChatModel(), instances)
+    by = {(r["instance_id"], r["strategy"]): r for r in read_records(tmp_path / "records-fake.jsonl")}
+    missed = by[("needle-b", "truncate")]
+    assert missed["score"] == 0.0 and missed["page"] == "pages-fake/needle-b--truncate.html"
+    page = (tmp_path / missed["page"]).read_text(encoding="utf-8")
+    assert len(Page(page).cells) == missed["chunks"]["total"] and QUESTION.replace("'", "&#x27;") in page
+    assert by[("needle-a", "mapreduce")]["page"] is None and by[("needle-b", "mapreduce")]["page"] is None
+    report = write_reports(tmp_path)["fake"][0].read_text(encoding="utf-8")
+    assert "(pages-fake/needle-b--truncate.html)" in report
+
+
+def test_a_file_in_the_pages_folder_that_is_not_a_page_is_left_alone(
+    tmp_path: Path, instances: list[EvalInstance]
+) -> None:
+    squatter = tmp_path / "pages-fake" / "needle-b--truncate.html"
+    squatter.parent.mkdir()
+    squatter.write_text("my notes", encoding="utf-8")
+    _run(_config(tmp_path, strategies=("truncate",)), ScriptedChatModel(), instances)
+    missed = next(r for r in read_records(tmp_path / "records-fake.jsonl") if r["instance_id"] == "needle-b")
+    assert missed["score"] == 0.0 and missed["page"] is None and missed["error"] is None
+    assert any("no page written" in n and "not a page longgraph wrote" in n for n in missed["notes"])
+    assert squatter.read_text(encoding="utf-8") == "my notes"
