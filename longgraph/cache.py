@@ -105,6 +105,7 @@ class ResultCache:
                     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, stage TEXT, raw TEXT NOT NULL, "
                     "created REAL DEFAULT (unixepoch('subsec')))"
                 )
+                db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
                 db.commit()
             except (OSError, sqlite3.Error) as exc:
                 if damaged(exc):
@@ -160,6 +161,44 @@ class ResultCache:
             if self.path not in _SAID_UNWRITABLE:
                 _SAID_UNWRITABLE.add(self.path)
                 log.warning("result cache %s: an answer was not stored (%s); the run goes on", self.path, exc)
+
+    def get_vectors(self, keys: Sequence[str]) -> dict[str, bytes]:
+        """The stored vectors (float32 bytes) of those of ``keys`` that have one."""
+
+        def read(db: sqlite3.Connection) -> dict[str, bytes]:
+            found: dict[str, bytes] = {}
+            for start in range(0, len(keys), 500):  # SQLite's bound-parameter limit
+                batch = keys[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                rows = db.execute(f"SELECT key, data FROM vectors WHERE key IN ({marks})", batch)
+                found.update((str(k), bytes(v)) for k, v in rows)
+            return found
+
+        return self._use(read) or {}
+
+    def put_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store vectors (a failed write is said once, as for answers: they can be computed again)."""
+
+        def write(db: sqlite3.Connection) -> None:
+            try:
+                db.executemany("INSERT OR REPLACE INTO vectors (key, data) VALUES (?, ?)", items)
+                db.commit()
+            except BaseException:
+                db.rollback()
+                raise
+
+        try:
+            self._use(write)
+        except sqlite3.Error as exc:
+            if self.path not in _SAID_UNWRITABLE:
+                _SAID_UNWRITABLE.add(self.path)
+                log.warning("result cache %s: vectors were not stored (%s); the run goes on", self.path, exc)
+
+    async def aget_vectors(self, keys: Sequence[str]) -> dict[str, bytes]:
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self.get_vectors, keys)
+
+    async def aput_vectors(self, items: Sequence[tuple[str, bytes]]) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._worker, self.put_vectors, items)
 
     def _use(self, action: Callable[[sqlite3.Connection], T]) -> T | None:
         """``action`` on the open connection; None once the file proved damaged (said once, and the rest

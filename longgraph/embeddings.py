@@ -23,6 +23,7 @@ import httpx
 import numpy as np
 from numpy.typing import NDArray
 
+from longgraph.cache import cache_key, open_cache
 from longgraph.endpoint import list_models
 from longgraph.errors import ConfigurationError
 from longgraph.llm import EmbeddingClient
@@ -44,13 +45,54 @@ class LocalEmbedder:
         self.name = name
         self._lock = threading.Lock()  # one encode at a time: concurrent runs would only fight for cores
 
+    @property
+    def window(self) -> int:
+        """Word pieces the model reads of one text (256 for all-MiniLM-L6-v2), its two markers included."""
+        return int(getattr(self.model, "max_seq_length", 0) or 256)
+
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
+        """Unit vectors of ``texts``, each embedded whole: a text longer than the model's window is cut
+        into windows that fit (at word-piece boundaries), and their vectors are averaged weighted by
+        length. (The model itself would read the first window and drop the rest without a word: a
+        1,000-token ToM chunk was embedded from its first ~200 words.)"""
+        pieces, owners, weights = self.windows(texts)
         with self._lock:
             vectors = self.model.encode(
-                texts, batch_size=_ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True,
+                pieces, batch_size=_ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True,
                 show_progress_bar=False,
             )  # fmt: skip
-        return np.asarray(vectors, dtype=np.float32)
+        return pool_windows(np.asarray(vectors, dtype=np.float32), owners, weights, len(texts))
+
+    def windows(self, texts: Sequence[str]) -> tuple[list[str], list[int], list[float]]:
+        """The pieces to encode, the text each belongs to, and its weight (its word pieces)."""
+        room = max(8, self.window - 2)
+        pieces: list[str] = []
+        owners: list[int] = []
+        weights: list[float] = []
+        for index, text in enumerate(texts):
+            starts = self.tokenizer.token_starts(text) if len(text) > room else []
+            if len(starts) <= room:
+                pieces.append(text)
+                owners.append(index)
+                weights.append(float(max(1, len(starts))))
+                continue
+            for first in range(0, len(starts), room):
+                end = starts[first + room] if first + room < len(starts) else len(text)
+                pieces.append(text[starts[first] : end])
+                owners.append(index)
+                weights.append(float(min(room, len(starts) - first)))
+        return pieces, owners, weights
+
+
+def pool_windows(
+    vectors: NDArray[np.float32], owners: Sequence[int], weights: Sequence[float], count: int
+) -> NDArray[np.float32]:
+    """One unit vector per text: the weighted mean of its windows' vectors."""
+    if len(owners) == count:
+        return vectors
+    pooled = np.zeros((count, vectors.shape[1]), dtype=np.float64)
+    np.add.at(pooled, np.asarray(owners), vectors * np.asarray(weights, dtype=np.float64)[:, None])
+    return unit_rows(pooled.astype(np.float32))
 
 
 _load_lock = threading.Lock()
@@ -125,9 +167,37 @@ def unit_rows(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
 
 
 async def embed_texts(texts: Sequence[str], context: Context) -> NDArray[np.float32]:
-    """Unit vectors for ``texts``: the endpoint when ``embedding_url`` is set, else the local model."""
+    """Unit vectors for ``texts``: the endpoint when ``embedding_url`` is set, else the local model.
+
+    Each distinct text is embedded once per embedding model: vectors are kept in the result cache
+    (``cache_path``) under the model's identity and the text, so a second question, a second strategy
+    or a rerun over the same document embeds only what is new (ToM embeds every chunk with each
+    question; PECAN every information point). The local encode runs in a worker thread, never on the
+    event loop."""
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
+    cache = open_cache(context.cache_path)
+    identity = embedding_identity(context)
+    keys = [cache_key(kind="vector", model=identity, scope=context.cache_scope, text=t) for t in texts]
+    stored = await cache.aget_vectors(sorted(set(keys))) if cache is not None else {}
+    todo = list({k: t for k, t in zip(keys, texts, strict=True) if k not in stored}.items())
+    if todo:
+        fresh = await _embed_uncached([t for _, t in todo], context)
+        stored.update((k, v.tobytes()) for (k, _), v in zip(todo, fresh, strict=True))
+        if cache is not None:
+            await cache.aput_vectors([(k, stored[k]) for k, _ in todo])
+    return np.stack([np.frombuffer(stored[k], dtype=np.float32) for k in keys])
+
+
+def embedding_identity(context: Context) -> str:
+    """What decides a vector besides its text: the served model, or the local one and how long texts
+    are pooled (bump the suffix when that changes)."""
+    if context.embedding_url:
+        return f"endpoint {context.embedding_url} {context.embedding_model or '(served model)'}"
+    return f"local {context.embedding_model or 'all-MiniLM-L6-v2 (bundled)'} windows-pooled-1"
+
+
+async def _embed_uncached(texts: Sequence[str], context: Context) -> NDArray[np.float32]:
     if context.embedding_url:
         return await endpoint_embeddings(texts, context)
     embedder = await asyncio.to_thread(local_embedder, context.embedding_model)

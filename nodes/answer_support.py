@@ -124,15 +124,21 @@ def name_phrases(question: str) -> list[frozenset[str]]:
 
 
 def unbound_names(
-    phrases: Sequence[frozenset[str]], resting: Sequence[_Sentence], pool: Sequence[_Sentence]
+    phrases: Sequence[frozenset[str]],
+    resting: Sequence[_Sentence],
+    pool: Sequence[_Sentence],
+    *,
+    partial: bool = False,
 ) -> tuple[frozenset[str], list[_Sentence]]:
-    """The asked names left unbound (none when one named entity of the question is bound whole), and
-    the sentences chained to ``resting`` that bind them.
+    """The asked names left unbound, and the sentences chained to ``resting`` that bind them.
 
     An entity is bound when every word of its name is in the sentences the answer rests on or in a
-    sentence chained to them. One entity suffices: a note about the Harriers bears on "How many goals
-    did the Harriers, the Wolves and the Eagles score?", and the answer worked out over all of them
-    rests on all of them; but "the Abbess of Varnholm" does not bind "the Provost of Varnholm".
+    sentence chained to them ("the Abbess of Varnholm" does not bind "the Provost of Varnholm"). A
+    final answer must bind every entity the question names: "the total population of Lolotris,
+    Varbrenath and Athgan" is not one town's population copied from its sentence (the embedded model
+    answered that way, and it passed while one name was enough). A **partial** note, on its way up a
+    tree or a collapse, needs one: a note about the Harriers bears on "How many goals did the Harriers,
+    the Wolves and the Eagles score?".
 
     Bound **per sentence**, not per quote: a quote that holds the asked name in one sentence and a
     look-alike's value in the next does not bind the value to the name (measured: PECAN's passage put
@@ -143,12 +149,17 @@ def unbound_names(
     names = frozenset().union(*phrases) if phrases else frozenset()
     if not names:
         return frozenset(), []
+
+    def bound(covered: frozenset[str]) -> bool:
+        held = [p <= covered for p in phrases]
+        return any(held) if partial else all(held)
+
     covered = frozenset().union(*(s.stems for s in resting)) if resting else frozenset()
     chained: list[_Sentence] = []
-    if resting and not any(p <= covered for p in phrases):
+    if resting and not bound(covered):
         bridges = frozenset().union(*(s.names for s in resting)) - names
         grown = True
-        while grown and not any(p <= covered for p in phrases):
+        while grown and not bound(covered):
             grown = False
             for other in pool:
                 if other in resting or other in chained or not other.names & bridges:
@@ -157,7 +168,7 @@ def unbound_names(
                 bridges |= other.names - names
                 covered |= other.stems
                 grown = True
-    if any(p <= covered for p in phrases):
+    if bound(covered):
         return frozenset(), [s for s in chained if s.stems & names]
     return names - covered, []
 
@@ -200,6 +211,73 @@ def _plain(word: str) -> bool:
     return is_content(word) and not is_number(word)
 
 
+COUNT_QUESTION = re.compile(r"\b(?:how\s+(?:many|much)|what\s+number\s+of)\b", re.IGNORECASE)
+NUMBER_WORDS = frozenset(
+    [
+        "zero",
+        "none",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "hundred",
+        "thousand",
+        "million",
+        "billion",
+        "dozen",
+        "half",
+    ]
+)
+
+
+_SMALL_NUMBERS = {w: i for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+)}  # fmt: skip
+
+
+def _word_count(answer: str) -> int | None:
+    """The count an answer spells ("Three vaults"), if it spells one."""
+    return next((_SMALL_NUMBERS[w] for w in words_of(answer) if w in _SMALL_NUMBERS), None)
+
+
+def asks_count(question: str) -> bool:
+    """A question whose answer is a quantity ("How many ...", "How much ...", "What number of ...")."""
+    return COUNT_QUESTION.search(question) is not None
+
+
+def has_number(answer: str) -> bool:
+    """Whether ``answer`` states a quantity: a number (not a code's digits) or a number word."""
+    return bool(numbers_in(answer)) or any(w in NUMBER_WORDS for w in words_of(answer))
+
+
+def chooses(answer: str, question: str) -> bool:
+    """Whether ``answer`` picks one of several entities the question names ("Which of the foundations
+    Brenathath, Nevcorpev and Ulsar ...?" answered "Ulsar"): a choice, worked out from the notes on
+    them all, though its words are the question's own."""
+    phrases = name_phrases(question)
+    said = content_stems(answer)
+    return len(phrases) >= 2 and any(p <= said for p in phrases)
+
+
 def is_verdict(answer: str) -> bool:
     """A yes/no/true/false answer ("No." or "No, the Wolves scored more"): "no" is a stop word, so its
     content words alone would call it a restated question."""
@@ -214,9 +292,11 @@ def shown_names(question: str, stems: Iterable[str]) -> str:
     return ", ".join(spelled) or ", ".join(sorted(wanted))
 
 
-def judge_answer(answer: str, notes: Sequence[Note], question: str) -> Judged:
+def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: bool = False) -> Judged:
     """Whether ``answer`` is read in the verified notes (extractive), worked out from them (derived:
-    ``nodes/derivation.py``), or neither, and about what the question names (module docstring)."""
+    ``nodes/derivation.py``), or neither, and about what the question names (module docstring).
+    ``partial``: a note on its way to the answer (a collapse group's, a tree node's), which may bear on
+    one of the entities the question names rather than all (:func:`unbound_names`)."""
     verified = [n for n in notes if n.verified_quotes]
     if not answer or is_no_information(answer):
         return Judged("none", [], "no readable answer")
@@ -236,6 +316,11 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str) -> Judged:
     if unexplained:
         shown = ", ".join(f"{v:g}" for v in unexplained[:4])
         return Judged("none", [], f"its number(s) {shown} are in no verified note and follow from none")
+    if asks_count(question) and not has_number(answer):
+        return Judged("none", [], "the question asks how many or how much; the answer gives no number")
+    counted = asks_count(question) and not numbered and _word_count(answer) is not None
+    if counted and unexplained_numbers(str(_word_count(answer)), question, groups):
+        return Judged("none", [], f"its count ({_word_count(answer)}) follows from no verified note")
     support, quotes = support_in_notes(answer, verified, question)
     quoted = frozenset(v for q in quotes for v in numbers_in(q.text))
     asked = frozenset(numbers_in(question))
@@ -243,20 +328,20 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str) -> Judged:
     if claim and support.support >= MIN_SUPPORT and quotes and verbatim:
         kind: SupportKind = "extractive"
         basis = (support.support, support.relevance)
-    elif not claim and not is_verdict(answer):
+    elif not claim and not is_verdict(answer) and not chooses(answer, question) and not counted:
         return Judged("none", [], "it restates the question")
-    else:  # a verdict, or a value worked out: it rests on the notes that bear on the question
+    else:  # a verdict, a choice or a value worked out: it rests on the notes that bear on the question
         kind = "derived"
-        bearing = [
-            q for q in all_quotes
-            if (not numbered or numbers_in(q.text)) and wanted.share(content_stems(q.text)) > 0
-        ]  # fmt: skip
+        sharing = [q for q in all_quotes if wanted.share(content_stems(q.text)) > 0]
+        # A value worked out rests on the quotes with numbers; a count, on what it counts.
+        bearing = [q for q in sharing if numbers_in(q.text)] if numbered else []
+        bearing = bearing or sharing
         quotes = _dedupe_quotes([*quotes, *bearing])
         basis = (1.0, max((wanted.share(content_stems(q.text)) for q in quotes), default=0.0))
     resting = _resting(answer, claim, sentences_of(quotes), wanted)
     if not resting:
         return Judged("none", [], "none of the sentences it rests on shares a word with the question")
-    missing_names, chained = unbound_names(name_phrases(question), resting, pool)
+    missing_names, chained = unbound_names(name_phrases(question), resting, pool, partial=partial)
     if missing_names:
         shown = shown_names(question, missing_names)
         return Judged(
@@ -265,7 +350,9 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str) -> Judged:
     rival = rival_modifier(question, [*resting, *chained])
     if rival:
         return Judged(
-            "none", [], f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}"
+            "none",
+            [],
+            f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}",
         )
     cited = _dedupe_quotes([s.quote for s in (*resting, *chained)])
     return Judged(kind, cited, support=basis[0], relevance=basis[1])

@@ -62,7 +62,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
         )  # fmt: skip
     else:
-        judged = judge_answer(draft.answer, notes, task["question"])
+        judged = judge_answer(draft.answer, notes, task["question"], partial=True)
         if judged.kind == "none":
             combined = Combined(
                 index=task["index"], sources=sources, note=strongest,

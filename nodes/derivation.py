@@ -24,9 +24,9 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 
-NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|-[A-Za-z])")
 """A number as written: thousands separators and decimals ("1,200", "3.5", "-4"), not inside a word or
-a code ("A12", "v2.1" are not read as numbers)."""
+a code ("A12", "v2.1", "QW-5361-F" are not read as numbers)."""
 MAX_CHOICES = 512
 """Ways of picking one number per note that are tried (notes holding several numbers multiply them)."""
 MAX_GROUPED_NOTES = 6

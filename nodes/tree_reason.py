@@ -158,7 +158,7 @@ def _grounded(answer_note: Note | None, draft_answer: str, model_confidence: flo
               question: str, sources: list[int]) -> Note | None:  # fmt: skip
     """A note for ``draft_answer`` keeping the quotes of ``inputs`` it stands on, or None
     (``nodes/answer_support.py``: read in them, or worked out from them)."""
-    judged = judge_answer(draft_answer, inputs, question)
+    judged = judge_answer(draft_answer, inputs, question, partial=True)
     if judged.kind == "none":
         return None
     return Note(

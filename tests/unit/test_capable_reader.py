@@ -39,6 +39,7 @@ SCENARIOS = [
         "two-hop", "In which town was the founder of Acme Works born?",
         ("Acme Works was founded by Pell Darrow.", "Pell Darrow was born in the town of Ostrava."), "Ostrava",
     ),
+    Scenario("choice", "Which of the Harriers, the Wolves and the Eagles scored the most goals in the final?", GOALS, "The Eagles"),
     Scenario(
         "paraphrase", "When did the lighthouse begin operating?",
         ("The keeper of the lighthouse first lit its lamp on 3 May 1871.",), "3 May 1871",
@@ -219,11 +220,38 @@ def test_one_named_entity_of_several_binds_a_partial_note_but_a_title_must_be_bo
         frozenset({"provost", "varnholm"})
     ]
     assert len(name_phrases(SCENARIOS[0].question)) == 3
-    partial = judge_answer(
-        "The Harriers scored 4 goals in the final.", [_quote(GOALS[0])], SCENARIOS[0].question
-    )
-    assert partial.kind == "extractive"
+    one_team = "The Harriers scored 4 goals in the final."
+    partial = judge_answer(one_team, [_quote(GOALS[0])], SCENARIOS[0].question, partial=True)
+    assert partial.kind == "extractive"  # on its way up a tree or a collapse
+    final = judge_answer(one_team, [_quote(GOALS[0])], SCENARIOS[0].question)
+    assert final.kind == "none" and "Wolves" in final.why  # as the answer about all three: not about them
     abbess = judge_answer(
         "593 horses", [_quote(HORSES[0])], "How many horses does the Provost of Varnholm own?"
     )
     assert abbess.kind == "none" and "Provost" in abbess.why
+
+
+TOWNS = (
+    "The town of Lolotris has a population of 845,878 residents.",
+    "The town of Athgan has a population of 199,055 residents.",
+)
+
+
+def test_a_total_over_named_entities_is_not_one_of_their_values_copied() -> None:
+    """The embedded model answered "the total population of Lolotris and Athgan" with Lolotris's own
+    figure, read in its sentence: not about both towns, so not supported; their sum is."""
+    question = "What is the total population of the towns Lolotris and Athgan?"
+    notes = [_quote(TOWNS[0]), _quote(TOWNS[1], 300)]
+    copied = judge_answer(
+        "The total population of the towns Lolotris and Athgan is 845,878.", notes, question
+    )
+    assert copied.kind == "none" and "Athgan" in copied.why
+    assert judge_answer("1,044,933", notes, question).kind == "derived"
+
+
+def test_a_count_question_needs_a_number_and_a_code_is_not_one() -> None:
+    question = "For how many vaults does the text give the access code?"
+    notes = [_quote("The access code for the Tristal vault is QW-5361-F.")]
+    judged = judge_answer("The access code for the Tristal vault is QW-5361-F.", notes, question)
+    assert judged.kind == "none" and "how many" in judged.why
+    assert judge_answer("1", notes, question).kind == "derived"
