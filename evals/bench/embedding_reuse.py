@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     workload = build_workload(args.tokens)
     meter = EmbedMeter()
-    embeddings._embed_uncached = meter  # type: ignore[assignment]
+    embeddings._embed_uncached = meter
     figures: dict[str, Any] = {"tokens": workload.tokens, "stub_latency_s": args.latency}
     with (
         run_stub_in_subprocess(StubConfig(model="stub", latency_s=args.latency)) as stub,
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         walls: dict[str, list[float]] = {}
         for strategy in STRATEGIES:
             cache = str(Path(tmp) / f"{strategy}.sqlite")
-            settings = {"base_url": stub.base_url, "model": "stub", "context_window": 8192, "max_concurrency": 16,
+            settings: dict[str, Any] = {"base_url": stub.base_url, "model": "stub", "context_window": 8192, "max_concurrency": 16,
                         "cache_path": cache, "temperature": 0.0}  # fmt: skip
             walls[strategy] = []
             for which, question in (("first", workload.question), ("second", SECOND_QUESTION)):
