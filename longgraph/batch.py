@@ -78,9 +78,20 @@ class BatchSummary:
     completion_tokens: int = 0
     out: Path | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
+    cluster: dict[str, int] | None = None
+    """A Ray run's figures: workers, workers lost, and the most requests in flight at once cluster-wide."""
     budget_stop: str | None = None
     """Why the corpus stopped early: its ``max_calls`` / ``max_prompt_tokens`` was reached."""
     not_started: int = 0
+
+    def count(self, row: dict[str, Any]) -> None:
+        """One finished item's row, counted."""
+        self.done += 1
+        self.failed += row["error"] is not None
+        self.llm_calls += int(row.get("llm_calls") or 0)
+        self.prompt_tokens += int(row.get("prompt_tokens") or 0)
+        self.completion_tokens += int(row.get("completion_tokens") or 0)
+        self.rows.append(row)
 
     def lines(self) -> list[str]:
         rate = f" ({self.done / self.seconds:.2f} items/s)" if self.seconds and self.done else ""
@@ -252,7 +263,94 @@ def finished_items(out: Path | None) -> dict[str, str]:
     return {i: str(r.get("input_digest")) for i, r in last.items() if r.get("error") is None}
 
 
-def _documents(item: BatchItem) -> tuple[str | None, list[Any] | None, list[str]]:
+@dataclass
+class PlannedBatch:
+    """A batch validated whole, its results file claimed, what is left to do, and how to read its items
+    again (documents read lazily, one item at a time)."""
+
+    summary: BatchSummary
+    path: Path | None
+    todo: set[str]
+    items: Callable[[], Iterator[BatchItem]]
+
+
+def plan_batch(
+    items: str | Path | Iterable[Mapping[str, Any]],
+    out: str | Path | None,
+    strategy: str,
+    files_outside: bool,
+) -> PlannedBatch:
+    """Every item valid (files read and decoded) before any call, the results file claimed, the items
+    whose last row says they finished (same id and input digest) left out."""
+    if isinstance(items, str | Path):
+        source = Path(items)
+        base = source.parent
+
+        def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
+            if not source.is_file():
+                raise InputError(f"{source}: no such file")
+            return iter_objects(source, "batch item")
+    else:
+        listed = [(f"item {i}", row) for i, row in enumerate(items)]
+        base = Path.cwd()
+
+        def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
+            return iter(listed)
+
+    path = Path(out) if out is not None else None
+    # First pass: every item valid, before any call (documents are not kept: the second pass reads them).
+    validated = list(_validated(rows(), base, strategy, files_outside=files_outside, read_files=True))
+    plan = [(item.id, item.digest) for item in validated]
+    if not plan:
+        raise InputError("no item to answer")
+    if path is not None:
+        inputs = [source] if isinstance(items, str | Path) else []
+        claim_results(path, [*inputs, *(f for item in validated for f in item.files)])
+    del validated
+    done_before = finished_items(path)
+    todo = {i for i, d in plan if done_before.get(i) != d}
+    summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)
+    return PlannedBatch(
+        summary, path, todo, lambda: _validated(rows(), base, strategy, files_outside=files_outside)
+    )
+
+
+def batch_on_ray(
+    items: str | Path | Iterable[Mapping[str, Any]],
+    *,
+    out: str | Path | None = None,
+    strategy: str = "mapreduce",
+    context: Context | dict[str, Any] | None = None,
+    full: bool = False,
+    on_item: Callable[[dict[str, Any], BatchSummary], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    start_embedded: bool = True,
+    files_outside: bool = False,
+    ray_address: str | None = None,
+    workers: int | None = None,
+    items_in_flight: int | None = None,
+    checkpoint_url: str | None = None,
+    **settings: Any,
+) -> BatchSummary:
+    """:func:`abatch` on a Ray cluster, in this thread (the CLI's: Ctrl-C stops it between rows)."""
+    from longgraph.api import prepare_context
+    from longgraph.ray_batch import run_on_ray
+
+    planned = plan_batch(items, out, strategy, files_outside)
+    if not planned.todo:
+        return planned.summary
+    resolved = prepare_context(context, settings, start_embedded=start_embedded, on_notice=on_notice)
+    per_worker = items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
+    figures = run_on_ray(
+        planned.items(), todo=planned.todo, summary=planned.summary, context=resolved, path=planned.path,
+        address=ray_address, workers=workers, items_per_worker=per_worker, full=full,
+        checkpoint_url=checkpoint_url, on_item=on_item,
+    )  # fmt: skip
+    planned.summary.cluster = figures
+    return planned.summary
+
+
+def read_item_documents(item: BatchItem) -> tuple[str | None, list[Any] | None, list[str]]:
     if not item.files:
         return item.document, item.documents, []
     from longgraph.files import read_document
@@ -297,6 +395,58 @@ def failure_row(item: BatchItem, exc: BaseException, seconds: float) -> dict[str
     }  # fmt: skip
 
 
+class ItemRunner:
+    """Runs items with one resolved context and provider (one client, one concurrency budget) and a
+    checkpointer, each strategy's graph compiled once: the one place an item becomes a row, for the
+    local engine and for each worker of the Ray engine (``longgraph/ray_batch.py``)."""
+
+    def __init__(
+        self, context: Context, provider: LLMProvider, checkpointer: Any = None, *, where: str = ""
+    ) -> None:
+        self.context = context
+        self.provider = provider
+        self.checkpointer = checkpointer
+        self.where = where
+        self._graphs: dict[str, Any] = {}
+
+    def _compiled(self, strategy: str) -> Any:
+        from longgraph.strategies import build_strategy
+
+        if strategy not in self._graphs:
+            self._graphs[strategy] = build_strategy(strategy, self.provider, checkpointer=self.checkpointer)
+        return self._graphs[strategy]
+
+    async def answer(
+        self,
+        item: BatchItem,
+        *,
+        full: bool,
+        documents: tuple[str | None, list[Any] | None, list[str]] | None = None,
+    ) -> dict[str, Any]:
+        """``item``'s result row, or its failure row (never raised: one item's failure never stops the
+        corpus). A budget stop's row carries ``budget_stop`` (the reason) for the caller to act on.
+        ``documents``: already read (a Ray worker gets them from the driver); else read here."""
+        from longgraph.api import graph_input_of, run_strategy
+
+        began = time.perf_counter()
+        thread = f"batch-{item.id}-{item.digest}" if self.checkpointer is not None else None
+        try:
+            document, texts, notes = (
+                documents if documents is not None else await asyncio.to_thread(read_item_documents, item)
+            )
+            graph_input = graph_input_of(item.question, document, texts, list(notes))
+            result = await run_strategy(
+                graph_input, strategy=item.strategy, context=self.context, llm=self.provider,
+                checkpointer=self.checkpointer, thread_id=thread, where=self.where, graph=self._compiled(item.strategy),
+            )  # fmt: skip
+            result.stats.notes = [*notes, *result.stats.notes]
+            return result_row(item, result, time.perf_counter() - began, full=full)
+        except BudgetExhausted as exc:
+            return {**failure_row(item, exc, time.perf_counter() - began), "budget_stop": exc.reason}
+        except Exception as exc:
+            return failure_row(item, exc, time.perf_counter() - began)
+
+
 async def abatch(
     items: str | Path | Iterable[Mapping[str, Any]],
     *,
@@ -310,49 +460,35 @@ async def abatch(
     on_notice: Callable[[str], None] | None = None,
     start_embedded: bool = True,
     files_outside: bool = False,
+    engine: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
     **settings: Any,
 ) -> BatchSummary:
     """Answer every item of ``items`` (a JSONL file, or item objects) with one shared concurrency budget.
+
+    ``engine="ray"``: on a Ray cluster (``ray_address``, else Ray's own convention: ``RAY_ADDRESS`` or a
+    local one), ``workers`` actors (default: one per CPU of the cluster), the same rows and resume rules
+    (``longgraph/ray_batch.py``).
 
     With ``out``, each result row is appended to it as the item finishes and a rerun resumes (module
     docstring); the summary's ``rows`` are this run's. ``on_item(row, summary)`` is called as each item
     finishes (a progress bar); ``on_notice`` hears about starting the embedded server. ``files_outside``
     lets items name files outside the items file's folder (:func:`parse_item`). ``settings`` are context fields, as for :func:`longgraph.aask`.
     """
-    from longgraph.api import graph_input_of, prepare_context, resolved_context, run_strategy
+    from longgraph.api import prepare_context, resolved_context
     from longgraph.checkpointing import sqlite_checkpointer
-    from longgraph.strategies import build_strategy
 
-    if isinstance(items, str | Path):
-        source = Path(items)
-        base = source.parent
-
-        def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
-            if not source.is_file():
-                raise InputError(f"{source}: no such file")
-            return iter_objects(source, "batch item")
-    else:
-        listed = [(f"item {i}", row) for i, row in enumerate(items)]
-        base = Path.cwd()
-
-        def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
-            return iter(listed)
-
-    path = Path(out) if out is not None else None
-    # First pass: every item valid, before any call (documents are not kept: the second pass reads them).
-    validated = await asyncio.to_thread(
-        lambda: list(_validated(rows(), base, strategy, files_outside=files_outside, read_files=True))
-    )
-    plan = [(item.id, item.digest) for item in validated]
-    if not plan:
-        raise InputError("no item to answer")
-    if path is not None:
-        inputs = [source] if isinstance(items, str | Path) else []
-        claim_results(path, [*inputs, *(f for item in validated for f in item.files)])
-    del validated
-    done_before = await asyncio.to_thread(finished_items, path)
-    todo = {i for i, d in plan if done_before.get(i) != d}
-    summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)
+    if engine == "ray":
+        return await asyncio.to_thread(
+            batch_on_ray, items, out=out, strategy=strategy, context=context, full=full, on_item=on_item,
+            on_notice=on_notice, start_embedded=start_embedded, files_outside=files_outside, ray_address=ray_address,
+            workers=workers, items_in_flight=items_in_flight, **settings,
+        )  # fmt: skip
+    if engine != "local":
+        raise ConfigurationError(f"engine {engine!r}: expected 'local' or 'ray'")
+    planned = await asyncio.to_thread(plan_batch, items, out, strategy, files_outside)
+    summary, path, todo = planned.summary, planned.path, planned.todo
     if not todo:
         return summary
     ctx = await asyncio.to_thread(
@@ -376,41 +512,20 @@ async def abatch(
                 raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
             checkpointer = await stack.enter_async_context(sqlite_checkpointer(str(checkpoint_file(path))))
 
-        graphs: dict[str, Any] = {}
-
-        def compiled(strategy: str) -> Any:
-            """Each strategy's graph, compiled once for every item (they share the checkpointer)."""
-            if strategy not in graphs:
-                graphs[strategy] = build_strategy(strategy, provider, checkpointer=checkpointer)
-            return graphs[strategy]
+        runner = ItemRunner(
+            resolved, provider, checkpointer, where=str(checkpoint_file(path)) if path else ""
+        )
 
         async def one(item: BatchItem) -> None:
-            began = time.perf_counter()
-            try:
-                document, documents, notes = await asyncio.to_thread(_documents, item)
-                graph_input = graph_input_of(item.question, document, documents, notes)
-                result = await run_strategy(
-                    graph_input, strategy=item.strategy, context=resolved, llm=provider,
-                    checkpointer=checkpointer, thread_id=f"batch-{item.id}-{item.digest}" if checkpointer else None,
-                    where=str(checkpoint_file(path)) if path else "", graph=compiled(item.strategy),
-                )  # fmt: skip
-                result.stats.notes = [*notes, *result.stats.notes]
-                row = result_row(item, result, time.perf_counter() - began, full=full)
-            except BudgetExhausted as exc:  # the corpus's budget: no new item starts
-                summary.budget_stop = summary.budget_stop or exc.reason
-                row = failure_row(item, exc, time.perf_counter() - began)
-            except Exception as exc:  # one item's failure never stops the corpus
-                row = failure_row(item, exc, time.perf_counter() - began)
+            row = await runner.answer(item, full=full)
+            if row.get("error_type") == "BudgetExhausted":  # the corpus's budget: no new item starts
+                summary.budget_stop = summary.budget_stop or row["budget_stop"]
+            row.pop("budget_stop", None)
             if appender is not None:
                 await appender.awrite(row)
                 if checkpointer is not None and row["error"] is None:  # its row is its result now
                     await checkpointer.adelete_thread(f"batch-{item.id}-{item.digest}")
-            summary.done += 1
-            summary.failed += row["error"] is not None
-            summary.llm_calls += int(row.get("llm_calls") or 0)
-            summary.prompt_tokens += int(row.get("prompt_tokens") or 0)
-            summary.completion_tokens += int(row.get("completion_tokens") or 0)
-            summary.rows.append(row)
+            summary.count(row)
             if on_item is not None:
                 on_item(row, summary)
 
@@ -422,7 +537,7 @@ async def abatch(
 
         try:
             # the second pass: documents read lazily
-            for item in _validated(rows(), base, strategy, files_outside=files_outside):
+            for item in planned.items():
                 if item.id not in todo:
                     continue
                 await gate.acquire()

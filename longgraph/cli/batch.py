@@ -55,6 +55,30 @@ def batch(
         bool,
         Opt("--files-outside", help="Let items name files outside the items file's folder (absolute, ../)."),
     ] = False,
+    ray: Annotated[
+        str | None,
+        Opt(
+            "--ray",
+            is_flag=False,
+            flag_value="auto",
+            metavar="[ADDRESS]",
+            help="Run the items on a Ray cluster: --ray ADDRESS, or --ray alone for Ray's own choice "
+            "(RAY_ADDRESS, else a local cluster). The results file is written here, as without it.",
+            show_default=False,
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        Opt(help="With --ray: worker actors (default one per CPU of the cluster).", show_default=False),
+    ] = None,
+    checkpoint_db: Annotated[
+        str | None,
+        Opt(
+            help="With --ray: checkpoint running items on this postgresql:// server, shared by every node "
+            "(an item whose node dies resumes from its last step).",
+            show_default=False,
+        ),
+    ] = None,
     base_url: BaseUrlOption = None,
     api_key: ApiKeyOption = None,
     model: ModelOption = None,
@@ -81,7 +105,8 @@ def batch(
     def action() -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from longgraph.batch import BatchSummary, batch
+        from longgraph.batch import BatchSummary, batch, batch_on_ray
+        from longgraph.errors import InputError
 
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -98,14 +123,42 @@ def batch(
                     description=f"items{failed}",
                 )
 
-            summary = batch(
-                items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
-                files_outside=files_outside,
-                on_notice=lambda m: stderr.print(m), **settings,
-            )  # fmt: skip
+            if ray is not None:
+                summary = batch_on_ray(
+                    items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
+                    files_outside=files_outside, on_notice=lambda m: stderr.print(m),
+                    ray_address=None if ray == "auto" else ray, workers=workers,
+                    checkpoint_url=ray_checkpoints(checkpoint_db), **settings,
+                )  # fmt: skip
+            else:
+                if workers is not None or checkpoint_db is not None:
+                    raise InputError("--workers and --checkpoint-db are options of --ray")
+                summary = batch(
+                    items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
+                    files_outside=files_outside,
+                    on_notice=lambda m: stderr.print(m), **settings,
+                )  # fmt: skip
+        if summary.cluster is not None:
+            c = summary.cluster
+            stderr.print(f"ray: {c['workers']} worker(s), {c['workers_lost']} lost; at most {c['most_held']} "
+                         "request(s) in flight at once across the cluster", highlight=False, markup=False)  # fmt: skip
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
         if summary.failed:
             raise typer.Exit(EXIT_PARTIAL)
 
     run_cli(action, debug=debug, hint=f"rerun the same command to resume: finished items in {out} are kept")
+
+
+def ray_checkpoints(checkpoint_db: str | None) -> str | None:
+    """``--checkpoint-db`` of a Ray run: a PostgreSQL server every node reaches (a SQLite file is one
+    machine's, and one writer's)."""
+    if checkpoint_db is None:
+        return None
+    from longgraph.checkpointing import checked_target, is_postgres_url
+    from longgraph.errors import InputError
+
+    checked_target(checkpoint_db, "--checkpoint-db")
+    if not is_postgres_url(checkpoint_db):
+        raise InputError("--checkpoint-db with --ray: a postgresql:// URL (every node must reach it)")
+    return checkpoint_db

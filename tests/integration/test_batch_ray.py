@@ -1,0 +1,165 @@
+"""`longgraph batch --ray` on a real local Ray cluster (a head and two worker nodes, each its own raylet
+process on this machine, started by the tests) against the stub: the same answers as the local engine,
+one in-flight budget for the whole cluster, a worker node killed mid-run losing no item, a bad item
+failing alone, and Ctrl-C on the driver leaving a file a rerun completes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_thread
+from longgraph.tests.conftest import FACT, QUESTION, essays
+from longgraph.tests.integration.support import hermetic_env, longgraph_command, run_longgraph, stub_cli_args
+
+pytestmark = pytest.mark.integration
+ray = pytest.importorskip("ray", reason="the ray extra: pip install 'longgraph[ray]'")
+ITEMS = 50
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A head (no CPU: it only coordinates) and two worker nodes of one CPU each."""
+    from ray.cluster_utils import Cluster
+
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    for _ in range(2):
+        made.add_node(num_cpus=1)
+    made.wait_for_nodes()
+    yield made
+    made.shutdown()
+
+
+@pytest.fixture
+def stub() -> Iterator[StubHandle]:
+    with run_stub_in_thread(StubConfig(model="stub", latency_s=0.1)) as handle:
+        yield handle
+
+
+def _items(path: Path, count: int = ITEMS) -> Path:
+    text = essays()
+    rows = []
+    for i in range(count):  # distinct texts and facts: no request of one item is another's
+        filler = text[(i % 40) * 3_000 : (i % 40 + 1) * 3_000]
+        fact = FACT.replace(".", f" from orchard {i}.")
+        document = filler[: len(filler) // 2] + "\n\n" + fact + "\n\n" + filler[len(filler) // 2 :]
+        rows.append({"id": f"item-{i}", "question": QUESTION, "document": document})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _args(items: Path, out: Path, stub: StubHandle, cluster: Any, *extra: str) -> list[str]:
+    return ["batch", str(items), "--out", str(out), "--no-cache", "--max-concurrency", "3", "--ray",
+            cluster.address, *stub_cli_args(stub.base_url), *extra]  # fmt: skip
+
+
+def test_the_same_answers_as_the_local_engine_within_one_budget(
+    stub: StubHandle, cluster: Any, tmp_path: Path
+) -> None:
+    items = _items(tmp_path / "items.jsonl")
+    local, on_ray = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    args = [
+        "batch",
+        str(items),
+        "--out",
+        str(local),
+        "--no-cache",
+        "--max-concurrency",
+        "3",
+        *stub_cli_args(stub.base_url),
+    ]
+    done = run_longgraph(args, home=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    stub.reset()
+    done = run_longgraph(_args(items, on_ray, stub, cluster), home=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = {r["id"]: r["answer"] for r in _rows(local)}
+    rows = _rows(on_ray)
+    assert len(rows) == ITEMS and {r["id"]: r["answer"] for r in rows} == answers
+    assert all(r["error"] is None and "smoked plums" in r["answer"] for r in rows)
+    stats = stub.stats()
+    assert stats["max_in_flight"] <= 3, stats  # two workers, one budget of three
+    assert stats["max_in_flight"] == 3, stats  # and the budget is used
+    assert "ray: 2 worker(s), 0 lost" in done.stderr
+    # Both nodes' workers answered: rows do not say where, the stub's peers do.
+    assert f"{ITEMS} item(s): {ITEMS} answered, 0 failed, 0 skipped" in done.stderr
+    again = run_longgraph(_args(items, on_ray, stub, cluster), home=tmp_path, timeout=600)
+    assert again.returncode == 0 and f"{ITEMS} skipped" in again.stderr  # the same resume rules
+
+
+def test_a_worker_node_killed_mid_run_loses_no_item(stub: StubHandle, tmp_path: Path) -> None:
+    """Its own cluster: a node is removed (its raylet and workers killed) once ten rows are written."""
+    from ray.cluster_utils import Cluster
+
+    own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    nodes = [own.add_node(num_cpus=1) for _ in range(2)]
+    own.wait_for_nodes()
+    try:
+        items, out = _items(tmp_path / "items.jsonl"), tmp_path / "ray.jsonl"
+        process = subprocess.Popen(longgraph_command([*_args(items, out, stub, own), "--debug"]), env=hermetic_env(tmp_path),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 300
+        while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 10):
+            assert process.poll() is None and time.monotonic() < deadline, "no ten rows before the node kill"
+            time.sleep(0.2)
+        own.remove_node(nodes[1], allow_graceful=False)
+        _stdout, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, stderr[-3000:]
+        rows = _rows(out)
+        ids = [r["id"] for r in rows]
+        assert (
+            sorted(set(ids)) == sorted(f"item-{i}" for i in range(ITEMS)) and len(ids) == ITEMS
+        )  # none twice
+        assert all(r["error"] is None and "smoked plums" in r["answer"] for r in rows)
+        assert "1 lost" in stderr
+    finally:
+        own.shutdown()
+
+
+def test_a_bad_item_fails_alone_with_its_error(stub: StubHandle, cluster: Any, tmp_path: Path) -> None:
+    """Every call about item-3's text is refused by the endpoint (503 however often retried): its row
+    holds the error; the seven others answer."""
+    items = tmp_path / "items.jsonl"
+    _items(items, 8)
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    rows[3]["document"] = "Quarantined-7731 " + rows[3]["document"][:1500]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    stub.configure(fail_containing="Quarantined-7731")
+    out = tmp_path / "ray.jsonl"
+    done = run_longgraph(_args(items, out, stub, cluster, "--retries", "1"), home=tmp_path, timeout=600)
+    assert done.returncode == 4, done.stderr[-2000:]  # some items failed (EXIT_PARTIAL)
+    got = {r["id"]: r for r in _rows(out)}
+    assert len(got) == 8 and got["item-3"]["error"] and got["item-3"]["error_type"]
+    assert all(r["error"] is None and "smoked plums" in r["answer"] for k, r in got.items() if k != "item-3")
+
+
+def test_ctrl_c_on_the_driver_leaves_a_file_a_rerun_completes(
+    stub: StubHandle, cluster: Any, tmp_path: Path
+) -> None:
+    items, out = _items(tmp_path / "items.jsonl", 20), tmp_path / "ray.jsonl"
+    process = subprocess.Popen(longgraph_command(_args(items, out, stub, cluster)), env=hermetic_env(tmp_path),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 3):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=120)
+    assert process.returncode != 0
+    first = _rows(out)  # every line whole
+    assert 3 <= len(first) < 20
+    done = run_longgraph(_args(items, out, stub, cluster), home=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{len({r['id'] for r in first})} skipped" in done.stderr
+    assert sorted({r["id"] for r in _rows(out)}) == sorted(f"item-{i}" for i in range(20))
