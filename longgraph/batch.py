@@ -79,7 +79,7 @@ class BatchSummary:
     out: Path | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     cluster: dict[str, int] | None = None
-    """A Ray run's figures: workers, workers lost, and the most requests in flight at once cluster-wide."""
+    """A Ray run's figures: workers, workers lost, the budget of requests in flight, the workers' peak RSS."""
     budget_stop: str | None = None
     """Why the corpus stopped early: its ``max_calls`` / ``max_prompt_tokens`` was reached."""
     not_started: int = 0
@@ -401,9 +401,13 @@ class ItemRunner:
     local engine and for each worker of the Ray engine (``longgraph/ray_batch.py``)."""
 
     def __init__(
-        self, context: Context, provider: LLMProvider, checkpointer: Any = None, *, where: str = ""
-    ) -> None:
+        self, context: Context, provider: LLMProvider, checkpointer: Any = None, *, where: str = "",
+        forget_finished: bool = False,
+    ) -> None:  # fmt: skip
         self.context = context
+        self.forget_finished = forget_finished
+        """Delete a finished item's checkpoints at once (a Ray worker's: the driver holds no checkpointer);
+        the local engine deletes them once the item's row is on disk."""
         self.provider = provider
         self.checkpointer = checkpointer
         self.where = where
@@ -440,7 +444,10 @@ class ItemRunner:
                 checkpointer=self.checkpointer, thread_id=thread, where=self.where, graph=self._compiled(item.strategy),
             )  # fmt: skip
             result.stats.notes = [*notes, *result.stats.notes]
-            return result_row(item, result, time.perf_counter() - began, full=full)
+            row = result_row(item, result, time.perf_counter() - began, full=full)
+            if self.forget_finished and thread is not None:
+                await self.checkpointer.adelete_thread(thread)
+            return row
         except BudgetExhausted as exc:
             return {**failure_row(item, exc, time.perf_counter() - began), "budget_stop": exc.reason}
         except Exception as exc:

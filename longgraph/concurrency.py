@@ -185,6 +185,13 @@ class AdaptiveLimit:
             self._successes = 0
             self._set(self.limit + 1, "the server keeps up")
 
+    def resize(self, ceiling: int, why: str) -> None:
+        """A new ceiling (a Ray worker's share of the run's budget, re-split when a worker is lost):
+        the current limit moves by as much, within 1 and the new ceiling."""
+        moved = max(1, min(ceiling, self.limit + ceiling - self.ceiling))
+        self.ceiling = ceiling
+        self._set(moved, why)
+
     def _set(self, limit: int, why: str) -> None:
         log.info("requests in flight: %d → %d (%s)", self.limit, limit, why)
         self.limit = limit

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Sequence
@@ -145,9 +144,6 @@ class LLMClient:
         self.mode: ResolvedMode = "text" if mode == "text" else "json_schema"
         self.limit = limit or AdaptiveLimit(max_concurrency)
         """Requests in flight: at most ``max_concurrency``, fewer while the server is overloaded."""
-        self.gate: contextlib.AbstractAsyncContextManager[object] | None = None
-        """A permit of a budget shared beyond this process (a Ray run's, ``longgraph/ray_batch.py``),
-        taken after :attr:`limit` for each request and held until it is answered."""
         self._watch = watch
 
     async def aclose(self) -> None:
@@ -181,7 +177,7 @@ class LLMClient:
         last_error: BaseException | None = None
         if self._watch is not None:
             self._watch.ensure_running()
-        async with self.limit, self.gate or contextlib.nullcontext():
+        async with self.limit:
             while (endpoint := self._pick(tried)) is not None:
                 tried.add(endpoint.url)
                 endpoint.in_flight += 1

@@ -13,9 +13,10 @@ engine:
   event loop with its own client (:class:`~longgraph.batch.ItemRunner`, the local engine's item
   runner), several items at once.
 * **One load budget per run.** ``max_concurrency`` means requests in flight for the whole run, however
-  many workers: every request takes a permit of one :class:`PermitGate` actor after its worker's own
-  limit, and gives it back when answered. A permit held by a worker that died is returned when the
-  driver learns of the death, so a lost node cannot shrink the budget.
+  many workers: it is split among them (:func:`shares`), each worker's client limited to its share
+  (and adapting below it as on one machine), and re-split among the survivors when a worker is lost,
+  so a lost node cannot shrink the budget. No call to anyone per request: a gate actor taking a permit
+  per request measured 0.42 of the local engine's items/s at 0.1 s per call on these two cores.
 * **Nothing lost when a node dies.** An item whose worker died goes back to the queue and runs on a
   surviving worker (up to :data:`MAX_ATTEMPTS` times); its row is written once, by the driver, when it
   finishes. With checkpoints on a shared PostgreSQL (``checkpoint_url``) it resumes from its last
@@ -39,114 +40,58 @@ from typing import Any
 from longgraph.batch import BatchItem, BatchSummary, ItemRunner, failure_row, read_item_documents
 from longgraph.errors import ConfigurationError, LonggraphError
 from longgraph.jsonl import Appender
-from longgraph.llm import LLMProvider, OpenAIProvider
+from longgraph.llm import OpenAIProvider
 from longgraph.state.context import Context
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 """Workers an item may lose (a node dying under it) before its row says it failed."""
-_GATE_CALLS = 100_000
-"""Calls the gate actor serves at once: every request waiting for a permit is one."""
 
 
 class WorkerLost(LonggraphError):
     """An item's worker died under it more than :data:`MAX_ATTEMPTS` times, or no worker is left."""
 
 
-class PermitGate:
-    """The run's budget of requests in flight (a Ray actor: one per run). Permits are counted per
-    worker, so a dead worker's are returned at once (:meth:`forget`)."""
+class SharedBudgetProvider(OpenAIProvider):
+    """The default provider, each client's limit this worker's share of the run's budget, resizable when
+    the budget is re-split (:meth:`resize`)."""
 
-    def __init__(self, permits: int) -> None:
-        self.free = permits
-        self.held: collections.Counter[str] = collections.Counter()
-        self.waiting: collections.deque[asyncio.Future[None]] = collections.deque()
-        self.most_held = 0
-        self.forgotten: set[str] = set()
-
-    async def acquire(self, worker: str) -> bool:
-        """Wait for a permit; False for a worker the driver declared dead (it must not send)."""
-        while self.free <= 0 and worker not in self.forgotten:
-            waiter = asyncio.get_running_loop().create_future()
-            self.waiting.append(waiter)
-            await waiter
-        if worker in self.forgotten:
-            return False
-        self.free -= 1
-        self.held[worker] += 1
-        self.most_held = max(self.most_held, sum(self.held.values()))
-        return True
-
-    def release(self, worker: str) -> None:
-        if self.held[worker] <= 0:
-            return  # forgotten meanwhile: its permits were already returned
-        self.held[worker] -= 1
-        self.free += 1
-        self._wake()
-
-    def forget(self, worker: str) -> int:
-        """Return every permit ``worker`` holds (it died); its later requests get none."""
-        returned = self.held.pop(worker, 0)
-        self.forgotten.add(worker)
-        self.free += returned
-        self._wake(everyone=True)
-        return returned
-
-    def figures(self) -> dict[str, int]:
-        return {"free": self.free, "held": sum(self.held.values()), "most_held": self.most_held}
-
-    def _wake(self, everyone: bool = False) -> None:
-        count = len(self.waiting) if everyone else self.free
-        while count > 0 and self.waiting:
-            waiter = self.waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                count -= 1
-
-
-class GatePermit:
-    """One request's permit of the run's :class:`PermitGate`, as an async context manager
-    (``LLMClient.gate``)."""
-
-    def __init__(self, gate: Any, worker: str) -> None:
-        self.gate = gate
-        self.worker = worker
-
-    async def __aenter__(self) -> GatePermit:
-        if not await self.gate.acquire.remote(self.worker):
-            raise WorkerLost(f"worker {self.worker} was declared lost; its item runs elsewhere")
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.gate.release.remote(self.worker)
-
-
-class GatedProvider(OpenAIProvider):
-    """The default provider, each client's requests also taking a permit of the run's gate."""
-
-    def __init__(self, gate: Any, worker: str) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.gate = gate
-        self.worker = worker
+        self.built: list[Any] = []
 
     def build(self, context: Context) -> Any:
         client = super().build(context)
-        client.gate = GatePermit(self.gate, self.worker)
+        self.built.append(client)
         return client
+
+    def resize(self, share: int) -> None:
+        for client in self.built:
+            client.limit.resize(share, "the run's budget was re-split among its workers")
+
+
+def shares(permits: int, workers: int) -> list[int]:
+    """``permits`` split among ``workers`` as evenly as whole requests allow (the first get one more)."""
+    return [permits // workers + (1 if i < permits % workers else 0) for i in range(workers)]
 
 
 class BatchWorker:
     """A Ray actor that answers items on its own event loop (several at once), with one client whose
-    requests take permits of the run's gate."""
+    limit is this worker's share of the run's budget."""
 
-    def __init__(self, context: Context, gate: Any, worker: str, checkpoint_url: str | None) -> None:
+    def __init__(self, context: Context, checkpoint_url: str | None) -> None:
         self.context = context
-        self.provider: LLMProvider = GatedProvider(gate, worker)
+        self.provider = SharedBudgetProvider()
         self.checkpoint_url = checkpoint_url
         self._runner: ItemRunner | None = None
         self._starting = asyncio.Lock()
         self._stack: Any = None
+
+    def resize(self, share: int) -> None:
+        """This worker's new share of the run's budget (another worker was lost)."""
+        self.context = self.context.replace(max_concurrency=share)
+        self.provider.resize(share)
 
     async def _ready(self) -> ItemRunner:
         async with self._starting:
@@ -164,7 +109,11 @@ class BatchWorker:
                     )
                 resolved = await resolved_context(self.context, self.provider)
                 self._runner = ItemRunner(
-                    resolved, self.provider, checkpointer, where="the shared checkpoints"
+                    resolved,
+                    self.provider,
+                    checkpointer,
+                    where="the shared checkpoints",
+                    forget_finished=True,
                 )
             return self._runner
 
@@ -206,12 +155,11 @@ def run_on_ray(
     checkpoint_url: str | None,
     on_item: Callable[[dict[str, Any], BatchSummary], None] | None,
 ) -> dict[str, int]:
-    """Answer the items of ``todo`` on a Ray cluster, writing each row to ``path`` on this driver; the
-    gate's figures are returned (``most_held``: the most requests in flight at once, cluster-wide)."""
+    """Answer the items of ``todo`` on a Ray cluster, writing each row to ``path`` on this driver; returns
+    the run's figures (workers, workers lost, the budget of requests in flight, the workers' peak RSS)."""
     try:
         import ray as ray_module
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     except ImportError as exc:
         raise ConfigurationError("--ray needs Ray: pip install 'longgraph[ray]'") from exc
     ray: Any = ray_module  # its handles' methods are typed as the plain class's
@@ -222,19 +170,17 @@ def run_on_ray(
     with ExitStack() as stack:
         if started_here:
             stack.callback(ray.shutdown)
-        permits = context.max_concurrency * max(1, len(context.base_urls))
-        # The gate lives on the driver's node: a worker node dying must not take the budget with it.
-        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        gate = (
-            ray.remote(max_concurrency=_GATE_CALLS)(PermitGate)
-            .options(num_cpus=0, scheduling_strategy=here)
-            .remote(permits)
-        )
-        count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        # One budget for the run: max_concurrency split among the workers (no call to anyone per request),
+        # re-split among the survivors when one is lost. Never more workers than requests allowed.
+        permits = context.max_concurrency
+        count = min(permits, workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
         actor = ray.remote(BatchWorker).options(
             num_cpus=1, max_concurrency=items_per_worker, scheduling_strategy="SPREAD", max_restarts=0
         )  # fmt: skip
-        pool = [actor.remote(context, gate, f"w{i}", checkpoint_url) for i in range(count)]
+        pool = [
+            actor.remote(context.replace(max_concurrency=share), checkpoint_url)
+            for share in shares(permits, count)
+        ]
         stack.callback(lambda: [ray.kill(a) for a in pool])
         alive = set(range(count))
         appender = stack.enter_context(Appender(path)) if path is not None else None
@@ -285,13 +231,12 @@ def run_on_ray(
                 except lost_errors as exc:
                     if flight.worker in alive:
                         alive.discard(flight.worker)
-                        returned = ray.get(gate.forget.remote(f"w{flight.worker}"))
-                        log.warning(
-                            "worker w%d was lost (%s); %d permit(s) returned",
-                            flight.worker,
-                            type(exc).__name__,
-                            returned,
-                        )
+                        log.warning("worker %d was lost (%s)", flight.worker, type(exc).__name__)
+                        survivors = sorted(alive)
+                        for w, share in zip(
+                            survivors, shares(permits, len(survivors)) if survivors else [], strict=True
+                        ):
+                            pool[w].resize.remote(share)
                     if flight.attempts < MAX_ATTEMPTS and alive:
                         queue.appendleft((flight.item, flight.attempts))
                         continue
@@ -309,8 +254,7 @@ def run_on_ray(
                     write(failure_row(item, WorkerLost("no worker is left; rerun to retry it"), 0.0))
                 exhausted = True
         summary.seconds = round(time.perf_counter() - started, 3)
-        figures: dict[str, int] = ray.get(gate.figures.remote())
-        figures["workers"] = count
+        figures: dict[str, int] = {"workers": count, "budget": permits}
         figures["workers_lost"] = count - len(alive)
         peaks = ray.get([pool[w].peak_rss_mb.remote() for w in sorted(alive)])
         figures["worker_peak_rss_mb"] = int(max(peaks, default=0.0))

@@ -1,13 +1,13 @@
 """Items per second of ``longgraph batch``: the local engine, Ray with one worker and Ray with two, on the
 same items, stub and global limit, side by side in one run.
 
-``python -m longgraph.evals.bench.ray_batch [--items 40] [--latencies 1.0,0.1] [--concurrency 8]``
+``python -m longgraph.evals.bench.ray_batch [--items 300] [--latencies 1.0,0.1] [--concurrency 64]``
 
 A local Ray cluster is started here (a head with no CPU, two worker nodes of one CPU each: separate
 raylet processes), the stub in its own process. For each stub latency: the local engine, then Ray with
 1 and 2 workers, each over the same distinct items with no result cache. Printed: items/s of each, the
 ratios over the local engine (issue 31's targets: Ray with one worker ≥ 0.9 of local at 1.0 s; two
-workers above local at 0.1 s), the cluster-wide peak of requests in flight (never above the limit), and
+workers above local at 0.1 s), the stub's peak of requests in flight (never above the limit), and
 the peak RSS of the worker processes (each worker's own high-water mark).
 """
 
@@ -22,9 +22,8 @@ from typing import Any
 
 from longgraph.batch import batch
 from longgraph.evals.bench import load_average, print_figures
-from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
 from longgraph.evals.corpora import load_paul_graham_text
-
+from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
 
 FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
@@ -47,9 +46,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--items", type=int, default=40)
+    parser.add_argument("--items", type=int, default=300)
     parser.add_argument("--latencies", default="1.0,0.1")
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=64)
     args = parser.parse_args(argv)
     import ray as ray_module
     from ray.cluster_utils import Cluster
@@ -82,7 +81,6 @@ def main(argv: Sequence[str] | None = None) -> None:
                     figures[f"{tag}_items_per_s"] = round(rates[name], 2)
                     figures[f"{tag}_stub_max_in_flight"] = stub.stats()["max_in_flight"]
                     if summary.cluster is not None:
-                        figures[f"{tag}_cluster_most_held"] = summary.cluster["most_held"]
                         figures[f"{tag}_worker_peak_rss_mb"] = summary.cluster["worker_peak_rss_mb"]
                 for name in ("ray_1", "ray_2"):
                     figures[f"{name}_over_local_at_{latency:g}s"] = round(rates[name] / rates["local"], 2)

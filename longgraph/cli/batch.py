@@ -140,8 +140,8 @@ def batch(
                 )  # fmt: skip
         if summary.cluster is not None:
             c = summary.cluster
-            stderr.print(f"ray: {c['workers']} worker(s), {c['workers_lost']} lost; at most {c['most_held']} "
-                         "request(s) in flight at once across the cluster", highlight=False, markup=False)  # fmt: skip
+            stderr.print(f"ray: {c['workers']} worker(s), {c['workers_lost']} lost; {c['budget']} request(s) in "
+                         "flight at most across the cluster", highlight=False, markup=False)  # fmt: skip
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
         if summary.failed:

@@ -163,3 +163,45 @@ def test_ctrl_c_on_the_driver_leaves_a_file_a_rerun_completes(
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{len({r['id'] for r in first})} skipped" in done.stderr
     assert sorted({r["id"] for r in _rows(out)}) == sorted(f"item-{i}" for i in range(20))
+
+
+def test_checkpoints_on_a_shared_postgresql_server(
+    stub: StubHandle, cluster: Any, tmp_path: Path, postgres_url: str
+) -> None:
+    """Every worker checkpoints its items on the team's server; a finished item's checkpoints are
+    deleted (the server holds only unfinished work); a SQLite file is refused (one machine's)."""
+    import psycopg
+
+    items, out = _items(tmp_path / "items.jsonl", 6), tmp_path / "ray.jsonl"
+    rows = [json.loads(line) for line in items.read_text(encoding="utf-8").splitlines()]
+    rows[2]["document"] = rows[2]["document"][:2000] + " Held-back-4471 " + rows[2]["document"][2000:]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    stub.configure(fail_containing="Held-back-4471")  # item-2's reduce never answers: it stays unfinished
+    # With the result cache (on each node's disk; here the nodes share one) a resume retries failed chunks.
+    cached = [
+        a for a in _args(items, out, stub, cluster, "--checkpoint-db", postgres_url) if a != "--no-cache"
+    ]
+    cached += ["--cache", str(tmp_path / "cache.sqlite")]
+    args = [*cached, "--retries", "0"]
+    done = run_longgraph(args, home=tmp_path, timeout=600)
+    by = {r["id"]: r for r in _rows(out)}
+    assert len(by) == 6 and all(r["error"] is None for k, r in by.items() if k != "item-2"), done.stderr[
+        -2000:
+    ]
+
+    def threads() -> set[str]:
+        with psycopg.connect(postgres_url) as db:
+            found = db.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE 'batch-%'")
+            return {str(t[0]) for t in found.fetchall()}
+
+    assert by["item-2"]["error"] is not None and done.returncode == 4
+    assert [t.split("-")[1:3] for t in threads()] == [["item", "2"]]  # its work so far; not the finished'
+    stub.configure(fail_containing=None)
+    again = run_longgraph(cached, home=tmp_path, timeout=600)  # resumed from the server's checkpoint
+    assert again.returncode == 0 and "5 skipped" in again.stderr, again.stderr[-2000:]
+    assert "smoked plums" in _rows(out)[-1]["answer"] and threads() == set()
+    refused = run_longgraph(
+        _args(items, tmp_path / "x.jsonl", stub, cluster, "--checkpoint-db", str(tmp_path / "c.sqlite")),
+        home=tmp_path,
+    )
+    assert refused.returncode == 2 and "postgresql://" in refused.stderr
