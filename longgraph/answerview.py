@@ -270,7 +270,8 @@ def _window(doc_index: int, text: str, lo: int, hi: int, spans: Sequence[tuple[i
             views = sorted({v for v, _ in covering})
             pairs = " ".join(f"{v}-{k}" for v, k in covering)
             pieces.append(
-                f'<mark class="ev {" ".join(f"r{v}" for v in views)}" data-doc="{doc_index}" data-start="{start}" '
+                f'<mark class="ev {" ".join(f"r{v}" for v in views)}{" shared" if len(views) > 1 else ""}" '
+                f'data-doc="{doc_index}" data-start="{start}" '
                 f'data-end="{end}" data-ev="{pairs}">{esc(text[start:end])}</mark>'
             )  # fmt: skip
         else:
@@ -313,6 +314,7 @@ _STYLE = (
     "padding:.6em .9em;margin:.5em 0;border-left:3px solid #ccd;overflow-wrap:anywhere}"
     ".cut{color:#999;font:italic .85em system-ui,sans-serif;margin:0}mark.ev{padding:0 1px}"
     + "".join(f"mark.r{i}{{background:{c}}}" for i, c in enumerate(_MARKS))
+    + f"mark.shared{{background:repeating-linear-gradient(135deg,{_MARKS[0]} 0 8px,{_MARKS[1]} 8px 16px)}}"
     + "mark.ev:target,.anchor:target+mark{outline:2px solid #222}"
     ".panel{display:none;position:fixed;right:1em;top:1em;bottom:1em;width:min(40em,90vw);overflow:auto;"
     "background:#fff;border:2px solid #444;border-radius:6px;padding:.6em 1em;box-shadow:0 4px 24px #0004}"
