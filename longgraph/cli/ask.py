@@ -28,6 +28,7 @@ from longgraph.cli.common import (
     TemperatureOption,
     TimeoutOption,
     TokenizerOption,
+    claim_page,
     coverage_line,
     progress_bars,
     run_cli,
@@ -37,7 +38,6 @@ from longgraph.cli.common import (
 from longgraph.cli.show import answers_page, source_records
 from longgraph.files import read_document
 from longgraph.inert import for_terminal, json_for_terminal
-from longgraph.outputs import claim_output, longgraph_page
 
 
 def read_plan(given: str) -> dict[str, Any]:
@@ -150,13 +150,7 @@ def ask(
 
         given_plan = read_plan(plan) if plan else None
         if html is not None:
-            claim_output(
-                html,
-                option="--html",
-                kind="page",
-                ours=longgraph_page,
-                inputs=[Path(f) for f in files if f != "-"],
-            )
+            claim_page(html, files)
         documents, notes = [], []
         for path in files:
             title, text, file_notes = read_document(path)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -245,3 +246,12 @@ def endpoint_settings(cache: str | None, base_url: list[str] | None, model: str 
     if model:
         settings["model"] = model
     return settings
+
+
+def claim_page(page: Path, inputs: Sequence[str | Path]) -> None:
+    """``--html PAGE``, once it is safe to write: not a folder, not an input of the command (``-`` is
+    stdin), not an existing file that is not a page longgraph wrote (``longgraph/outputs.py``)."""
+    from longgraph.outputs import claim_output, longgraph_page
+
+    files = [Path(f) for f in inputs if str(f) != "-"]
+    claim_output(page, option="--html", kind="page", ours=longgraph_page, inputs=files)

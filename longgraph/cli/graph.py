@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from longgraph.cli.common import Opt, build_structure, endpoint_settings, run_cli, stderr
+from longgraph.cli.common import Opt, build_structure, claim_page, endpoint_settings, run_cli, stderr
 from longgraph.inert import for_terminal
-from longgraph.outputs import claim_output, longgraph_page, longgraph_picture
+from longgraph.outputs import claim_output, longgraph_picture
 
 graph_app = typer.Typer(
     name="graph", help="PECAN's information-point graph: build it and look at it.", no_args_is_help=True
@@ -47,7 +47,7 @@ def show(
         if png is not None:
             claim_output(png, option="--png", kind="picture", ours=longgraph_picture, inputs=inputs)
         if html is not None:
-            claim_output(html, option="--html", kind="page", ours=longgraph_page, inputs=inputs)
+            claim_page(html, files)
         settings = endpoint_settings(cache, base_url, model)
         if edges:
             settings["pecan_edges"] = edges

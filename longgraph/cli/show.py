@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from longgraph.cli.common import Opt, run_cli, stderr
+from longgraph.cli.common import Opt, claim_page, run_cli, stderr
 from longgraph.errors import InputError
 from longgraph.inert import for_terminal
 from longgraph.state.contract import DocumentIn, GraphOutput
@@ -113,11 +113,10 @@ def show(
 ) -> None:
     """Show saved results: their answers here, and with --html a page to check them on."""
     from longgraph.answerview import AnswerView, html_page
-    from longgraph.outputs import claim_output, longgraph_page
 
     def action() -> None:
         if html is not None:
-            claim_output(html, option="--html", kind="page", ours=longgraph_page, inputs=results)
+            claim_page(html, results)
         loaded, names = [], []
         for path in results:
             for item in load_saved(path):

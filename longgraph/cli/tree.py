@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from longgraph.cli.common import Opt, build_structure, endpoint_settings, run_cli, stderr
+from longgraph.cli.common import Opt, build_structure, claim_page, endpoint_settings, run_cli, stderr
 from longgraph.inert import for_terminal
-from longgraph.outputs import claim_output, longgraph_page
 
 tree_app = typer.Typer(
     name="tree", help="ToM's document tree: build it and look at it.", no_args_is_help=True
@@ -40,13 +39,7 @@ def show(
         from longgraph.treeview import html_page, text_lines
 
         if html is not None:
-            claim_output(
-                html,
-                option="--html",
-                kind="page",
-                ours=longgraph_page,
-                inputs=[Path(f) for f in files if f != "-"],
-            )
+            claim_page(html, files)
         settings = {**endpoint_settings(cache, base_url, model), "tom_top_k": 0}
         if chunk_tokens:
             settings["tom_chunk_tokens"] = chunk_tokens
