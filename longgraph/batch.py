@@ -334,17 +334,17 @@ def batch_on_ray(
 ) -> BatchSummary:
     """:func:`abatch` on a Ray cluster, in this thread (the CLI's: Ctrl-C stops it between rows)."""
     from longgraph.api import prepare_context
-    from longgraph.ray_batch import run_on_ray
+    from longgraph.ray_batch import answer_items_on_ray
 
     planned = plan_batch(items, out, strategy, files_outside)
     if not planned.todo:
         return planned.summary
     resolved = prepare_context(context, settings, start_embedded=start_embedded, on_notice=on_notice)
     per_worker = items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
-    figures = run_on_ray(
-        planned.items(), todo=planned.todo, summary=planned.summary, context=resolved, path=planned.path,
-        address=ray_address, workers=workers, items_per_worker=per_worker, full=full,
-        checkpoint_url=checkpoint_url, on_item=on_item,
+    figures = answer_items_on_ray(
+        (i for i in planned.items() if i.id in planned.todo), summary=planned.summary, path=planned.path,
+        full=full, on_item=on_item, context=resolved, address=ray_address, workers=workers,
+        per_worker=per_worker, checkpoint_url=checkpoint_url,
     )  # fmt: skip
     planned.summary.cluster = figures
     return planned.summary

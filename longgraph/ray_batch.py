@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from longgraph.batch import BatchItem, BatchSummary, ItemRunner, failure_row, read_item_documents
 from longgraph.errors import ConfigurationError, LonggraphError
@@ -77,14 +77,15 @@ def shares(permits: int, workers: int) -> list[int]:
 
 
 class BatchWorker:
-    """A Ray actor that answers items on its own event loop (several at once), with one client whose
-    limit is this worker's share of the run's budget."""
+    """A Ray actor that answers items (or synthesises from documents) on its own event loop, several at
+    once, with one client whose limit is this worker's share of the run's budget."""
 
     def __init__(self, context: Context, checkpoint_url: str | None) -> None:
         self.context = context
         self.provider = SharedBudgetProvider()
         self.checkpoint_url = checkpoint_url
         self._runner: ItemRunner | None = None
+        self._pyramid: Any = None
         self._starting = asyncio.Lock()
         self._stack: Any = None
 
@@ -123,6 +124,16 @@ class BatchWorker:
         runner = await self._ready()
         return await runner.answer(item, full=full, documents=documents)
 
+    async def synthesize(self, text: str, name: str, seed: int) -> dict[str, Any]:
+        """One document through the pyramid graph (``longgraph/synth.py``): its outcome as plain data."""
+        from longgraph.graphs.pyramid import build_graph
+        from longgraph.synth import synthesize
+
+        runner = await self._ready()
+        if self._pyramid is None:
+            self._pyramid = build_graph(self.provider)
+        return await synthesize(self._pyramid, text, name, seed, runner.context)
+
     def peak_rss_mb(self) -> float:
         """This worker's peak resident memory (its own high-water mark, ``VmHWM``), in MB."""
         try:
@@ -134,29 +145,33 @@ class BatchWorker:
         return 0.0
 
 
+U = TypeVar("U")
+
+
 @dataclass
-class _Flight:
-    item: BatchItem
+class _Flight(Generic[U]):
+    unit: U
     worker: int
     attempts: int
 
 
 def run_on_ray(
-    items: Iterator[BatchItem],
+    units: Iterator[U],
     *,
-    todo: set[str],
-    summary: BatchSummary,
     context: Context,
-    path: Path | None,
     address: str | None,
     workers: int | None,
-    items_per_worker: int,
-    full: bool,
+    per_worker: int,
     checkpoint_url: str | None,
-    on_item: Callable[[dict[str, Any], BatchSummary], None] | None,
+    submit: Callable[[Any, U], Any],
+    finished: Callable[[U, Any], None],
+    lost: Callable[[U, str], None],
 ) -> dict[str, int]:
-    """Answer the items of ``todo`` on a Ray cluster, writing each row to ``path`` on this driver; returns
-    the run's figures (workers, workers lost, the budget of requests in flight, the workers' peak RSS)."""
+    """Run each unit of work (a batch item, a document to synthesise from) on a worker of a Ray cluster:
+    ``submit(worker, unit)`` sends it (an actor call), ``finished(unit, value)`` takes its result on this
+    driver, ``lost(unit, why)`` its failure after :data:`MAX_ATTEMPTS` lost workers or when none is
+    left. Returns the run's figures (workers, workers lost, the budget of requests in flight, the
+    workers' peak RSS)."""
     try:
         import ray as ray_module
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
@@ -175,7 +190,7 @@ def run_on_ray(
         permits = context.max_concurrency
         count = min(permits, workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
         actor = ray.remote(BatchWorker).options(
-            num_cpus=1, max_concurrency=items_per_worker, scheduling_strategy="SPREAD", max_restarts=0
+            num_cpus=1, max_concurrency=per_worker, scheduling_strategy="SPREAD", max_restarts=0
         )  # fmt: skip
         pool = [
             actor.remote(context.replace(max_concurrency=share), checkpoint_url)
@@ -183,43 +198,28 @@ def run_on_ray(
         ]
         stack.callback(lambda: [ray.kill(a) for a in pool])
         alive = set(range(count))
-        appender = stack.enter_context(Appender(path)) if path is not None else None
-        queue: collections.deque[tuple[BatchItem, int]] = collections.deque()
-        flights: dict[Any, _Flight] = {}
+        queue: collections.deque[tuple[U, int]] = collections.deque()
+        flights: dict[Any, _Flight[U]] = {}
         load = collections.Counter[int]()
-        source = (i for i in items if i.id in todo)
         exhausted = False
 
         def fill() -> None:
             nonlocal exhausted
             while alive:
                 worker = min(alive, key=lambda w: load[w])
-                if load[worker] >= items_per_worker:
+                if load[worker] >= per_worker:
                     return
                 if queue:
-                    item, attempts = queue.popleft()
+                    unit, attempts = queue.popleft()
                 else:
-                    if exhausted:
-                        return
-                    nxt = next(source, None)
+                    nxt = None if exhausted else next(units, None)
                     if nxt is None:
                         exhausted = True
                         return
-                    item, attempts = nxt, 0
-                documents = read_item_documents(item)  # on the driver: workers need not see its files
-                ref = pool[worker].answer.remote(item, documents, full)
-                flights[ref] = _Flight(item, worker, attempts + 1)
+                    unit, attempts = nxt, 0
+                flights[submit(pool[worker], unit)] = _Flight(unit, worker, attempts + 1)
                 load[worker] += 1
 
-        def write(row: dict[str, Any]) -> None:
-            row.pop("budget_stop", None)
-            if appender is not None:
-                appender.write(row)
-            summary.count(row)
-            if on_item is not None:
-                on_item(row, summary)
-
-        started = time.perf_counter()
         fill()
         while flights:
             ready, _ = ray.wait(list(flights), num_returns=1, timeout=1.0)
@@ -227,7 +227,7 @@ def run_on_ray(
                 flight = flights.pop(ref)
                 load[flight.worker] -= 1
                 try:
-                    row = ray.get(ref)
+                    value = ray.get(ref)
                 except lost_errors as exc:
                     if flight.worker in alive:
                         alive.discard(flight.worker)
@@ -238,24 +238,54 @@ def run_on_ray(
                         ):
                             pool[w].resize.remote(share)
                     if flight.attempts < MAX_ATTEMPTS and alive:
-                        queue.appendleft((flight.item, flight.attempts))
+                        queue.appendleft((flight.unit, flight.attempts))
                         continue
                     why = "no worker is left" if not alive else f"its worker died {flight.attempts} times"
-                    row = failure_row(
-                        flight.item, WorkerLost(f"{why} ({type(exc).__name__}); rerun to retry it"), 0.0
-                    )
-                write(row)
+                    lost(flight.unit, f"{why} ({type(exc).__name__}); rerun to retry it")
+                    continue
+                finished(flight.unit, value)
             fill()
-            if not alive and (queue or not exhausted):
-                for item, _ in queue:
-                    write(failure_row(item, WorkerLost("no worker is left; rerun to retry it"), 0.0))
+            if not alive:
+                for unit, _ in queue:
+                    lost(unit, "no worker is left; rerun to retry it")
                 queue.clear()
-                for item in source:
-                    write(failure_row(item, WorkerLost("no worker is left; rerun to retry it"), 0.0))
-                exhausted = True
-        summary.seconds = round(time.perf_counter() - started, 3)
-        figures: dict[str, int] = {"workers": count, "budget": permits}
-        figures["workers_lost"] = count - len(alive)
+                for unit in units:
+                    lost(unit, "no worker is left; rerun to retry it")
+        figures: dict[str, int] = {"workers": count, "budget": permits, "workers_lost": count - len(alive)}
         peaks = ray.get([pool[w].peak_rss_mb.remote() for w in sorted(alive)])
         figures["worker_peak_rss_mb"] = int(max(peaks, default=0.0))
+        return figures
+
+
+def answer_items_on_ray(
+    items: Iterator[BatchItem],
+    *,
+    summary: BatchSummary,
+    path: Path | None,
+    full: bool,
+    on_item: Callable[[dict[str, Any], BatchSummary], None] | None,
+    **cluster: Any,
+) -> dict[str, int]:
+    """Batch items on a Ray cluster (:func:`run_on_ray`), each row appended to ``path`` on this driver."""
+    with ExitStack() as stack:
+        appender = stack.enter_context(Appender(path)) if path is not None else None
+
+        def submit(worker: Any, item: BatchItem) -> Any:
+            documents = read_item_documents(item)  # on the driver: workers need not see its files
+            return worker.answer.remote(item, documents, full)
+
+        def finished(item: BatchItem, row: dict[str, Any]) -> None:
+            row.pop("budget_stop", None)
+            if appender is not None:
+                appender.write(row)
+            summary.count(row)
+            if on_item is not None:
+                on_item(row, summary)
+
+        def lost(item: BatchItem, why: str) -> None:
+            finished(item, failure_row(item, WorkerLost(why), 0.0))
+
+        started = time.perf_counter()
+        figures = run_on_ray(items, submit=submit, finished=finished, lost=lost, **cluster)
+        summary.seconds = round(time.perf_counter() - started, 3)
         return figures

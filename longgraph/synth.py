@@ -90,6 +90,8 @@ class SynthSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    cluster: dict[str, int] | None = None
+    """A Ray run's figures (``longgraph/ray_batch.py``): workers, workers lost, budget, peak RSS."""
 
     def spent(self, calls: int, prompt_tokens: int, completion_tokens: int) -> None:
         """Count a document's cost, whatever became of it."""
@@ -192,43 +194,34 @@ async def asynth(
     documents_in_flight: int | None = None,
     on_document: Callable[[str, str], None] | None = None,
     start_embedded: bool = True,
+    engine: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
     **settings: Any,
 ) -> SynthSummary:
     """Write one Pyramid-Align record per document of ``sources`` to ``out`` (JSONL), resumably.
 
     ``on_document(name, status)`` is called as each document finishes (for a progress bar). Returns the
-    run's summary; the dataset card is (re)written from every record in ``out``."""
+    run's summary; the dataset card is (re)written from every record in ``out``. ``engine="ray"``: the
+    documents run on a Ray cluster's workers, the files are written here (:func:`synth_on_ray`)."""
     from longgraph.api import prepare_context, resolved_context
     from longgraph.graphs.pyramid import build_graph
-    from longgraph.nodes.pyramid import document_key
 
-    if not sources:
-        raise InputError("no document to synthesise from")
-    path = Path(out)
-    progress_path, card_path = dataset_files(path)
-    claim_dataset(path, [Path(s.name) for s in sources])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(f"--out {path}: cannot create its folder ({exc.strerror})") from exc
+    if engine == "ray":
+        return await asyncio.to_thread(
+            synth_on_ray, sources, out, seed=seed, context=context, on_document=on_document,
+            start_embedded=start_embedded, ray_address=ray_address, workers=workers,
+            documents_in_flight=documents_in_flight, **settings,
+        )  # fmt: skip
+    path, progress_path, card_path = _claimed(sources, out)
     ctx = await asyncio.to_thread(
         prepare_context, context, settings, start_embedded=start_embedded and llm is None
     )
     provider = llm or default_provider
     resolved = await resolved_context(ctx, provider)
     recipe = _recipe(resolved, seed)
-    finished = finished_documents(path, recipe)
     summary = SynthSummary(out=path, progress=progress_path, card=card_path)
-    pending = []
-    for source in sources:
-        key = document_key(source.text)
-        if key in finished:
-            summary.skipped += 1
-            continue
-        if not source.text.strip():
-            summary.failed[source.name] = "the document has no text"
-            continue
-        pending.append((key, source))
+    pending = _pending(sources, path, recipe, summary)
     graph = build_graph(provider)
     gate = asyncio.Semaphore(documents_in_flight or 4 * resolved.max_concurrency)
     started = time.perf_counter()
@@ -242,57 +235,14 @@ async def asynth(
         if not progress_path.stat().st_size:
             await outcomes.awrite({"kind": "recipe", "recipe": recipe})
 
+        files = {"records": records, "outcomes": outcomes, "set_aside": set_aside}
+
         async def one(key: str, source: Source) -> None:
             async with gate:
-                try:
-                    raw = await graph.ainvoke(
-                        {"document": source.text, "seed": seed, "source": source.name}, context=resolved
-                    )
-                    record = Record.model_validate(raw["record"]) if raw.get("record") else None
-                except Exception as exc:  # one document's failure never stops the corpus
-                    reason = " ".join(str(exc).split())[:400]
-                    if not isinstance(exc, LonggraphError):
-                        reason = f"unexpected {type(exc).__name__}: {reason}"
-                    summary.failed[source.name] = reason
-                    await outcomes.awrite(
-                        {
-                            "kind": "document",
-                            "id": key,
-                            "source": source.name,
-                            "status": "failed",
-                            "reason": reason,
-                        },
-                    )
-                    if on_document:
-                        on_document(source.name, "failed")
-                    return
-            if record is None:  # no node gave a question: filtered with what the model wrote
-                rejected = [r.model_dump(mode="json") for r in raw.get("rejected_questions") or []]
-                no_question = f"no question (the model wrote none from {len(rejected)} node(s))"
-                usage: Usage = raw.get("usage") or Usage()
-                summary.spent(usage.llm_calls, usage.prompt_tokens, usage.completion_tokens)
-                await set_aside.awrite(
-                    {"reason": no_question, "id": key, "source": source.name, "rejected_questions": rejected}
-                )
-                summary.filtered[no_question] += 1
-                await outcomes.awrite({"kind": "document", "id": key, "source": source.name, "status": "filtered",
-                                "reason": no_question})  # fmt: skip
-                if on_document:
-                    on_document(source.name, "filtered")
-                return
-            summary.spent(record.calls, record.prompt_tokens, record.completion_tokens)
-            why, illegal = _verdict(record)
-            summary.illegal += illegal
-            if why is None:
-                await records.awrite(record.model_dump(mode="json"))
-                summary.written += 1
-                status = "written"
-            else:
-                await set_aside.awrite({"reason": why, **record.model_dump(mode="json")})
-                summary.filtered[why] += 1
-                status = "filtered"
-            row = {"kind": "document", "id": key, "source": source.name, "status": status}
-            await outcomes.awrite(row | ({"reason": why, "illegal": dict(illegal)} if why else {}))
+                outcome = await synthesize(graph, source.text, source.name, seed, resolved)
+            writes, status = settle(key, source.name, outcome, summary)
+            for name, row in writes:
+                await files[name].awrite(row)
             if on_document:
                 on_document(source.name, status)
 
@@ -300,6 +250,163 @@ async def asynth(
     summary.seconds = round(time.perf_counter() - started, 3)
     card_path.write_text(dataset_card(path, resolved.tokenizer), encoding="utf-8")
     return summary
+
+
+def _claimed(sources: Sequence[Source], out: str | Path) -> tuple[Path, Path, Path]:
+    """The dataset, progress and card paths, once ``out`` is safe to write (``claim_dataset``)."""
+    if not sources:
+        raise InputError("no document to synthesise from")
+    path = Path(out)
+    progress_path, card_path = dataset_files(path)
+    claim_dataset(path, [Path(s.name) for s in sources])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(f"--out {path}: cannot create its folder ({exc.strerror})") from exc
+    return path, progress_path, card_path
+
+
+def _pending(
+    sources: Sequence[Source], path: Path, recipe: Mapping[str, Any], summary: SynthSummary
+) -> list[tuple[str, Source]]:
+    """The documents left to do (not written or filtered before with this recipe; empty ones failed)."""
+    from longgraph.nodes.pyramid import document_key
+
+    finished = finished_documents(path, recipe)
+    pending = []
+    for source in sources:
+        key = document_key(source.text)
+        if key in finished:
+            summary.skipped += 1
+            continue
+        if not source.text.strip():
+            summary.failed[source.name] = "the document has no text"
+            continue
+        pending.append((key, source))
+    return pending
+
+
+def synth_on_ray(
+    sources: Sequence[Source],
+    out: str | Path,
+    *,
+    seed: int = 0,
+    context: Context | dict[str, Any] | None = None,
+    on_document: Callable[[str, str], None] | None = None,
+    start_embedded: bool = True,
+    ray_address: str | None = None,
+    workers: int | None = None,
+    documents_in_flight: int | None = None,
+    **settings: Any,
+) -> SynthSummary:
+    """:func:`asynth` on a Ray cluster, in this thread: each document runs on a worker
+    (``longgraph/ray_batch.py``: one budget, lost workers' documents rerun), and its outcome is written
+    here, to the same files with the same resume rules."""
+    from longgraph.api import prepare_context, resolved_context
+    from longgraph.ray_batch import run_on_ray
+
+    path, progress_path, card_path = _claimed(sources, out)
+    ctx = prepare_context(context, settings, start_embedded=start_embedded)
+    resolved = asyncio.run(resolved_context(ctx, default_provider))
+    recipe = _recipe(resolved, seed)
+    summary = SynthSummary(out=path, progress=progress_path, card=card_path)
+    pending = _pending(sources, path, recipe, summary)
+    started = time.perf_counter()
+    try:
+        files = {
+            "records": Appender(path),
+            "outcomes": Appender(progress_path),
+            "set_aside": Appender(filtered_file(path)),
+        }
+    except OSError as exc:
+        raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
+    try:
+        if not progress_path.stat().st_size:
+            files["outcomes"].write({"kind": "recipe", "recipe": recipe})
+
+        def finished(unit: tuple[str, Source], outcome: dict[str, Any]) -> None:
+            key, source = unit
+            writes, status = settle(key, source.name, outcome, summary)
+            for name, row in writes:
+                files[name].write(row)
+            if on_document:
+                on_document(source.name, status)
+
+        summary.cluster = None if not pending else run_on_ray(
+            iter(pending), context=resolved, address=ray_address, workers=workers,
+            per_worker=documents_in_flight or 4 * resolved.max_concurrency, checkpoint_url=None,
+            submit=lambda worker, unit: worker.synthesize.remote(unit[1].text, unit[1].name, seed),
+            finished=finished, lost=lambda unit, why: finished(unit, {"error": f"its worker was lost: {why}"}),
+        )  # fmt: skip
+    finally:
+        for appender in files.values():
+            appender.close()
+    summary.seconds = round(time.perf_counter() - started, 3)
+    card_path.write_text(dataset_card(path, resolved.tokenizer), encoding="utf-8")
+    return summary
+
+
+async def synthesize(graph: Any, text: str, name: str, seed: int, context: Context) -> dict[str, Any]:
+    """One document through the pyramid graph: its record (or the questions it rejected) and usage, or
+    its error (one document's failure never stops the corpus). Plain data: a Ray worker returns it."""
+    try:
+        raw = await graph.ainvoke({"document": text, "seed": seed, "source": name}, context=context)
+    except Exception as exc:
+        reason = " ".join(str(exc).split())[:400]
+        return {
+            "error": reason
+            if isinstance(exc, LonggraphError)
+            else f"unexpected {type(exc).__name__}: {reason}"
+        }
+    usage: Usage = raw.get("usage") or Usage()
+    return {
+        "error": None,
+        "record": Record.model_validate(raw["record"]).model_dump(mode="json") if raw.get("record") else None,
+        "rejected": [r.model_dump(mode="json") for r in raw.get("rejected_questions") or []],
+        "usage": [usage.llm_calls, usage.prompt_tokens, usage.completion_tokens],
+    }
+
+
+def settle(
+    key: str, source: str, outcome: dict[str, Any], summary: SynthSummary
+) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """What one document's outcome writes (to "records", "outcomes" or "set_aside") and its status,
+    counted in ``summary``: the one place an outcome becomes rows, for one process and for Ray."""
+    if outcome["error"] is not None:
+        summary.failed[source] = outcome["error"]
+        row = {
+            "kind": "document",
+            "id": key,
+            "source": source,
+            "status": "failed",
+            "reason": outcome["error"],
+        }
+        return [("outcomes", row)], "failed"
+    if outcome["record"] is None:  # no node gave a question: filtered with what the model wrote
+        rejected = outcome["rejected"]
+        no_question = f"no question (the model wrote none from {len(rejected)} node(s))"
+        summary.spent(*outcome["usage"])
+        summary.filtered[no_question] += 1
+        return [
+            ("set_aside", {"reason": no_question, "id": key, "source": source, "rejected_questions": rejected}),
+            ("outcomes", {"kind": "document", "id": key, "source": source, "status": "filtered", "reason": no_question}),
+        ], "filtered"  # fmt: skip
+    record = Record.model_validate(outcome["record"])
+    summary.spent(record.calls, record.prompt_tokens, record.completion_tokens)
+    why, illegal = _verdict(record)
+    summary.illegal += illegal
+    writes: list[tuple[str, dict[str, Any]]] = []
+    if why is None:
+        writes.append(("records", record.model_dump(mode="json")))
+        summary.written += 1
+        status = "written"
+    else:
+        writes.append(("set_aside", {"reason": why, **record.model_dump(mode="json")}))
+        summary.filtered[why] += 1
+        status = "filtered"
+    row = {"kind": "document", "id": key, "source": source, "status": status}
+    writes.append(("outcomes", row | ({"reason": why, "illegal": dict(illegal)} if why else {})))
+    return writes, status
 
 
 def synth(sources: Sequence[Source], out: str | Path, **kwargs: Any) -> SynthSummary:

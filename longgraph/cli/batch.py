@@ -21,12 +21,16 @@ from longgraph.cli.common import (
     ModelOption,
     NoCacheOption,
     Opt,
+    RayOption,
     RetriesOption,
     StructuredOutputOption,
     TaskOption,
     TemperatureOption,
     TimeoutOption,
     TokenizerOption,
+    WorkersOption,
+    print_cluster,
+    ray_address,
     run_cli,
     run_settings,
     stderr,
@@ -55,22 +59,8 @@ def batch(
         bool,
         Opt("--files-outside", help="Let items name files outside the items file's folder (absolute, ../)."),
     ] = False,
-    ray: Annotated[
-        str | None,
-        Opt(
-            "--ray",
-            is_flag=False,
-            flag_value="auto",
-            metavar="[ADDRESS]",
-            help="Run the items on a Ray cluster: --ray ADDRESS, or --ray alone for Ray's own choice "
-            "(RAY_ADDRESS, else a local cluster). The results file is written here, as without it.",
-            show_default=False,
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        Opt(help="With --ray: worker actors (default one per CPU of the cluster).", show_default=False),
-    ] = None,
+    ray: RayOption = None,
+    workers: WorkersOption = None,
     checkpoint_db: Annotated[
         str | None,
         Opt(
@@ -127,7 +117,7 @@ def batch(
                 summary = batch_on_ray(
                     items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
                     files_outside=files_outside, on_notice=lambda m: stderr.print(m),
-                    ray_address=None if ray == "auto" else ray, workers=workers,
+                    ray_address=ray_address(ray), workers=workers,
                     checkpoint_url=ray_checkpoints(checkpoint_db), **settings,
                 )  # fmt: skip
             else:
@@ -138,10 +128,7 @@ def batch(
                     files_outside=files_outside,
                     on_notice=lambda m: stderr.print(m), **settings,
                 )  # fmt: skip
-        if summary.cluster is not None:
-            c = summary.cluster
-            stderr.print(f"ray: {c['workers']} worker(s), {c['workers_lost']} lost; {c['budget']} request(s) in "
-                         "flight at most across the cluster", highlight=False, markup=False)  # fmt: skip
+        print_cluster(summary.cluster)
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
         if summary.failed:

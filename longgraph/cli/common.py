@@ -255,3 +255,29 @@ def claim_page(page: Path, inputs: Sequence[str | Path]) -> None:
 
     files = [Path(f) for f in inputs if str(f) != "-"]
     claim_output(page, option="--html", kind="page", ours=longgraph_page, inputs=files)
+
+
+RayOption = Annotated[
+    str | None,
+    Opt("--ray", is_flag=False, flag_value="auto", metavar="[ADDRESS]",
+        help="Run on a Ray cluster: --ray ADDRESS, or --ray alone for Ray's own choice (RAY_ADDRESS, else a "
+        "local cluster). The output files are written here, as without it.", show_default=False),
+]  # fmt: skip
+WorkersOption = Annotated[
+    int | None,
+    Opt(help="With --ray: worker actors (default one per CPU of the cluster).", show_default=False),
+]
+
+
+def ray_address(given: str) -> str | None:
+    """``--ray``'s value as ``ray.init`` takes it (None: Ray's own choice)."""
+    return None if given == "auto" else given
+
+
+def print_cluster(figures: Mapping[str, int] | None) -> None:
+    """A Ray run's line on stderr: its workers, those lost, its budget of requests in flight."""
+    if figures is not None:
+        stderr.print(
+            f"ray: {figures['workers']} worker(s), {figures['workers_lost']} lost; {figures['budget']} "
+            "request(s) in flight at most across the cluster", highlight=False, markup=False,
+        )  # fmt: skip

@@ -7,7 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from longgraph.cli.common import Opt, endpoint_settings, run_cli, stderr
+from longgraph.cli.common import (
+    Opt,
+    RayOption,
+    WorkersOption,
+    endpoint_settings,
+    print_cluster,
+    ray_address,
+    run_cli,
+    stderr,
+)
 from longgraph.errors import InputError
 from longgraph.files import read_document
 from longgraph.inert import for_terminal
@@ -52,6 +61,8 @@ def synth(
     cache: Annotated[
         str | None, Opt(help="Result cache file (a rerun replays finished calls from it).")
     ] = None,
+    ray: RayOption = None,
+    workers: WorkersOption = None,
     debug: Annotated[bool, Opt()] = False,
 ) -> None:
     """Write one Pyramid-Align record (X, Q, M, A) per document; rerun the same command to resume."""
@@ -59,7 +70,8 @@ def synth(
     def action() -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from longgraph.synth import Source, synth
+        from longgraph.errors import InputError
+        from longgraph.synth import Source, synth, synth_on_ray
 
         sources = []
         for path in expand_inputs(files):
@@ -78,10 +90,19 @@ def synth(
             console=stderr, transient=False, disable=not stderr.is_terminal,
         ) as progress:  # fmt: skip
             bar = progress.add_task("documents", total=len(sources))
-            summary = synth(
-                sources, out, seed=seed, documents_in_flight=documents_in_flight,
-                on_document=lambda name, status: progress.advance(bar), **settings,
-            )  # fmt: skip
+            if ray is not None:
+                summary = synth_on_ray(
+                    sources, out, seed=seed, documents_in_flight=documents_in_flight, ray_address=ray_address(ray),
+                    workers=workers, on_document=lambda name, status: progress.advance(bar), **settings,
+                )  # fmt: skip
+            else:
+                if workers is not None:
+                    raise InputError("--workers is an option of --ray")
+                summary = synth(
+                    sources, out, seed=seed, documents_in_flight=documents_in_flight,
+                    on_document=lambda name, status: progress.advance(bar), **settings,
+                )  # fmt: skip
+        print_cluster(summary.cluster)
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False)
         if summary.failed:

@@ -205,3 +205,35 @@ def test_checkpoints_on_a_shared_postgresql_server(
         home=tmp_path,
     )
     assert refused.returncode == 2 and "postgresql://" in refused.stderr
+
+
+def test_synth_on_ray_writes_the_local_engines_dataset(
+    stub: StubHandle, cluster: Any, tmp_path: Path
+) -> None:
+    """`longgraph synth --ray`: the same records and outcomes as one process, written by the driver;
+    a rerun skips every document."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(6):
+        (corpus / f"doc{i}.txt").write_text(essays()[i * 9000 : (i + 1) * 9000], encoding="utf-8")
+
+    def args(out: Path, *extra: str) -> list[str]:
+        return ["synth", str(corpus), "--out", str(out), "--max-concurrency", "4", "--temperature", "0",
+                *stub_cli_args(stub.base_url), *extra]  # fmt: skip
+
+    def outcomes(out: Path) -> dict[str, str]:
+        rows = [json.loads(line) for line in out.with_suffix(".progress.jsonl").read_text().splitlines()]
+        return {r["source"]: r["status"] for r in rows if r["kind"] == "document"}
+
+    local, on_ray = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    assert run_longgraph(args(local), home=tmp_path, timeout=600).returncode == 0
+    done = run_longgraph(args(on_ray, "--ray", cluster.address), home=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ray: 2 worker(s), 0 lost" in done.stderr
+    assert outcomes(on_ray) == outcomes(local) and len(outcomes(local)) == 6
+    key = lambda r: r["source_document"] if "source_document" in r else r["X"][:80]  # noqa: E731
+    assert sorted(map(key, _rows(on_ray))) == sorted(map(key, _rows(local))) and _rows(local)
+    assert on_ray.with_suffix(".card.md").is_file()
+    again = run_longgraph(args(on_ray, "--ray", cluster.address), home=tmp_path, timeout=600)
+    assert again.returncode == 0 and "skipped: 6 finished by an earlier run" in again.stderr, again.stderr
+    assert "ray:" not in again.stderr  # nothing left to do: no cluster work started
