@@ -38,6 +38,7 @@ from longgraph.nodes.grounding import (
 )
 from longgraph.nodes.lexical import (
     WORD,
+    QuestionWords,
     content_stems,
     is_content,
     names_in,
@@ -347,6 +348,10 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: 
         return Judged(
             "none", [], f"the sentences it rests on do not mention {shown}, which the question asks about"
         )
+    if kind == "extractive":
+        loose = _unbound_statement(answer, wanted, quotes, pool, question, partial=partial)
+        if loose:
+            return Judged("none", [], loose)
     rival = rival_modifier(question, [*resting, *chained])
     if rival:
         return Judged(
@@ -356,6 +361,39 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: 
         )
     cited = _dedupe_quotes([s.quote for s in (*resting, *chained)])
     return Judged(kind, cited, support=basis[0], relevance=basis[1])
+
+
+def _unbound_statement(
+    answer: str,
+    wanted: QuestionWords,
+    quotes: Sequence[Evidence],
+    pool: Sequence[_Sentence],
+    question: str,
+    *,
+    partial: bool,
+) -> str:
+    """Why one statement of a several-statement answer is not about what was asked, or "".
+
+    Each statement is bound on its own: in "The Wexlen choir is led by Leocadia Brenvin. The answer is
+    Jacksonville." the first statement binds the entity and the second takes a city from a sentence
+    about something else; judged whole, the answer passed."""
+    statements = [answer[a:b] for a, b in sentence_spans(answer)]
+    if len(statements) < 2:
+        return ""
+    sentences = sentences_of(quotes)
+    phrases = name_phrases(question)
+    for statement in statements:
+        claim = new_words(statement, wanted)
+        if not claim:
+            continue  # restates the question or a verdict word: nothing of its own to bind
+        resting = [s for s in sentences if s.stems & claim]
+        if not resting:
+            continue  # its words are in no quote: the answer's support share already weighed them
+        missing, _ = unbound_names(phrases, resting, pool, partial=partial)
+        if missing or not any(s.stems & wanted for s in resting):
+            about = shown_names(question, missing) if missing else "what the question asks"
+            return f"its statement {statement.strip()[:80]!r} rests on sentences that are not about {about}"
+    return ""
 
 
 def _resting(

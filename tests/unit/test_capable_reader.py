@@ -255,3 +255,21 @@ def test_a_count_question_needs_a_number_and_a_code_is_not_one() -> None:
     judged = judge_answer("The access code for the Tristal vault is QW-5361-F.", notes, question)
     assert judged.kind == "none" and "how many" in judged.why
     assert judge_answer("1", notes, question).kind == "derived"
+
+
+def test_each_statement_of_an_answer_is_bound_on_its_own() -> None:
+    """A first statement that binds the entity does not carry a second one taken from elsewhere."""
+    question = "In which city did the leader of the Wexlen choir study music?"
+    notes = [
+        _quote("The Wexlen choir is led by Leocadia Brenvin."),
+        _quote("They named the town Jacksonville, after Andrew Jackson, and the city grew.", 300),
+        _quote("Leocadia Brenvin studied music in the city of Vartris.", 600),
+    ]
+    loose = judge_answer(
+        "The Wexlen choir is led by Leocadia Brenvin. The answer is Jacksonville.", notes, question
+    )
+    assert loose.kind == "none" and "The answer is Jacksonville" in loose.why
+    chained = judge_answer(
+        "The Wexlen choir is led by Leocadia Brenvin. She studied music in Vartris.", notes, question
+    )
+    assert chained.kind == "extractive"
