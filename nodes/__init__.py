@@ -1,5 +1,6 @@
 """Stage functions shared across strategies: chunk, map, collapse, reduce, finalize, ...
 
-Each is an async function on typed state that takes the run's ``Runtime[Context]`` and has its model
-injected (an :data:`longgraph.llm.LLMProvider`), so tests swap in fakes and graphs swap stages.
+Each is a function of ``(state, kit)``: typed state, and the run's :class:`~longgraph.nodes.kit.RunKit`
+(the resolved context, the tokenizer, the prompts and the one call path, built per run from the model
+provider the graph was given, ``nodes/kit.py``), so tests inject fakes and graphs swap stages.
 """

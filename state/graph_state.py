@@ -6,7 +6,7 @@ contract (:mod:`longgraph.state.contract`) at its edges.
 
 The shared stages agree on these keys: the read stage appends to ``reads`` (one per chunk, any
 order), the grounding stage turns them into ``outcomes`` (one per chunk) and ``notes`` (the evidence
-in play), the bounded reduction loop (``nodes/reduction.py``) works on ``notes`` with ``groups``,
+in play), the bounded reduction loop (``nodes/reduction.py``) works on ``notes`` with ``loop_tasks`` (a round's tasks),
 ``combined``, ``rounds`` and ``previous_tokens``, and ``finalize`` reads ``notes``, ``outcomes``,
 ``filtered`` and ``answer``. Fan-in fields use ``operator.add``; a gather node clears one with
 ``langgraph.types.Overwrite([])`` (returning ``[]`` appends nothing).

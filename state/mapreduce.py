@@ -1,7 +1,7 @@
 """Internal state of the LLM×MapReduce graphs: the shared run state is all they need.
 
 The map stage fills ``reads``, grounding turns them into ``notes`` and ``outcomes``, the collapse
-loop works on ``notes`` (``groups``, ``combined``, ``rounds``), the reduce stage writes ``answer``
+loop works on ``notes`` (``loop_tasks``, ``combined``, ``rounds``), the reduce stage writes ``answer``
 (:mod:`longgraph.state.graph_state`).
 """
 
