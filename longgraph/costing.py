@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from longgraph.llm import LLMProvider, call_mode, render_call
-from longgraph.spending import PER_MESSAGE_TOKENS
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk
+from longgraph.tokenizer import PER_MESSAGE_TOKENS
 
 if TYPE_CHECKING:
     from longgraph.nodes.kit import RunKit

@@ -27,9 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from longgraph.errors import BudgetExhausted
-
-PER_MESSAGE_TOKENS = 8
-"""Chat-template allowance per message (the same one ``nodes/budget.py`` sizes prompts with)."""
+from longgraph.tokenizer import PER_MESSAGE_TOKENS
 
 
 @dataclass

@@ -21,6 +21,11 @@ from longgraph.errors import ConfigurationError
 DEFAULT_ENCODING = "cl100k_base"
 
 
+PER_MESSAGE_TOKENS = 8
+"""Chat-template allowance per message: what a prompt costs beyond its texts' tokens (role markers,
+separators). Prompts are sized, estimated and budgeted with this one figure."""
+
+
 class Tokenizer(Protocol):
     """What the chunker and the budget checks need of a tokenizer."""
 

@@ -13,9 +13,7 @@ from longgraph.prompts import PromptSet
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
 from longgraph.structured import Mode, format_instructions
-from longgraph.tokenizer import Tokenizer
-
-_PER_MESSAGE_TOKENS = 8
+from longgraph.tokenizer import PER_MESSAGE_TOKENS, Tokenizer
 
 
 def margin(context: Context) -> int:
@@ -43,7 +41,7 @@ def prompt_overhead(
             stage, context.task, format=format_instructions(schema, mode), context="", question=question
         )
         tokens = sum(tokenizer.count_batch([content for _, content in messages]))
-        worst = max(worst, tokens + _PER_MESSAGE_TOKENS * len(messages))
+        worst = max(worst, tokens + PER_MESSAGE_TOKENS * len(messages))
     return worst
 
 
