@@ -339,17 +339,19 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: 
         bearing = bearing or sharing
         quotes = _dedupe_quotes([*quotes, *bearing])
         basis = (1.0, max((wanted.share(content_stems(q.text)) for q in quotes), default=0.0))
-    resting = _resting(answer, claim, sentences_of(quotes), wanted)
+    quote_sentences = sentences_of(quotes)
+    phrases = name_phrases(question)
+    resting = _resting(answer, claim, quote_sentences, wanted)
     if not resting:
         return Judged("none", [], "none of the sentences it rests on shares a word with the question")
-    missing_names, chained = unbound_names(name_phrases(question), resting, pool, partial=partial)
+    missing_names, chained = unbound_names(phrases, resting, pool, partial=partial)
     if missing_names:
         shown = shown_names(question, missing_names)
         return Judged(
             "none", [], f"the sentences it rests on do not mention {shown}, which the question asks about"
         )
     if kind == "extractive":
-        loose = _unbound_statement(answer, wanted, quotes, pool, question, partial=partial)
+        loose = _unbound_statement(answer, wanted, quote_sentences, pool, phrases, question, partial=partial)
         if loose:
             return Judged("none", [], loose)
     rival = rival_modifier(question, [*resting, *chained])
@@ -366,8 +368,9 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: 
 def _unbound_statement(
     answer: str,
     wanted: QuestionWords,
-    quotes: Sequence[Evidence],
+    sentences: Sequence[_Sentence],
     pool: Sequence[_Sentence],
+    phrases: Sequence[frozenset[str]],
     question: str,
     *,
     partial: bool,
@@ -380,8 +383,6 @@ def _unbound_statement(
     statements = [answer[a:b] for a, b in sentence_spans(answer)]
     if len(statements) < 2:
         return ""
-    sentences = sentences_of(quotes)
-    phrases = name_phrases(question)
     for statement in statements:
         claim = new_words(statement, wanted)
         if not claim:
