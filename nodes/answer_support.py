@@ -43,6 +43,7 @@ from longgraph.nodes.lexical import (
     is_content,
     names_in,
     question_words,
+    sentence_frequencies,
     sentence_spans,
     stem,
     words_of,
@@ -57,6 +58,37 @@ FRAME_NAMES = frozenset(
     content_stems("document documents text passage chapter section article paragraph figure table page")
 )
 """Capitalised words a question uses for the text itself ("According to the Document"): not entities."""
+
+
+COMMON_IN_SENTENCES = 5
+"""A question word in more sentences of the document than this (and among the question's more common
+half there) is too common to tie a sentence to the question on its own: aggregation asks over up to six
+facts, so a word shared by six planted sentences is still a tie."""
+
+
+@dataclass(frozen=True)
+class Rarity:
+    """How common each question word is in the document (sentences holding it), for
+    :func:`weak_ties`. Built once per run by :meth:`of`."""
+
+    counts: dict[str, int]
+    sentences: int
+
+    @classmethod
+    def of(cls, texts: Iterable[str], question: str) -> Rarity:
+        counts, sentences = sentence_frequencies(texts, question_words(question))
+        return cls(counts, sentences)
+
+    def common(self, wanted: Iterable[str]) -> frozenset[str]:
+        """The question words that are weak ties: in more than :data:`COMMON_IN_SENTENCES` sentences and
+        in more than the lower median of the question's words the document holds. Relative, so a
+        document where every word is frequent keeps its rarer half; absolute, so a short document's
+        few sentences do not make every word common."""
+        present = sorted(self.counts[w] for w in wanted if self.counts.get(w))
+        if not present:
+            return frozenset()
+        median = present[(len(present) - 1) // 2]
+        return frozenset(w for w in wanted if self.counts.get(w, 0) > max(median, COMMON_IN_SENTENCES))
 
 
 @dataclass(frozen=True)
@@ -293,11 +325,20 @@ def shown_names(question: str, stems: Iterable[str]) -> str:
     return ", ".join(spelled) or ", ".join(sorted(wanted))
 
 
-def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: bool = False) -> Judged:
+def judge_answer(
+    answer: str,
+    notes: Sequence[Note],
+    question: str,
+    *,
+    partial: bool = False,
+    rarity: Rarity | None = None,
+) -> Judged:
     """Whether ``answer`` is read in the verified notes (extractive), worked out from them (derived:
     ``nodes/derivation.py``), or neither, and about what the question names (module docstring).
     ``partial``: a note on its way to the answer (a collapse group's, a tree node's), which may bear on
-    one of the entities the question names rather than all (:func:`unbound_names`)."""
+    one of the entities the question names rather than all (:func:`unbound_names`). ``rarity``: how
+    common the question's words are in the document; with it, sentences tied to the question only by
+    words common there are no evidence (:meth:`Rarity.common`)."""
     verified = [n for n in notes if n.verified_quotes]
     if not answer or is_no_information(answer):
         return Judged("none", [], "no readable answer")
@@ -354,6 +395,9 @@ def judge_answer(answer: str, notes: Sequence[Note], question: str, *, partial: 
         loose = _unbound_statement(answer, wanted, quote_sentences, pool, phrases, question, partial=partial)
         if loose:
             return Judged("none", [], loose)
+    weak = _weak_tie(wanted, [*resting, *chained], rarity)
+    if weak:
+        return Judged("none", [], weak)
     rival = rival_modifier(question, [*resting, *chained])
     if rival:
         return Judged(
@@ -395,6 +439,27 @@ def _unbound_statement(
             about = shown_names(question, missing) if missing else "what the question asks"
             return f"its statement {statement.strip()[:80]!r} rests on sentences that are not about {about}"
     return ""
+
+
+def _weak_tie(wanted: QuestionWords, sentences: Sequence[_Sentence], rarity: Rarity | None) -> str:
+    """Why the sentences an answer rests on are tied to the question only by words common in the
+    document, or "". Measured: asked "For which abbeys does the text give the year of building?", the
+    embedded model answered "Saudi Arabia" from a sentence on the 1973 oil crisis; "year" was its only
+    tie, a word of 13 of the document's 284 sentences, while "abbey" is in 3."""
+    if rarity is None:
+        return ""
+    shared = frozenset().union(*(s.stems for s in sentences)) & wanted if sentences else frozenset()
+    common = rarity.common(wanted)
+    if not shared or not shared <= common:
+        return ""
+    rarer = sorted(
+        (w for w in wanted if w not in common and rarity.counts.get(w)), key=rarity.counts.__getitem__
+    )
+    ties = ", ".join(f"{w!r} ({rarity.counts[w]} of {rarity.sentences} sentences)" for w in sorted(shared))
+    return (
+        f"the sentences it rests on share only words common in the document with the question ({ties}), "
+        f"none of its rarer words ({', '.join(map(repr, rarer[:4]))})"
+    )
 
 
 def _resting(

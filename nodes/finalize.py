@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from longgraph.nodes.answer_support import Judged, judge_answer
+from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.reduction import strength
@@ -78,10 +78,10 @@ def note_answer(note: Note) -> str:
     return note.reasoning.strip()
 
 
-def _stands(note: Note, notes: Sequence[Note], question: str) -> bool:
+def _stands(note: Note, notes: Sequence[Note], question: str, rarity: Rarity) -> bool:
     """Whether a note's own answer stands as the final answer: judged as one would be (so the fallback
     for an answer that does not stand cannot be a look-alike's value, a sentence about another entity)."""
-    return judge_answer(note_answer(note), notes, question).kind != "none"
+    return judge_answer(note_answer(note), notes, question, rarity=rarity).kind != "none"
 
 
 def candidates_from(outcomes: Sequence[ChunkOutcome]) -> list[Candidate]:
@@ -139,10 +139,11 @@ def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutco
         return _no_information(why, [], outcomes)
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    judged = judge_answer(answer, notes, question)
+    rarity = Rarity.of((c.text for c in state.get("input_chunks") or []), question)
+    judged = judge_answer(answer, notes, question, rarity=rarity)
     rationale = state.get("rationale", "")
     if judged.kind == "none":
-        standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question)]
+        standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity)]
         if not standing:
             return _no_information(
                 f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "

@@ -144,3 +144,17 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         if end > start:
             spans.append((start, end))
     return spans
+
+
+def sentence_frequencies(texts: Iterable[str], wanted: AbstractSet[str]) -> tuple[dict[str, int], int]:
+    """In how many sentences of ``texts`` each stem of ``wanted`` occurs, and how many sentences there
+    are: how common a question's word is in the document it asks about ("year" in 13 of 284 sentences
+    of an encyclopedia text, "abbey" in 3)."""
+    counts = dict.fromkeys(wanted, 0)
+    sentences = 0
+    for text in texts:
+        for start, end in sentence_spans(text):
+            sentences += 1
+            for key in {stem(w) for w in words_of(text[start:end]) if is_content(w)} & counts.keys():
+                counts[key] += 1
+    return counts, sentences

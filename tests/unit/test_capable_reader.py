@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from longgraph.nodes.answer_support import judge_answer, name_phrases, rival_modifier, sentences_of
+from longgraph.nodes.answer_support import Rarity, judge_answer, name_phrases, rival_modifier, sentences_of
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -203,6 +203,45 @@ def test_a_sentence_that_shares_no_word_with_the_question_is_not_evidence_for_it
     assert judged.kind == "none" and "shares a word" in judged.why
     right = _quote("The Lovar abbey was built in 1430.")
     assert judge_answer("Lovar", [note, right], question).kind == "extractive"
+
+
+ABBEYS = (
+    "The Lovar abbey was built in the year 1430.",
+    "The Ganthimwex abbey was built in the year 1512.",
+    "The Trisathzen abbey was built in the year 1388.",
+)
+OIL = "In the year 1973 Saudi Arabia cut its oil output."
+
+
+def test_a_sentence_tied_to_the_question_only_by_a_word_common_in_the_document_is_not_evidence() -> None:
+    """Measured on the test split: "Saudi Arabia" answered the abbeys question from a sentence whose only
+    tie to it was "year", a word of 13 of the document's 284 sentences."""
+    question = "For which abbeys does the text give the year of building?"
+    filler = [f"In that year the harvest of the valley number {i} was poor." for i in range(12)]
+    rarity = Rarity.of([" ".join([*filler, *ABBEYS, OIL])], question)
+    assert rarity.counts["year"] == 16 and rarity.counts["abbey"] == 3
+    notes = [_quote(OIL), *(_quote(a, 100 * i) for i, a in enumerate(ABBEYS, start=1))]
+    assert judge_answer("Saudi Arabia", notes, question).kind == "extractive"  # without the document
+    judged = judge_answer("Saudi Arabia", notes, question, rarity=rarity)
+    assert judged.kind == "none" and "'year' (16 of 16 sentences)" in judged.why and "'abbey'" in judged.why
+    listed = judge_answer("Lovar, Ganthimwex and Trisathzen", notes, question, rarity=rarity)
+    assert listed.kind != "none", listed
+
+
+@pytest.mark.parametrize(
+    ("counts", "common"),
+    [
+        ({"year": 13, "abbey": 3, "build": 4}, {"year"}),  # the rarer half ties; "year" alone does not
+        ({"war": 40, "year": 30, "end": 9}, {"war"}),  # every word frequent: the rarer half still ties
+        ({"goal": 5, "team": 1, "final": 4}, set()),  # a short text: nothing is in more than a few sentences
+        ({"lighthouse": 0, "operat": 0, "begin": 12}, set()),  # the only word the text holds still ties
+        ({"grant": 1, "much": 21, "corath": 1, "receiv": 1}, {"much"}),
+    ],
+)
+def test_which_question_words_are_too_common_in_the_document_to_tie(
+    counts: dict[str, int], common: set[str]
+) -> None:
+    assert Rarity(counts, 300).common(counts) == common
 
 
 def test_modifiers_of_the_same_noun_must_agree_but_articles_and_numbers_are_no_rivals() -> None:
