@@ -16,7 +16,9 @@ asks of each:
 
 **Splits.** Templates are split once, by name: the ``dev`` templates are the ones to look at while
 working on the answer layer; the ``test`` templates are for reporting only. Each instance records its
-split (``metadata.split``), template and kind, so a report never mixes them.
+split (``metadata.split``), template and kind, so a report never mixes them. A test template whose
+failures were read while working joins ``dev`` and a new one takes its place (session 35 renewed the
+split this way: results before it name the old templates).
 
 Scored by :func:`longgraph.evals.scoring.structured.score_general` (``correct``: the gold value in the
 answer and no look-alike's; NO INFORMATION for an absent entity; the exact total, count, top entity or
@@ -26,6 +28,7 @@ every listed entity for aggregation), together with whether the run marked the a
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -110,37 +113,71 @@ TEMPLATES: tuple[Template, ...] = (
     Template("vault-code", "dev", "The access code for the {e} vault is {v}.",
              "What is the access code for the {e} vault?", "Which code opens the {e} vault?",
              _made_up, lambda r: f"{r.choice('QXKZ')}{r.choice('VWJ')}-{r.randint(1000, 9999)}-{r.choice('BDFH')}", collective="vaults", measure="access code"),
-    Template("grant", "test", "The {e} foundation received a grant of ${v}.",
+    Template("grant", "dev", "The {e} foundation received a grant of ${v}.",
              "How much was the grant the {e} foundation received?", "What sum was awarded to the {e} foundation?",
              _made_up, _int(12_000, 4_900_000), number=True, collective="foundations", measure="grant"),
-    Template("orchestra-city", "test", "The {e} orchestra was founded in the city of {v}.",
+    Template("orchestra-city", "dev", "The {e} orchestra was founded in the city of {v}.",
              "In which city was the {e} orchestra founded?", "Where did the {e} orchestra begin?",
              _made_up, _made_up, collective="orchestras", measure="founding city"),
-    Template("dish", "test", "The favourite dish of the {e} family is {v}.",
+    Template("dish", "dev", "The favourite dish of the {e} family is {v}.",
              "What is the favourite dish of the {e} family?", "Which meal do the {e} family like best?",
              _made_up, lambda r: r.choice(("roasted chestnuts with honey", "barley soup with smoked eel",
-                                             "pickled quince on rye", "saffron dumplings in broth")), collective="families", measure="favourite dish"),
-    Template("horses", "test", "The {e} of Varnholm owns {v} horses.",
+                                             "pickled quince on rye", "saffron dumplings in broth",
+                                             "baked carp with sorrel", "plum dumplings with poppy seed")), collective="families", measure="favourite dish"),
+    Template("horses", "dev", "The {e} of Varnholm owns {v} horses.",
              "How many horses does the {e} of Varnholm own?", "What is the size of the herd the {e} of Varnholm keeps?",
              lambda r: r.choice(_TITLES), _int(3, 640, sep=False), number=True, collective="officials of Varnholm", measure="number of horses"),
-    Template("reservoir", "test", "The {e} reservoir is {v} percent full.",
+    Template("reservoir", "dev", "The {e} reservoir is {v} percent full.",
              "How full is the {e} reservoir?", "What share of the {e} reservoir's capacity is filled?",
              lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.uniform(5, 99):.1f}", number=True, collective="reservoirs", measure="fill level"),
-    Template("ferry-time", "test", "The {e} ferry leaves at {v} each morning.",
+    Template("ferry-time", "dev", "The {e} ferry leaves at {v} each morning.",
              "At what time does the {e} ferry leave each morning?", "When does the morning {e} ferry depart?",
              _made_up, lambda r: f"{r.randint(5, 9)}:{r.choice(('05', '15', '25', '40', '55'))}", collective="ferries", measure="departure time"),
-    Template("abbey-year", "test", "The {e} abbey was built in {v}.",
+    Template("abbey-year", "dev", "The {e} abbey was built in {v}.",
              "In which year was the {e} abbey built?", "When was the {e} abbey constructed?",
              _made_up, _int(1050, 1790, sep=False), number=True, collective="abbeys", measure="year of building"),
+    # The test split, renewed in session 35: the first test templates (grant ... abbey-year, owner-ship,
+    # teacher-city) had their failure pages read while the answer layer was reworked, so they joined dev.
+    Template("rainfall", "test", "The village of {e} receives {v} millimetres of rain a year.",
+             "How much rain does the village of {e} receive in a year?", "What is the annual precipitation in {e}?",
+             _made_up, _int(240, 3_900), number=True, collective="villages", measure="yearly rainfall"),
+    Template("portrait", "test", "The portrait of the {e} of Osterlin was painted by {v}.",
+             "Who painted the portrait of the {e} of Osterlin?", "Which artist made the likeness of the {e} of Osterlin?",
+             lambda r: r.choice(_TITLES), _person, collective="officials of Osterlin", measure="portrait painter"),
+    Template("tunnel", "test", "The {e} tunnel is {v} kilometres long.",
+             "How long is the {e} tunnel?", "What distance does the {e} tunnel span from end to end?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.randint(1, 57)}.{r.randint(1, 9)}{r.randint(1, 9)}", number=True, collective="tunnels", measure="length"),
+    Template("treaty", "test", "The treaty of {e} was signed on {v}.",
+             "When was the treaty of {e} signed?", "On which day did the parties put their names to the {e} accord?",
+             _made_up, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'July', 'September', 'December'))} {r.randint(1500, 1899)}", collective="treaties", measure="signing date"),
+    Template("ticket", "test", "A ticket to the {e} museum costs {v} crowns.",
+             "How much does a ticket to the {e} museum cost?", "What is the admission fee of the {e} museum?",
+             _made_up, lambda r: f"{r.randint(3, 90)}.{r.choice(('15', '35', '65', '85'))}", number=True, collective="museums", measure="ticket price"),
+    Template("motto", "test", "The motto of the {e} guildhall is {v}.",
+             "What is the motto of the {e} guildhall?", "Which saying is carved over the door of the {e} guildhall?",
+             _made_up, lambda r: r.choice(("steady hands and open doors", "by lamp and ledger", "salt before silver",
+                                             "the tide keeps no debts", "measure twice and sail once",
+                                             "bread for the road", "quiet water runs cold", "no key without a hand")),
+             collective="guildhalls", measure="motto"),
+    Template("observatory", "test", "The {e} observatory files its reports under the reference {v}.",
+             "Under which reference does the {e} observatory file its reports?", "What number do the {e} observatory's papers carry?",
+             _made_up, lambda r: f"{r.choice('RTMN')}{r.choice('AEU')}/{r.randint(100, 999)}/{r.randint(10, 99)}", collective="observatories", measure="report reference"),
+    Template("river", "test", "The river {e} rises near the village of {v}.",
+             "Near which village does the river {e} rise?", "Where is the source of the {e}?",
+             _made_up, _made_up, collective="rivers", measure="source"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
     ("founder-town", "dev", "The {e} guild was founded by {p}.", "{p} was born in the town of {v}.",
      "In which town was the founder of the {e} guild born?"),
-    ("owner-ship", "test", "The {e} mill is owned by {p}.", "{p} sails a boat named the {v}.",
+    ("owner-ship", "dev", "The {e} mill is owned by {p}.", "{p} sails a boat named the {v}.",
      "What is the name of the boat sailed by the owner of the {e} mill?"),
-    ("teacher-city", "test", "The {e} choir is led by {p}.", "{p} studied music in the city of {v}.",
+    ("teacher-city", "dev", "The {e} choir is led by {p}.", "{p} studied music in the city of {v}.",
      "In which city did the leader of the {e} choir study music?"),
+    ("architect-port", "test", "The {e} library was designed by {p}.", "{p} grew up in the port of {v}.",
+     "In which port did the architect of the {e} library grow up?"),
+    ("captain-cat", "test", "The {e} lightship is commanded by {p}.", "{p} keeps a cat called {v}.",
+     "What is the name of the cat kept by the commander of the {e} lightship?"),
 )  # fmt: skip
 
 
@@ -186,11 +223,13 @@ def _haystack(
 
 def _entities(template: Template, rng: random.Random, k: int) -> list[str]:
     chosen: list[str] = []
-    while len(chosen) < k:
+    for _ in range(1_000 * k):
+        if len(chosen) == k:
+            return chosen
         e = template.entity(rng)
         if e not in chosen:
             chosen.append(e)
-    return chosen
+    raise ValueError(f"template {template.name!r} has fewer than {k} distinct entities")
 
 
 def _fact_case(template: Template, kind: Kind, rng: random.Random) -> dict[str, Any]:
@@ -198,10 +237,14 @@ def _fact_case(template: Template, kind: Kind, rng: random.Random) -> dict[str, 
     k = {"one": 1, "paraphrase": 1, "distractors": 3, "absent": 4, "aggregation": rng.randint(3, 6)}[kind]
     names = _entities(template, rng, k)
     values: list[str] = []
-    while len(values) < k:
+    for _ in range(1_000 * k):  # a template with fewer values than a kind plants is a bug, not a hang
+        if len(values) == k:
+            break
         v = template.value(rng)
         if v not in values:
             values.append(v)
+    if len(values) < k:
+        raise ValueError(f"template {template.name!r} has fewer than {k} distinct values")
     facts = [template.sentence.format(e=e, v=v) for e, v in zip(names, values, strict=True)]
     if kind == "absent":
         asked = names[0]
@@ -290,6 +333,13 @@ def build_general(
                     case, template_name = _fact_case(template, kind, rng), template.name
                 corpus = ("essays", "squad")[i % 2]
                 text, actual = _haystack(case["facts"], target_tokens, rng, corpus, tok)
+                absent = case["label"].get("absent")
+                for _ in range(20):  # the absent entity must be absent: a filler word "teal" is a miss
+                    if not absent or not re.search(rf"\b{re.escape(absent)}\b", text, re.IGNORECASE):
+                        break
+                    text, actual = _haystack(case["facts"], target_tokens, rng, corpus, tok)
+                else:  # pragma: no cover - twenty random filler starts all holding one word
+                    raise RuntimeError(f"the absent entity {absent!r} is in every filler drawn")
                 for fact in case["facts"]:
                     if count_mentions(text, fact) != 1:  # pragma: no cover - a made-up fact is unique
                         raise RuntimeError(f"fact {fact!r} is not in the haystack exactly once")
