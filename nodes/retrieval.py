@@ -94,7 +94,7 @@ def best_piece_scores(
 
 def local_embedding_scores(question: str, chunks: Sequence[Chunk], context: Context) -> list[float]:
     """Scores with a sentence-transformers model on the CPU (blocking: run it in a thread)."""
-    embedder = local_embedder(context.embedding_model)
+    embedder = local_embedder(context.embedding_model, context.embedding_precision)
     size = min(context.embedding_piece_tokens, embedder.model.max_seq_length - _SPECIAL_TOKENS)
     texts, owners = pieces_of(chunks, size, embedder.tokenizer)
     vectors = embedder.encode([question, *texts])
@@ -130,7 +130,8 @@ async def score_chunks(
                 question, chunks, context, tokenizer
             ), "embeddings (endpoint)"
         scores = await asyncio.to_thread(local_embedding_scores, question, chunks, context)
-        return scores, f"embeddings ({local_embedder(context.embedding_model).name})"
+        embedder = local_embedder(context.embedding_model, context.embedding_precision)
+        return scores, f"embeddings ({embedder.name}, {embedder.precision})"
     raise ConfigurationError(f"unknown retriever {retriever!r}: expected bm25 or embed")
 
 

@@ -1,5 +1,9 @@
-"""Which embedder for ToM and PECAN on a CPU: the bundled all-MiniLM-L6-v2 against static token vectors
-distilled from it here, speed and retrieval quality side by side in one run.
+"""Which embedder for ToM and PECAN on a CPU: the bundled all-MiniLM-L6-v2 in float32 and in bfloat16
+against static token vectors distilled from it here, speed and retrieval quality side by side in one run.
+
+(An ONNX Runtime export of the same model, tried by hand in session 35, was slower than torch here:
+5,700 word pieces per second in float32 and 8,000 with int8 weights, whose vectors drifted to a mean
+cosine of 0.94 from the model's; bfloat16 on the CPU's AMX units gave 27,400 at cosine >= 0.998.)
 
 ``python -m longgraph.evals.bench.embedding_backends [--n 3]``
 
@@ -90,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--n", type=int, default=3)
     args = parser.parse_args(argv)
-    embedder = local_embedder()
+    embedder = local_embedder(precision="float32")
+    half = local_embedder(precision="bfloat16")
     tok = embedder.model.tokenizer
     started = time.perf_counter()
     tables = variants(distil(embedder.model), tok)
@@ -114,17 +119,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         if holder is None:
             continue
         pieces += sum(len(x) for x in tok(texts, add_special_tokens=False)["input_ids"])
-        for name in ("minilm", *tables):
+        for name in ("minilm", "minilm-bf16", *tables):
             began = time.perf_counter()
-            vectors = (
-                embedder.encode([instance.question, *texts])
-                if name == "minilm"
-                else static_embed([instance.question, *texts], tables[name], tok)
-            )
+            if name in ("minilm", "minilm-bf16"):
+                vectors = (embedder if name == "minilm" else half).encode([instance.question, *texts])
+            else:
+                vectors = static_embed([instance.question, *texts], tables[name], tok)
             seconds[name] += time.perf_counter() - began
             scores = vectors[1:] @ vectors[0]
             ranks[name].append(int((scores > scores[holder]).sum()))
     figures["instances"] = len(ranks["minilm"])
+    figures["bf16_same_rank_share"] = round(
+        float(np.mean(np.asarray(ranks["minilm"]) == np.asarray(ranks["minilm-bf16"]))), 2
+    )
     for name, found in ranks.items():
         r = np.asarray(found)
         figures[f"{name}_recall_at_1"] = round(float(np.mean(r < 1)), 2)

@@ -79,3 +79,45 @@ def test_pooling_is_the_weighted_mean_of_the_windows() -> None:
     pooled = pool_windows(vectors, [0, 0, 1], [3.0, 1.0, 1.0], 2)
     np.testing.assert_allclose(pooled[0], np.asarray([3, 1]) / np.sqrt(10), rtol=1e-6)
     np.testing.assert_allclose(pooled[1], [1, 0])
+
+
+def test_bfloat16_vectors_rank_as_float32_ones_and_are_cached_apart(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bfloat16 is the fast path on CPUs with AMX (2.9x here); its vectors must be the model's, and a
+    vector of one precision is never read back as the other's."""
+    full, half = local_embedder(precision="float32"), local_embedder(precision="bfloat16")
+    assert (full.precision, half.precision) == ("float32", "bfloat16") and full.model is not half.model
+    texts = [
+        "Who keeps the lighthouse at Corath?",
+        planted(1_500),
+        "The lamp of Corath is kept by Odile Var.",
+    ]
+    a, b = full.encode(texts), half.encode(texts)
+    assert a.dtype == b.dtype == np.float32
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.99
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert np.argmax(a[1:] @ a[0]) == np.argmax(b[1:] @ b[0]) == 1
+    asked = _counting(monkeypatch)
+    path = str(tmp_path / "cache.sqlite")
+    for precision in ("float32", "bfloat16", "float32"):
+        asyncio.run(embed_texts(["the same text"], Context(cache_path=path, embedding_precision=precision)))  # type: ignore[arg-type]
+    assert len(asked) == 2
+
+
+def test_auto_precision_is_bfloat16_only_where_the_cpu_has_units_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+
+    for amx, bf16, expected in (
+        (True, False, "bfloat16"),
+        (False, True, "bfloat16"),
+        (False, False, "float32"),
+    ):
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda amx=amx: amx, raising=False)
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda bf16=bf16: bf16, raising=False)
+        assert embeddings.resolve_precision("auto") == expected
+    assert embeddings.resolve_precision("float32") == "float32"
+    with pytest.raises(Exception, match="embedding_precision 'half'"):
+        Context(embedding_precision="half")  # type: ignore[arg-type]
