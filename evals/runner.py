@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from longgraph.errors import ConfigurationError, InputError
 from longgraph.evals.config import (
@@ -57,8 +57,11 @@ from longgraph.jsonl import Appender
 from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.outputs import claim_output, jsonl_rows, longgraph_page, text_starting
 from longgraph.state.context import Context
-from longgraph.state.contract import GraphOutput, Stats
+from longgraph.state.contract import Stats
 from longgraph.strategies import decomposes
+
+if TYPE_CHECKING:
+    from longgraph.api import Answer
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +212,7 @@ async def evaluate(
     return record
 
 
-def write_page(pages: Path, record: Mapping[str, Any], result: GraphOutput) -> str:
+def write_page(pages: Path, record: Mapping[str, Any], result: Answer) -> str:
     """The run's page in ``pages``, named after its instance and strategy; its path from ``pages``' parent
     (the eval's output folder, where the report is)."""
     pages.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ ask ──no node gave a question──▶ END (``rejected_questions`` holds wha
 about three lower ones, citing the sentence ids it draws on, so importance propagates up and the most
 important sentences are bold in the prompts above (``nodes/pyramid.py``). ``ask`` draws one node and one
 of three question categories with a seeded generator; ``answer`` runs the project's ``mapreduce`` graph
-over the whole document; ``record`` is ``(X, Q, M, A)`` with its provenance. ``longgraph synth`` runs it
+(built here, handed to the node) over the whole document; ``record`` is ``(X, Q, M, A)`` with its provenance. ``longgraph synth`` runs it
 over a corpus (``longgraph/synth.py``).
 """
 
@@ -18,6 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.mapreduce import build_graph as build_mapreduce
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.pyramid import (
     PyramidConstruction,
@@ -52,7 +53,7 @@ def build_graph(
     builder.add_node("synthesise", node(synthesise), input_schema=SynthesisTask)
     builder.add_node("gather_level", node(LEVELS.gather))
     builder.add_node("ask", node(ask_question))
-    builder.add_node("answer", node(answer_with_mapreduce))
+    builder.add_node("answer", node(answer_with_mapreduce, answerer=build_mapreduce(llm)))
     builder.add_node("record", node(make_record))
 
     builder.add_edge(START, "chunk")

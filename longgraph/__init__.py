@@ -14,7 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from longgraph.api import aask, aask_many, ask, ask_many
+    from longgraph.api import Answer, aask, aask_many, ask, ask_many
     from longgraph.batch import BatchSummary, abatch, batch
     from longgraph.errors import (
         BudgetExhausted,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from longgraph.state.contract import GraphInput, GraphOutput
 
 _EXPORTS = {
+    "Answer": "longgraph.api",
     "aask": "longgraph.api",
     "aask_many": "longgraph.api",
     "ask_many": "longgraph.api",
@@ -48,6 +49,7 @@ _EXPORTS = {
     "GraphOutput": "longgraph.state.contract",
 }
 __all__ = [
+    "Answer",
     "BatchSummary",
     "BudgetExhausted",
     "ConfigurationError",

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pydantic import ValidationError
+from pydantic import PrivateAttr, ValidationError
 
 from longgraph.checkpointing import claim_thread, is_postgres_url, open_checkpointer
 from longgraph.costing import CostEstimate
@@ -30,7 +30,7 @@ from longgraph.redact import redact_url
 from longgraph.state.context import Context, coerce_context
 from longgraph.state.contract import DocumentIn, GraphOutput, parse_input
 from longgraph.state.usage import Usage
-from longgraph.strategies import build_strategy
+from longgraph.strategies import STRATEGIES, build_strategy
 
 log = logging.getLogger(__name__)
 ProgressCallback = Callable[[Progress], None]
@@ -145,6 +145,32 @@ def changed_settings(stored: Mapping[str, Any], current: Mapping[str, Any]) -> l
     return changes
 
 
+class Answer(GraphOutput):
+    """A result of :func:`ask`: the output contract, and the question and documents it answers, so
+    :meth:`to_html` needs no arguments (kept in private attributes: not serialised)."""
+
+    _question: str = PrivateAttr(default="")
+    _documents: list[DocumentIn] | None = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, output: GraphOutput, question: str, documents: list[DocumentIn]) -> Answer:
+        answer = cls.model_validate(output.model_dump())
+        answer._question, answer._documents = question, documents
+        return answer
+
+    @property
+    def source_documents(self) -> list[DocumentIn] | None:
+        """The documents this answers (None: not known, as for a result loaded from JSON)."""
+        return self._documents
+
+    def to_html(self) -> str:
+        """A self-contained page showing the answer in its documents and every chunk's fate
+        (``longgraph/answerview.py``; for a result loaded from JSON, ``longgraph show``)."""
+        from longgraph.answerview import AnswerView, html_page
+
+        return html_page([AnswerView(self._question, self)], self._documents)
+
+
 @overload
 async def aask(
     question: str, document: str | None = None, *, dry_run: Literal[True], **settings: Any
@@ -152,7 +178,7 @@ async def aask(
 @overload
 async def aask(
     question: str, document: str | None = None, *, dry_run: Literal[False] = False, **settings: Any
-) -> GraphOutput: ...
+) -> Answer: ...
 async def aask(
     question: str,
     document: str | None = None,
@@ -169,7 +195,7 @@ async def aask(
     dry_run: bool = False,
     plan: Mapping[str, Any] | None = None,
     **settings: Any,
-) -> GraphOutput | CostEstimate:
+) -> Answer | CostEstimate:
     """Answer ``question`` about ``document`` (or ``documents``) with ``strategy``.
 
     ``settings`` are context fields (``base_url=...``, ``context_window=...``, ``max_calls=...``). With
@@ -193,7 +219,16 @@ async def aask(
         ctx = await asyncio.to_thread(
             prepare_context, context, settings, start_embedded=start_embedded and llm is None
         )
-        return await estimate_run(graph_input, strategy=strategy, context=ctx, llm=llm or default_provider)
+        shape = STRATEGIES[strategy].cost
+        if shape is None:
+            raise ConfigurationError(
+                f"strategy {strategy!r} declares no cost shape: a dry run cannot estimate it"
+            )
+        provider = llm or default_provider
+        return await estimate_run(
+            graph_input, strategy=strategy, shape=shape, context=ctx, llm=provider,
+            build=lambda saver: build_strategy(strategy, provider, checkpointer=saver),
+        )  # fmt: skip
     if checkpoint_path is not None and checkpoint_url is not None:
         raise ConfigurationError("give checkpoint_path (SQLite) or checkpoint_url (PostgreSQL), not both")
     if checkpoint_url is not None and not is_postgres_url(checkpoint_url):
@@ -220,7 +255,7 @@ async def aask(
             thread_id=thread_id, where=redact_url(str(checkpoints)), on_progress=on_progress,
         )  # fmt: skip
     output.stats.notes = [*repairs, *output.stats.notes]
-    return output.with_source(graph_input["question"], documents_in(graph_input))
+    return Answer.of(output, graph_input["question"], documents_in(graph_input))
 
 
 def documents_in(graph_input: Mapping[str, Any]) -> list[DocumentIn]:
@@ -475,10 +510,10 @@ def ask(
 @overload
 def ask(
     question: str, document: str | None = None, *, dry_run: Literal[False] = False, **kwargs: Any
-) -> GraphOutput: ...
+) -> Answer: ...
 def ask(
     question: str, document: str | None = None, *, dry_run: bool = False, **kwargs: Any
-) -> GraphOutput | CostEstimate:
+) -> Answer | CostEstimate:
     """Synchronous :func:`aask` (not from inside a running event loop: await ``aask`` there)."""
     if dry_run:
         return _run_sync(lambda: aask(question, document, dry_run=True, **kwargs), "ask")

@@ -31,10 +31,10 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from longgraph.errors import BudgetExhausted, ConfigurationError, InputError, LonggraphError
 from longgraph.jsonl import Appender, iter_objects, read_rows
@@ -42,6 +42,9 @@ from longgraph.llm import LLMProvider, default_provider
 from longgraph.outputs import claim_output, jsonl_rows, sqlite_file
 from longgraph.state.context import Context
 from longgraph.state.contract import GraphOutput
+
+if TYPE_CHECKING:
+    from longgraph.ray_batch import WorkerScope
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +337,6 @@ def batch_on_ray(
 ) -> BatchSummary:
     """:func:`abatch` on a Ray cluster, in this thread (the CLI's: Ctrl-C stops it between rows)."""
     from longgraph.api import prepare_context
-    from longgraph.ray_batch import answer_items_on_ray
 
     planned = plan_batch(items, out, strategy, files_outside)
     if not planned.todo:
@@ -570,3 +572,59 @@ def batch(items: str | Path | Iterable[Mapping[str, Any]], **kwargs: Any) -> Bat
     from longgraph.api import _run_sync
 
     return _run_sync(lambda: abatch(items, **kwargs), "batch")
+
+
+async def answer_on_worker(
+    scope: WorkerScope, item: BatchItem, documents: tuple[str | None, list[Any] | None, list[str]], full: bool
+) -> dict[str, Any]:
+    """One item on a Ray worker (:class:`~longgraph.ray_batch.BatchWorker`): the local engine's item
+    runner, built once per worker, checkpoints deleted as soon as the item is done (the driver holds
+    none)."""
+    runner = scope.memo.get("items")
+    if runner is None:
+        runner = scope.memo["items"] = ItemRunner(
+            scope.context,
+            scope.provider,
+            scope.checkpointer,
+            where="the shared checkpoints",
+            forget_finished=True,
+        )
+    row: dict[str, Any] = await runner.answer(item, full=full, documents=documents)
+    return row
+
+
+def answer_items_on_ray(
+    items: Iterator[BatchItem],
+    *,
+    summary: BatchSummary,
+    path: Path | None,
+    full: bool,
+    on_item: Callable[[dict[str, Any], BatchSummary], None] | None,
+    **cluster: Any,
+) -> dict[str, int]:
+    """Batch items on a Ray cluster (:func:`~longgraph.ray_batch.run_on_ray`), each row appended to
+    ``path`` on this driver."""
+    from longgraph.ray_batch import WorkerLost, run_on_ray
+
+    with ExitStack() as stack:
+        appender = stack.enter_context(Appender(path)) if path is not None else None
+
+        def submit(worker: Any, item: BatchItem) -> Any:
+            documents = read_item_documents(item)  # on the driver: workers need not see its files
+            return worker.run.remote(answer_on_worker, item, documents, full)
+
+        def finished(item: BatchItem, row: dict[str, Any]) -> None:
+            row.pop("budget_stop", None)
+            if appender is not None:
+                appender.write(row)
+            summary.count(row)
+            if on_item is not None:
+                on_item(row, summary)
+
+        def lost(item: BatchItem, why: str) -> None:
+            finished(item, failure_row(item, WorkerLost(why), 0.0))
+
+        started = time.perf_counter()
+        figures = run_on_ray(items, submit=submit, finished=finished, lost=lost, **cluster)
+        summary.seconds = round(time.perf_counter() - started, 3)
+        return figures

@@ -30,7 +30,7 @@ not counted.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,6 +42,9 @@ from longgraph.state.contract import Chunk
 from longgraph.tokenizer import PER_MESSAGE_TOKENS
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.graph.state import CompiledStateGraph
+
     from longgraph.nodes.kit import RunKit
 
 ShapeKind = Literal["fan-out", "tree", "ip-graph", "single-call"]
@@ -230,23 +233,22 @@ def _ip_levels_at_most(first_batches: int, ctx: Context, budget: int) -> int:
 
 
 async def estimate_run(
-    graph_input: Mapping[str, Any], *, strategy: str, context: Context, llm: LLMProvider
+    graph_input: Mapping[str, Any],
+    *,
+    strategy: str,
+    shape: CostShape,
+    build: Callable[[BaseCheckpointSaver[str]], CompiledStateGraph[Any, Any, Any, Any]],
+    context: Context,
+    llm: LLMProvider,
 ) -> CostEstimate:
-    """Chunk ``graph_input`` with ``strategy``'s own graph (stopped after its first node) and estimate
-    what the run would send; no completion is requested."""
+    """Chunk ``graph_input`` with ``strategy``'s own graph (``build(checkpointer)``, stopped after its
+    first node) and estimate what the run would send, by its cost ``shape``; no completion is requested."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from longgraph.checkpointing import checkpoint_serializer
-    from longgraph.errors import ConfigurationError
     from longgraph.nodes.kit import kit_for
-    from longgraph.strategies import STRATEGIES, build_strategy
 
-    shape = STRATEGIES[strategy].cost
-    if shape is None:
-        raise ConfigurationError(
-            f"strategy {strategy!r} declares no cost shape: a dry run cannot estimate it"
-        )
-    graph = build_strategy(strategy, llm, checkpointer=InMemorySaver(serde=checkpoint_serializer()))
+    graph = build(InMemorySaver(serde=checkpoint_serializer()))
     first = next(target for source, target in graph.builder.edges if source == "__start__")
     context = replace(context, read_while_chunking=False)  # no call may leave
     config: Any = {"configurable": {"thread_id": "dry-run"}}

@@ -6,7 +6,7 @@ inject deterministic vectors the way they inject a scripted chat model.
 
 Local: ``HF_HUB_OFFLINE=1`` is set before sentence-transformers loads, the model is loaded once per
 process and shared, one encode runs at a time. Served: through
-:class:`~longgraph.llm.EmbeddingClient` (retries, redaction, usage).
+:class:`EmbeddingClient` (retries, redaction, usage).
 """
 
 from __future__ import annotations
@@ -17,17 +17,19 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import numpy as np
+import openai
 from numpy.typing import NDArray
 
 from longgraph.cache import cache_key, open_cache
 from longgraph.endpoint import list_models
-from longgraph.errors import ConfigurationError
-from longgraph.llm import EmbeddingClient
+from longgraph.errors import ConfigurationError, EndpointError
+from longgraph.redact import chainable, redact_url, safe_message, url_secrets
 from longgraph.state.context import Context, EmbeddingPrecision
+from longgraph.state.usage import Usage
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 _ENCODE_BATCH = 32
@@ -159,6 +161,76 @@ def local_embedder(path: str | None = None, precision: EmbeddingPrecision = "aut
     ``precision`` (:func:`resolve_precision`)."""
     with _load_lock:
         return _load_local(path, resolve_precision(precision))
+
+
+class EmbeddingClient:
+    """``/embeddings`` of one OpenAI-compatible endpoint, through the same layer as chat calls.
+
+    The OpenAI SDK's client retries connection errors, timeouts, 429 (honouring Retry-After) and 5xx
+    with backoff, like the chat models; a request the endpoint rejects, or retries that run out, raise
+    :class:`EndpointError` naming the (redacted) endpoint, with the key and URL credentials scrubbed
+    from the message. ``usage`` counts the calls and the input tokens the endpoint reports.
+    """
+
+    BATCH = 64
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str,
+        model: str,
+        timeout: float,
+        max_retries: int,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = base_url.rstrip("/")
+        self.model = model
+        self._secrets = tuple(x for x in (api_key, *url_secrets(base_url)) if len(x) >= 4 and x != "EMPTY")
+        # The SDK types its client as httpx2's (a fork it depends on); httpx's is call-compatible, and
+        # it is what the chat models get through LangChain too (and what tests' mock transports plug into).
+        http_client = cast(Any, httpx.AsyncClient(timeout=timeout, transport=transport))
+        self._client = openai.AsyncOpenAI(
+            base_url=self.url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
+        )
+        self.usage = Usage()
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order, asked for in batches of :attr:`BATCH`."""
+        rows: list[list[float]] = []
+        label = redact_url(self.url + "/embeddings")
+        try:
+            for start in range(0, len(texts), self.BATCH):
+                batch = list(texts[start : start + self.BATCH])
+                response = await self._client.embeddings.create(
+                    model=self.model, input=batch, encoding_format="float"
+                )
+                data = sorted(response.data, key=lambda item: item.index)
+                if len(data) != len(batch):
+                    raise EndpointError(f"asked for {len(batch)} embeddings, got {len(data)}", endpoint=label)
+                rows.extend([float(x) for x in item.embedding] for item in data)
+                tokens = response.usage.prompt_tokens if response.usage is not None else 0
+                self.usage = self.usage.counted("embed", prompt_tokens=tokens, completion_tokens=0)
+        except openai.APIStatusError as exc:
+            if exc.status_code == 429 or exc.status_code >= 500:
+                raise EndpointError(
+                    f"no embeddings after retries ({safe_message(exc, self._secrets)})", endpoint=label
+                ) from chainable(exc, self._secrets)
+            raise EndpointError(
+                f"the embedding endpoint rejected the request (HTTP {exc.status_code}: {safe_message(exc, self._secrets)})",
+                endpoint=label,
+            ) from chainable(exc, self._secrets)
+        except (openai.APIConnectionError, httpx.HTTPError) as exc:
+            raise EndpointError(
+                f"no embeddings after retries ({type(exc).__name__})", endpoint=label
+            ) from chainable(exc, self._secrets)
+        finally:
+            await self._client.close()
+        return rows
 
 
 async def endpoint_embeddings(

@@ -19,17 +19,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import httpx
 
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.redact import redact_url
 from longgraph.state.context import DEFAULT_WINDOW, Context
-
-if TYPE_CHECKING:
-    from longgraph.llm import PerLoopProvider
-
 
 MODEL_PROFILES: Mapping[str, Mapping[str, int]] = {"smollm2": {"chunk_size": 1500}}
 """Settings measured per served model, used where a run leaves them unset, so that ``longgraph ask``,
@@ -102,7 +98,14 @@ async def list_models(base_urls: list[str], api_key: str, request_timeout: float
     )
 
 
-async def resolve_context(context: Context, provider: PerLoopProvider) -> Context:
+class Describes(Protocol):
+    """What :func:`resolve_context` needs of a model provider (``longgraph.llm.PerLoopProvider``):
+    the model an endpoint serves and its window."""
+
+    async def describe(self, context: Context) -> ServedModel: ...
+
+
+async def resolve_context(context: Context, provider: Describes) -> Context:
     """The context with ``base_url``, ``model``, ``context_window`` and ``tokenizer`` filled in."""
     changes: dict[str, object] = {}
     if not context.base_urls:

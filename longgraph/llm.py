@@ -21,7 +21,7 @@ import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar
 
 import httpx
 import numpy as np
@@ -37,7 +37,7 @@ from longgraph.errors import ConfigurationError, EndpointError, LonggraphError, 
 from longgraph.loop_scope import PerLoop
 from longgraph.openai_chat import OpenAIChat, ShardedTransport
 from longgraph.prompts import QUOTED_MARK, PromptSet
-from longgraph.redact import redact_url, url_secrets
+from longgraph.redact import chainable, redact_url, safe_message, url_secrets
 from longgraph.serving_policy import endpoint_identity
 from longgraph.spending import SpendingLimit
 from longgraph.state.context import Context
@@ -194,13 +194,13 @@ class LLMClient:
                         self.mode = "text"
                         raise _ModeChanged from exc
                     raise EndpointError(
-                        f"the endpoint rejected the request: {_safe(exc, self._secrets)}",
+                        f"the endpoint rejected the request: {safe_message(exc, self._secrets)}",
                         endpoint=redact_url(endpoint.url),
-                    ) from _cause(exc, self._secrets)
+                    ) from chainable(exc, self._secrets)
                 except openai.AuthenticationError as exc:
                     raise ConfigurationError(
                         f"endpoint {redact_url(endpoint.url)} rejected the API key"
-                    ) from _cause(exc, self._secrets)
+                    ) from chainable(exc, self._secrets)
                 except LonggraphError:
                     raise
                 except _TRANSPORT_ERRORS as exc:
@@ -223,9 +223,9 @@ class LLMClient:
                 return reply
         assert last_error is not None
         raise EndpointError(
-            f"no endpoint answered ({type(last_error).__name__}: {_safe(last_error, self._secrets)})",
+            f"no endpoint answered ({type(last_error).__name__}: {safe_message(last_error, self._secrets)})",
             endpoint=self.endpoint_label,
-        ) from _cause(last_error, self._secrets)
+        ) from chainable(last_error, self._secrets)
 
     async def probe(self) -> bool:
         """Whether any replica answers a one-token chat request now: asked when a call ran out of its
@@ -243,82 +243,6 @@ class LLMClient:
         return False
 
 
-class EmbeddingClient:
-    """``/embeddings`` of one OpenAI-compatible endpoint, through the same layer as chat calls.
-
-    The OpenAI SDK's client retries connection errors, timeouts, 429 (honouring Retry-After) and 5xx
-    with backoff, like the chat models; a request the endpoint rejects, or retries that run out, raise
-    :class:`EndpointError` naming the (redacted) endpoint, with the key and URL credentials scrubbed
-    from the message. ``usage`` counts the calls and the input tokens the endpoint reports.
-    """
-
-    BATCH = 64
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        api_key: str,
-        model: str,
-        timeout: float,
-        max_retries: int,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.url = base_url.rstrip("/")
-        self.model = model
-        self._secrets = tuple(x for x in (api_key, *url_secrets(base_url)) if len(x) >= 4 and x != "EMPTY")
-        # The SDK types its client as httpx2's (a fork it depends on); httpx's is call-compatible, and
-        # it is what the chat models get through LangChain too (and what tests' mock transports plug into).
-        http_client = cast(Any, httpx.AsyncClient(timeout=timeout, transport=transport))
-        self._client = openai.AsyncOpenAI(
-            base_url=self.url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            http_client=http_client,
-        )
-        self.usage = Usage()
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One vector per text, in order, asked for in batches of :attr:`BATCH`."""
-        rows: list[list[float]] = []
-        label = redact_url(self.url + "/embeddings")
-        try:
-            for start in range(0, len(texts), self.BATCH):
-                batch = list(texts[start : start + self.BATCH])
-                response = await self._client.embeddings.create(
-                    model=self.model, input=batch, encoding_format="float"
-                )
-                data = sorted(response.data, key=lambda item: item.index)
-                if len(data) != len(batch):
-                    raise EndpointError(f"asked for {len(batch)} embeddings, got {len(data)}", endpoint=label)
-                rows.extend([float(x) for x in item.embedding] for item in data)
-                tokens = response.usage.prompt_tokens if response.usage is not None else 0
-                self.usage = self.usage.counted("embed", prompt_tokens=tokens, completion_tokens=0)
-        except openai.APIStatusError as exc:
-            if exc.status_code == 429 or exc.status_code >= 500:
-                raise EndpointError(
-                    f"no embeddings after retries ({_safe(exc, self._secrets)})", endpoint=label
-                ) from _cause(exc, self._secrets)
-            raise EndpointError(
-                f"the embedding endpoint rejected the request (HTTP {exc.status_code}: {_safe(exc, self._secrets)})",
-                endpoint=label,
-            ) from _cause(exc, self._secrets)
-        except (openai.APIConnectionError, httpx.HTTPError) as exc:
-            raise EndpointError(
-                f"no embeddings after retries ({type(exc).__name__})", endpoint=label
-            ) from _cause(exc, self._secrets)
-        finally:
-            await self._client.close()
-        return rows
-
-
-def _cause(exc: BaseException, secrets: Sequence[str]) -> BaseException | None:
-    """The exception to chain: none when its text holds a secret (a logged traceback would show it)."""
-    text = str(exc)
-    return None if any(secret in text for secret in secrets) else exc
-
-
 class _ModeChanged(Exception):
     """Internal: the endpoint refused json_schema; the caller re-renders the prompt for text mode."""
 
@@ -326,14 +250,6 @@ class _ModeChanged(Exception):
 def _rejects_schema(exc: openai.BadRequestError) -> bool:
     text = str(exc).lower()
     return any(word in text for word in ("response_format", "json_schema", "structured", "guided"))
-
-
-def _safe(exc: BaseException, secrets: Sequence[str] = ()) -> str:
-    """An error message for users: one line, bounded, and never echoing request headers or keys."""
-    text = " ".join(str(exc).split())
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text[:300]
 
 
 def _reply(message: BaseMessage, url: str) -> Reply:

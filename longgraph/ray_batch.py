@@ -10,8 +10,9 @@ engine:
   the driver exactly as the local engine does (``longgraph/batch.py``); each finished item's row is
   appended and fsynced there, with the same format and resume rules. Workers hold nothing a rerun needs.
 * **Workers are async actors**, spread over the nodes (``SPREAD``), each running the graphs on its own
-  event loop with its own client (:class:`~longgraph.batch.ItemRunner`, the local engine's item
-  runner), several items at once.
+  event loop with its own client, several units at once. A worker knows no kind of work: it runs the
+  task function it is sent (``longgraph/batch.py``'s item runner, ``longgraph/synth.py``'s synthesis)
+  with its :class:`WorkerScope`, so this module imports neither and the arrows run one way.
 * **One load budget per run.** ``max_concurrency`` means requests in flight for the whole run, however
   many workers: it is split among them (:func:`shares`), each worker's client limited to its share
   (and adapting below it as on one machine), and re-split among the survivors when a worker is lost,
@@ -30,16 +31,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from longgraph.batch import BatchItem, BatchSummary, ItemRunner, failure_row, read_item_documents
 from longgraph.errors import ConfigurationError, LonggraphError
-from longgraph.jsonl import Appender
 from longgraph.llm import OpenAIProvider
 from longgraph.state.context import Context
 
@@ -76,63 +74,57 @@ def shares(permits: int, workers: int) -> list[int]:
     return [permits // workers + (1 if i < permits % workers else 0) for i in range(workers)]
 
 
+@dataclass
+class WorkerScope:
+    """What a worker's tasks share: the resolved context, the provider whose limit is the worker's
+    share of the budget, the checkpointer, and ``memo`` for what a kind of task builds once per worker
+    (an item runner, a compiled graph)."""
+
+    context: Context
+    provider: SharedBudgetProvider
+    checkpointer: Any
+    memo: dict[str, Any] = field(default_factory=dict)
+
+
+Task = Callable[..., Awaitable[dict[str, Any]]]
+"""A unit's work on a worker: ``await task(scope, *args)``, its result plain data for the driver."""
+
+
 class BatchWorker:
-    """A Ray actor that answers items (or synthesises from documents) on its own event loop, several at
-    once, with one client whose limit is this worker's share of the run's budget."""
+    """A Ray actor that runs the tasks it is sent on its own event loop, several at once, with one
+    client whose limit is this worker's share of the run's budget."""
 
     def __init__(self, context: Context, checkpoint_url: str | None) -> None:
         self.context = context
         self.provider = SharedBudgetProvider()
         self.checkpoint_url = checkpoint_url
-        self._runner: ItemRunner | None = None
-        self._pyramid: Any = None
+        self._scope: WorkerScope | None = None
         self._starting = asyncio.Lock()
-        self._stack: Any = None
+        self._stack = AsyncExitStack()
 
     def resize(self, share: int) -> None:
         """This worker's new share of the run's budget (another worker was lost)."""
         self.context = self.context.replace(max_concurrency=share)
         self.provider.resize(share)
 
-    async def _ready(self) -> ItemRunner:
+    async def _ready(self) -> WorkerScope:
         async with self._starting:
-            if self._runner is None:
-                from contextlib import AsyncExitStack
-
+            if self._scope is None:
                 from longgraph.api import resolved_context
                 from longgraph.checkpointing import open_checkpointer
 
-                self._stack = AsyncExitStack()
                 checkpointer = None
                 if self.checkpoint_url:
                     checkpointer = await self._stack.enter_async_context(
                         open_checkpointer(self.checkpoint_url)
                     )
                 resolved = await resolved_context(self.context, self.provider)
-                self._runner = ItemRunner(
-                    resolved,
-                    self.provider,
-                    checkpointer,
-                    where="the shared checkpoints",
-                    forget_finished=True,
-                )
-            return self._runner
+                self._scope = WorkerScope(resolved, self.provider, checkpointer)
+            return self._scope
 
-    async def answer(
-        self, item: BatchItem, documents: tuple[str | None, list[Any] | None, list[str]], full: bool
-    ) -> dict[str, Any]:
-        runner = await self._ready()
-        return await runner.answer(item, full=full, documents=documents)
-
-    async def synthesize(self, text: str, name: str, seed: int) -> dict[str, Any]:
-        """One document through the pyramid graph (``longgraph/synth.py``): its outcome as plain data."""
-        from longgraph.graphs.pyramid import build_graph
-        from longgraph.synth import synthesize
-
-        runner = await self._ready()
-        if self._pyramid is None:
-            self._pyramid = build_graph(self.provider)
-        return await synthesize(self._pyramid, text, name, seed, runner.context)
+    async def run(self, task: Task, *args: Any) -> dict[str, Any]:
+        """``task(scope, *args)`` on this worker (a module-level function: Ray sends it by reference)."""
+        return await task(await self._ready(), *args)
 
     def peak_rss_mb(self) -> float:
         """This worker's peak resident memory (its own high-water mark, ``VmHWM``), in MB."""
@@ -254,38 +246,4 @@ def run_on_ray(
         figures: dict[str, int] = {"workers": count, "budget": permits, "workers_lost": count - len(alive)}
         peaks = ray.get([pool[w].peak_rss_mb.remote() for w in sorted(alive)])
         figures["worker_peak_rss_mb"] = int(max(peaks, default=0.0))
-        return figures
-
-
-def answer_items_on_ray(
-    items: Iterator[BatchItem],
-    *,
-    summary: BatchSummary,
-    path: Path | None,
-    full: bool,
-    on_item: Callable[[dict[str, Any], BatchSummary], None] | None,
-    **cluster: Any,
-) -> dict[str, int]:
-    """Batch items on a Ray cluster (:func:`run_on_ray`), each row appended to ``path`` on this driver."""
-    with ExitStack() as stack:
-        appender = stack.enter_context(Appender(path)) if path is not None else None
-
-        def submit(worker: Any, item: BatchItem) -> Any:
-            documents = read_item_documents(item)  # on the driver: workers need not see its files
-            return worker.answer.remote(item, documents, full)
-
-        def finished(item: BatchItem, row: dict[str, Any]) -> None:
-            row.pop("budget_stop", None)
-            if appender is not None:
-                appender.write(row)
-            summary.count(row)
-            if on_item is not None:
-                on_item(row, summary)
-
-        def lost(item: BatchItem, why: str) -> None:
-            finished(item, failure_row(item, WorkerLost(why), 0.0))
-
-        started = time.perf_counter()
-        figures = run_on_ray(items, submit=submit, finished=finished, lost=lost, **cluster)
-        summary.seconds = round(time.perf_counter() - started, 3)
         return figures

@@ -7,6 +7,7 @@ that names an endpoint in a message, a log line or a result goes through :func:`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 _SECRET_PARAMS = re.compile(r"key|token|secret|password|passwd|pwd|auth|signature|sig", re.IGNORECASE)
@@ -41,3 +42,17 @@ def url_secrets(url: str) -> list[str]:
         found.append(parts.password)
     found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAMS.search(k) and len(v) >= 4]
     return found
+
+
+def safe_message(exc: BaseException, secrets: Sequence[str] = ()) -> str:
+    """An error message for users: one line, bounded, and never echoing request headers or keys."""
+    text = " ".join(str(exc).split())
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return text[:300]
+
+
+def chainable(exc: BaseException, secrets: Sequence[str]) -> BaseException | None:
+    """The exception to chain: none when its text holds a secret (a logged traceback would show it)."""
+    text = str(exc)
+    return None if any(secret in text for secret in secrets) else exc

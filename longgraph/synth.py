@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from longgraph.errors import ConfigurationError, InputError, LonggraphError
 from longgraph.jsonl import Appender, read_rows
@@ -42,6 +42,9 @@ from longgraph.state.context import Context
 from longgraph.state.outputs import is_no_information
 from longgraph.state.pyramid import CATEGORIES, Record
 from longgraph.state.usage import Usage
+
+if TYPE_CHECKING:
+    from longgraph.ray_batch import WorkerScope
 
 log = logging.getLogger(__name__)
 
@@ -335,7 +338,7 @@ def synth_on_ray(
         summary.cluster = None if not pending else run_on_ray(
             iter(pending), context=resolved, address=ray_address, workers=workers,
             per_worker=documents_in_flight or 4 * resolved.max_concurrency, checkpoint_url=None,
-            submit=lambda worker, unit: worker.synthesize.remote(unit[1].text, unit[1].name, seed),
+            submit=lambda worker, unit: worker.run.remote(synthesize_on_worker, unit[1].text, unit[1].name, seed),
             finished=finished, lost=lambda unit, why: finished(unit, {"error": f"its worker was lost: {why}"}),
         )  # fmt: skip
     finally:
@@ -344,6 +347,17 @@ def synth_on_ray(
     summary.seconds = round(time.perf_counter() - started, 3)
     card_path.write_text(dataset_card(path, resolved.tokenizer), encoding="utf-8")
     return summary
+
+
+async def synthesize_on_worker(scope: WorkerScope, text: str, name: str, seed: int) -> dict[str, Any]:
+    """One document on a Ray worker (:class:`~longgraph.ray_batch.BatchWorker`), the pyramid graph
+    compiled once per worker."""
+    from longgraph.graphs.pyramid import build_graph
+
+    graph = scope.memo.get("pyramid")
+    if graph is None:
+        graph = scope.memo["pyramid"] = build_graph(scope.provider)
+    return await synthesize(graph, text, name, seed, scope.context)
 
 
 async def synthesize(graph: Any, text: str, name: str, seed: int, context: Context) -> dict[str, Any]:

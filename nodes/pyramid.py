@@ -25,7 +25,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import math
 import random
@@ -39,7 +38,6 @@ from typing import Any, Literal, cast
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.errors import TooManyFailures
-from longgraph.llm import PerLoopProvider
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans, words_of
 from longgraph.nodes.loop import TASKS, BoundedLoop
@@ -343,20 +341,15 @@ def route_question(state: PyramidState) -> Literal["answer", "no_question"]:
     return "answer" if state.get("question") else "no_question"
 
 
-@functools.lru_cache(maxsize=8)
-def _mapreduce(provider: PerLoopProvider) -> CompiledStateGraph[Any, Any, Any, Any]:
-    from longgraph.graphs.mapreduce import build_graph
-
-    return build_graph(provider)
-
-
-async def answer_with_mapreduce(state: PyramidState, kit: RunKit) -> dict[str, Any]:
-    """``A`` and ``M``: the project's mapreduce graph (a subgraph, same provider and context, so its
-    calls share the run's concurrency budget) over the whole document."""
+async def answer_with_mapreduce(
+    state: PyramidState, kit: RunKit, *, answerer: CompiledStateGraph[Any, Any, Any, Any]
+) -> dict[str, Any]:
+    """``A`` and ``M``: ``answerer``, the project's mapreduce graph built by ``graphs/pyramid.py`` with
+    the same provider (its calls share the run's concurrency budget), over the whole document with the
+    same context. Invoked here rather than added as a node: its input and output are the answer
+    contract, not the pyramid's state."""
     documents = [d.model_dump() for d in input_documents(state)]
-    raw = await _mapreduce(kit.provider).ainvoke(
-        {"question": state["question"], "documents": documents}, context=kit.context
-    )
+    raw = await answerer.ainvoke({"question": state["question"], "documents": documents}, context=kit.context)
     result = GraphOutput.model_validate(raw)
     usage = Usage(**{name: getattr(result.stats, name) for name in Usage.model_fields})
     return {"answer_result": result.model_dump(mode="json"), "usage": usage}

@@ -17,7 +17,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -219,22 +218,3 @@ class GraphOutput(BaseModel):
     chunks: list[ChunkReport] = Field(default_factory=list)
     stats: Stats = Field(default_factory=Stats)
     strategy: str = ""
-    _source: tuple[str, list[DocumentIn]] | None = PrivateAttr(default=None)
-    """The question and documents this answers, kept by ``longgraph.ask`` (not serialised)."""
-
-    def with_source(self, question: str, documents: list[DocumentIn]) -> GraphOutput:
-        """This result, knowing what it answers (so :meth:`to_html` needs no arguments)."""
-        self._source = (question, documents)
-        return self
-
-    def to_html(self, question: str | None = None, documents: list[DocumentIn] | None = None) -> str:
-        """A self-contained page showing the answer in its documents and every chunk's fate
-        (``longgraph/answerview.py``). A result of ``longgraph.ask`` knows its question and documents;
-        one loaded from JSON is given them (without documents the page shows the quoted evidence)."""
-        from longgraph.answerview import AnswerView, html_page
-
-        known_question, known_documents = self._source or ("", None)
-        return html_page(
-            [AnswerView(question if question is not None else known_question, self)],
-            documents if documents is not None else known_documents,
-        )

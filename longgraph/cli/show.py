@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from longgraph.cli.common import Opt, claim_page, run_cli, stderr
 from longgraph.errors import InputError
 from longgraph.inert import for_terminal
 from longgraph.state.contract import DocumentIn, GraphOutput
+
+if TYPE_CHECKING:
+    from longgraph.api import Answer
 
 
 def text_digest(text: str) -> str:
@@ -35,13 +38,12 @@ def source_records(files: Sequence[str], documents: Sequence[Mapping[str, str]])
     ]  # fmt: skip
 
 
-def answers_page(results: Sequence[GraphOutput], questions: Sequence[str]) -> str:
+def answers_page(results: Sequence[Answer], questions: Sequence[str]) -> str:
     """One page for the results of one run (one question, or several about the same files)."""
     from longgraph.answerview import AnswerView, html_page
 
     views = [AnswerView(q, r) for q, r in zip(questions, results, strict=True)]
-    source = results[0]._source
-    return html_page(views, source[1] if source else None)
+    return html_page(views, results[0].source_documents)
 
 
 def load_saved(path: Path) -> list[tuple[str, GraphOutput, list[dict[str, Any]]]]:
