@@ -11,11 +11,11 @@ that runs the coroutine on a fresh event loop in a helper thread (with the calle
 variables, so stream writers and the runtime still work). The async path is the fast one:
 ``longgraph.ask`` and the CLI use it.
 
-The node is LangGraph's own wrapper for function nodes (``RunnableCallable``, what ``add_node`` makes
-of a plain function) given both twins, untraced like LangGraph's own (the task is the traced run).
-LangChain's ``RunnableLambda`` did the same with a signature inspection and callback managers on every
-call: 0.30 against 0.10 ms of CPU per task over 400 ``Send`` tasks, one task per chunk read. The class
-lives in ``langgraph._internal``; ``tests/unit/test_runtime_nodes.py`` fails if it moves.
+The node is a :class:`StageNode`: a plain ``Runnable`` holding both twins, untraced like LangGraph's
+own function nodes (the task is the traced run), built on public API only. LangChain's
+``RunnableLambda`` did the same with a signature inspection and callback managers on every call (0.30
+against 0.10 ms of CPU per task over 400 ``Send`` tasks); LangGraph's own wrapper is private
+(``langgraph._internal``) and an upgrade could move it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
 from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables.config import ensure_config, set_config_context
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 
@@ -66,13 +66,36 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
                 return pool.submit(caller.run, asyncio.run, run()).result()
 
-        # Not functools.wraps: the wrapper reads the signature (it must see ``config``), and wraps
-        # would point it at the stage's own.
-        run_async.__name__ = run_sync.__name__ = name
-        run_async.__doc__ = run_sync.__doc__ = stage.__doc__
-        return RunnableCallable(run_sync, run_async, name=name, trace=False)
+        return StageNode(name, stage.__doc__, run_sync, run_async)
 
     return node
+
+
+class StageNode(Runnable[Any, Any]):
+    """A graph node with a sync and an async twin, run with the task's config as the current one (so
+    ``get_runtime`` and the stream writer see the run), without a traced run of its own."""
+
+    def __init__(
+        self,
+        name: str,
+        doc: str | None,
+        run_sync: Callable[[Any, RunnableConfig], Any],
+        run_async: Callable[[Any, RunnableConfig], Coroutine[Any, Any, Any]],
+    ) -> None:
+        self.name = name
+        self.__doc__ = doc
+        self.run_sync = run_sync
+        self.run_async = run_async
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        config = ensure_config(config)
+        with set_config_context(config) as context:
+            return context.run(self.run_sync, input, config)
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        config = ensure_config(config)
+        with set_config_context(config) as context:
+            return await asyncio.create_task(self.run_async(input, config), context=context)
 
 
 def loop_outlives_node() -> bool:

@@ -165,7 +165,7 @@ def test_rag_embed_answers_from_the_retrieved_chunk() -> None:
     out = _run("rag-embed", planted(30_000, at=0.4), rag_top_k=2)
     assert "smoked plums" in out.answer
     assert sum(c.status == "used" for c in out.chunks) == 2
-    assert any("embeddings (all-MiniLM-L6-v2)" in note for note in out.stats.notes)
+    assert any("embeddings (all-MiniLM-L6-v2, " in note for note in out.stats.notes)  # and its precision
 
 
 def _bag_of_words(text: str, dims: int = 512) -> list[float]:

@@ -1,5 +1,5 @@
-"""Graph nodes made by ``node_factory`` (``nodes/runtime.py``): LangGraph's own function-node wrapper,
-the run's kit and stream writer reachable on both graph APIs."""
+"""Graph nodes made by ``node_factory`` (``nodes/runtime.py``): a public-API node with both twins, the
+run's kit and stream writer reachable on both graph APIs."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import asyncio
 from typing import Any, TypedDict
 
 import pytest
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.graph import END, START, StateGraph
 
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.runtime import node_factory, report_progress
+from longgraph.nodes.runtime import StageNode, node_factory, report_progress
 from longgraph.state.context import Context
 from longgraph.testing.fakes import FakeProvider
 from longgraph.tests.conftest import FAKE_SETTINGS
@@ -35,13 +34,10 @@ def _graph() -> Any:
     return builder.compile()
 
 
-def test_a_node_is_langgraphs_own_function_wrapper_with_both_twins() -> None:
-    """The cheap wrapper (a signature read once, no callback managers per call); a LangGraph upgrade
-    that moves the class fails here rather than silently at import or in speed."""
+def test_a_node_has_both_twins_and_its_stages_name() -> None:
     made = node_factory(FakeProvider())(_stage, label="probe")
-    assert isinstance(made, RunnableCallable)
-    assert made.func is not None and made.afunc is not None
-    assert made.name == "_stage"
+    assert isinstance(made, StageNode)
+    assert made.name == "_stage" and made.__doc__ == _stage.__doc__
 
 
 @pytest.mark.parametrize("sync", [True, False], ids=["sync API", "async API"])
