@@ -8,6 +8,7 @@ plan_collapse ──fits──▶ reduce → finalize → END
 plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
 plan_collapse ──no evidence──▶ finalize
 
+The front half, through ``ground``, is the grounded reading Segment+ shares (``graphs/reading.py``).
 ``chunk`` starts each chunk's map call as soon as the chunk is final, so calls leave while a long
 input is still being counted; ``map_chunk`` joins the call under way (``nodes/early_calls.py``).
 ``ground`` checks every map answer against its chunk (``nodes/grounding.py``) and sends a chunk whose
@@ -23,24 +24,21 @@ answering sentence first (``prompts/mapreduce_compact.toml``).
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.reading import add_grounded_reading
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.aggregate import aggregate
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
-from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import find_passages, ground, route_rereads
-from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
 from longgraph.nodes.runtime import node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
 from longgraph.state.mapreduce import MapReduceState
-from longgraph.state.tasks import GroupTask, ReadTask
+from longgraph.state.tasks import GroupTask
 
 PROMPTS = "mapreduce"
 COLLAPSE = ReductionLoop(
@@ -59,14 +57,8 @@ def build_graph(
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node("chunk", node(chunk_input, prompts=PROMPTS, stage="map", read_early="unless planned"))
-    builder.add_node("plan_question", node(plan_question, prompts=PROMPTS, stage="map"))
-    builder.add_node("map_chunk", node(read_chunk, prompts=PROMPTS, stage="map"), input_schema=ReadTask)
-    builder.add_node("find_passages", node(find_passages))
-    builder.add_node("ground", node(ground))
-    builder.add_node(
-        "reread_chunk", node(read_chunk, prompts=PROMPTS, stage="map", label="reread"), input_schema=ReadTask
-    )
+    add_grounded_reading(builder, node, prompts=PROMPTS, stage="map", then="plan_collapse",
+                         per_document="aggregate", read_early="unless planned")  # fmt: skip
     builder.add_node("plan_collapse", node(COLLAPSE.plan))
     builder.add_node(
         "collapse_group", node(collapse_group, prompts=PROMPTS, stage="collapse"), input_schema=GroupTask
@@ -76,19 +68,6 @@ def build_graph(
     builder.add_node("aggregate", node(aggregate))
     builder.add_node("finalize", node(finalize, strategy=name))
 
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "plan_question")
-    builder.add_conditional_edges(
-        "plan_question", each_chunk("map_chunk", beside="find_passages"), ["map_chunk", "find_passages"]
-    )
-    builder.add_edge("map_chunk", "ground")
-    builder.add_edge("find_passages", "ground")
-    builder.add_conditional_edges(
-        "ground",
-        route_rereads,
-        {"reread_chunk": "reread_chunk", "done": "plan_collapse", "per_document": "aggregate"},
-    )
-    builder.add_edge("reread_chunk", "ground")
     builder.add_conditional_edges(
         "plan_collapse",
         COLLAPSE.route,

@@ -16,24 +16,21 @@ plan_merge ──fits──▶ reduce → finalize → END          plan_merge �
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.reading import add_grounded_reading
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.aggregate import aggregate
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
-from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import find_passages, ground, route_rereads
-from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.reduction import ReductionLoop
 from longgraph.nodes.runtime import node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
 from longgraph.state.mapreduce import MapReduceState
-from longgraph.state.tasks import GroupTask, ReadTask
+from longgraph.state.tasks import GroupTask
 
 MERGE = ReductionLoop(
     name="merge", combine_node="merge_batch", combine_prompts="segment_plus", combine_stage="merge",
@@ -51,18 +48,8 @@ def build_graph(
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node(
-        "chunk", node(chunk_input, prompts="mapreduce", stage="map", read_early="unless planned")
-    )
-    builder.add_node("plan_question", node(plan_question, prompts="mapreduce", stage="map"))
-    builder.add_node("map_chunk", node(read_chunk, prompts="mapreduce", stage="map"), input_schema=ReadTask)
-    builder.add_node("find_passages", node(find_passages))
-    builder.add_node("ground", node(ground))
-    builder.add_node(
-        "reread_chunk",
-        node(read_chunk, prompts="mapreduce", stage="map", label="reread"),
-        input_schema=ReadTask,
-    )
+    add_grounded_reading(builder, node, prompts="mapreduce", stage="map", then="plan_merge",
+                         per_document="aggregate", read_early="unless planned")  # fmt: skip
     builder.add_node("plan_merge", node(MERGE.plan))
     builder.add_node(
         "merge_batch", node(merge_batch, prompts="segment_plus", stage="merge"), input_schema=GroupTask
@@ -72,19 +59,6 @@ def build_graph(
     builder.add_node("aggregate", node(aggregate))
     builder.add_node("finalize", node(finalize, strategy=name))
 
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "plan_question")
-    builder.add_conditional_edges(
-        "plan_question", each_chunk("map_chunk", beside="find_passages"), ["map_chunk", "find_passages"]
-    )
-    builder.add_edge("map_chunk", "ground")
-    builder.add_edge("find_passages", "ground")
-    builder.add_conditional_edges(
-        "ground",
-        route_rereads,
-        {"reread_chunk": "reread_chunk", "done": "plan_merge", "per_document": "aggregate"},
-    )
-    builder.add_edge("reread_chunk", "ground")
     builder.add_conditional_edges(
         "plan_merge", MERGE.route, {"merge_batch": "merge_batch", "done": "reduce", "empty": "finalize"}
     )

@@ -18,23 +18,21 @@ every variant: they are this project's, not the paper's.
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.reading import add_grounded_reading
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
 from longgraph.nodes.finalize import finalize
-from longgraph.nodes.grounding import find_passages, ground, route_rereads
-from longgraph.nodes.notes_filter import filter_note, gather_filter, pass_notes, route_filter
-from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.read import each_chunk, read_chunk
+from longgraph.nodes.notes_filter import filter_each_note, filter_note, gather_filter, pass_notes
 from longgraph.nodes.reduction import ReductionLoop
 from longgraph.nodes.runtime import node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
 from longgraph.state.segment_plus import SegmentPlusState
-from longgraph.state.tasks import GroupTask, NoteTask, ReadTask
+from longgraph.state.tasks import GroupTask, NoteTask
 
 PROMPTS = "segment_plus"
 MERGE = ReductionLoop(
@@ -56,44 +54,24 @@ def build_graph(
     builder = StateGraph(
         SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    builder.add_node(
-        "segment", node(chunk_input, prompts=PROMPTS, stage=gather, size="segment_size", read_early="always")
-    )
-    builder.add_node("take_note", node(read_chunk, prompts=PROMPTS, stage=gather), input_schema=ReadTask)
-    builder.add_node("find_passages", node(find_passages))
-    builder.add_node("ground", node(ground))
-    builder.add_node(
-        "reread_chunk", node(read_chunk, prompts=PROMPTS, stage=gather, label="reread"), input_schema=ReadTask
-    )
+    after_reading = "screen" if use_filter else "plan_merge"
+    add_grounded_reading(builder, node, prompts=PROMPTS, stage=gather, then=after_reading, chunk="segment",
+                         read="take_note", plan=False, size="segment_size", read_early="always")  # fmt: skip
     builder.add_node("plan_merge", node(MERGE.plan))
     builder.add_node("merge_batch", node(merge_batch, prompts=PROMPTS, stage="merge"), input_schema=GroupTask)
     builder.add_node("gather_merge", node(MERGE.gather))
     builder.add_node("answer", node(answer_from_notes, prompts=PROMPTS, stage="answer"))
     builder.add_node("finalize", node(finalize, strategy=name))
 
-    builder.add_edge(START, "segment")
-    builder.add_conditional_edges(
-        "segment", each_chunk("take_note", beside="find_passages"), ["take_note", "find_passages"]
-    )
-    builder.add_edge("take_note", "ground")
-    builder.add_edge("find_passages", "ground")
-    builder.add_edge("reread_chunk", "ground")
     if use_filter:
         builder.add_node("screen", node(pass_notes))
         builder.add_node("filter_note", node(filter_note, prompts=PROMPTS), input_schema=NoteTask)
         builder.add_node("gather_filter", node(gather_filter))
         builder.add_conditional_edges(
-            "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "screen"}
-        )
-        builder.add_conditional_edges(
-            "screen", route_filter, {"filter_note": "filter_note", "done": "plan_merge"}
+            "screen", filter_each_note("filter_note"), {"filter_note": "filter_note", "done": "plan_merge"}
         )
         builder.add_edge("filter_note", "gather_filter")
         builder.add_edge("gather_filter", "plan_merge")
-    else:
-        builder.add_conditional_edges(
-            "ground", route_rereads, {"reread_chunk": "reread_chunk", "done": "plan_merge"}
-        )
     builder.add_conditional_edges(
         "plan_merge", MERGE.route, {"merge_batch": "merge_batch", "done": "answer", "empty": "finalize"}
     )

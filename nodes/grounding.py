@@ -56,7 +56,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
@@ -789,10 +789,14 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     }
 
 
-def route_rereads(state: RunState) -> list[Send] | Literal["done", "per_document"]:
-    """Send each chunk worth a second reading to ``reread_chunk``, or go on: to combining the
+def rereads_to(target: str) -> Callable[[RunState], list[Send] | Literal["done", "per_document"]]:
+    """A router sending each chunk worth a second reading to ``target``, or going on: to combining the
     per-document answers when the question was decomposed (``nodes/decompose.py``), else ``done``."""
-    rereads = state.get("rereads") or []
-    if not rereads:
-        return "per_document" if state.get("chunk_questions") else "done"
-    return [Send("reread_chunk", task) for task in rereads]
+
+    def route_rereads(state: RunState) -> list[Send] | Literal["done", "per_document"]:
+        rereads = state.get("rereads") or []
+        if not rereads:
+            return "per_document" if state.get("chunk_questions") else "done"
+        return [Send(target, task) for task in rereads]
+
+    return route_rereads

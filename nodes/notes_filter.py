@@ -23,6 +23,7 @@ Wiring: ``route_filter`` sends one ``filter_note`` per note (or answers ``"done"
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langgraph.types import Overwrite, Send
@@ -43,15 +44,20 @@ async def pass_notes(state: SegmentPlusState, kit: RunKit) -> dict[str, Any]:
     return {}
 
 
-def route_filter(state: SegmentPlusState) -> list[Send] | Literal["done"]:
-    """One filter call per note, or on to the next stage when there is none."""
-    notes = state.get("notes") or []
-    if not notes:
-        return "done"
-    return [
-        Send("filter_note", NoteTask(index=i, note=n, question=state["question"], total=len(notes)))
-        for i, n in enumerate(notes)
-    ]
+def filter_each_note(target: str) -> Callable[[SegmentPlusState], list[Send] | Literal["done"]]:
+    """A router sending one filter call per note to ``target``, or on to the next stage when there is
+    none."""
+
+    def route_filter(state: SegmentPlusState) -> list[Send] | Literal["done"]:
+        notes = state.get("notes") or []
+        if not notes:
+            return "done"
+        return [
+            Send(target, NoteTask(index=i, note=n, question=state["question"], total=len(notes)))
+            for i, n in enumerate(notes)
+        ]
+
+    return route_filter
 
 
 async def filter_note(task: NoteTask, kit: RunKit, *, prompts: str, stage: str = "filter") -> dict[str, Any]:
