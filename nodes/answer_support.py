@@ -311,6 +311,42 @@ def chooses(answer: str, question: str) -> bool:
     return len(phrases) >= 2 and any(p <= said for p in phrases)
 
 
+_WHICH_NOUN = re.compile(r"\b(?:which|what)\s+(\w+)", re.IGNORECASE)
+
+
+def listed_noun(question: str) -> str | None:
+    """The stem of the plural noun a question asks a list of ("For which foundations does ...",
+    "Which teams scored ...?"), or None ("Which team ...", "Which of the ...", "What is ...")."""
+    for match in _WHICH_NOUN.finditer(question):
+        word = match.group(1).casefold()
+        if is_content(word) and word.endswith("s") and stem(word) != word:
+            return stem(word)
+    return None
+
+
+def missing_items(answer: str, question: str, pool: Sequence[_Sentence], wanted: frozenset[str]) -> list[str]:
+    """The items of a list question the notes name and the answer leaves out: a verified sentence
+    holding the listed noun and another of the question's words ("The Lolotris foundation received a
+    grant", asked "For which foundations does the text give the grant?") names an item by its names.
+    Measured: the embedded model answered such questions with one foundation of the five its notes
+    named, read in that foundation's sentence, and it passed as supported. Only when the notes name
+    two or more items: with one, nothing shows the list is longer."""
+    noun = listed_noun(question)
+    if noun is None:
+        return []
+    asked = asked_names(question)
+    items: dict[frozenset[str], str] = {}
+    for s in pool:
+        names = s.names - asked - {noun}
+        if noun in s.stems and (s.stems & wanted) - {noun} and names:
+            spelled = dict.fromkeys(w for w in WORD.findall(s.text) if stem(w.casefold()) in names)
+            items.setdefault(frozenset(names), " ".join(spelled))
+    if len(items) < 2:
+        return []
+    said = content_stems(answer)
+    return sorted(spelled for item, spelled in items.items() if not item & said)
+
+
 def is_verdict(answer: str) -> bool:
     """A yes/no/true/false answer ("No." or "No, the Wolves scored more"): "no" is a stop word, so its
     content words alone would call it a restated question."""
@@ -398,6 +434,14 @@ def judge_answer(
     weak = _weak_tie(wanted, [*resting, *chained], rarity)
     if weak:
         return Judged("none", [], weak)
+    left_out = [] if partial else missing_items(answer, question, pool, wanted)
+    if left_out:
+        shown = ", ".join(left_out[:4]) + (f" and {len(left_out) - 4} more" if len(left_out) > 4 else "")
+        return Judged(
+            "none",
+            [],
+            f"the question asks for every {listed_noun(question)} the notes name; it leaves out {shown}",
+        )
     rival = rival_modifier(question, [*resting, *chained])
     if rival:
         return Judged(

@@ -220,10 +220,11 @@ def test_a_sentence_tied_to_the_question_only_by_a_word_common_in_the_document_i
     filler = [f"In that year the harvest of the valley number {i} was poor." for i in range(12)]
     rarity = Rarity.of([" ".join([*filler, *ABBEYS, OIL])], question)
     assert rarity.counts["year"] == 16 and rarity.counts["abbey"] == 3
-    notes = [_quote(OIL), *(_quote(a, 100 * i) for i, a in enumerate(ABBEYS, start=1))]
-    assert judge_answer("Saudi Arabia", notes, question).kind == "extractive"  # without the document
-    judged = judge_answer("Saudi Arabia", notes, question, rarity=rarity)
+    one_abbey = [_quote(OIL), _quote(ABBEYS[0], 100)]  # one item: the list rule has nothing to go on
+    assert judge_answer("Saudi Arabia", one_abbey, question).kind == "extractive"  # without the document
+    judged = judge_answer("Saudi Arabia", one_abbey, question, rarity=rarity)
     assert judged.kind == "none" and "'year' (16 of 16 sentences)" in judged.why and "'abbey'" in judged.why
+    notes = [_quote(OIL), *(_quote(a, 100 * i) for i, a in enumerate(ABBEYS, start=1))]
     listed = judge_answer("Lovar, Ganthimwex and Trisathzen", notes, question, rarity=rarity)
     assert listed.kind != "none", listed
 
@@ -312,3 +313,29 @@ def test_each_statement_of_an_answer_is_bound_on_its_own() -> None:
         "The Wexlen choir is led by Leocadia Brenvin. She studied music in Vartris.", notes, question
     )
     assert chained.kind == "extractive"
+
+
+FOUNDATIONS = (
+    "The Lolotris foundation received a grant of $245,000.",
+    "The Ganvin foundation received a grant of $1,200,500.",
+    "The Athgan foundation received a grant of $98,000.",
+)
+
+
+def test_a_list_question_answered_with_one_of_the_items_its_notes_name_does_not_stand() -> None:
+    """Measured on the dev split: "For which foundations does the text give the grant?" answered "The
+    Lolotris Foundation", read in its sentence, passed as supported while the notes named five."""
+    question = "For which foundations does the text give the grant?"
+    notes = [_quote(f, 300 * i) for i, f in enumerate(FOUNDATIONS)]
+    one = judge_answer("The Lolotris Foundation", notes, question)
+    assert (
+        one.kind == "none" and "every foundation" in one.why and "Ganvin" in one.why and "Athgan" in one.why
+    )
+    assert judge_answer("Lolotris, Ganvin and Athgan", notes, question).kind != "none"
+    # With one item in the notes nothing shows the list is longer; a singular question is no list.
+    assert judge_answer("The Lolotris foundation", notes[:1], question).kind == "extractive"
+    singular = "Which foundation received the largest grant?"
+    assert judge_answer("The Ganvin foundation", notes, singular).kind != "none"
+    # A filler sentence naming another foundation, but not about grants, is no item of the list.
+    filler = _quote("The Rockefeller Foundation was set up in New York.", 2_000)
+    assert judge_answer("Lolotris, Ganvin and Athgan", [*notes, filler], question).kind != "none"
