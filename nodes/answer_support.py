@@ -434,6 +434,9 @@ def judge_answer(
     weak = _weak_tie(wanted, [*resting, *chained], rarity)
     if weak:
         return Judged("none", [], weak)
+    halfway = "" if partial else _stops_at_bridge(question, wanted, claim, pool, rarity)
+    if halfway:
+        return Judged("none", [], halfway)
     left_out = [] if partial else missing_items(answer, question, pool, wanted)
     if left_out:
         shown = ", ".join(left_out[:4]) + (f" and {len(left_out) - 4} more" if len(left_out) > 4 else "")
@@ -483,6 +486,41 @@ def _unbound_statement(
             about = shown_names(question, missing) if missing else "what the question asks"
             return f"its statement {statement.strip()[:80]!r} rests on sentences that are not about {about}"
     return ""
+
+
+def _stops_at_bridge(
+    question: str,
+    wanted: QuestionWords,
+    claim: frozenset[str],
+    pool: Sequence[_Sentence],
+    rarity: Rarity | None,
+) -> str:
+    """Why an answer stops halfway along a chain, or "": the name it gives links a verified sentence
+    about the asked entity to another that speaks to question words the first leaves out, so the name
+    is the bridge, not the answer. Measured: asked "What is the name of the boat sailed by the owner of
+    the Corlotris mill?", the embedded model answered "The Corlotris Mill is owned by Marit
+    Varmistal" while a verified note said what Marit Varmistal sails. An answer that also gives a
+    name only the further sentences hold (the chain's end, "Vartris") went along the chain."""
+    given = claim & frozenset().union(*(s.names for s in pool)) if pool else frozenset()
+    asked = asked_names(question)
+    holding = [s for s in pool if s.names & given]
+    about = [s for s in holding if s.stems & asked]
+    beyond = [s for s in holding if not s.stems & asked]
+    if not about or not beyond or not given <= frozenset().union(*(s.names for s in about)):
+        return ""  # it also gives what only the further sentences hold: it went along the chain
+    plain = wanted - wanted.named - (rarity.common(wanted) if rarity else frozenset())
+    left = sorted(
+        (frozenset().union(*(s.stems for s in beyond)) & plain) - frozenset().union(*(s.stems for s in about))
+    )
+    if not left:
+        return ""
+    via = " ".join(
+        dict.fromkeys(w for s in beyond for w in WORD.findall(s.text) if stem(w.casefold()) in given)
+    )
+    return (
+        f"it stops at {via}: a verified note about {via} speaks to the question's {', '.join(map(repr, left))}, "
+        "which the sentences about what the question names leave out"
+    )
 
 
 def _weak_tie(wanted: QuestionWords, sentences: Sequence[_Sentence], rarity: Rarity | None) -> str:

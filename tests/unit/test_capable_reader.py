@@ -339,3 +339,18 @@ def test_a_list_question_answered_with_one_of_the_items_its_notes_name_does_not_
     # A filler sentence naming another foundation, but not about grants, is no item of the list.
     filler = _quote("The Rockefeller Foundation was set up in New York.", 2_000)
     assert judge_answer("Lolotris, Ganvin and Athgan", [*notes, filler], question).kind != "none"
+
+
+def test_an_answer_that_stops_at_the_bridge_of_a_chain_does_not_stand_and_the_chain_does() -> None:
+    """Measured on the dev split: a two-hop question answered with its first hop, the bridge."""
+    question = "What is the name of the boat sailed by the owner of the Corlotris mill?"
+    notes = [
+        _quote("The Corlotris mill is owned by Marit Varmistal."),
+        _quote("Marit Varmistal sails a boat named the Vartris.", 900),
+    ]
+    halfway = judge_answer("The Corlotris Mill is owned by Marit Varmistal.", notes, question)
+    assert halfway.kind == "none" and "stops at Marit Varmistal" in halfway.why and "'boat'" in halfway.why
+    chained = judge_answer("Vartris", notes, question)
+    assert chained.kind == "extractive" and len(chained.quotes) == 2
+    # Without the second hop among the verified notes, nothing shows the answer stopped early.
+    assert judge_answer("Marit Varmistal", notes[:1], question).kind == "extractive"
