@@ -15,6 +15,12 @@ answer over the passages its search reached (``nodes/graph_search.py``) and the 
   for one entity's value, a note giving a look-alike's is not evidence; asked about an entity the text
   never mentions, nothing is.
 
+Beyond binding names, a final answer does not stand when (each rule reports its reason):
+
+* the only question words its sentences share are **common in the document** (:class:`Rarity`);
+* it gives **some of the items** of a list question whose notes name several (:func:`missing_items`);
+* it **stops at the bridge** of a chain a verified note goes on with (:func:`_stops_at_bridge`).
+
 Why: the grounding check alone, built to catch a 135M model's confabulations, overruled a capable
 reader's reasoning (a computed total became a note sentence, "No" was a "restated question") and let
 a look-alike's value through for an entity that was not there.
