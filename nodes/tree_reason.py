@@ -285,4 +285,9 @@ async def conclude(state: ToMState, kit: RunKit) -> dict[str, Any]:
     if not roots:
         return {"notes": [], "outcomes": outcomes}
     best = max(roots, key=strength)
-    return {"notes": [best], "outcomes": outcomes, "answer": best.answer or "", "rationale": best.reasoning}
+    # The root's note answers; every verified note of the tree is the evidence it is judged against, as
+    # every map note is for mapreduce: a list question's items live in leaves the root's quotes left out.
+    others = [n for i, n in sorted(results.items()) if n is not best and n.verified_quotes]
+    return {
+        "notes": [best, *others], "outcomes": outcomes, "answer": best.answer or "", "rationale": best.reasoning,
+    }  # fmt: skip
