@@ -29,7 +29,7 @@ a look-alike's value through for an entity that was not there.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -367,6 +367,71 @@ def shown_names(question: str, stems: Iterable[str]) -> str:
     return ", ".join(spelled) or ", ".join(sorted(wanted))
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """An answer with what it rests on, for the rules on whether it is about what was asked."""
+
+    answer: str
+    question: str
+    wanted: QuestionWords
+    claim: frozenset[str]
+    kind: SupportKind
+    sentences: list[_Sentence]
+    """The sentences it rests on, with those chained to them by a shared name."""
+    quoted: list[_Sentence]
+    """Every sentence of the quotes it rests on."""
+    pool: list[_Sentence]
+    """Every sentence of every verified quote."""
+    phrases: list[frozenset[str]]
+    partial: bool
+    rarity: Rarity | None
+
+
+def each_statement_bound(c: Claimed) -> str:
+    """Each statement of a several-statement extractive answer is about what was asked."""
+    if c.kind != "extractive":
+        return ""
+    return _unbound_statement(c.answer, c.wanted, c.quoted, c.pool, c.phrases, c.question, partial=c.partial)
+
+
+def not_only_common_words(c: Claimed) -> str:
+    """Its sentences share a question word that is not common in the document."""
+    return _weak_tie(c.wanted, c.sentences, c.rarity)
+
+
+def not_stopped_at_a_bridge(c: Claimed) -> str:
+    """A final answer goes to the end of a chain its notes go on with."""
+    return "" if c.partial else _stops_at_bridge(c.question, c.wanted, c.claim, c.pool, c.rarity)
+
+
+def every_listed_item(c: Claimed) -> str:
+    """A final answer to a list question names every item its notes name."""
+    left_out = [] if c.partial else missing_items(c.answer, c.question, c.pool, c.wanted)
+    if not left_out:
+        return ""
+    shown = ", ".join(left_out[:4]) + (f" and {len(left_out) - 4} more" if len(left_out) > 4 else "")
+    return f"the question asks for every {listed_noun(c.question)} the notes name; it leaves out {shown}"
+
+
+def same_modifier(c: Claimed) -> str:
+    """The entity named by a modifier ("the saffron reservoir") is the one its sentences speak of."""
+    rival = rival_modifier(c.question, c.sentences)
+    if rival is None:
+        return ""
+    return f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}"
+
+
+ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
+    each_statement_bound,
+    not_only_common_words,
+    not_stopped_at_a_bridge,
+    every_listed_item,
+    same_modifier,
+)
+"""Whether an answer whose names are bound is about what was asked, in order; each returns why not, or
+"". Tested one by one in ``tests/unit/test_capable_reader.py``."""
+
+
 def judge_answer(
     answer: str,
     notes: Sequence[Note],
@@ -433,31 +498,12 @@ def judge_answer(
         return Judged(
             "none", [], f"the sentences it rests on do not mention {shown}, which the question asks about"
         )
-    if kind == "extractive":
-        loose = _unbound_statement(answer, wanted, quote_sentences, pool, phrases, question, partial=partial)
-        if loose:
-            return Judged("none", [], loose)
-    weak = _weak_tie(wanted, [*resting, *chained], rarity)
-    if weak:
-        return Judged("none", [], weak)
-    halfway = "" if partial else _stops_at_bridge(question, wanted, claim, pool, rarity)
-    if halfway:
-        return Judged("none", [], halfway)
-    left_out = [] if partial else missing_items(answer, question, pool, wanted)
-    if left_out:
-        shown = ", ".join(left_out[:4]) + (f" and {len(left_out) - 4} more" if len(left_out) > 4 else "")
-        return Judged(
-            "none",
-            [],
-            f"the question asks for every {listed_noun(question)} the notes name; it leaves out {shown}",
-        )
-    rival = rival_modifier(question, [*resting, *chained])
-    if rival:
-        return Judged(
-            "none",
-            [],
-            f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}",
-        )
+    claimed = Claimed(answer, question, wanted, claim, kind, [*resting, *chained], quote_sentences, pool,
+                      phrases, partial, rarity)  # fmt: skip
+    for rule in ABOUTNESS_RULES:
+        why = rule(claimed)
+        if why:
+            return Judged("none", [], why)
     cited = _dedupe_quotes([s.quote for s in (*resting, *chained)])
     return Judged(kind, cited, support=basis[0], relevance=basis[1])
 
