@@ -271,7 +271,8 @@ async def embed_texts(texts: Sequence[str], context: Context) -> NDArray[np.floa
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
     cache = open_cache(context.cache_path)
-    identity = embedding_identity(context)
+    # Off the loop: the local model's identity asks torch about the CPU (its first import blocks).
+    identity = await asyncio.to_thread(embedding_identity, context)
     keys = [cache_key(kind="vector", model=identity, scope=context.cache_scope, text=t) for t in texts]
     stored = await cache.aget_vectors(sorted(set(keys))) if cache is not None else {}
     todo = list({k: t for k, t in zip(keys, texts, strict=True) if k not in stored}.items())
