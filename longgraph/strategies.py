@@ -27,6 +27,8 @@ class Strategy:
     options: tuple[tuple[str, Any], ...] = ()
     cost: CostShape | None = None
     """How it spends calls, for a dry run (``longgraph/costing.py``); None: no dry run."""
+    served: str = "graph"
+    """The attribute of its graph module that ``langgraph.json`` serves (:func:`langgraph_config`)."""
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -52,6 +54,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Segment+ ablation without the Keep/Remove filter (every note is merged)",
             options=(("use_filter", False), ("name", "segment-plus-no-filter")),
+            served="graph_no_filter",
             cost=CostShape("fan-out", "segment_plus", "gather"),
         ),
         Strategy(
@@ -60,6 +63,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
             options=(("structured", False), ("name", "segment-plus-no-structure")),
+            served="graph_no_structure",
             cost=CostShape("fan-out", "segment_plus", "gather_text", filters=True),
         ),
         Strategy(
@@ -68,6 +72,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
             options=(("use_filter", False), ("structured", False), ("name", "segment-plus-plain")),
+            served="graph_plain",
             cost=CostShape("fan-out", "segment_plus", "gather_text"),
         ),
         Strategy(
@@ -90,6 +95,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "ToM ablation without bottom-up aggregation (the chunks' subtrees under one root)",
             options=(("aggregate", False), ("name", "tom-no-aggregation")),
+            served="graph_no_aggregation",
             cost=CostShape("tree", "tom", "parse"),
         ),
         Strategy(
@@ -98,6 +104,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "ToM ablation without confidence scores in its Map and Reduce",
             options=(("confidence", False), ("name", "tom-no-confidence")),
+            served="graph_no_confidence",
             cost=CostShape("tree", "tom", "parse"),
         ),
         Strategy(
@@ -114,6 +121,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN ablation: embedding-similarity edges and relevance only (no attention read)",
             options=(("edges", "embedding-similarity"), ("name", "pecan-no-attention")),
+            served="graph_no_attention",
             cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
@@ -122,6 +130,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN ablation: attention only, no embedding-similarity term in the search (needs a local model)",
             options=(("edges", "attention"), ("use_similarity", False), ("name", "pecan-no-embedding")),
+            served="graph_no_embedding",
             cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
@@ -130,6 +139,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "PECAN ablation without dynamic progress control: a fixed number of retrieved nodes (pecan_fixed_k)",
             options=(("fixed_k", True), ("name", "pecan-fixed-k")),
+            served="graph_fixed_k",
             cost=CostShape("ip-graph", "pecan", "points"),
         ),
         Strategy(
@@ -145,6 +155,7 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Baseline: top-k chunks by BM25, one call",
             options=(("retriever", "bm25"),),
+            served="graph_bm25",
             cost=CostShape("single-call", "baseline", "answer"),
         ),
         Strategy(
@@ -153,10 +164,35 @@ STRATEGIES: dict[str, Strategy] = {
             "build_graph",
             "Baseline: top-k chunks by embeddings (bundled MiniLM or an /embeddings endpoint), one call",
             options=(("retriever", "embed"),),
+            served="graph_embed",
             cost=CostShape("single-call", "baseline", "answer"),
         ),
     )
 }
+
+
+DATA_ENGINES: dict[str, tuple[str, str, str]] = {
+    "pyramid-align": (
+        "longgraph.graphs.pyramid",
+        "graph",
+        "Data engine, not a reader: training records (X, Q, M, A) from documents with `longgraph synth` "
+        "(LLM×MapReduce §5)",
+    ),
+}
+"""Served graphs that answer no question: name -> (module, served attribute, description)."""
+AUTH = "./longgraph/auth.py:auth"
+
+
+def langgraph_config() -> dict[str, Any]:
+    """What ``langgraph.json`` holds, derived from the registry (``longgraph strategies --langgraph-json``
+    prints it; a test checks the file is this): every strategy and data engine served by its name."""
+
+    def spec(module: str, attribute: str) -> str:
+        return f"./{module.removeprefix('longgraph.').replace('.', '/')}.py:{attribute}"
+
+    graphs = {s.name: spec(s.module, s.served) for s in STRATEGIES.values()}
+    graphs |= {name: spec(module, attribute) for name, (module, attribute, _) in DATA_ENGINES.items()}
+    return {"dependencies": ["."], "graphs": graphs, "auth": {"path": AUTH}}
 
 
 def register(strategy: Strategy) -> None:

@@ -284,16 +284,21 @@ def demo(
     run_cli(action, debug=debug)
 
 
-def strategies() -> None:
+def strategies(
+    langgraph_json: Annotated[
+        bool, Opt("--langgraph-json", help="Print the langgraph.json that serves them all, and nothing else.")
+    ] = False,
+) -> None:
     """List the strategies."""
-    from longgraph.strategies import STRATEGIES
+    from longgraph.strategies import DATA_ENGINES, STRATEGIES, langgraph_config
 
+    if langgraph_json:
+        print(json.dumps(langgraph_config(), indent=2, ensure_ascii=False))
+        return
     for s in STRATEGIES.values():
         print(f"{s.name:<24} {s.description}")
-    print(
-        f"{'pyramid-align':<24} Data engine, not a reader: training records (X, Q, M, A) from documents with "
-        "`longgraph synth` (LLM×MapReduce §5)"
-    )
+    for name, (_, _, description) in DATA_ENGINES.items():
+        print(f"{name:<24} {description}")
 
 
 def checkpoint_target(checkpoint_db: str | None, thread: str | None) -> dict[str, Any]:

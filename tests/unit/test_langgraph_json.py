@@ -1,0 +1,27 @@
+"""``langgraph.json`` is derived from the strategy registry, not kept by hand: the file is exactly what
+``longgraph strategies --langgraph-json`` prints, so adding a strategy or an ablation to the registry
+and regenerating the file are one step (``longgraph strategies --langgraph-json > langgraph.json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from longgraph.cli import app
+from longgraph.strategies import DATA_ENGINES, STRATEGIES, langgraph_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_langgraph_json_is_the_registrys_and_serves_every_strategy_from_an_existing_attribute() -> None:
+    printed = CliRunner().invoke(app, ["strategies", "--langgraph-json"])
+    assert printed.exit_code == 0, printed.output
+    on_disk = (ROOT / "langgraph.json").read_text(encoding="utf-8")
+    assert printed.output == on_disk, "regenerate it: longgraph strategies --langgraph-json > langgraph.json"
+    graphs = json.loads(on_disk)["graphs"]
+    assert list(graphs) == [*STRATEGIES, *DATA_ENGINES] and json.loads(on_disk) == langgraph_config()
+    for name, spec in graphs.items():
+        path, attribute = spec.split(":")
+        assert f"{attribute} = " in (ROOT / path).read_text(encoding="utf-8"), name
