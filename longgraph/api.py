@@ -219,6 +219,8 @@ async def aask(
         ctx = await asyncio.to_thread(
             prepare_context, context, settings, start_embedded=start_embedded and llm is None
         )
+        if strategy not in STRATEGIES:
+            build_strategy(strategy)  # raises the registry's error, naming the known strategies
         shape = STRATEGIES[strategy].cost
         if shape is None:
             raise ConfigurationError(

@@ -65,7 +65,7 @@ class LocalEmbedder:
                 show_progress_bar=False,
             )  # fmt: skip
         # Rows re-normalised in float32: a bfloat16 unit vector is unit only to about three digits.
-        rows = unit_rows(np.asarray(vectors.float().numpy(), dtype=np.float32))
+        rows = unit_rows(vectors.float().numpy())
         return pool_windows(rows, owners, weights, len(texts))
 
     def windows(self, texts: Sequence[str]) -> tuple[list[str], list[int], list[float]]:

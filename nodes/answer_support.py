@@ -19,7 +19,7 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 
 * the only question words its sentences share are **common in the document** (:class:`Rarity`);
 * it gives **some of the items** of a list question whose notes name several (:func:`missing_items`);
-* it **stops at the bridge** of a chain a verified note goes on with (:func:`_stops_at_bridge`).
+* it **stops at the bridge** of a chain a verified note goes on with (:func:`not_stopped_at_a_bridge`).
 
 Why: the grounding check alone, built to catch a 135M model's confabulations, overruled a capable
 reader's reasoning (a computed total became a note sentence, "No" was a "restated question") and let
@@ -75,7 +75,7 @@ facts, so a word shared by six planted sentences is still a tie."""
 @dataclass(frozen=True)
 class Rarity:
     """How common each question word is in the document (sentences holding it), for
-    :func:`weak_ties`. Built once per run by :meth:`of`."""
+    :func:`not_only_common_words`. Built once per run by :meth:`of`."""
 
     counts: dict[str, int]
     sentences: int
@@ -395,13 +395,57 @@ def each_statement_bound(c: Claimed) -> str:
 
 
 def not_only_common_words(c: Claimed) -> str:
-    """Its sentences share a question word that is not common in the document."""
-    return _weak_tie(c.wanted, c.sentences, c.rarity)
+    """Why the sentences an answer rests on are tied to the question only by words common in the
+    document, or "". Measured: asked "For which abbeys does the text give the year of building?", the
+    embedded model answered "Saudi Arabia" from a sentence on the 1973 oil crisis; "year" was its only
+    tie, a word of 13 of the document's 284 sentences, while "abbey" is in 3."""
+    wanted, rarity = c.wanted, c.rarity
+    if rarity is None:
+        return ""
+    shared = frozenset().union(*(s.stems for s in c.sentences)) & wanted if c.sentences else frozenset()
+    common = rarity.common(wanted)
+    if not shared or not shared <= common:
+        return ""
+    rarer = sorted(
+        (w for w in wanted if w not in common and rarity.counts.get(w)), key=rarity.counts.__getitem__
+    )
+    ties = ", ".join(f"{w!r} ({rarity.counts[w]} of {rarity.sentences} sentences)" for w in sorted(shared))
+    return (
+        f"the sentences it rests on share only words common in the document with the question ({ties}), "
+        f"none of its rarer words ({', '.join(map(repr, rarer[:4]))})"
+    )
 
 
 def not_stopped_at_a_bridge(c: Claimed) -> str:
-    """A final answer goes to the end of a chain its notes go on with."""
-    return "" if c.partial else _stops_at_bridge(c.question, c.wanted, c.claim, c.pool, c.rarity)
+    """Why a final answer stops halfway along a chain, or "": the name it gives links a verified sentence
+    about the asked entity to another that speaks to question words the first leaves out, so the name
+    is the bridge, not the answer. Measured: asked "What is the name of the boat sailed by the owner of
+    the Corlotris mill?", the embedded model answered "The Corlotris Mill is owned by Marit
+    Varmistal" while a verified note said what Marit Varmistal sails. An answer that also gives a
+    name only the further sentences hold (the chain's end, "Vartris") went along the chain."""
+    if c.partial:
+        return ""  # a note on its way up may be the bridge
+    question, wanted, pool, rarity = c.question, c.wanted, c.pool, c.rarity
+    given = c.claim & frozenset().union(*(s.names for s in pool)) if pool else frozenset()
+    asked = asked_names(question)
+    holding = [s for s in pool if s.names & given]
+    about = [s for s in holding if s.stems & asked]
+    beyond = [s for s in holding if not s.stems & asked]
+    if not about or not beyond or not given <= frozenset().union(*(s.names for s in about)):
+        return ""  # it also gives what only the further sentences hold: it went along the chain
+    plain = wanted - wanted.named - (rarity.common(wanted) if rarity else frozenset())
+    left = sorted(
+        (frozenset().union(*(s.stems for s in beyond)) & plain) - frozenset().union(*(s.stems for s in about))
+    )
+    if not left:
+        return ""
+    via = " ".join(
+        dict.fromkeys(w for s in beyond for w in WORD.findall(s.text) if stem(w.casefold()) in given)
+    )
+    return (
+        f"it stops at {via}: a verified note about {via} speaks to the question's {', '.join(map(repr, left))}, "
+        "which the sentences about what the question names leave out"
+    )
 
 
 def every_listed_item(c: Claimed) -> str:
@@ -538,62 +582,6 @@ def _unbound_statement(
             about = shown_names(question, missing) if missing else "what the question asks"
             return f"its statement {statement.strip()[:80]!r} rests on sentences that are not about {about}"
     return ""
-
-
-def _stops_at_bridge(
-    question: str,
-    wanted: QuestionWords,
-    claim: frozenset[str],
-    pool: Sequence[_Sentence],
-    rarity: Rarity | None,
-) -> str:
-    """Why an answer stops halfway along a chain, or "": the name it gives links a verified sentence
-    about the asked entity to another that speaks to question words the first leaves out, so the name
-    is the bridge, not the answer. Measured: asked "What is the name of the boat sailed by the owner of
-    the Corlotris mill?", the embedded model answered "The Corlotris Mill is owned by Marit
-    Varmistal" while a verified note said what Marit Varmistal sails. An answer that also gives a
-    name only the further sentences hold (the chain's end, "Vartris") went along the chain."""
-    given = claim & frozenset().union(*(s.names for s in pool)) if pool else frozenset()
-    asked = asked_names(question)
-    holding = [s for s in pool if s.names & given]
-    about = [s for s in holding if s.stems & asked]
-    beyond = [s for s in holding if not s.stems & asked]
-    if not about or not beyond or not given <= frozenset().union(*(s.names for s in about)):
-        return ""  # it also gives what only the further sentences hold: it went along the chain
-    plain = wanted - wanted.named - (rarity.common(wanted) if rarity else frozenset())
-    left = sorted(
-        (frozenset().union(*(s.stems for s in beyond)) & plain) - frozenset().union(*(s.stems for s in about))
-    )
-    if not left:
-        return ""
-    via = " ".join(
-        dict.fromkeys(w for s in beyond for w in WORD.findall(s.text) if stem(w.casefold()) in given)
-    )
-    return (
-        f"it stops at {via}: a verified note about {via} speaks to the question's {', '.join(map(repr, left))}, "
-        "which the sentences about what the question names leave out"
-    )
-
-
-def _weak_tie(wanted: QuestionWords, sentences: Sequence[_Sentence], rarity: Rarity | None) -> str:
-    """Why the sentences an answer rests on are tied to the question only by words common in the
-    document, or "". Measured: asked "For which abbeys does the text give the year of building?", the
-    embedded model answered "Saudi Arabia" from a sentence on the 1973 oil crisis; "year" was its only
-    tie, a word of 13 of the document's 284 sentences, while "abbey" is in 3."""
-    if rarity is None:
-        return ""
-    shared = frozenset().union(*(s.stems for s in sentences)) & wanted if sentences else frozenset()
-    common = rarity.common(wanted)
-    if not shared or not shared <= common:
-        return ""
-    rarer = sorted(
-        (w for w in wanted if w not in common and rarity.counts.get(w)), key=rarity.counts.__getitem__
-    )
-    ties = ", ".join(f"{w!r} ({rarity.counts[w]} of {rarity.sentences} sentences)" for w in sorted(shared))
-    return (
-        f"the sentences it rests on share only words common in the document with the question ({ties}), "
-        f"none of its rarer words ({', '.join(map(repr, rarer[:4]))})"
-    )
 
 
 def _resting(

@@ -28,6 +28,7 @@ None, and their evidence is the shown chunks whose text contains the answer.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -121,8 +122,11 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     }  # fmt: skip
 
 
-def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> dict[str, Any]:
-    """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run."""
+def settle(
+    state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], rarity: Rarity
+) -> dict[str, Any]:
+    """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
+    ``rarity``: how common the question's words are in the document."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -139,7 +143,6 @@ def settle(state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutco
         return _no_information(why, [], outcomes)
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    rarity = Rarity.of((c.text for c in state.get("input_chunks") or []), question)
     judged = judge_answer(answer, notes, question, rarity=rarity)
     rationale = state.get("rationale", "")
     if judged.kind == "none":
@@ -221,7 +224,9 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     if grounded and aggregation:
         settled = settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
     elif grounded:
-        settled = settle(state, notes, outcomes)
+        # Every sentence of the document read once: CPU work kept off the event loop (a 1.28M-token input).
+        rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], state["question"])
+        settled = settle(state, notes, outcomes, rarity)
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer
