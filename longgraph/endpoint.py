@@ -27,7 +27,17 @@ from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.redact import redact_url
 from longgraph.state.context import DEFAULT_WINDOW, Context
 
-MODEL_PROFILES: Mapping[str, Mapping[str, int]] = {"smollm2": {"chunk_size": 1500}}
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """What was measured for one served model, applied where a run leaves the setting unset."""
+
+    chunk_size: int
+    verifies: bool
+    """Whether its verification call tells a right answer from a wrong one (``prompts/verify.toml``)."""
+
+
+MODEL_PROFILES: Mapping[str, ModelProfile] = {"smollm2": ModelProfile(chunk_size=1500, verifies=False)}
 """Settings measured per served model, used where a run leaves them unset, so that ``longgraph ask``,
 ``longgraph.ask``, the served graphs and the eval runner read a document the same way. SmolLM2-135M
 (the embedded default): 1,500-token chunks, the size every published figure was measured with; the
@@ -131,6 +141,9 @@ async def resolve_context(context: Context, provider: Describes) -> Context:
         )
     profile = MODEL_PROFILES.get(resolved.model or "")
     if profile is not None and resolved.chunk_size is None:
-        resolved = resolved.replace(chunk_size=profile["chunk_size"], profile=str(resolved.model))
+        resolved = resolved.replace(chunk_size=profile.chunk_size, profile=str(resolved.model))
+    if resolved.verify_answers == "auto":
+        verifies = profile is None or profile.verifies
+        resolved = resolved.replace(verify_answers="on" if verifies else "off")
     resolved.validate()
     return resolved

@@ -109,6 +109,9 @@ class Judged:
     """Share of the answer's new words its quotes hold (1.0 for a derived answer)."""
     relevance: float = 0.0
     """The question's share in the quotes it rests on (names counted twice)."""
+    unconfirmed: str = ""
+    """Why the words cannot confirm an answer that otherwise stands (:data:`CONFIRMING_RULES`), or "":
+    only a verification call (``nodes/verify.py``) can then let it stand."""
 
 
 def asked_names(question: str) -> frozenset[str]:
@@ -160,6 +163,38 @@ def name_phrases(question: str) -> list[frozenset[str]]:
     if current:
         phrases.append(frozenset(current))
     return phrases
+
+
+def entity_heads(question: str) -> frozenset[str]:
+    """Stems of the nouns that, with the question's names, say which entity it asks about: the noun a
+    name modifies after an article ("the Pevhal *library*") and a noun "of" a name ("the *town* of
+    Quiganqui", "the *architect* of the Pevhal library"). The question's other content words say what it
+    asks of that entity (:func:`speaks_to_what_is_asked`)."""
+    named = asked_names(question)
+    tokens = _TOKEN.findall(question)
+    keys = [stem(t.casefold()) for t in tokens]
+    is_name = [t[0].isupper() and k in named for t, k in zip(tokens, keys, strict=True)]
+    heads: set[str] = set()
+    for i in range(len(tokens)):
+        if not is_name[i] or (i and is_name[i - 1]):
+            continue  # not the first word of a name
+        end = i
+        while end + 1 < len(tokens) and (is_name[end + 1] or tokens[end + 1].casefold() in NAME_JOINERS):
+            end += 1
+        while end > i and not is_name[end]:
+            end -= 1
+        before = [t.casefold() for t in tokens[max(0, i - 2) : i]]
+        if before[-1:] == ["the"] and end + 1 < len(tokens) and _plain_noun(tokens[end + 1]):
+            heads.add(keys[end + 1])  # "the Pevhal library"
+        of_at = i - 1 if before[-1:] == ["of"] else i - 2 if before == ["of", "the"] else -1
+        if of_at >= 1 and _plain_noun(tokens[of_at - 1]):
+            heads.add(keys[of_at - 1])  # "the town of Quiganqui"
+    return frozenset(heads)
+
+
+def _plain_noun(token: str) -> bool:
+    """A lower-case content word (a name's noun, not another name or a stop word)."""
+    return token[:1].islower() and is_content(token.casefold())
 
 
 def unbound_names(
@@ -330,16 +365,14 @@ def listed_noun(question: str) -> str | None:
     return None
 
 
-def missing_items(answer: str, question: str, pool: Sequence[_Sentence], wanted: frozenset[str]) -> list[str]:
-    """The items of a list question the notes name and the answer leaves out: a verified sentence
-    holding the listed noun and another of the question's words ("The Lolotris foundation received a
-    grant", asked "For which foundations does the text give the grant?") names an item by its names.
-    Measured: the embedded model answered such questions with one foundation of the five its notes
-    named, read in that foundation's sentence, and it passed as supported. Only when the notes name
-    two or more items: with one, nothing shows the list is longer."""
+def listed_items(question: str, pool: Sequence[_Sentence], wanted: frozenset[str]) -> dict[frozenset[str], str]:
+    """The items of a list question ("For which foundations ...?") its notes name, by their names: a
+    verified sentence holding the listed noun and another of the question's words ("The Lolotris
+    foundation received a grant", asked "For which foundations does the text give the grant?") names one
+    by its capitalised words. Empty for a question that asks no list."""
     noun = listed_noun(question)
     if noun is None:
-        return []
+        return {}
     asked = asked_names(question)
     items: dict[frozenset[str], str] = {}
     for s in pool:
@@ -347,10 +380,21 @@ def missing_items(answer: str, question: str, pool: Sequence[_Sentence], wanted:
         if noun in s.stems and (s.stems & wanted) - {noun} and names:
             spelled = dict.fromkeys(w for w in WORD.findall(s.text) if stem(w.casefold()) in names)
             items.setdefault(frozenset(names), " ".join(spelled))
-    if len(items) < 2:
-        return []
+    return items
+
+
+def missing_items(answer: str, question: str, pool: Sequence[_Sentence], wanted: frozenset[str]) -> list[str]:
+    """The items of a list question the notes name and the answer leaves out (:func:`listed_items`).
+    Measured: the embedded model answered such questions with one foundation of the five its notes
+    named, read in that foundation's sentence, and it passed as supported. Only when the notes name
+    two or more items (with one, nothing shows the list is longer), or when the answer names none of
+    them (a value read in an item's sentence is not an item)."""
+    items = listed_items(question, pool, wanted)
     said = content_stems(answer)
-    return sorted(spelled for item, spelled in items.items() if not item & said)
+    left_out = sorted(spelled for item, spelled in items.items() if not item & said)
+    if len(items) >= 2 or len(left_out) == len(items):
+        return left_out
+    return []
 
 
 def is_verdict(answer: str) -> bool:
@@ -476,6 +520,37 @@ ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
 "". Tested one by one in ``tests/unit/test_capable_reader.py``."""
 
 
+def speaks_to_what_is_asked(c: Claimed) -> str:
+    """Why nothing in the sentences a final answer rests on speaks to what the question asks of its
+    entity, or "": they name the entity (its names and nouns, :func:`entity_heads`) and share none of
+    the question's other words that are not common in the document. Such a sentence may be another fact
+    about the same entity ("The Pevhal library was designed by Ilka Lenhal", asked in which port its
+    architect grew up), a link of a chain whose next link no note holds, or the answer put in other words
+    ("How many people live in Quiganqui?" read in "Quiganqui has a population of 234,394"): words cannot
+    tell these apart, a reader can. So this rule does not reject; it leaves the answer to a verification
+    call, and to silence where the model cannot verify (``nodes/verify.py``)."""
+    if c.partial or c.kind != "extractive":
+        return ""
+    names = asked_names(c.question)
+    if not names:
+        return ""
+    common = c.rarity.common(c.wanted) if c.rarity else frozenset()
+    asked = c.wanted - names - entity_heads(c.question) - common
+    held = frozenset().union(*(s.stems for s in c.sentences)) if c.sentences else frozenset()
+    if not asked or held & asked:
+        return ""
+    return (
+        f"the sentences it rests on name {shown_names(c.question, names & held) or 'the entity'} but none of "
+        f"what the question asks of it ({shown_names(c.question, asked)}): another fact about it, a step of "
+        "a chain, or the answer in other words"
+    )
+
+
+CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (speaks_to_what_is_asked,)
+"""Whether the words confirm an answer that stands; each returns why they cannot, or "" (then a
+verification call decides, where the model can make one: ``nodes/verify.py``)."""
+
+
 def judge_answer(
     answer: str,
     notes: Sequence[Note],
@@ -549,7 +624,8 @@ def judge_answer(
         if why:
             return Judged("none", [], why)
     cited = _dedupe_quotes([s.quote for s in (*resting, *chained)])
-    return Judged(kind, cited, support=basis[0], relevance=basis[1])
+    unconfirmed = next((why for rule in CONFIRMING_RULES if (why := rule(claimed))), "")
+    return Judged(kind, cited, support=basis[0], relevance=basis[1], unconfirmed=unconfirmed)
 
 
 def _unbound_statement(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
@@ -38,6 +38,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
+from longgraph.nodes.verify import Checked, verify_answer
 from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
@@ -47,9 +48,12 @@ from longgraph.state.usage import Usage
 
 MAX_CANDIDATES = 5
 
+Verifier = Callable[[str, Sequence[Evidence]], Awaitable[Checked]]
+"""(answer, the quotes it rests on) -> what the verification call said (``nodes/verify.py``)."""
 
-def build_stats(state: RunState) -> Stats:
-    usage = state.get("usage") or Usage()
+
+def build_stats(state: RunState, extra: Usage | None = None) -> Stats:
+    usage = (state.get("usage") or Usage()) + (extra or Usage())
     built = "built_from_cache" in state
     return Stats(
         **usage.model_dump(),
@@ -82,7 +86,8 @@ def note_answer(note: Note) -> str:
 def _stands(note: Note, notes: Sequence[Note], question: str, rarity: Rarity) -> bool:
     """Whether a note's own answer stands as the final answer: judged as one would be (so the fallback
     for an answer that does not stand cannot be a look-alike's value, a sentence about another entity)."""
-    return judge_answer(note_answer(note), notes, question, rarity=rarity).kind != "none"
+    judged = judge_answer(note_answer(note), notes, question, rarity=rarity)
+    return judged.kind != "none" and not judged.unconfirmed
 
 
 def candidates_from(outcomes: Sequence[ChunkOutcome]) -> list[Candidate]:
@@ -122,11 +127,35 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     }  # fmt: skip
 
 
-def settle(
-    state: RunState, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], rarity: Rarity
+async def confirmed(
+    judged: Judged, answer: str, verify: Verifier | None, decisions: list[str], spent: list[Usage]
+) -> Judged:
+    """``judged``, or "none" when the words cannot confirm it (``judged.unconfirmed``) and no
+    verification call says yes: without a verifier (a model measured unable to verify), it does not
+    stand."""
+    if judged.kind == "none" or not judged.unconfirmed:
+        return judged
+    if verify is None:
+        return Judged("none", [], f"{judged.unconfirmed}; no verification call confirms it (verify_answers off)")
+    checked = await verify(answer, judged.quotes)
+    spent.append(checked.usage)
+    if not checked.confirmed:
+        return Judged("none", [], f"{judged.unconfirmed}; {checked.why}")
+    decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
+    return judged
+
+
+async def settle(
+    state: RunState,
+    notes: Sequence[Note],
+    outcomes: Sequence[ChunkOutcome],
+    rarity: Rarity,
+    verify: Verifier | None = None,
+    spent: list[Usage] | None = None,
 ) -> dict[str, Any]:
     """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
-    ``rarity``: how common the question's words are in the document."""
+    ``rarity``: how common the question's words are in the document; ``verify``: the verification call,
+    None where the model cannot make one; ``spent`` collects what it cost."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -143,7 +172,10 @@ def settle(
         return _no_information(why, [], outcomes)
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    judged = judge_answer(answer, notes, question, rarity=rarity)
+    judged = await confirmed(
+        judge_answer(answer, notes, question, rarity=rarity), answer, verify, decisions,
+        spent if spent is not None else [],
+    )  # fmt: skip
     rationale = state.get("rationale", "")
     if judged.kind == "none":
         standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity)]
@@ -219,6 +251,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     outcomes: list[ChunkOutcome] = state.get("outcomes") or []
     notes: list[Note] = state.get("notes") or []
     used = {s for n in notes for s in n.sources}
+    spent: list[Usage] = []
     reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, state.get("filtered") or [])
     aggregation = state.get("aggregation")
     if grounded and aggregation:
@@ -226,7 +259,13 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     elif grounded:
         # Every sentence of the document read once: CPU work kept off the event loop (a 1.28M-token input).
         rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], state["question"])
-        settled = settle(state, notes, outcomes, rarity)
+        question = state["question"]
+
+        async def verify(answer: str, quotes: Sequence[Evidence]) -> Checked:
+            return await verify_answer(kit, question, answer, quotes)
+
+        on = kit.context.verify_answers == "on"
+        settled = await settle(state, notes, outcomes, rarity, verify if on else None, spent)
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer
@@ -234,6 +273,6 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             "answer": answer, "rationale": state.get("rationale", ""), "confidence": None, "supported": None,
             "candidates": [], "evidence": shown_evidence(answer, chunks, used),
         }  # fmt: skip
-    stats = build_stats(state)
+    stats = build_stats(state, sum(spent, Usage()))
     stats.notes += settled.pop("decisions", [])
     return {**settled, "chunks": reports, "stats": stats.model_dump(), "strategy": strategy}

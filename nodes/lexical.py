@@ -47,11 +47,13 @@ def words_of(text: str) -> list[str]:
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light stem: possessive, plural and common verb suffixes stripped; doubled final consonant undone;
-    a final silent "e" dropped, so a word and its inflections share one stem."""
+    a final silent "e" dropped, so a word and its inflections share one stem. An adverb's "ly" goes only
+    from a root of five letters or more ("quickly" ~ "quick"): "family" is not "fami" while "families"
+    is "family"."""
     if not word.isascii() or word.isdigit() or len(word) <= 3:
         return word
     for suffix in ("ingly", "edly", "ing", "ied", "ies", "ed", "es", "ly", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (5 if suffix == "ly" else 3):
             root = word[: -len(suffix)]
             if suffix in ("ied", "ies"):
                 root += "y"

@@ -20,6 +20,7 @@ TaskFamily = Literal["qa", "mc", "retrieval", "code", "math", "summary"]
 StructuredMode = Literal["auto", "json_schema", "text"]
 EdgeSetting = Literal["auto", "attention", "embedding"]
 EmbeddingPrecision = Literal["auto", "float32", "bfloat16"]
+VerifySetting = Literal["auto", "on", "off"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
@@ -163,6 +164,12 @@ class Context:
     min_relevance: float = field(default_factory=_env("min_relevance", 0.2, float))
     """Grounding: the share of the question's content words (its names counted twice) a note's supporting
     span must contain to count as evidence (0 turns the check off). See ``nodes/grounding.py``."""
+    verify_answers: VerifySetting = field(default_factory=_env("verify_answers", "auto"))
+    """A final answer whose words cannot confirm it (its sentences name the asked entity but none of what
+    the question asks of it: ``nodes/answer_support.py`` :data:`CONFIRMING_RULES`) is put to the model in
+    one verification call (``nodes/verify.py``): "on" asks, "off" answers NO INFORMATION instead. "auto":
+    on, except for a model whose measured profile says it cannot verify (the embedded SmolLM2-135M:
+    P(yes) 0.25 for right answers and for look-alikes alike, ``prompts/verify.toml``)."""
     min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note."""
@@ -253,6 +260,10 @@ class Context:
             raise ConfigurationError(
                 f"embedding_precision {self.embedding_precision!r}: expected one of "
                 f"{', '.join(get_args(EmbeddingPrecision))}"
+            )
+        if self.verify_answers not in get_args(VerifySetting):
+            raise ConfigurationError(
+                f"verify_answers {self.verify_answers!r}: expected one of {', '.join(get_args(VerifySetting))}"
             )
         if self.pecan_edges not in get_args(EdgeSetting):
             raise ConfigurationError(

@@ -159,6 +159,16 @@ class FilterDecision(StructuredOutput):
     TEXT_LABELS: ClassVar[dict[str, str]] = {"decision": "decision", "label": "decision"}
 
 
+class AnswerCheck(StructuredOutput):
+    """The verification call (``nodes/verify.py``): whether the sentences an answer rests on state it as
+    the answer to the question, about the entity the question asks about."""
+
+    stated: Literal["yes", "no"]
+    reason: str = Field(default="", json_schema_extra={"maxLength": 300})
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {"stated": "stated", "verdict": "stated", "reason": "reason"}
+
+
 class MergedReasoning(StructuredOutput):
     """Segment+ merge: the batch's reasoning parts merged into one or two sentences."""
 
@@ -464,6 +474,7 @@ SCHEMAS: dict[str, type[StructuredOutput]] = {
         ReduceOutput,
         SegmentNote,
         FilterDecision,
+        AnswerCheck,
         MergedReasoning,
         FreeTextNote,
         DirectAnswer,

@@ -12,11 +12,13 @@ from them. The reader answers every stage that reads text for the question: with
 sees every fact it needs, with the facts it sees (copied) when it sees some, and with NO INFORMATION when
 it sees none; Segment+'s filter keeps a note that holds a fact, PECAN's search says "Yes" once the shown
 information holds every fact needed. Stages that build structure (outlines, summaries, information
-points, plans) get the oracle's answers, as before.
+points, plans) get the oracle's answers, as before. Asked to verify an answer (``nodes/verify.py``), it
+says yes to its own conclusion and no to anything else.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,8 @@ READING_SCHEMAS = frozenset(
 )  # fmt: skip
 """Stages that read text for the question and answer it (or judge a note for it)."""
 ENOUGH_SCHEMA = "Sufficiency"
+CHECK_SCHEMA = "AnswerCheck"
+_PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,11 @@ def capable_responder(scenario: Scenario) -> Any:
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         name = _schema_name(extras)
+        if name == CHECK_SCHEMA:  # the verification call: yes to the answer it would have given itself
+            proposed = _PROPOSED.search(str(messages[-1]["content"]))
+            right = proposed is not None and scenario.right(proposed.group(1))
+            said = ("yes", "they state it") if right else (NO_INFORMATION, None)
+            return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
         if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
             return oracle_responder(messages, extras)
         _, text = extract_question_and_text(list(messages))

@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from longgraph.nodes.answer_support import Rarity, judge_answer, name_phrases, rival_modifier, sentences_of
+from longgraph.nodes.answer_support import (
+    Rarity,
+    entity_heads,
+    judge_answer,
+    name_phrases,
+    rival_modifier,
+    sentences_of,
+)
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -44,6 +51,11 @@ SCENARIOS = [
         "paraphrase", "When did the lighthouse begin operating?",
         ("The keeper of the lighthouse first lit its lamp on 3 May 1871.",), "3 May 1871",
     ),
+    # Its sentence names Quiganqui and nothing else the question asks: only the verification call confirms it.
+    Scenario(
+        "named-paraphrase", "How many people live in Quiganqui?",
+        ("The town of Quiganqui has a population of 234,394 residents.",), "234,394",
+    ),
 ]  # fmt: skip
 
 
@@ -71,6 +83,70 @@ def test_the_capable_readers_answer_comes_back(strategy: str, scenario: Scenario
     assert scenario.right(result.answer), (result.answer, result.stats.notes)
     assert result.supported is True and result.support in ("extractive", "derived"), result.support
     assert result.evidence and all(e.verified for e in result.evidence[:1])
+
+
+def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_only_then() -> None:
+    """"How many people live in Quiganqui?" read in "The town of Quiganqui has a population of 234,394":
+    the sentence names the town and none of what is asked of it, as a sentence giving another fact about
+    Quiganqui would. A capable reader's verification call confirms it (one call, said in the notes); a
+    model that cannot verify ("off", the embedded model's profile) gets NO INFORMATION with the answer
+    as a candidate; a verifier that says no, the same."""
+    scenario = next(s for s in SCENARIOS if s.name == "named-paraphrase")
+    text = document(scenario.facts)
+    model = ScriptedChatModel(responder=capable_responder(scenario))
+    graph = build_strategy("mapreduce", FakeProvider(model))
+    raw = asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=dict(SETTINGS)))
+    result = GraphOutput.model_validate(raw)
+    assert scenario.right(result.answer) and result.supported, result
+    checks = [c for c in model.calls if "Proposed answer:" in str(c["messages"][-1]["content"])]
+    assert len(checks) == 1 and result.stats.calls_by_stage.get("verify") == 1, result.stats.calls_by_stage
+    assert any("the verification call says yes" in n for n in result.stats.notes), result.stats.notes
+
+    graph = build_strategy("mapreduce", FakeProvider(ScriptedChatModel(responder=capable_responder(scenario))))
+    off = {**SETTINGS, "verify_answers": "off"}
+    silent = GraphOutput.model_validate(
+        asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=off))
+    )
+    assert is_no_information(silent.answer) and silent.supported is False, silent.answer
+    assert "verify_answers off" in (silent.rationale or "") and silent.candidates, silent.rationale
+
+    doubting = Scenario("doubt", scenario.question, scenario.facts, "some other figure")
+    reader = capable_responder(scenario)
+    verifier = capable_responder(doubting)
+
+    def respond(messages: Any, extras: Any) -> str:
+        schema = (extras.get("response_format") or {}).get("json_schema", {}).get("name")
+        return (verifier if schema == "AnswerCheck" else reader)(messages, extras)
+
+    refused = run("mapreduce", scenario.question, text, respond)
+    assert is_no_information(refused.answer) and "the verification call says no" in (refused.rationale or "")
+
+
+def test_a_bridge_whose_next_step_no_note_holds_is_not_confirmed_by_words() -> None:
+    """Asked where the architect of the Pevhal library grew up, with only "The Pevhal library was designed
+    by Ilka Lenhal" verified (the chain's next sentence never reached a note), the answer "Ilka Lenhal"
+    names the library and nothing of what is asked of it: unconfirmed, whatever the rarity."""
+    question = "In which port did the architect of the Pevhal library grow up?"
+    notes = [_quote("The Pevhal library was designed by Ilka Lenhal.")]
+    judged = judge_answer("The Pevhal library was designed by Ilka Lenhal.", notes, question)
+    assert judged.kind == "extractive" and "port" in judged.unconfirmed and "grow" in judged.unconfirmed
+    chain = [*notes, _quote("Ilka Lenhal grew up in the port of Sarvo.", 200)]
+    reached = judge_answer("Sarvo", chain, question)
+    assert reached.kind == "extractive" and not reached.unconfirmed, reached
+
+
+@pytest.mark.parametrize(
+    ("question", "heads"),
+    [
+        ("In which port did the architect of the Pevhal library grow up?", {"architect", "library"}),
+        ("What is the population of the town of Quiganqui?", {"town"}),
+        ("How many people live in Quiganqui?", set()),
+        ("Who painted the portrait of the Duke of Osterlin?", {"portrait"}),
+        ("How much does a ticket to the Brel museum cost?", {"museum"}),
+    ],
+)
+def test_the_nouns_that_name_the_asked_entity_with_its_names(question: str, heads: set[str]) -> None:
+    assert entity_heads(question) == heads
 
 
 def test_a_computed_total_is_marked_derived_and_cites_every_note_it_adds() -> None:
@@ -220,8 +296,10 @@ def test_a_sentence_tied_to_the_question_only_by_a_word_common_in_the_document_i
     filler = [f"In that year the harvest of the valley number {i} was poor." for i in range(12)]
     rarity = Rarity.of([" ".join([*filler, *ABBEYS, OIL])], question)
     assert rarity.counts["year"] == 16 and rarity.counts["abbey"] == 3
-    one_abbey = [_quote(OIL), _quote(ABBEYS[0], 100)]  # one item: the list rule has nothing to go on
-    assert judge_answer("Saudi Arabia", one_abbey, question).kind == "extractive"  # without the document
+    one_abbey = [_quote(OIL), _quote(ABBEYS[0], 100)]
+    # Without the document, the list rule: a list question answered with no item its notes name.
+    unlisted = judge_answer("Saudi Arabia", one_abbey, question)
+    assert unlisted.kind == "none" and "leaves out Lovar" in unlisted.why, unlisted
     judged = judge_answer("Saudi Arabia", one_abbey, question, rarity=rarity)
     assert judged.kind == "none" and "'year' (16 of 16 sentences)" in judged.why and "'abbey'" in judged.why
     notes = [_quote(OIL), *(_quote(a, 100 * i) for i, a in enumerate(ABBEYS, start=1))]
