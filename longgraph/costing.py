@@ -211,6 +211,8 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
     else:
         stages.append(_bounded(shape.first_stage, 1, per_call, "one call over the text that fits"))
         first_calls = 1
+    if shape.kind != "single-call" and ctx.verify_answers != "off":
+        rest.append(_bounded("verify", 1, per_call, "one, when words cannot confirm the answer"))
     if retries:
         total = first_calls + sum(s.calls for s in rest)
         rest.append(_bounded("parse retries", total * retries, per_call, f"≤{retries} per call"))

@@ -21,6 +21,10 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 * it gives **some of the items** of a list question whose notes name several (:func:`missing_items`);
 * it **stops at the bridge** of a chain a verified note goes on with (:func:`not_stopped_at_a_bridge`).
 
+And words cannot confirm it (:data:`CONFIRMING_RULES`; a verification call decides, ``nodes/verify.py``)
+when its sentences name the asked entity but **none of what is asked of it**
+(:func:`speaks_to_what_is_asked`).
+
 Why: the grounding check alone, built to catch a 135M model's confabulations, overruled a capable
 reader's reasoning (a computed total became a note sentence, "No" was a "restated question") and let
 a look-alike's value through for an entity that was not there.

@@ -12,6 +12,10 @@ follows from the verified notes that reached it (:func:`judge_answer`), and ``su
   quotes it rests on, or in a quote linked to them by a shared name (a chain). Asked for one entity's
   value, a note giving a look-alike's is not evidence.
 
+An answer that stands but that words cannot confirm (its sentences name the asked entity and none of
+what is asked of it) gets one verification call (``nodes/verify.py``) and stands only on a "yes"; where
+the model cannot verify (``verify_answers`` off), it does not stand.
+
 An answer that does not stand (a value from nowhere, another entity's value, a restated question) is
 replaced by the strongest verified note that names what the question asks, and ``stats.notes`` says so.
 When no verified note names it, the answer is NO INFORMATION, ``supported`` is False, ``support`` is
