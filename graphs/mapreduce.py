@@ -27,6 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.aggregate import aggregate
@@ -81,4 +82,12 @@ def build_graph(
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
-graph = build_graph()
+MAPREDUCE = Strategy(
+    "mapreduce",
+    build_graph,
+    "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
+    cost=CostShape("fan-out", PROMPTS, "map", plans=True),
+)
+STRATEGIES = (MAPREDUCE,)
+
+graph = MAPREDUCE.build()

@@ -19,6 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.aggregate import aggregate
@@ -70,4 +71,12 @@ def build_graph(
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
-graph = build_graph()
+SEGMENT_MERGE = Strategy(
+    "mapreduce-segment-merge",
+    build_graph,
+    "LLM×MapReduce with the Segment+ merge as its collapse stage",
+    cost=CostShape("fan-out", "mapreduce", "map", plans=True),
+)
+STRATEGIES = (SEGMENT_MERGE,)
+
+graph = SEGMENT_MERGE.build()

@@ -23,6 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.graph_search import (
@@ -128,7 +129,41 @@ def build_ip_graph_graph(
     return builder.compile(name="pecan-graph")
 
 
-graph = build_graph()
-graph_no_attention = build_graph(edges="embedding-similarity", name="pecan-no-attention")
-graph_no_embedding = build_graph(edges="attention", use_similarity=False, name="pecan-no-embedding")
-graph_fixed_k = build_graph(fixed_k=True, name="pecan-fixed-k")
+COST = CostShape("ip-graph", PROMPTS, "points")
+PECAN = Strategy(
+    "pecan",
+    build_graph,
+    "PECAN: an information-point graph (attention or embedding-similarity edges) searched until the model "
+    "says it has enough",
+    cost=COST,
+)
+NO_ATTENTION = Strategy(
+    "pecan-no-attention",
+    build_graph,
+    "PECAN ablation: embedding-similarity edges and relevance only (no attention read)",
+    options=(("edges", "embedding-similarity"),),
+    served="graph_no_attention",
+    cost=COST,
+)
+NO_EMBEDDING = Strategy(
+    "pecan-no-embedding",
+    build_graph,
+    "PECAN ablation: attention only, no embedding-similarity term in the search (needs a local model)",
+    options=(("edges", "attention"), ("use_similarity", False)),
+    served="graph_no_embedding",
+    cost=COST,
+)
+FIXED_K = Strategy(
+    "pecan-fixed-k",
+    build_graph,
+    "PECAN ablation without dynamic progress control: a fixed number of retrieved nodes (pecan_fixed_k)",
+    options=(("fixed_k", True),),
+    served="graph_fixed_k",
+    cost=COST,
+)
+STRATEGIES = (PECAN, NO_ATTENTION, NO_EMBEDDING, FIXED_K)
+
+graph = PECAN.build()
+graph_no_attention = NO_ATTENTION.build()
+graph_no_embedding = NO_EMBEDDING.build()
+graph_fixed_k = FIXED_K.build()

@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.retrieval import RetrieverName, chunk_for_retrieval, retrieve
@@ -48,5 +49,23 @@ def build_graph(
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
-graph_bm25 = build_graph(retriever="bm25")
-graph_embed = build_graph(retriever="embed")
+BM25 = Strategy(
+    "rag-bm25",
+    build_graph,
+    "Baseline: top-k chunks by BM25, one call",
+    options=(("retriever", "bm25"),),
+    served="graph_bm25",
+    cost=CostShape("single-call", "baseline", "answer"),
+)
+EMBED = Strategy(
+    "rag-embed",
+    build_graph,
+    "Baseline: top-k chunks by embeddings (bundled MiniLM or an /embeddings endpoint), one call",
+    options=(("retriever", "embed"),),
+    served="graph_embed",
+    cost=CostShape("single-call", "baseline", "answer"),
+)
+STRATEGIES = (BM25, EMBED)
+
+graph_bm25 = BM25.build()
+graph_embed = EMBED.build()

@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
@@ -82,7 +83,39 @@ def build_graph(
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
-graph = build_graph()
-graph_no_filter = build_graph(use_filter=False, name="segment-plus-no-filter")
-graph_no_structure = build_graph(structured=False, name="segment-plus-no-structure")
-graph_plain = build_graph(use_filter=False, structured=False, name="segment-plus-plain")
+SEGMENT_PLUS = Strategy(
+    "segment-plus",
+    build_graph,
+    "Segment+: evidence/reasoning notes per segment, filtered, merged in batches, answered from notes",
+    cost=CostShape("fan-out", PROMPTS, "gather", filters=True),
+)
+NO_FILTER = Strategy(
+    "segment-plus-no-filter",
+    build_graph,
+    "Segment+ ablation without the Keep/Remove filter (every note is merged)",
+    options=(("use_filter", False),),
+    served="graph_no_filter",
+    cost=CostShape("fan-out", PROMPTS, "gather"),
+)
+NO_STRUCTURE = Strategy(
+    "segment-plus-no-structure",
+    build_graph,
+    "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
+    options=(("structured", False),),
+    served="graph_no_structure",
+    cost=CostShape("fan-out", PROMPTS, "gather_text", filters=True),
+)
+PLAIN = Strategy(
+    "segment-plus-plain",
+    build_graph,
+    "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
+    options=(("use_filter", False), ("structured", False)),
+    served="graph_plain",
+    cost=CostShape("fan-out", PROMPTS, "gather_text"),
+)
+STRATEGIES = (SEGMENT_PLUS, NO_FILTER, NO_STRUCTURE, PLAIN)
+
+graph = SEGMENT_PLUS.build()
+graph_no_filter = NO_FILTER.build()
+graph_no_structure = NO_STRUCTURE.build()
+graph_plain = PLAIN.build()

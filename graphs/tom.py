@@ -24,6 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.prepare import chunk_input
@@ -133,6 +134,31 @@ def build_tree_graph(
     return builder.compile(name="tom-tree")
 
 
-graph = build_graph()
-graph_no_aggregation = build_graph(aggregate=False, name="tom-no-aggregation")
-graph_no_confidence = build_graph(confidence=False, name="tom-no-confidence")
+COST = CostShape("tree", PROMPTS, "parse")
+TOM = Strategy(
+    "tom",
+    build_graph,
+    "ToM: a document tree (parsed chunks, Leiden-clustered summaries) reasoned over bottom-up",
+    cost=COST,
+)
+NO_AGGREGATION = Strategy(
+    "tom-no-aggregation",
+    build_graph,
+    "ToM ablation without bottom-up aggregation (the chunks' subtrees under one root)",
+    options=(("aggregate", False),),
+    served="graph_no_aggregation",
+    cost=COST,
+)
+NO_CONFIDENCE = Strategy(
+    "tom-no-confidence",
+    build_graph,
+    "ToM ablation without confidence scores in its Map and Reduce",
+    options=(("confidence", False),),
+    served="graph_no_confidence",
+    cost=COST,
+)
+STRATEGIES = (TOM, NO_AGGREGATION, NO_CONFIDENCE)
+
+graph = TOM.build()
+graph_no_aggregation = NO_AGGREGATION.build()
+graph_no_confidence = NO_CONFIDENCE.build()

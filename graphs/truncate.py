@@ -13,6 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.runtime import node_factory
@@ -43,4 +44,12 @@ def build_graph(
     return builder.compile(name=NAME, checkpointer=checkpointer)
 
 
-graph = build_graph()
+TRUNCATE = Strategy(
+    "truncate",
+    build_graph,
+    "Baseline: the whole input in one call if it fits, else its prefix that fits (cut recorded)",
+    cost=CostShape("single-call", "baseline", "answer"),
+)
+STRATEGIES = (TRUNCATE,)
+
+graph = TRUNCATE.build()

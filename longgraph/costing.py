@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from longgraph.graphs.declare import CostShape
 from longgraph.llm import LLMProvider, call_mode, render_call
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk
@@ -46,21 +47,6 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from longgraph.nodes.kit import RunKit
-
-ShapeKind = Literal["fan-out", "tree", "ip-graph", "single-call"]
-
-
-@dataclass(frozen=True)
-class CostShape:
-    """How a strategy spends calls, for its dry run: the kind of graph and its first reading stage."""
-
-    kind: ShapeKind
-    prompts: str
-    first_stage: str
-    filters: bool = False
-    """Segment+: one Keep/Remove call per note before the merge."""
-    plans: bool = False
-    """LLM×MapReduce: a question over several documents is planned first (``nodes/decompose.py``)."""
 
 
 class StageCost(BaseModel):

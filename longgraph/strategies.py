@@ -1,174 +1,85 @@
 """The strategy registry: names users pass to ``ask``/``longgraph ask --strategy``, mapped to graph builders.
 
-Graph modules are imported lazily, so the CLI starts fast and a strategy with extra dependencies
-costs nothing until used. A builder takes the LLM provider and an optional checkpointer.
+Each strategy is declared once, in its graph module (``STRATEGIES`` there, :class:`~longgraph.graphs.declare.Strategy`);
+this registry lists the graph modules and collects their declarations on first use, so the CLI starts
+without compiling a graph and a plug-in adds its own with :func:`register`.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from longgraph.costing import CostShape
 from longgraph.errors import ConfigurationError
+from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.llm import LLMProvider, default_provider
 
+__all__ = [
+    "DATA_ENGINES",
+    "GRAPH_MODULES",
+    "STRATEGIES",
+    "CostShape",
+    "Strategy",
+    "build_strategy",
+    "register",
+]
 
-@dataclass(frozen=True)
-class Strategy:
-    name: str
-    module: str
-    builder: str
-    description: str
-    options: tuple[tuple[str, Any], ...] = ()
-    cost: CostShape | None = None
-    """How it spends calls, for a dry run (``longgraph/costing.py``); None: no dry run."""
-    served: str = "graph"
-    """The attribute of its graph module that ``langgraph.json`` serves (:func:`langgraph_config`)."""
+GRAPH_MODULES = (
+    "longgraph.graphs.mapreduce",
+    "longgraph.graphs.segment_plus",
+    "longgraph.graphs.mapreduce_segment_merge",
+    "longgraph.graphs.tom",
+    "longgraph.graphs.pecan",
+    "longgraph.graphs.truncate",
+    "longgraph.graphs.rag",
+)
+"""The modules whose ``STRATEGIES`` make up the registry, in the order ``longgraph strategies`` lists them."""
 
 
-STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        Strategy(
-            "mapreduce",
-            "longgraph.graphs.mapreduce",
-            "build_graph",
-            "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
-            cost=CostShape("fan-out", "mapreduce", "map", plans=True),
-        ),
-        Strategy(
-            "segment-plus",
-            "longgraph.graphs.segment_plus",
-            "build_graph",
-            "Segment+: evidence/reasoning notes per segment, filtered, merged in batches, answered from notes",
-            cost=CostShape("fan-out", "segment_plus", "gather", filters=True),
-        ),
-        Strategy(
-            "segment-plus-no-filter",
-            "longgraph.graphs.segment_plus",
-            "build_graph",
-            "Segment+ ablation without the Keep/Remove filter (every note is merged)",
-            options=(("use_filter", False), ("name", "segment-plus-no-filter")),
-            served="graph_no_filter",
-            cost=CostShape("fan-out", "segment_plus", "gather"),
-        ),
-        Strategy(
-            "segment-plus-no-structure",
-            "longgraph.graphs.segment_plus",
-            "build_graph",
-            "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
-            options=(("structured", False), ("name", "segment-plus-no-structure")),
-            served="graph_no_structure",
-            cost=CostShape("fan-out", "segment_plus", "gather_text", filters=True),
-        ),
-        Strategy(
-            "segment-plus-plain",
-            "longgraph.graphs.segment_plus",
-            "build_graph",
-            "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
-            options=(("use_filter", False), ("structured", False), ("name", "segment-plus-plain")),
-            served="graph_plain",
-            cost=CostShape("fan-out", "segment_plus", "gather_text"),
-        ),
-        Strategy(
-            "mapreduce-segment-merge",
-            "longgraph.graphs.mapreduce_segment_merge",
-            "build_graph",
-            "LLM×MapReduce with the Segment+ merge as its collapse stage",
-            cost=CostShape("fan-out", "mapreduce", "map", plans=True),
-        ),
-        Strategy(
-            "tom",
-            "longgraph.graphs.tom",
-            "build_graph",
-            "ToM: a document tree (parsed chunks, Leiden-clustered summaries) reasoned over bottom-up",
-            cost=CostShape("tree", "tom", "parse"),
-        ),
-        Strategy(
-            "tom-no-aggregation",
-            "longgraph.graphs.tom",
-            "build_graph",
-            "ToM ablation without bottom-up aggregation (the chunks' subtrees under one root)",
-            options=(("aggregate", False), ("name", "tom-no-aggregation")),
-            served="graph_no_aggregation",
-            cost=CostShape("tree", "tom", "parse"),
-        ),
-        Strategy(
-            "tom-no-confidence",
-            "longgraph.graphs.tom",
-            "build_graph",
-            "ToM ablation without confidence scores in its Map and Reduce",
-            options=(("confidence", False), ("name", "tom-no-confidence")),
-            served="graph_no_confidence",
-            cost=CostShape("tree", "tom", "parse"),
-        ),
-        Strategy(
-            "pecan",
-            "longgraph.graphs.pecan",
-            "build_graph",
-            "PECAN: an information-point graph (attention or embedding-similarity edges) searched until the "
-            "model says it has enough",
-            cost=CostShape("ip-graph", "pecan", "points"),
-        ),
-        Strategy(
-            "pecan-no-attention",
-            "longgraph.graphs.pecan",
-            "build_graph",
-            "PECAN ablation: embedding-similarity edges and relevance only (no attention read)",
-            options=(("edges", "embedding-similarity"), ("name", "pecan-no-attention")),
-            served="graph_no_attention",
-            cost=CostShape("ip-graph", "pecan", "points"),
-        ),
-        Strategy(
-            "pecan-no-embedding",
-            "longgraph.graphs.pecan",
-            "build_graph",
-            "PECAN ablation: attention only, no embedding-similarity term in the search (needs a local model)",
-            options=(("edges", "attention"), ("use_similarity", False), ("name", "pecan-no-embedding")),
-            served="graph_no_embedding",
-            cost=CostShape("ip-graph", "pecan", "points"),
-        ),
-        Strategy(
-            "pecan-fixed-k",
-            "longgraph.graphs.pecan",
-            "build_graph",
-            "PECAN ablation without dynamic progress control: a fixed number of retrieved nodes (pecan_fixed_k)",
-            options=(("fixed_k", True), ("name", "pecan-fixed-k")),
-            served="graph_fixed_k",
-            cost=CostShape("ip-graph", "pecan", "points"),
-        ),
-        Strategy(
-            "truncate",
-            "longgraph.graphs.truncate",
-            "build_graph",
-            "Baseline: the whole input in one call if it fits, else its prefix that fits (cut recorded)",
-            cost=CostShape("single-call", "baseline", "answer"),
-        ),
-        Strategy(
-            "rag-bm25",
-            "longgraph.graphs.rag",
-            "build_graph",
-            "Baseline: top-k chunks by BM25, one call",
-            options=(("retriever", "bm25"),),
-            served="graph_bm25",
-            cost=CostShape("single-call", "baseline", "answer"),
-        ),
-        Strategy(
-            "rag-embed",
-            "longgraph.graphs.rag",
-            "build_graph",
-            "Baseline: top-k chunks by embeddings (bundled MiniLM or an /embeddings endpoint), one call",
-            options=(("retriever", "embed"),),
-            served="graph_embed",
-            cost=CostShape("single-call", "baseline", "answer"),
-        ),
-    )
-}
+class _Registry(Mapping[str, Strategy]):
+    """The declared strategies by name, collected from :data:`GRAPH_MODULES` on first use."""
+
+    def __init__(self) -> None:
+        self._declared: dict[str, Strategy] | None = None
+        self._added: dict[str, Strategy] = {}
+        self._lock = threading.Lock()
+
+    def _all(self) -> dict[str, Strategy]:
+        if self._declared is None:
+            with self._lock:
+                if self._declared is None:
+                    declared: dict[str, Strategy] = {}
+                    for module in GRAPH_MODULES:
+                        for strategy in importlib.import_module(module).STRATEGIES:
+                            if strategy.name in declared:
+                                raise ConfigurationError(f"strategy {strategy.name!r} is declared twice")
+                            declared[strategy.name] = strategy
+                    self._declared = declared
+        return {**self._declared, **self._added}
+
+    def add(self, strategy: Strategy) -> None:
+        self._added[strategy.name] = strategy
+
+    def remove(self, name: str) -> None:
+        """Forget a strategy added with :func:`register` (declared ones stay)."""
+        self._added.pop(name, None)
+
+    def __getitem__(self, name: str) -> Strategy:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+STRATEGIES = _Registry()
 
 
 DATA_ENGINES: dict[str, tuple[str, str, str]] = {
@@ -197,7 +108,12 @@ def langgraph_config() -> dict[str, Any]:
 
 def register(strategy: Strategy) -> None:
     """Add a strategy (for plug-ins and the evaluation baselines)."""
-    STRATEGIES[strategy.name] = strategy
+    STRATEGIES.add(strategy)
+
+
+def unregister(name: str) -> None:
+    """Remove a strategy added with :func:`register`."""
+    STRATEGIES.remove(name)
 
 
 def build_strategy(
@@ -209,12 +125,7 @@ def build_strategy(
         raise ConfigurationError(
             f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}"
         ) from exc
-    module = importlib.import_module(strategy.module)
-    builder = getattr(module, strategy.builder)
-    graph: CompiledStateGraph[Any, Any, Any, Any] = builder(
-        llm, checkpointer=checkpointer, **dict(strategy.options)
-    )
-    return graph
+    return strategy.build(llm, checkpointer=checkpointer)
 
 
 def decomposes(name: str) -> bool:

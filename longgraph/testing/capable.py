@@ -71,8 +71,8 @@ def capable_responder(scenario: Scenario) -> Any:
         if name == CHECK_SCHEMA:  # the verification call: yes to the answer it would have given itself
             proposed = _PROPOSED.search(str(messages[-1]["content"]))
             right = proposed is not None and scenario.right(proposed.group(1))
-            said = ("yes", "they state it") if right else (NO_INFORMATION, None)
-            return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
+            verdict = ("yes", "they state it") if right else (NO_INFORMATION, None)
+            return build_completion_content({"messages": list(messages), **extras}, said=verdict)[0]
         if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
             return oracle_responder(messages, extras)
         _, text = extract_question_and_text(list(messages))

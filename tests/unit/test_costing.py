@@ -16,8 +16,9 @@ import pytest
 from longgraph.api import aask
 from longgraph.costing import CostEstimate, collapse_calls_at_most
 from longgraph.errors import ConfigurationError
+from longgraph.graphs.mapreduce import build_graph as build_mapreduce
 from longgraph.spending import PER_MESSAGE_TOKENS
-from longgraph.strategies import STRATEGIES, Strategy, register
+from longgraph.strategies import STRATEGIES, Strategy, register, unregister
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
 from longgraph.tokenizer import get_tokenizer
@@ -100,10 +101,10 @@ def test_collapse_bound_counts_shrinking_rounds() -> None:
 
 
 def test_a_strategy_without_a_cost_shape_is_refused_by_name() -> None:
-    register(Strategy("no-shape", "longgraph.graphs.mapreduce", "build_graph", "test only"))
+    register(Strategy("no-shape", build_mapreduce, "test only"))
     try:
         with pytest.raises(ConfigurationError, match="'no-shape' declares no cost shape"):
             asyncio.run(aask(QUESTION, DOCUMENT, strategy="no-shape", llm=FakeProvider(), dry_run=True,
                              start_embedded=False, **FAKE_SETTINGS))  # fmt: skip
     finally:
-        STRATEGIES.pop("no-shape")
+        unregister("no-shape")
