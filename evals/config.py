@@ -133,8 +133,10 @@ class EvalConfig:
                 raise ConfigurationError(f"loong-synth length sets must be among 1-4, got {self.length_sets}")
             unknown = [f for f in self.tasks or () if f not in FAMILIES]
             if unknown:
-                raise ConfigurationError(f"unknown loong-synth famil{'y' if len(unknown) == 1 else 'ies'} "
-                                         f"{', '.join(unknown)}; known: {', '.join(FAMILIES)}")  # fmt: skip
+                raise ConfigurationError(
+                    f"unknown loong-synth famil{'y' if len(unknown) == 1 else 'ies'} "
+                    f"{', '.join(unknown)}; known: {', '.join(FAMILIES)}"
+                )
         if self.label == ORACLE_LABEL and not self.oracle:
             raise ConfigurationError(f"the model label {ORACLE_LABEL!r} is reserved for --oracle runs")
         if self.oracle and self.label not in (None, ORACLE_LABEL):

@@ -92,9 +92,12 @@ def build_instances(config: EvalConfig) -> list[EvalInstance]:
 
     assert config.loong is not None
     loaded = load_loong(
-        config.loong.instances, config.loong.docs, context_window=config.loong.window, seed=config.seed,
+        config.loong.instances,
+        config.loong.docs,
+        context_window=config.loong.window,
+        seed=config.seed,
         sets=config.loong.sets,
-    )  # fmt: skip
+    )
     per_set: dict[Any, int] = {}
     chosen: list[EvalInstance] = []
     for instance in loaded:  # the first n of each length set, in file order

@@ -18,12 +18,41 @@ ORACLE_LABEL = "oracle"
 """The model label of every oracle run, reserved for it."""
 
 RECORD_FIELDS: tuple[str, ...] = (
-    "instance_id", "suite", "task_family", "length", "length_set", "actual_tokens", "depth", "strategy",
-    "model", "oracle", "question", "answer", "gold", "metric", "score", "scores", "judge_score",
-    "llm_calls", "failed_calls", "prompt_tokens", "completion_tokens", "calls_by_stage",
-    "completion_tokens_by_stage", "supported", "support", "seconds", "build", "chunks", "notes", "metadata", "error",
-    "error_type", "page", "finished_at",
-)  # fmt: skip
+    "instance_id",
+    "suite",
+    "task_family",
+    "length",
+    "length_set",
+    "actual_tokens",
+    "depth",
+    "strategy",
+    "model",
+    "oracle",
+    "question",
+    "answer",
+    "gold",
+    "metric",
+    "score",
+    "scores",
+    "judge_score",
+    "llm_calls",
+    "failed_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "calls_by_stage",
+    "completion_tokens_by_stage",
+    "supported",
+    "support",
+    "seconds",
+    "build",
+    "chunks",
+    "notes",
+    "metadata",
+    "error",
+    "error_type",
+    "page",
+    "finished_at",
+)
 """Every record has exactly these keys (``judge_score`` None where no judge graded it; ``build`` None
 unless the strategy builds a structure before the question, as ToM's tree: its calls, tokens and
 seconds, included in the run's totals, and whether it came from the cache; ``page`` the path, from the

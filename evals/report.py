@@ -111,9 +111,12 @@ def _scored(group: Sequence[Mapping[str, Any]]) -> _Scored:
     scores = [s for s in (_score_value(r) for r in group) if s is not None]
     metrics = sorted({str(r.get("metric")) for r in group if r.get("error") is None}) or ["-"]
     return _Scored(
-        length=_length_key(group), metric="/".join(metrics), n=len(group),
-        errors=sum(r.get("error") is not None for r in group), score=_mean(scores) if scores else None,
-    )  # fmt: skip
+        length=_length_key(group),
+        metric="/".join(metrics),
+        n=len(group),
+        errors=sum(r.get("error") is not None for r in group),
+        score=_mean(scores) if scores else None,
+    )
 
 
 def summarize(records: Sequence[Mapping[str, Any]]) -> list[Row]:
@@ -126,16 +129,21 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> list[Row]:
         ok = [r for r in group if r.get("error") is None]  # a failed run's cost is unknown: not averaged
         rows.append(
             Row(
-                suite=suite, strategy=strategy, length_set=length_set, **_scored(group),
+                suite=suite,
+                strategy=strategy,
+                length_set=length_set,
+                **_scored(group),
                 llm_calls=_mean([float(r.get("llm_calls") or 0) for r in ok]),
                 prompt_tokens=_mean([float(r.get("prompt_tokens") or 0) for r in ok]),
                 completion_tokens=_mean([float(r.get("completion_tokens") or 0) for r in ok]),
                 read_completion=(
-                    _mean(per_read) if (per_read := [v for r in ok if (v := read_call_tokens(r)) is not None]) else None
+                    _mean(per_read)
+                    if (per_read := [v for r in ok if (v := read_call_tokens(r)) is not None])
+                    else None
                 ),
                 seconds=_mean([float(r.get("seconds") or 0) for r in ok]),
             )
-        )  # fmt: skip
+        )
     return sorted(rows, key=lambda r: (r["suite"], r["strategy"], r["length"], r["length_set"]))
 
 
@@ -331,8 +339,19 @@ def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         correct = sum(float(r.get("score") or 0.0) for r in group)
         wrong_supported = sum(1 for r in group if not r.get("score") and r.get("supported"))
         low, high = wilson(correct, len(group))
-        rows.append({"split": split, "strategy": strategy, "kind": kind, "length_set": length, "n": len(group),
-                     "correct": correct / len(group), "low": low, "high": high, "wrong_supported": wrong_supported})  # fmt: skip
+        rows.append(
+            {
+                "split": split,
+                "strategy": strategy,
+                "kind": kind,
+                "length_set": length,
+                "n": len(group),
+                "correct": correct / len(group),
+                "low": low,
+                "high": high,
+                "wrong_supported": wrong_supported,
+            }
+        )
     return rows
 
 
@@ -396,14 +415,19 @@ def build_summary(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             groups.setdefault((r["suite"], r["strategy"], r["length_set"]), []).append(r)
     rows = []
     for (suite, strategy, length_set), runs in groups.items():
-        rows.append({
-            "suite": suite, "strategy": strategy, "length_set": length_set, "n": len(runs),
-            "length": _length_key(runs),
-            "build_calls": _mean([r["build"]["llm_calls"] for r in runs]),
-            "build_seconds": _mean([r["build"]["seconds"] or 0.0 for r in runs]),
-            "question_calls": _mean([r["llm_calls"] - r["build"]["llm_calls"] for r in runs]),
-            "question_seconds": _mean([r["seconds"] - (r["build"]["seconds"] or 0.0) for r in runs]),
-        })  # fmt: skip
+        rows.append(
+            {
+                "suite": suite,
+                "strategy": strategy,
+                "length_set": length_set,
+                "n": len(runs),
+                "length": _length_key(runs),
+                "build_calls": _mean([r["build"]["llm_calls"] for r in runs]),
+                "build_seconds": _mean([r["build"]["seconds"] or 0.0 for r in runs]),
+                "question_calls": _mean([r["llm_calls"] - r["build"]["llm_calls"] for r in runs]),
+                "question_seconds": _mean([r["seconds"] - (r["build"]["seconds"] or 0.0) for r in runs]),
+            }
+        )
     return sorted(rows, key=lambda row: (row["suite"], row["strategy"], row["length"]))
 
 

@@ -66,11 +66,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "FAMILY_TASK", "ORACLE_LABEL", "PRIMARY_METRIC", "RECORD_FIELDS", "SUITES", "EvalConfig", "EvalSummary",
-    "LoongSource", "RecordCallback", "Suite", "build_instances", "evaluate", "format_tokens", "length_set",
-    "oracle_endpoint", "parse_tokens", "read_records", "record_key", "records_path", "run_eval",
-    "run_eval_sync", "slug",
-]  # fmt: skip
+    "FAMILY_TASK",
+    "ORACLE_LABEL",
+    "PRIMARY_METRIC",
+    "RECORD_FIELDS",
+    "SUITES",
+    "EvalConfig",
+    "EvalSummary",
+    "LoongSource",
+    "RecordCallback",
+    "Suite",
+    "build_instances",
+    "evaluate",
+    "format_tokens",
+    "length_set",
+    "oracle_endpoint",
+    "parse_tokens",
+    "read_records",
+    "record_key",
+    "records_path",
+    "run_eval",
+    "run_eval_sync",
+    "slug",
+]
 
 # --------------------------------------------------------------------------------------------------
 # One run
@@ -120,19 +138,41 @@ def _base_record(instance: EvalInstance, strategy: str, label: str, oracle: bool
     if instance.skipped:
         metadata["skipped_documents"] = len(instance.skipped)
     return {
-        "instance_id": instance.id, "suite": instance.suite, "task_family": instance.task_family,
+        "instance_id": instance.id,
+        "suite": instance.suite,
+        "task_family": instance.task_family,
         "length": instance.actual_tokens if instance.suite == "loong" else instance.target_tokens,
         "length_set": length_set(instance),
-        "actual_tokens": instance.actual_tokens, "depth": instance.depth, "strategy": strategy,
-        "model": label, "oracle": oracle, "question": instance.question, "answer": "",
-        "gold": list(instance.gold_answers), "metric": primary_metric(instance), "score": None,
-        "scores": {}, "judge_score": None, "llm_calls": 0, "failed_calls": 0, "prompt_tokens": 0,
-        "completion_tokens": 0, "calls_by_stage": {}, "completion_tokens_by_stage": {}, "supported": None, "support": None,
-        "seconds": 0.0, "build": None,
+        "actual_tokens": instance.actual_tokens,
+        "depth": instance.depth,
+        "strategy": strategy,
+        "model": label,
+        "oracle": oracle,
+        "question": instance.question,
+        "answer": "",
+        "gold": list(instance.gold_answers),
+        "metric": primary_metric(instance),
+        "score": None,
+        "scores": {},
+        "judge_score": None,
+        "llm_calls": 0,
+        "failed_calls": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "calls_by_stage": {},
+        "completion_tokens_by_stage": {},
+        "supported": None,
+        "support": None,
+        "seconds": 0.0,
+        "build": None,
         "chunks": {"total": 0, "used": 0, "no_information": 0, "unsupported": 0, "filtered": 0, "failed": 0},
-        "notes": list(instance.skipped), "metadata": metadata, "error": None, "error_type": None,
-        "page": None, "finished_at": None,
-    }  # fmt: skip
+        "notes": list(instance.skipped),
+        "metadata": metadata,
+        "error": None,
+        "error_type": None,
+        "page": None,
+        "finished_at": None,
+    }
 
 
 async def evaluate(
@@ -160,14 +200,21 @@ async def evaluate(
     started = time.perf_counter()
     try:
         result = await aask(
-            instance.question, documents=instance.documents, strategy=strategy,
-            context=context.replace(task=task), llm=llm or default_provider, start_embedded=False, plan=plan,
-        )  # fmt: skip
+            instance.question,
+            documents=instance.documents,
+            strategy=strategy,
+            context=context.replace(task=task),
+            llm=llm or default_provider,
+            start_embedded=False,
+            plan=plan,
+        )
     except Exception as exc:  # recorded, not raised: one bad instance must not stop an evaluation
         record.update(
-            seconds=round(time.perf_counter() - started, 3), error=" ".join(str(exc).split())[:2000],
-            error_type=type(exc).__name__, finished_at=now(),
-        )  # fmt: skip
+            seconds=round(time.perf_counter() - started, 3),
+            error=" ".join(str(exc).split())[:2000],
+            error_type=type(exc).__name__,
+            finished_at=now(),
+        )
         return record
     record["seconds"] = round(time.perf_counter() - started, 3)
     stats = result.stats
@@ -181,12 +228,20 @@ async def evaluate(
         else score_instance(instance.task_family, result.answer, instance.gold_answers)
     )
     record.update(
-        answer=result.answer, scores=scores, llm_calls=stats.llm_calls, failed_calls=stats.failed_calls,
-        prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
-        calls_by_stage=dict(stats.calls_by_stage), completion_tokens_by_stage=dict(stats.completion_tokens_by_stage),
-        supported=result.supported, support=result.support, build=_build_figures(stats),
-        chunks={"total": len(result.chunks), **counts}, notes=record["notes"] + list(stats.notes),
-    )  # fmt: skip
+        answer=result.answer,
+        scores=scores,
+        llm_calls=stats.llm_calls,
+        failed_calls=stats.failed_calls,
+        prompt_tokens=stats.prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+        calls_by_stage=dict(stats.calls_by_stage),
+        completion_tokens_by_stage=dict(stats.completion_tokens_by_stage),
+        supported=result.supported,
+        support=result.support,
+        build=_build_figures(stats),
+        chunks={"total": len(result.chunks), **counts},
+        notes=record["notes"] + list(stats.notes),
+    )
     metric = record["metric"]
     if instance.task_family == "open" and not instance.scorer:
         if judge is None:
@@ -333,9 +388,16 @@ async def run_eval(
         async with semaphore:
             given = instance.metadata.get("plan") if config.given_plans and decomposes(strategy) else None
             record = await evaluate(
-                instance, strategy, context=context, label=label, oracle=config.oracle, llm=llm, judge=judge,
-                plan=given, pages=config.out_dir / f"pages-{slug(label)}" if config.pages else None,
-            )  # fmt: skip
+                instance,
+                strategy,
+                context=context,
+                label=label,
+                oracle=config.oracle,
+                llm=llm,
+                judge=judge,
+                plan=given,
+                pages=config.out_dir / f"pages-{slug(label)}" if config.pages else None,
+            )
         await appender.awrite(record)
         summary.done += 1
         summary.failed += record["error"] is not None
@@ -384,10 +446,12 @@ def _build_figures(stats: Stats) -> dict[str, Any] | None:
     if stats.build is None:
         return None
     figures: dict[str, Any] = {
-        "llm_calls": stats.build.llm_calls, "prompt_tokens": stats.build.prompt_tokens,
-        "completion_tokens": stats.build.completion_tokens, "seconds": stats.build_seconds,
+        "llm_calls": stats.build.llm_calls,
+        "prompt_tokens": stats.build.prompt_tokens,
+        "completion_tokens": stats.build.completion_tokens,
+        "seconds": stats.build_seconds,
         "from_cache": bool(stats.built_from_cache),
-    }  # fmt: skip
+    }
     if stats.structure:
         figures.update(
             {key: stats.structure.get(key) for key in ("edges", "relevance", "levels", "retrieved")}

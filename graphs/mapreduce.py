@@ -43,9 +43,13 @@ from longgraph.state.tasks import GroupTask
 
 PROMPTS = "mapreduce"
 COLLAPSE = ReductionLoop(
-    name="collapse", combine_node="collapse_group", combine_prompts=PROMPTS, combine_stage="collapse",
-    final_prompts=PROMPTS, final_stage="reduce",
-)  # fmt: skip
+    name="collapse",
+    combine_node="collapse_group",
+    combine_prompts=PROMPTS,
+    combine_stage="collapse",
+    final_prompts=PROMPTS,
+    final_stage="reduce",
+)
 
 
 def build_graph(
@@ -58,8 +62,15 @@ def build_graph(
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    add_grounded_reading(builder, node, prompts=PROMPTS, stage="map", then="plan_collapse",
-                         per_document="aggregate", read_early="unless planned")  # fmt: skip
+    add_grounded_reading(
+        builder,
+        node,
+        prompts=PROMPTS,
+        stage="map",
+        then="plan_collapse",
+        per_document="aggregate",
+        read_early="unless planned",
+    )
     builder.add_node("plan_collapse", node(COLLAPSE.plan))
     builder.add_node(
         "collapse_group", node(collapse_group, prompts=PROMPTS, stage="collapse"), input_schema=GroupTask

@@ -34,9 +34,14 @@ from longgraph.state.mapreduce import MapReduceState
 from longgraph.state.tasks import GroupTask
 
 MERGE = ReductionLoop(
-    name="merge", combine_node="merge_batch", combine_prompts="segment_plus", combine_stage="merge",
-    final_prompts="mapreduce", final_stage="reduce", keeps_quotes=True,
-)  # fmt: skip
+    name="merge",
+    combine_node="merge_batch",
+    combine_prompts="segment_plus",
+    combine_stage="merge",
+    final_prompts="mapreduce",
+    final_stage="reduce",
+    keeps_quotes=True,
+)
 
 
 def build_graph(
@@ -49,8 +54,15 @@ def build_graph(
     builder = StateGraph(
         MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    add_grounded_reading(builder, node, prompts="mapreduce", stage="map", then="plan_merge",
-                         per_document="aggregate", read_early="unless planned")  # fmt: skip
+    add_grounded_reading(
+        builder,
+        node,
+        prompts="mapreduce",
+        stage="map",
+        then="plan_merge",
+        per_document="aggregate",
+        read_early="unless planned",
+    )
     builder.add_node("plan_merge", node(MERGE.plan))
     builder.add_node(
         "merge_batch", node(merge_batch, prompts="segment_plus", stage="merge"), input_schema=GroupTask

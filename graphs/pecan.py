@@ -75,8 +75,10 @@ def add_graph_construction(
     builder.add_edge("chunk", "load_graph")
     builder.add_conditional_edges("load_graph", build_or_search, {"build": "plan_level", "search": then})
     builder.add_conditional_edges(
-        "plan_level", CONSTRUCTION.route, {"write_points": "write_points", "done": "embed_graph", "empty": "embed_graph"}
-    )  # fmt: skip
+        "plan_level",
+        CONSTRUCTION.route,
+        {"write_points": "write_points", "done": "embed_graph", "empty": "embed_graph"},
+    )
     builder.add_edge("write_points", "gather_level")
     builder.add_edge("gather_level", "plan_level")
     builder.add_edge("embed_graph", "save_graph")
@@ -96,8 +98,13 @@ def build_graph(
     builder = StateGraph(
         PecanState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
-    chunk = node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens",
-                 also_fits=("enough", "answer"))  # fmt: skip
+    chunk = node(
+        chunk_input,
+        prompts=PROMPTS,
+        stage="points",
+        size="pecan_chunk_tokens",
+        also_fits=("enough", "answer"),
+    )
     add_graph_construction(builder, node, chunk=chunk, edges=edges, then="start_search")
     builder.add_node("start_search", node(start_search, use_similarity=use_similarity, fixed_k=fixed_k))
     builder.add_node("ask", node(ask_sufficiency))

@@ -37,9 +37,14 @@ from longgraph.state.tasks import GroupTask, NoteTask
 
 PROMPTS = "segment_plus"
 MERGE = ReductionLoop(
-    name="merge", combine_node="merge_batch", combine_prompts=PROMPTS, combine_stage="merge",
-    final_prompts=PROMPTS, final_stage="answer", keeps_quotes=True,
-)  # fmt: skip
+    name="merge",
+    combine_node="merge_batch",
+    combine_prompts=PROMPTS,
+    combine_stage="merge",
+    final_prompts=PROMPTS,
+    final_stage="answer",
+    keeps_quotes=True,
+)
 
 
 def build_graph(
@@ -56,8 +61,18 @@ def build_graph(
         SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
     )
     after_reading = "screen" if use_filter else "plan_merge"
-    add_grounded_reading(builder, node, prompts=PROMPTS, stage=gather, then=after_reading, chunk="segment",
-                         read="take_note", plan=False, size="segment_size", read_early="always")  # fmt: skip
+    add_grounded_reading(
+        builder,
+        node,
+        prompts=PROMPTS,
+        stage=gather,
+        then=after_reading,
+        chunk="segment",
+        read="take_note",
+        plan=False,
+        size="segment_size",
+        read_early="always",
+    )
     builder.add_node("plan_merge", node(MERGE.plan))
     builder.add_node("merge_batch", node(merge_batch, prompts=PROMPTS, stage="merge"), input_schema=GroupTask)
     builder.add_node("gather_merge", node(MERGE.gather))

@@ -102,8 +102,14 @@ def build_graph(
     )
     # The chunk must fit the reasoning prompts too (a leaf is a whole chunk beside its title and summary).
     fits = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
-    chunk = node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens", also_fits=fits,
-                 reserve=NODE_INFO_TOKENS)  # fmt: skip
+    chunk = node(
+        chunk_input,
+        prompts=PROMPTS,
+        stage="parse",
+        size="tom_chunk_tokens",
+        also_fits=fits,
+        reserve=NODE_INFO_TOKENS,
+    )
     add_tree_building(builder, node, aggregate=aggregate, chunk=chunk, then="plan_reasoning")
 
     builder.add_node("plan_reasoning", node(REASONING.plan))

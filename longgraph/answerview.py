@@ -33,9 +33,12 @@ PREVIEW_CHARS = 400
 """Characters of a chunk's own text shown in its panel."""
 STATUSES = ("used", "no_information", "unsupported", "filtered", "failed")
 _COLOURS = {
-    "used": "#2e8b57", "no_information": "#c9ccd3", "unsupported": "#e0a030", "filtered": "#8aa0c8",
+    "used": "#2e8b57",
+    "no_information": "#c9ccd3",
+    "unsupported": "#e0a030",
+    "filtered": "#8aa0c8",
     "failed": "#c0392b",
-}  # fmt: skip
+}
 _MARKS = ("#fff0a0", "#b8e0ff", "#f8c8e8", "#c8f0c0")
 """Highlight of each result's evidence (side by side: one colour per result)."""
 
@@ -121,9 +124,13 @@ def _column(index: int, view: AnswerView, extent: list[tuple[int, int]], *, show
         f"{_strip(index, result.chunks, extent)}"
         f'<p class="figures">{stats.llm_calls} calls ({stats.failed_calls} failed, {stats.cached_calls} cached), '
         f"{stats.prompt_tokens:,} prompt + {stats.completion_tokens:,} completion tokens, {stats.seconds:.1f} s</p>"
-        + (f"<details><summary>Run notes ({len(stats.notes)})</summary><ul>{notes}</ul></details>" if notes else "")
+        + (
+            f"<details><summary>Run notes ({len(stats.notes)})</summary><ul>{notes}</ul></details>"
+            if notes
+            else ""
+        )
         + "</section>"
-    )  # fmt: skip
+    )
 
 
 def _extent(views: Sequence[AnswerView], documents: Sequence[DocumentIn] | None) -> list[tuple[int, int]]:
@@ -162,7 +169,7 @@ def _strip(index: int, chunks: Sequence[ChunkReport], extent: list[tuple[int, in
             f'<a class="cell {c.status}" id="cell-{index}-{c.id}" href="#chunk-{index}-{c.id}" data-chunk="{c.id}" '
             f'data-status="{c.status}" title="{html.escape(_clip(tip, 300))}" '
             f'style="left:{100 * left / total:.4f}%;width:max(2px,{100 * width / total:.4f}%)"></a>'
-        )  # fmt: skip
+        )
     bounds = "".join(
         f'<span class="docedge" style="left:{100 * offset / total:.4f}%"></span>' for offset, _ in extent[1:]
     )
@@ -178,10 +185,16 @@ def _panels(index: int, view: AnswerView, documents: Sequence[DocumentIn] | None
             f"{esc(p.title or f'document {p.doc_index + 1}')} characters {p.start:,}–{p.end:,}"
             for p in c.parts
         )
-        rows = [("status", c.status.replace("_", " ")), ("reason", c.reason), ("note", c.answer),
-                ("quoted", c.extracted), ("confidence", _number(c.confidence)),
-                ("model's confidence", _number(c.model_confidence)), ("support", _number(c.support)),
-                ("relevance", _number(c.relevance))]  # fmt: skip
+        rows = [
+            ("status", c.status.replace("_", " ")),
+            ("reason", c.reason),
+            ("note", c.answer),
+            ("quoted", c.extracted),
+            ("confidence", _number(c.confidence)),
+            ("model's confidence", _number(c.model_confidence)),
+            ("support", _number(c.support)),
+            ("relevance", _number(c.relevance)),
+        ]
         table = "".join(f"<tr><th>{k}</th><td>{esc(v)}</td></tr>" for k, v in rows if v)
         raw = f"<h4>Raw output</h4><pre>{esc(c.raw_output)}</pre>" if c.raw_output else ""
         text = ""
@@ -273,7 +286,7 @@ def _window(doc_index: int, text: str, lo: int, hi: int, spans: Sequence[tuple[i
                 f'<mark class="ev {" ".join(f"r{v}" for v in views)}{" shared" if len(views) > 1 else ""}" '
                 f'data-doc="{doc_index}" data-start="{start}" '
                 f'data-end="{end}" data-ev="{pairs}">{esc(text[start:end])}</mark>'
-            )  # fmt: skip
+            )
         else:
             pieces.append(esc(text[start:end]))
     pieces.append(f'<p class="cut">… character {hi:,} …</p>' if hi < len(text) else "")

@@ -117,10 +117,21 @@ def input_fingerprint(strategy: str, graph_input: Mapping[str, Any]) -> str:
 _FINGERPRINT_KEY = "longgraph_input"
 _SETTINGS_KEY = "longgraph_settings"
 
-RESUMABLE_CHANGES = frozenset({
-    "base_url", "api_key", "max_concurrency", "adaptive_concurrency", "request_timeout", "max_retries",
-    "parse_retries", "max_failed_fraction", "max_calls", "max_prompt_tokens", "cache_path",
-})  # fmt: skip
+RESUMABLE_CHANGES = frozenset(
+    {
+        "base_url",
+        "api_key",
+        "max_concurrency",
+        "adaptive_concurrency",
+        "request_timeout",
+        "max_retries",
+        "parse_retries",
+        "max_failed_fraction",
+        "max_calls",
+        "max_prompt_tokens",
+        "cache_path",
+    }
+)
 """Settings a resume may change: where and how calls are sent, and the budgets (raising a budget is
 how a stopped run goes on). Any other setting changes the answer, so the calls already saved would mix
 two configurations' results."""
@@ -228,9 +239,13 @@ async def aask(
             )
         provider = llm or default_provider
         return await estimate_run(
-            graph_input, strategy=strategy, shape=shape, context=ctx, llm=provider,
+            graph_input,
+            strategy=strategy,
+            shape=shape,
+            context=ctx,
+            llm=provider,
             build=lambda saver: build_strategy(strategy, provider, checkpointer=saver),
-        )  # fmt: skip
+        )
     if checkpoint_path is not None and checkpoint_url is not None:
         raise ConfigurationError("give checkpoint_path (SQLite) or checkpoint_url (PostgreSQL), not both")
     if checkpoint_url is not None and not is_postgres_url(checkpoint_url):
@@ -253,9 +268,15 @@ async def aask(
         if checkpoints is not None:
             checkpointer = await stack.enter_async_context(open_checkpointer(checkpoints))
         output = await run_strategy(
-            graph_input, strategy=strategy, context=ctx, llm=llm or default_provider, checkpointer=checkpointer,
-            thread_id=thread_id, where=redact_url(str(checkpoints)), on_progress=on_progress,
-        )  # fmt: skip
+            graph_input,
+            strategy=strategy,
+            context=ctx,
+            llm=llm or default_provider,
+            checkpointer=checkpointer,
+            thread_id=thread_id,
+            where=redact_url(str(checkpoints)),
+            on_progress=on_progress,
+        )
     output.stats.notes = [*repairs, *output.stats.notes]
     return Answer.of(output, graph_input["question"], documents_in(graph_input))
 

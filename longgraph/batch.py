@@ -187,10 +187,16 @@ def parse_item(
     if raw_id is not None and not isinstance(raw_id, str | int):
         raise InputError(f"{where}: id must be a string or a number")
     return BatchItem(
-        id=str(raw_id) if raw_id is not None else digest, digest=digest, where=where, question=question,
-        strategy=strategy, document=row.get("document"), documents=row.get("documents"), files=files,
+        id=str(raw_id) if raw_id is not None else digest,
+        digest=digest,
+        where=where,
+        question=question,
+        strategy=strategy,
+        document=row.get("document"),
+        documents=row.get("documents"),
+        files=files,
         metadata=row.get("metadata"),
-    )  # fmt: skip
+    )
 
 
 def _check_files(files: Iterable[Path], where: str) -> None:
@@ -344,10 +350,17 @@ def batch_on_ray(
     resolved = prepare_context(context, settings, start_embedded=start_embedded, on_notice=on_notice)
     per_worker = items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
     figures = answer_items_on_ray(
-        (i for i in planned.items() if i.id in planned.todo), summary=planned.summary, path=planned.path,
-        full=full, on_item=on_item, context=resolved, address=ray_address, workers=workers,
-        per_worker=per_worker, checkpoint_url=checkpoint_url,
-    )  # fmt: skip
+        (i for i in planned.items() if i.id in planned.todo),
+        summary=planned.summary,
+        path=planned.path,
+        full=full,
+        on_item=on_item,
+        context=resolved,
+        address=ray_address,
+        workers=workers,
+        per_worker=per_worker,
+        checkpoint_url=checkpoint_url,
+    )
     planned.summary.cluster = figures
     return planned.summary
 
@@ -369,19 +382,38 @@ def result_row(item: BatchItem, result: GraphOutput, seconds: float, *, full: bo
     """One finished item: the answer, its evidence and what it cost (``full``: the whole result too)."""
     stats = result.stats
     row: dict[str, Any] = {
-        "id": item.id, "input_digest": item.digest, "strategy": item.strategy, "question": item.question,
-        "answer": result.answer, "supported": result.supported, "confidence": result.confidence,
+        "id": item.id,
+        "input_digest": item.digest,
+        "strategy": item.strategy,
+        "question": item.question,
+        "answer": result.answer,
+        "supported": result.supported,
+        "confidence": result.confidence,
         "rationale": result.rationale,
         "evidence": [
-            {"doc_index": e.doc_index, "title": e.title, "start": e.start, "end": e.end, "text": e.text,
-             "verified": e.verified}
+            {
+                "doc_index": e.doc_index,
+                "title": e.title,
+                "start": e.start,
+                "end": e.end,
+                "text": e.text,
+                "verified": e.verified,
+            }
             for e in result.evidence[:5]
         ],
-        "chunks": {"total": len(result.chunks), **{s: sum(c.status == s for c in result.chunks) for s in CHUNK_STATUSES}},
-        "llm_calls": stats.llm_calls, "prompt_tokens": stats.prompt_tokens,
-        "completion_tokens": stats.completion_tokens, "seconds": round(seconds, 3), "notes": list(stats.notes),
-        "metadata": item.metadata, "error": None, "error_type": None,
-    }  # fmt: skip
+        "chunks": {
+            "total": len(result.chunks),
+            **{s: sum(c.status == s for c in result.chunks) for s in CHUNK_STATUSES},
+        },
+        "llm_calls": stats.llm_calls,
+        "prompt_tokens": stats.prompt_tokens,
+        "completion_tokens": stats.completion_tokens,
+        "seconds": round(seconds, 3),
+        "notes": list(stats.notes),
+        "metadata": item.metadata,
+        "error": None,
+        "error_type": None,
+    }
     if full:
         row["result"] = result.model_dump(mode="json")
     return row
@@ -390,11 +422,18 @@ def result_row(item: BatchItem, result: GraphOutput, seconds: float, *, full: bo
 def failure_row(item: BatchItem, exc: BaseException, seconds: float) -> dict[str, Any]:
     message = " ".join(str(exc).split())[:2000]
     return {
-        "id": item.id, "input_digest": item.digest, "strategy": item.strategy, "question": item.question,
-        "answer": None, "seconds": round(seconds, 3), "metadata": item.metadata,
-        "error": message if isinstance(exc, LonggraphError) else f"unexpected {type(exc).__name__}: {message}",
+        "id": item.id,
+        "input_digest": item.digest,
+        "strategy": item.strategy,
+        "question": item.question,
+        "answer": None,
+        "seconds": round(seconds, 3),
+        "metadata": item.metadata,
+        "error": message
+        if isinstance(exc, LonggraphError)
+        else f"unexpected {type(exc).__name__}: {message}",
         "error_type": type(exc).__name__,
-    }  # fmt: skip
+    }
 
 
 class ItemRunner:
@@ -403,9 +442,14 @@ class ItemRunner:
     local engine and for each worker of the Ray engine (``longgraph/ray_batch.py``)."""
 
     def __init__(
-        self, context: Context, provider: LLMProvider, checkpointer: Any = None, *, where: str = "",
+        self,
+        context: Context,
+        provider: LLMProvider,
+        checkpointer: Any = None,
+        *,
+        where: str = "",
         forget_finished: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.context = context
         self.forget_finished = forget_finished
         """Delete a finished item's checkpoints at once (a Ray worker's: the driver holds no checkpointer);
@@ -442,9 +486,15 @@ class ItemRunner:
             )
             graph_input = graph_input_of(item.question, document, texts, list(notes))
             result = await run_strategy(
-                graph_input, strategy=item.strategy, context=self.context, llm=self.provider,
-                checkpointer=self.checkpointer, thread_id=thread, where=self.where, graph=self._compiled(item.strategy),
-            )  # fmt: skip
+                graph_input,
+                strategy=item.strategy,
+                context=self.context,
+                llm=self.provider,
+                checkpointer=self.checkpointer,
+                thread_id=thread,
+                where=self.where,
+                graph=self._compiled(item.strategy),
+            )
             result.stats.notes = [*notes, *result.stats.notes]
             row = result_row(item, result, time.perf_counter() - began, full=full)
             if self.forget_finished and thread is not None:
@@ -490,10 +540,21 @@ async def abatch(
 
     if engine == "ray":
         return await asyncio.to_thread(
-            batch_on_ray, items, out=out, strategy=strategy, context=context, full=full, on_item=on_item,
-            on_notice=on_notice, start_embedded=start_embedded, files_outside=files_outside, ray_address=ray_address,
-            workers=workers, items_in_flight=items_in_flight, **settings,
-        )  # fmt: skip
+            batch_on_ray,
+            items,
+            out=out,
+            strategy=strategy,
+            context=context,
+            full=full,
+            on_item=on_item,
+            on_notice=on_notice,
+            start_embedded=start_embedded,
+            files_outside=files_outside,
+            ray_address=ray_address,
+            workers=workers,
+            items_in_flight=items_in_flight,
+            **settings,
+        )
     if engine != "local":
         raise ConfigurationError(f"engine {engine!r}: expected 'local' or 'ray'")
     planned = await asyncio.to_thread(plan_batch, items, out, strategy, files_outside)

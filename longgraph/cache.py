@@ -74,8 +74,9 @@ def warn_damaged(path: Path, exc: BaseException) -> None:
         _SAID_DAMAGED.add(path)
         log.warning(
             "result cache %s is damaged (%s): running without it; move or delete the file to start a new one",
-            path, exc,
-        )  # fmt: skip
+            path,
+            exc,
+        )
 
 
 class ResultCache:

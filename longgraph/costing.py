@@ -108,12 +108,19 @@ def first_stage_prompt_tokens(
     schema = kit.schema(prompts, stage)
     mode = call_mode(kit.client(), prompt_set, stage)
     rendered = [
-        [str(m.content) for m in render_call(
-            prompt_set, stage, task=kit.context.task, schema=schema, mode=mode,
-            variables={"context": text, "question": question},
-        )]
+        [
+            str(m.content)
+            for m in render_call(
+                prompt_set,
+                stage,
+                task=kit.context.task,
+                schema=schema,
+                mode=mode,
+                variables={"context": text, "question": question},
+            )
+        ]
         for text in texts
-    ]  # fmt: skip
+    ]
     counts = kit.tokenizer.count_batch([content for call in rendered for content in call])
     tokens, at = [], 0
     for call in rendered:
@@ -148,16 +155,29 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         tokens = first_stage_prompt_tokens(
             kit, shape.prompts, shape.first_stage, [c.text for c in chunks], question
         )
-        stages.append(StageCost(stage=shape.first_stage, calls=n, prompt_tokens=sum(tokens), exact=True,
-                                how="every chunk, rendered and counted"))  # fmt: skip
+        stages.append(
+            StageCost(
+                stage=shape.first_stage,
+                calls=n,
+                prompt_tokens=sum(tokens),
+                exact=True,
+                how="every chunk, rendered and counted",
+            )
+        )
         if rereads:
             rest.append(_bounded("reread", rereads, max(tokens, default=0), "at most one per chunk"))
         if shape.plans and ctx.decompose and len({p.doc_index for c in chunks for p in c.parts}) > 1:
             rest.append(_bounded("decompose", 1, per_call, "one planning call (several documents)"))
             shared = sum(len(c.parts) - 1 for c in chunks)
             if shared:
-                rest.append(_bounded("map (per document)", shared, max(tokens, default=0),
-                                     "if planned: a chunk of several documents is read once per document"))  # fmt: skip
+                rest.append(
+                    _bounded(
+                        "map (per document)",
+                        shared,
+                        max(tokens, default=0),
+                        "if planned: a chunk of several documents is read once per document",
+                    )
+                )
         if shape.filters:
             rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))
         rounds = collapse_calls_at_most(n, ctx.max_collapse_rounds)
@@ -173,26 +193,64 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         tokens = sorted(
             first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, [c.text for c in chunks], "")
         )
-        stages.append(StageCost(stage=shape.first_stage, calls=k, prompt_tokens=sum(tokens[n - k :]), exact=k == n,
-                                how=f"the {k} selected chunk(s)" + ("" if k == n else "; tokens: the largest k")))  # fmt: skip
+        stages.append(
+            StageCost(
+                stage=shape.first_stage,
+                calls=k,
+                prompt_tokens=sum(tokens[n - k :]),
+                exact=k == n,
+                how=f"the {k} selected chunk(s)" + ("" if k == n else "; tokens: the largest k"),
+            )
+        )
         nodes = k * 13 + ctx.max_collapse_rounds * k + 1  # ≤12 sections + a root per chunk; summaries
-        rest.append(_bounded("summarize", ctx.max_collapse_rounds * k + 1, per_call,
-                             f"≤{ctx.max_collapse_rounds} aggregation rounds over ≤{k} top nodes"))  # fmt: skip
-        rest.append(_bounded("tree map + reduce", 2 * nodes + 1, per_call,
-                             "two per tree node, assuming ≤12 sections a chunk (the outline schema's cap)"))  # fmt: skip
+        rest.append(
+            _bounded(
+                "summarize",
+                ctx.max_collapse_rounds * k + 1,
+                per_call,
+                f"≤{ctx.max_collapse_rounds} aggregation rounds over ≤{k} top nodes",
+            )
+        )
+        rest.append(
+            _bounded(
+                "tree map + reduce",
+                2 * nodes + 1,
+                per_call,
+                "two per tree node, assuming ≤12 sections a chunk (the outline schema's cap)",
+            )
+        )
         first_calls = k
     elif shape.kind == "ip-graph":
         texts = level_one_batch_texts(chunks, kit)
         tokens = first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, texts, "")
-        stages.append(StageCost(stage=f"{shape.first_stage} (level 2)", calls=len(texts), prompt_tokens=sum(tokens),
-                                exact=True, how="first-level batches, as the construction groups them"))  # fmt: skip
+        stages.append(
+            StageCost(
+                stage=f"{shape.first_stage} (level 2)",
+                calls=len(texts),
+                prompt_tokens=sum(tokens),
+                exact=True,
+                how="first-level batches, as the construction groups them",
+            )
+        )
         budget = min(ctx.pecan_batch_tokens, kit.budget(shape.prompts, shape.first_stage, ""))
         upper = _ip_levels_at_most(len(texts), ctx, budget)
-        rest.append(_bounded("points (higher levels)", upper, per_call,
-                             f"≤{ctx.max_collapse_rounds} levels, each batch's points ≤ its output"))  # fmt: skip
+        rest.append(
+            _bounded(
+                "points (higher levels)",
+                upper,
+                per_call,
+                f"≤{ctx.max_collapse_rounds} levels, each batch's points ≤ its output",
+            )
+        )
         retrieved = max(ctx.pecan_max_nodes, ctx.pecan_fixed_k)  # the search's bound, fixed-k or not
-        rest.append(_bounded("search + answer", retrieved + 3, per_call,
-                             "a Yes/No turn per retrieved node, the answer, a second reading"))  # fmt: skip
+        rest.append(
+            _bounded(
+                "search + answer",
+                retrieved + 3,
+                per_call,
+                "a Yes/No turn per retrieved node, the answer, a second reading",
+            )
+        )
         first_calls = len(texts)
     else:
         stages.append(_bounded(shape.first_stage, 1, per_call, "one call over the text that fits"))
@@ -245,8 +303,11 @@ async def estimate_run(
     chunks: list[Chunk] = values["input_chunks"]
     kit = await kit_for(context, llm)
     return CostEstimate(
-        strategy=strategy, model=str(kit.context.model), context_window=kit.window,
-        max_output_tokens=kit.context.max_output_tokens, chunks=len(chunks),
+        strategy=strategy,
+        model=str(kit.context.model),
+        context_window=kit.window,
+        max_output_tokens=kit.context.max_output_tokens,
+        chunks=len(chunks),
         document_tokens=sum(c.tokens for c in chunks),
         stages=estimate_stages(shape, chunks, str(values["question"]), kit),
-    )  # fmt: skip
+    )

@@ -61,9 +61,12 @@ class LocalEmbedder:
         pieces, owners, weights = self.windows(texts)
         with self._lock:
             vectors = self.model.encode(
-                pieces, batch_size=_ENCODE_BATCH, normalize_embeddings=True, convert_to_tensor=True,
+                pieces,
+                batch_size=_ENCODE_BATCH,
+                normalize_embeddings=True,
+                convert_to_tensor=True,
                 show_progress_bar=False,
-            )  # fmt: skip
+            )
         # Rows re-normalised in float32: a bfloat16 unit vector is unit only to about three digits.
         rows = unit_rows(vectors.float().numpy())
         return pool_windows(rows, owners, weights, len(texts))
@@ -244,9 +247,13 @@ async def endpoint_embeddings(
     if not model:
         model = (await list_models([context.embedding_url], context.api_key, context.request_timeout)).name
     client = EmbeddingClient(
-        context.embedding_url, api_key=context.api_key, model=model, timeout=context.request_timeout,
-        max_retries=context.max_retries, transport=transport,
-    )  # fmt: skip
+        context.embedding_url,
+        api_key=context.api_key,
+        model=model,
+        timeout=context.request_timeout,
+        max_retries=context.max_retries,
+        transport=transport,
+    )
     vectors = np.asarray(await client.embed(texts), dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit: NDArray[np.float32] = (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)

@@ -32,8 +32,12 @@ def _read_capped(stream: BinaryIO, path: str) -> bytes:
 def _decode(data: bytes, title: str, path: str, notes: list[str]) -> str:
     """UTF-16/32 by their byte-order mark, else UTF-8 (bad bytes replaced, and said); binary data anywhere
     (a PDF renamed .txt) refused before any model call; NUL padding dropped, and said."""
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):  # fmt: skip
+    for bom, codec in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             try:
                 return data.decode(codec)

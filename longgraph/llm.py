@@ -323,15 +323,19 @@ async def call_structured(
                 )
             )
         # Hashing a ~30 KB prompt costs ~0.15 ms: only worth it when there is a cache to ask.
-        key = "" if llm.cache is None else cache_key(
-            messages=[(m.type, m.content) for m in messages],
-            prompt=prompts.key(stage),
-            model=llm.model_name,
-            endpoint=llm.cache_identity,
-            sampling=llm.sampling,
-            mode=mode,
-            schema=schema.__name__,
-        )  # fmt: skip
+        key = (
+            ""
+            if llm.cache is None
+            else cache_key(
+                messages=[(m.type, m.content) for m in messages],
+                prompt=prompts.key(stage),
+                model=llm.model_name,
+                endpoint=llm.cache_identity,
+                sampling=llm.sampling,
+                mode=mode,
+                schema=schema.__name__,
+            )
+        )
         # SQLite in a worker thread: on a LangGraph server this loop serves every run at once.
         if llm.cache is not None and (hit := await llm.cache.aget(key)) is not None:
             try:
@@ -417,10 +421,19 @@ class PerLoopProvider(abc.ABC):
 
     def key(self, context: Context) -> tuple[Any, ...]:
         return (
-            tuple(context.base_urls), hash(context.api_key), context.model, context.request_timeout,
-            context.max_retries, context.max_concurrency, context.temperature, context.max_output_tokens,
-            context.structured_output, context.cache_path, context.adaptive_concurrency, context.cache_scope,
-        )  # fmt: skip
+            tuple(context.base_urls),
+            hash(context.api_key),
+            context.model,
+            context.request_timeout,
+            context.max_retries,
+            context.max_concurrency,
+            context.temperature,
+            context.max_output_tokens,
+            context.structured_output,
+            context.cache_path,
+            context.adaptive_concurrency,
+            context.cache_scope,
+        )
 
     @abc.abstractmethod
     def build(self, context: Context) -> LLMClient:

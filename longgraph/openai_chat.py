@@ -100,8 +100,10 @@ class OpenAIChat:
         base = httpx.URL(base_url)
         self._url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
         self._headers = {
-            "Authorization": f"Bearer {api_key}", "Content-Type": "application/json", "Accept": "application/json",
-        }  # fmt: skip
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
         self._timeout = timeout
         self._max_retries = max_retries
 
@@ -127,9 +129,13 @@ class OpenAIChat:
             **(extra_body or {}),
         }
         response = await post_with_retries(
-            self.http, self._url, content=orjson.dumps(body), headers={**self._headers, **headers},
-            request_timeout=self._timeout, max_retries=self._max_retries,
-        )  # fmt: skip
+            self.http,
+            self._url,
+            content=orjson.dumps(body),
+            headers={**self._headers, **headers},
+            request_timeout=self._timeout,
+            max_retries=self._max_retries,
+        )
         return _reply(response)
 
 

@@ -183,7 +183,7 @@ def run_on_ray(
         count = min(permits, workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
         actor = ray.remote(BatchWorker).options(
             num_cpus=1, max_concurrency=per_worker, scheduling_strategy="SPREAD", max_restarts=0
-        )  # fmt: skip
+        )
         pool = [
             actor.remote(context.replace(max_concurrency=share), checkpoint_url)
             for share in shares(permits, count)

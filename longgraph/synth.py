@@ -137,10 +137,11 @@ def claim_dataset(out: Path, inputs: Sequence[Path]) -> None:
     file this command did not write (``longgraph/outputs.py``)."""
     progress, card = dataset_files(out)
     kinds: list[tuple[Path, str, Recogniser]] = [
-        (out, "dataset", jsonl_rows("id", "X", "Q", "A")), (progress, "progress file", jsonl_rows("kind")),
+        (out, "dataset", jsonl_rows("id", "X", "Q", "A")),
+        (progress, "progress file", jsonl_rows("kind")),
         (filtered_file(out), "filtered-records file", jsonl_rows("reason", "id")),
         (card, "dataset card", text_starting(CARD_TITLE)),
-    ]  # fmt: skip
+    ]
     for path, kind, ours in kinds:
         claim_output(path, option="--out", kind=kind, ours=ours, inputs=inputs)
 
@@ -156,11 +157,16 @@ def _recipe(context: Context, seed: int) -> dict[str, Any]:
     from longgraph.prompts import prompts_for
 
     return {
-        "model": context.model, "seed": seed, "prompt_variant": context.prompt_variant,
-        "temperature": context.temperature, "pyramid_fan_in": context.pyramid_fan_in,
+        "model": context.model,
+        "seed": seed,
+        "prompt_variant": context.prompt_variant,
+        "temperature": context.temperature,
+        "pyramid_fan_in": context.pyramid_fan_in,
         "pyramid_question_nodes": context.pyramid_question_nodes,
-        "prompts": {name: prompts_for(name, context.prompt_variant).version for name in ("pyramid", "mapreduce")},
-    }  # fmt: skip
+        "prompts": {
+            name: prompts_for(name, context.prompt_variant).version for name in ("pyramid", "mapreduce")
+        },
+    }
 
 
 def finished_documents(out: Path, recipe: Mapping[str, Any]) -> set[str]:
@@ -212,10 +218,18 @@ async def asynth(
 
     if engine == "ray":
         return await asyncio.to_thread(
-            synth_on_ray, sources, out, seed=seed, context=context, on_document=on_document,
-            start_embedded=start_embedded, ray_address=ray_address, workers=workers,
-            documents_in_flight=documents_in_flight, **settings,
-        )  # fmt: skip
+            synth_on_ray,
+            sources,
+            out,
+            seed=seed,
+            context=context,
+            on_document=on_document,
+            start_embedded=start_embedded,
+            ray_address=ray_address,
+            workers=workers,
+            documents_in_flight=documents_in_flight,
+            **settings,
+        )
     path, progress_path, card_path = _claimed(sources, out)
     ctx = await asyncio.to_thread(
         prepare_context, context, settings, start_embedded=start_embedded and llm is None
@@ -335,12 +349,23 @@ def synth_on_ray(
             if on_document:
                 on_document(source.name, status)
 
-        summary.cluster = None if not pending else run_on_ray(
-            iter(pending), context=resolved, address=ray_address, workers=workers,
-            per_worker=documents_in_flight or 4 * resolved.max_concurrency, checkpoint_url=None,
-            submit=lambda worker, unit: worker.run.remote(synthesize_on_worker, unit[1].text, unit[1].name, seed),
-            finished=finished, lost=lambda unit, why: finished(unit, {"error": f"its worker was lost: {why}"}),
-        )  # fmt: skip
+        summary.cluster = (
+            None
+            if not pending
+            else run_on_ray(
+                iter(pending),
+                context=resolved,
+                address=ray_address,
+                workers=workers,
+                per_worker=documents_in_flight or 4 * resolved.max_concurrency,
+                checkpoint_url=None,
+                submit=lambda worker, unit: worker.run.remote(
+                    synthesize_on_worker, unit[1].text, unit[1].name, seed
+                ),
+                finished=finished,
+                lost=lambda unit, why: finished(unit, {"error": f"its worker was lost: {why}"}),
+            )
+        )
     finally:
         for appender in files.values():
             appender.close()
@@ -402,9 +427,21 @@ def settle(
         summary.spent(*outcome["usage"])
         summary.filtered[no_question] += 1
         return [
-            ("set_aside", {"reason": no_question, "id": key, "source": source, "rejected_questions": rejected}),
-            ("outcomes", {"kind": "document", "id": key, "source": source, "status": "filtered", "reason": no_question}),
-        ], "filtered"  # fmt: skip
+            (
+                "set_aside",
+                {"reason": no_question, "id": key, "source": source, "rejected_questions": rejected},
+            ),
+            (
+                "outcomes",
+                {
+                    "kind": "document",
+                    "id": key,
+                    "source": source,
+                    "status": "filtered",
+                    "reason": no_question,
+                },
+            ),
+        ], "filtered"
     record = Record.model_validate(outcome["record"])
     summary.spent(record.calls, record.prompt_tokens, record.completion_tokens)
     why, illegal = _verdict(record)

@@ -148,8 +148,13 @@ def combine_values(
     elif kind == "between":
         bounds = numbers_in(question)[:2]
         if len(bounds) < 2:
-            return Aggregation(plan=plan, values=list(values), answer="", used=[],
-                               explanation="the question gives no range (two numbers) to select by")  # fmt: skip
+            return Aggregation(
+                plan=plan,
+                values=list(values),
+                answer="",
+                used=[],
+                explanation="the question gives no range (two numbers) to select by",
+            )
         low, high = min(bounds), max(bounds)
         inside = [v for v in usable if v.number is not None and low <= v.number <= high]
         answer = ", ".join(_shown(v) for v in inside)
@@ -158,8 +163,13 @@ def combine_values(
     elif kind == "chain":
         start = named_document(question, titles)
         if start is None:
-            return Aggregation(plan=plan, values=list(values), answer="", used=[],
-                               explanation="the question names no document to start the chain from")  # fmt: skip
+            return Aggregation(
+                plan=plan,
+                values=list(values),
+                answer="",
+                used=[],
+                explanation="the question names no document to start the chain from",
+            )
         links = {v.doc_index: v.link for v in values}
         path = [start]
         while (following := links.get(path[-1])) is not None and following not in path:

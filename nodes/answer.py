@@ -22,9 +22,12 @@ async def answer_from_notes(state: RunState, kit: RunKit, *, prompts: str, stage
     prompt_set = kit.prompts(prompts)
     notes = state.get("notes") or []
     result = await kit.call(
-        prompts, stage, text=join_notes(notes, prompt_set.labels, prompt_set.stage(stage).notes),
-        question=state["question"], work=f"the {stage} stage",
-    )  # fmt: skip
+        prompts,
+        stage,
+        text=join_notes(notes, prompt_set.labels, prompt_set.stage(stage).notes),
+        question=state["question"],
+        work=f"the {stage} stage",
+    )
     report_progress(stage, total=1)
     if result.value is None:
         return {

@@ -327,9 +327,34 @@ NUMBER_WORDS = frozenset(
 )
 
 
-_SMALL_NUMBERS = {w: i for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
-)}  # fmt: skip
+_SMALL_NUMBERS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
 
 
 def _word_count(answer: str) -> int | None:
@@ -369,7 +394,9 @@ def listed_noun(question: str) -> str | None:
     return None
 
 
-def listed_items(question: str, pool: Sequence[_Sentence], wanted: frozenset[str]) -> dict[frozenset[str], str]:
+def listed_items(
+    question: str, pool: Sequence[_Sentence], wanted: frozenset[str]
+) -> dict[frozenset[str], str]:
     """The items of a list question ("For which foundations ...?") its notes name, by their names: a
     verified sentence holding the listed noun and another of the question's words ("The Lolotris
     foundation received a grant", asked "For which foundations does the text give the grant?") names one
@@ -621,8 +648,19 @@ def judge_answer(
         return Judged(
             "none", [], f"the sentences it rests on do not mention {shown}, which the question asks about"
         )
-    claimed = Claimed(answer, question, wanted, claim, kind, [*resting, *chained], quote_sentences, pool,
-                      phrases, partial, rarity)  # fmt: skip
+    claimed = Claimed(
+        answer,
+        question,
+        wanted,
+        claim,
+        kind,
+        [*resting, *chained],
+        quote_sentences,
+        pool,
+        phrases,
+        partial,
+        rarity,
+    )
     for rule in ABOUTNESS_RULES:
         why = rule(claimed)
         if why:

@@ -39,9 +39,12 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
     notes = task["notes"]
     sources = sorted({s for n in notes for s in n.sources})
     result = await kit.call(
-        prompts, stage, text=_prompt_text(kit, prompts, stage, notes), question=task["question"],
+        prompts,
+        stage,
+        text=_prompt_text(kit, prompts, stage, notes),
+        question=task["question"],
         work=f"{stage} of group {task['index']} in round {task['round']}",
-    )  # fmt: skip
+    )
     report_progress(stage, total=task["total"], message=f"round {task['round']}")
     strongest = max(notes, key=strength)
     draft = (
@@ -58,23 +61,30 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
         )
     elif draft.no_information:
         combined = Combined(
-            index=task["index"], sources=sources,
+            index=task["index"],
+            sources=sources,
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
-        )  # fmt: skip
+        )
     else:
         judged = judge_answer(draft.answer, notes, task["question"], partial=True)
         if judged.kind == "none":
             combined = Combined(
-                index=task["index"], sources=sources, note=strongest,
+                index=task["index"],
+                sources=sources,
+                note=strongest,
                 error=f"answered {draft.answer[:80]!r}, which does not stand on its notes ({judged.why}); "
                 "kept its strongest note",
-            )  # fmt: skip
+            )
         else:
             confidence = confidence_of(judged.support, judged.relevance, draft.model_confidence)
             note = Note(
-                sources=sources, answer=draft.answer, reasoning=draft.reasoning, quotes=judged.quotes,
-                model_confidence=draft.model_confidence, confidence=confidence,
-            )  # fmt: skip
+                sources=sources,
+                answer=draft.answer,
+                reasoning=draft.reasoning,
+                quotes=judged.quotes,
+                model_confidence=draft.model_confidence,
+                confidence=confidence,
+            )
             combined = Combined(index=task["index"], sources=sources, note=note)
     return {"combined": [combined], "usage": result.usage}
 
@@ -88,9 +98,12 @@ async def merge_batch(task: GroupTask, kit: RunKit, *, prompts: str, stage: str)
     structured = notes[0].structured
     merge_stage = stage if structured else f"{stage}_text"
     result = await kit.call(
-        prompts, merge_stage, text=_prompt_text(kit, prompts, merge_stage, notes), question=task["question"],
+        prompts,
+        merge_stage,
+        text=_prompt_text(kit, prompts, merge_stage, notes),
+        question=task["question"],
         work=f"{stage} of batch {task['index']} in round {task['round']}",
-    )  # fmt: skip
+    )
     report_progress(stage, total=task["total"], message=f"round {task['round']}")
     error = None
     reasoning = (
@@ -103,10 +116,14 @@ async def merge_batch(task: GroupTask, kit: RunKit, *, prompts: str, stage: str)
         error = f"was unparseable ({result.error}): joined its reasoning parts"
     confidences = [n.model_confidence for n in notes if n.model_confidence is not None]
     merged = Note(
-        sources=sources, quotes=[q for n in notes for q in n.quotes], reasoning=reasoning.strip(),
-        answer="", structured=structured, confidence=max(n.confidence for n in notes),
+        sources=sources,
+        quotes=[q for n in notes for q in n.quotes],
+        reasoning=reasoning.strip(),
+        answer="",
+        structured=structured,
+        confidence=max(n.confidence for n in notes),
         model_confidence=max(confidences) if confidences else None,
-    )  # fmt: skip
+    )
     return {
         "combined": [Combined(index=task["index"], sources=sources, note=merged, error=error)],
         "usage": result.usage,

@@ -141,9 +141,12 @@ async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: st
         f"{plan.per_document_question!r}, then combined the answers in code ({plan.combine})"
     )
     update: dict[str, Any] = {
-        "plan": plan.model_dump(), "input_chunks": chunks, "chunk_questions": questions,
-        "document_titles": titles, "decisions": decisions,
-    }  # fmt: skip
+        "plan": plan.model_dump(),
+        "input_chunks": chunks,
+        "chunk_questions": questions,
+        "document_titles": titles,
+        "decisions": decisions,
+    }
     if usage:
         update["usage"] = usage
     return update

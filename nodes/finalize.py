@@ -126,9 +126,14 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     ]
     candidates = [*from_notes, *candidates_from(outcomes)][:MAX_CANDIDATES]
     return {
-        "answer": NO_INFORMATION, "rationale": why, "confidence": 0.0, "supported": False, "support": "none",
-        "candidates": [c.model_dump() for c in candidates], "evidence": [],
-    }  # fmt: skip
+        "answer": NO_INFORMATION,
+        "rationale": why,
+        "confidence": 0.0,
+        "supported": False,
+        "support": "none",
+        "candidates": [c.model_dump() for c in candidates],
+        "evidence": [],
+    }
 
 
 async def confirmed(
@@ -140,7 +145,9 @@ async def confirmed(
     if judged.kind == "none" or not judged.unconfirmed:
         return judged
     if verify is None:
-        return Judged("none", [], f"{judged.unconfirmed}; no verification call confirms it (verify_answers off)")
+        return Judged(
+            "none", [], f"{judged.unconfirmed}; no verification call confirms it (verify_answers off)"
+        )
     checked = await verify(answer, judged.quotes)
     spent.append(checked.usage)
     if not checked.confirmed:
@@ -177,9 +184,12 @@ async def settle(
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
     judged = await confirmed(
-        judge_answer(answer, notes, question, rarity=rarity), answer, verify, decisions,
+        judge_answer(answer, notes, question, rarity=rarity),
+        answer,
+        verify,
+        decisions,
         spent if spent is not None else [],
-    )  # fmt: skip
+    )
     rationale = state.get("rationale", "")
     if judged.kind == "none":
         standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity)]
@@ -187,8 +197,9 @@ async def settle(
             return _no_information(
                 f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "
                 "what the question asks: the text does not say",
-                notes, outcomes,
-            )  # fmt: skip
+                notes,
+                outcomes,
+            )
         strongest = max(standing, key=strength)
         shown = f"{answer[:80]!r}" if answer else "no readable answer"
         decisions.append(
@@ -208,10 +219,15 @@ async def settle(
             "or verdict over them), not quoted from one"
         )
     return {
-        "answer": answer, "rationale": rationale, "confidence": confidence, "supported": True,
-        "support": judged.kind, "candidates": [], "evidence": _evidence(judged.quotes, supporting_notes),
+        "answer": answer,
+        "rationale": rationale,
+        "confidence": confidence,
+        "supported": True,
+        "support": judged.kind,
+        "candidates": [],
+        "evidence": _evidence(judged.quotes, supporting_notes),
         "decisions": decisions,
-    }  # fmt: skip
+    }
 
 
 def settle_aggregation(
@@ -222,19 +238,27 @@ def settle_aggregation(
     then of the others it weighed; its confidence is the weakest of the notes it names."""
     if not aggregation.answer.strip():
         return {
-            "answer": NO_INFORMATION, "rationale": f"no per-document answer could be combined: {aggregation.explanation}",
-            "confidence": 0.0, "supported": False, "support": "none",
-            "candidates": [c.model_dump() for c in candidates_from(outcomes)], "evidence": [],
-        }  # fmt: skip
+            "answer": NO_INFORMATION,
+            "rationale": f"no per-document answer could be combined: {aggregation.explanation}",
+            "confidence": 0.0,
+            "supported": False,
+            "support": "none",
+            "candidates": [c.model_dump() for c in candidates_from(outcomes)],
+            "evidence": [],
+        }
     doc_of = {c.id: c.doc_index for c in chunks}
     named = set(aggregation.named)
     naming = [n for n in notes if doc_of[n.sources[0]] in named]
     quotes = [q for n in naming for q in n.verified_quotes]
     return {
-        "answer": aggregation.answer, "rationale": aggregation.explanation,
-        "confidence": min((n.confidence for n in naming), default=None), "supported": bool(quotes),
-        "support": "derived" if quotes else "none", "candidates": [], "evidence": _evidence(quotes, notes),
-    }  # fmt: skip
+        "answer": aggregation.answer,
+        "rationale": aggregation.explanation,
+        "confidence": min((n.confidence for n in naming), default=None),
+        "supported": bool(quotes),
+        "support": "derived" if quotes else "none",
+        "candidates": [],
+        "evidence": _evidence(quotes, notes),
+    }
 
 
 def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list[Evidence]:
@@ -274,9 +298,13 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer
         settled = {
-            "answer": answer, "rationale": state.get("rationale", ""), "confidence": None, "supported": None,
-            "candidates": [], "evidence": shown_evidence(answer, chunks, used),
-        }  # fmt: skip
+            "answer": answer,
+            "rationale": state.get("rationale", ""),
+            "confidence": None,
+            "supported": None,
+            "candidates": [],
+            "evidence": shown_evidence(answer, chunks, used),
+        }
     stats = build_stats(state, sum(spent, Usage()))
     stats.notes += settled.pop("decisions", [])
     return {**settled, "chunks": reports, "stats": stats.model_dump(), "strategy": strategy}

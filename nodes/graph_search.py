@@ -100,15 +100,24 @@ def retrieval_scores(
     }
 
 
-def _search_text(kit: RunKit, mode: Mode, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
-                 question: str) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:  # fmt: skip
+def _search_text(
+    kit: RunKit,
+    mode: Mode,
+    graph: IPGraph,
+    visited: Sequence[int],
+    chunks: Mapping[int, Chunk],
+    question: str,
+) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:
     """The search prompt as the local model lays it out, each visited node's span and the question's."""
     reader = attention_reader(str(kit.context.attention_model))
     info = render_nodes(graph, visited, chunks)
     messages = kit.prompts(PROMPTS).render(
-        "enough", kit.context.task, format=format_instructions(Sufficiency, mode), context=info,
+        "enough",
+        kit.context.task,
+        format=format_instructions(Sufficiency, mode),
+        context=info,
         question=question,
-    )  # fmt: skip
+    )
     full = reader.chat_text(messages)
     question_at = full.find(question)
     question_span = (max(0, question_at), max(0, question_at) + len(question))
@@ -117,8 +126,15 @@ def _search_text(kit: RunKit, mode: Mode, graph: IPGraph, visited: Sequence[int]
     return full, spans_in(full, lines, question_span[1]), question_span
 
 
-def attention_relevance(kit: RunKit, mode: Mode, graph: IPGraph, visited: Sequence[int],
-                        chunks: Mapping[int, Chunk], question: str, new: Sequence[int]) -> dict[int, float]:  # fmt: skip
+def attention_relevance(
+    kit: RunKit,
+    mode: Mode,
+    graph: IPGraph,
+    visited: Sequence[int],
+    chunks: Mapping[int, Chunk],
+    question: str,
+    new: Sequence[int],
+) -> dict[int, float]:
     """Appendix C: the attention of each of ``new``'s tokens to the question's, × its position index
     (the question at position 1, the first visited node at 2). Blocking: run it in a thread."""
     full, spans, question_span = _search_text(kit, mode, graph, visited, chunks, question)
@@ -159,17 +175,30 @@ async def start_search(
     tokens = sum(counts[i] + 2 for i in top)
     relevance = await _relevance(kit, graph, top, chunks, question, top, similarity)
     return {
-        "visited": top, "relevance": relevance, "similarity": similarity, "yes_count": 0,
-        "search_trace": [], "search_tokens": tokens, "decisions": decisions, "search_stop": "",
+        "visited": top,
+        "relevance": relevance,
+        "similarity": similarity,
+        "yes_count": 0,
+        "search_trace": [],
+        "search_tokens": tokens,
+        "decisions": decisions,
+        "search_stop": "",
         "search_limits": {
             "patience": 0 if fixed_k else kit.context.pecan_patience,
             "max_nodes": kit.context.pecan_fixed_k if fixed_k else kit.context.pecan_max_nodes,
         },
-    }  # fmt: skip
+    }
 
 
-async def _relevance(kit: RunKit, graph: IPGraph, visited: Sequence[int], chunks: Mapping[int, Chunk],
-                     question: str, new: Sequence[int], similarity: Sequence[float]) -> dict[int, float]:  # fmt: skip
+async def _relevance(
+    kit: RunKit,
+    graph: IPGraph,
+    visited: Sequence[int],
+    chunks: Mapping[int, Chunk],
+    question: str,
+    new: Sequence[int],
+    similarity: Sequence[float],
+) -> dict[int, float]:
     """r for the ``new`` nodes: attention (the paper's) when the graph has attention edges, else similarity."""
     known = {i: float(r) for i, r in ((i, similarity[i]) for i in new)}
     if graph.edge_mode != "attention" or not new:
@@ -183,18 +212,28 @@ async def ask_sufficiency(state: PecanState, kit: RunKit) -> dict[str, Any]:
     graph: IPGraph = state["ip_graph"]
     visited = state["visited"]
     result = await kit.call(
-        PROMPTS, "enough", text=render_nodes(graph, visited, _chunks(state)), question=state["question"],
+        PROMPTS,
+        "enough",
+        text=render_nodes(graph, visited, _chunks(state)),
+        question=state["question"],
         work=f"search turn {len(state.get('search_trace') or []) + 1}",
-    )  # fmt: skip
+    )
     verdict = getattr(result.value, "answer", None) or "unreadable"
     trace = list(state.get("search_trace") or [])
     last = trace[-1] if trace and not trace[-1].verdict else None
-    step = SearchStep(turn=len(trace) + (0 if last else 1), node=last.node if last else None,
-                      score=last.score if last else None, verdict=verdict)  # fmt: skip
+    step = SearchStep(
+        turn=len(trace) + (0 if last else 1),
+        node=last.node if last else None,
+        score=last.score if last else None,
+        verdict=verdict,
+    )
     trace = [*trace[:-1], step] if last else [*trace, step]
     report_progress("search", total=_search_steps(state))
-    return {"search_trace": trace, "yes_count": int(state.get("yes_count") or 0) + (verdict == "Yes"),
-            "usage": result.usage}  # fmt: skip
+    return {
+        "search_trace": trace,
+        "yes_count": int(state.get("yes_count") or 0) + (verdict == "Yes"),
+        "usage": result.usage,
+    }
 
 
 def _retrieved(state: Mapping[str, Any]) -> int:
@@ -224,8 +263,9 @@ def after_retrieval(fixed: bool) -> Any:
     return route
 
 
-async def retrieve_node(state: PecanState, kit: RunKit, *, use_similarity: bool = True,
-                        fixed_k: bool = False) -> dict[str, Any]:  # fmt: skip
+async def retrieve_node(
+    state: PecanState, kit: RunKit, *, use_similarity: bool = True, fixed_k: bool = False
+) -> dict[str, Any]:
     """Retrieve the best-scoring unvisited node and append it to S (or record why the search stops)."""
     graph: IPGraph = state["ip_graph"]
     visited = list(state["visited"])
@@ -244,12 +284,20 @@ async def retrieve_node(state: PecanState, kit: RunKit, *, use_similarity: bool 
         return {"search_stop": f"the next node ({best}) would overflow the search prompt"}
     visited.append(best)
     relevance.update(await _relevance(kit, graph, visited, chunks, state["question"], [best], similarity))
-    step = SearchStep(turn=len(state.get("search_trace") or []) + 1, node=best, score=round(scores[best], 4),
-                      verdict="" if not fixed_k else "fixed k: no question asked")  # fmt: skip
+    step = SearchStep(
+        turn=len(state.get("search_trace") or []) + 1,
+        node=best,
+        score=round(scores[best], 4),
+        verdict="" if not fixed_k else "fixed k: no question asked",
+    )
     if fixed_k:
         report_progress("search", total=_search_steps(state))
-    return {"visited": visited, "relevance": relevance, "search_trace": [*(state.get("search_trace") or []), step],
-            "search_tokens": int(state.get("search_tokens") or 0) + tokens}  # fmt: skip
+    return {
+        "visited": visited,
+        "relevance": relevance,
+        "search_trace": [*(state.get("search_trace") or []), step],
+        "search_tokens": int(state.get("search_tokens") or 0) + tokens,
+    }
 
 
 def _search_steps(state: PecanState) -> int:
@@ -278,9 +326,12 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
     """Table A2, second turn: the answer from the visited nodes."""
     graph: IPGraph = state["ip_graph"]
     result = await kit.call(
-        PROMPTS, "answer", text=render_nodes(graph, state["visited"], _chunks(state)), question=state["question"],
+        PROMPTS,
+        "answer",
+        text=render_nodes(graph, state["visited"], _chunks(state)),
+        question=state["question"],
         work="the answer turn of the graph search",
-    )  # fmt: skip
+    )
     left = _search_steps(state) - _steps_done(state)
     if left > 0:  # the search stopped before its bound: its bar still reaches its total
         report_progress("search", total=_search_steps(state), advance=left)
@@ -294,8 +345,13 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
     if result.value is None:
         decisions.append(f"the answer turn was unparseable ({result.error})")
         return {"answer": "", "usage": result.usage, "decisions": decisions, "search_stop": stop}
-    return {"answer": answer_of(result.value), "rationale": "", "usage": result.usage, "decisions": decisions,
-            "search_stop": stop}  # fmt: skip
+    return {
+        "answer": answer_of(result.value),
+        "rationale": "",
+        "usage": result.usage,
+        "decisions": decisions,
+        "search_stop": stop,
+    }
 
 
 def chunks_reached(graph: IPGraph, visited: Sequence[int]) -> list[int]:
@@ -351,33 +407,46 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
             )
             continue
         read = ChunkRead(chunk_id=chunk_id, stage="answer", draft=draft)
-        outcome, note = ground_read(read, chunks[chunk_id], documents, question,
-                                    min_relevance=kit.context.min_relevance)  # fmt: skip
+        outcome, note = ground_read(
+            read, chunks[chunk_id], documents, question, min_relevance=kit.context.min_relevance
+        )
         reason = f"{how}; {outcome.reason}" if outcome.reason else how
         outcomes.append(outcome.model_copy(update={"reason": reason}))
         if note is not None:
             notes.append(note)
     update: dict[str, Any] = {}
     if answer and not is_no_information(answer) and judge_answer(answer, notes, question).kind == "none":
-        worked_out = _worked_out_from_passages(answer, [chunks[o.chunk_id] for o in outcomes], documents,
-                                               question, kit.context.min_relevance)  # fmt: skip
+        worked_out = _worked_out_from_passages(
+            answer, [chunks[o.chunk_id] for o in outcomes], documents, question, kit.context.min_relevance
+        )
         if worked_out:
             notes = worked_out
             used = {n.sources[0] for n in notes}
             outcomes = [
-                o.model_copy(update={"fate": "noted", "reason": f"{o.reason}; its passage on the question is "
-                                     "one the answer is worked out from"}) if o.chunk_id in used else o
+                o.model_copy(
+                    update={
+                        "fate": "noted",
+                        "reason": f"{o.reason}; its passage on the question is "
+                        "one the answer is worked out from",
+                    }
+                )
+                if o.chunk_id in used
+                else o
                 for o in outcomes
-            ]  # fmt: skip
+            ]
     if not notes and answer is not None and rereading_enabled(kit.context):
         update = await _read_best_passage_again(state, kit, outcomes, notes)
     _keep_one_candidate(outcomes)
     reached_chunks = {graph.node(i).chunk_id for i in reached}
     filtered = [
-        (cid, f"not reached by the graph search ({len(state['visited'])} node(s) visited, "
-              f"{'attention' if graph.edge_mode == 'attention' else 'embedding-similarity'} edges)")
-        for cid in graph.chunk_ids if cid not in reached_chunks
-    ]  # fmt: skip
+        (
+            cid,
+            f"not reached by the graph search ({len(state['visited'])} node(s) visited, "
+            f"{'attention' if graph.edge_mode == 'attention' else 'embedding-similarity'} edges)",
+        )
+        for cid in graph.chunk_ids
+        if cid not in reached_chunks
+    ]
     return {
         "notes": notes,
         "outcomes": outcomes,
@@ -431,14 +500,22 @@ async def _read_best_passage_again(
     _, index, span = best
     chunk_id = outcomes[index].chunk_id
     passage = documents[span.doc_index].text[span.start : span.end]
-    result = await kit.call(PROMPTS, "answer", text=f"* {' '.join(passage.split())}", question=question,
-                            label=REREAD, work=f"second reading of chunk {chunk_id}")  # fmt: skip
+    result = await kit.call(
+        PROMPTS,
+        "answer",
+        text=f"* {' '.join(passage.split())}",
+        question=question,
+        label=REREAD,
+        work=f"second reading of chunk {chunk_id}",
+    )
     read = chunk_read(result, chunk_id, REREAD, prompts=PROMPTS)  # the one ChunkRead builder
     again = read.draft.answer if read.draft is not None else ""
     outcome, note, helped = settle_readings(
-        [(outcomes[index], None), ground_read(read, chunks[chunk_id], documents, question,
-                                              min_relevance=kit.context.min_relevance)]
-    )  # fmt: skip
+        [
+            (outcomes[index], None),
+            ground_read(read, chunks[chunk_id], documents, question, min_relevance=kit.context.min_relevance),
+        ]
+    )
     outcomes[index] = outcome
     decision = f"the answer was not supported by the chunks reached: chunk {chunk_id}'s most relevant passage was read again alone"
     if note is None or not helped:
@@ -466,17 +543,30 @@ def describe_search(state: PecanState) -> dict[str, Any]:
     graph: IPGraph = state["ip_graph"]
     attention = graph.edge_mode == "attention"
     return {
-        "kind": "information-point graph", "edges": graph.edge_mode, "edge_model": graph.edge_model,
+        "kind": "information-point graph",
+        "edges": graph.edge_mode,
+        "edge_model": graph.edge_model,
         "relevance": "attention × position index" if attention else "embedding-similarity",
-        "nodes": len(graph.nodes), "levels": [len(level) for level in graph.levels],
-        "construction": graph.construction, "visited": list(state["visited"]),
-        "retrieved": _retrieved(state), "yes_answers": int(state.get("yes_count") or 0),
-        "search_stop": state.get("search_stop") or "", "embedding_model": graph.embedding_model,
+        "nodes": len(graph.nodes),
+        "levels": [len(level) for level in graph.levels],
+        "construction": graph.construction,
+        "visited": list(state["visited"]),
+        "retrieved": _retrieved(state),
+        "yes_answers": int(state.get("yes_count") or 0),
+        "search_stop": state.get("search_stop") or "",
+        "embedding_model": graph.embedding_model,
         "trace": [step.model_dump() for step in state.get("search_trace") or []],
-    }  # fmt: skip
+    }
 
 
 __all__ = [
-    "after_retrieval", "after_verdict", "answer_from_graph", "ask_sufficiency", "chunks_reached",
-    "conclude_search", "retrieval_scores", "retrieve_node", "start_search",
-]  # fmt: skip
+    "after_retrieval",
+    "after_verdict",
+    "answer_from_graph",
+    "ask_sufficiency",
+    "chunks_reached",
+    "conclude_search",
+    "retrieval_scores",
+    "retrieve_node",
+    "start_search",
+]

@@ -210,9 +210,15 @@ def quote_spans(quotes: Sequence[Evidence], documents: Sequence[DocumentIn]) -> 
 
 def _evidence(span: Span, chunk_id: int, documents: Sequence[DocumentIn], confidence: float) -> Evidence:
     return Evidence(
-        chunk_id=chunk_id, doc_index=span.doc_index, title=span.title, start=span.start, end=span.end,
-        text=documents[span.doc_index].text[span.start : span.end], confidence=confidence, verified=True,
-    )  # fmt: skip
+        chunk_id=chunk_id,
+        doc_index=span.doc_index,
+        title=span.title,
+        start=span.start,
+        end=span.end,
+        text=documents[span.doc_index].text[span.start : span.end],
+        confidence=confidence,
+        verified=True,
+    )
 
 
 def _dedupe(quotes: Sequence[Evidence]) -> list[Evidence]:
@@ -243,9 +249,12 @@ def ground_read(
     quotes = [q.strip() for q in draft.quotes if has_words(q)]
     located = locate_quotes(quotes, chunk, documents) if quotes else []
     said = ChunkOutcome(
-        chunk_id=chunk.id, fate="no_information", answer=(draft.answer or draft.reasoning) or None,
-        extracted="\n".join(quotes) or None, model_confidence=draft.model_confidence,
-    )  # fmt: skip
+        chunk_id=chunk.id,
+        fate="no_information",
+        answer=(draft.answer or draft.reasoning) or None,
+        extracted="\n".join(quotes) or None,
+        model_confidence=draft.model_confidence,
+    )
     wanted = question_words(question)
     if draft.no_information and not any(q.verified for q in located):
         return said, None
@@ -260,11 +269,13 @@ def ground_read(
         return said.model_copy(update={"reason": reason}), None
     outcome = said.model_copy(
         update={
-            "fate": "unsupported" if verdict.reason else "noted", "reason": verdict.reason,
+            "fate": "unsupported" if verdict.reason else "noted",
+            "reason": verdict.reason,
             "confidence": verdict.confidence if not verdict.reason else 0.0,
-            "support": round(verdict.support.support, 3), "relevance": round(verdict.support.relevance, 3),
+            "support": round(verdict.support.support, 3),
+            "relevance": round(verdict.support.relevance, 3),
         }
-    )  # fmt: skip
+    )
     if verdict.reason:
         kept = sentence_behind_wrong_number(draft, chunk, documents, wanted, min_relevance=min_relevance)
         if kept is None:
@@ -273,26 +284,37 @@ def ground_read(
         reason = f"{verdict.reason}: the sentence it paraphrases is kept as its note, its value dropped"
         assert kept.span is not None  # a kept sentence is a span of the chunk
         note = Note(
-            sources=[chunk.id], reasoning=draft.reasoning,
+            sources=[chunk.id],
+            reasoning=draft.reasoning,
             quotes=[_evidence(kept.span, chunk.id, documents, confidence)],
-            model_confidence=draft.model_confidence, confidence=confidence, structured=draft.structured,
-        )  # fmt: skip
+            model_confidence=draft.model_confidence,
+            confidence=confidence,
+            structured=draft.structured,
+        )
         return outcome.model_copy(
             update={
-                "fate": "noted", "reason": reason, "confidence": confidence, "value_dropped": True,
-                "support": round(kept.support, 3), "relevance": round(kept.relevance, 3),
+                "fate": "noted",
+                "reason": reason,
+                "confidence": confidence,
+                "value_dropped": True,
+                "support": round(kept.support, 3),
+                "relevance": round(kept.relevance, 3),
             }
-        ), note  # fmt: skip
+        ), note
     span = verdict.support.span
     supporting = [_evidence(span, chunk.id, documents, verdict.confidence)] if span is not None else []
     others = [
         q.model_copy(update={"confidence": verdict.confidence if q.verified else None}) for q in located
     ]
     note = Note(
-        sources=[chunk.id], answer=draft.answer, reasoning=draft.reasoning,
+        sources=[chunk.id],
+        answer=draft.answer,
+        reasoning=draft.reasoning,
         quotes=_dedupe(supporting + others),
-        model_confidence=draft.model_confidence, confidence=verdict.confidence, structured=draft.structured,
-    )  # fmt: skip
+        model_confidence=draft.model_confidence,
+        confidence=verdict.confidence,
+        structured=draft.structured,
+    )
     return outcome, note
 
 
@@ -351,9 +373,10 @@ def _judge(
         )
     if support.relevance < min_relevance:
         return _Verdict(
-            support, 0.0,
+            support,
+            0.0,
             f"its supporting text does not bear on the question (relevance {support.relevance:.2f} < {min_relevance:g})",
-        )  # fmt: skip
+        )
     return _Verdict(support, confidence_of(support.support, support.relevance, draft.model_confidence), None)
 
 
@@ -629,8 +652,9 @@ def strongest_passage(chunk: Chunk, documents: Sequence[DocumentIn], wanted: Que
     if found is None:
         return None
     span, relevance = found
-    return Passage(doc_index=span.doc_index, title=span.title, start=span.start, end=span.end,
-                   relevance=relevance)  # fmt: skip
+    return Passage(
+        doc_index=span.doc_index, title=span.title, start=span.start, end=span.end, relevance=relevance
+    )
 
 
 def passage_worth_rereading(
@@ -710,9 +734,12 @@ async def ground(state: RunState, kit: RunKit) -> dict[str, object]:
     first = [next((r for r in rs if r.stage != REREAD), rs[0]) for _, rs in sorted(by_chunk.items())]
     failed = [r for r in first if r.draft is None]
     enforce_failure_budget(
-        [r.chunk_id for r in failed], len(first), kit,
-        stage=failed[0].stage if failed else "", first_error=failed[0].error if failed else None,
-    )  # fmt: skip
+        [r.chunk_id for r in failed],
+        len(first),
+        kit,
+        stage=failed[0].stage if failed else "",
+        first_error=failed[0].error if failed else None,
+    )
     chunks = {c.id: c for c in state.get("input_chunks") or []}
     documents = documents_of(state)
     settings = kit.context

@@ -86,13 +86,17 @@ def node_text(node: IPNode, chunks: Mapping[int, Chunk]) -> str:
 
 def _settings(kit: RunKit, mode: EdgeMode) -> dict[str, object]:
     return {
-        "model": kit.context.model, "endpoint": kit.client().cache_identity,
-        "points": kit.prompts(PROMPTS).key("points"), "edges": mode,
+        "model": kit.context.model,
+        "endpoint": kit.client().cache_identity,
+        "points": kit.prompts(PROMPTS).key("points"),
+        "edges": mode,
         "attention_model": kit.context.attention_model if mode == "attention" else None,
-        "batch": kit.context.pecan_batch_tokens, "temperature": kit.context.temperature,
+        "batch": kit.context.pecan_batch_tokens,
+        "temperature": kit.context.temperature,
         "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
-        "max_rounds": kit.context.max_collapse_rounds, "mode": kit.client().mode,
-    }  # fmt: skip
+        "max_rounds": kit.context.max_collapse_rounds,
+        "mode": kit.client().mode,
+    }
 
 
 async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | None = None) -> dict[str, Any]:
@@ -100,22 +104,38 @@ async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | Non
     mode = edge_mode(kit, edges)  # a missing local model is refused here, before any call
     chunks: list[Chunk] = state["input_chunks"]
     key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode))
-    update: dict[str, Any] = {"graph_key": key, "built_from_cache": False, "build_seconds": 0.0,
-                              "build_started": time.time()}  # fmt: skip
+    update: dict[str, Any] = {
+        "graph_key": key,
+        "built_from_cache": False,
+        "build_seconds": 0.0,
+        "build_started": time.time(),
+    }
     store = graph_store(kit)
     if store is not None:
         cached = await asyncio.to_thread(store.get, key)
         if cached is not None:
             report_progress("graph", total=1, message="from the cache")
-            return {**update, "ip_graph": cached, "built_from_cache": True,
-                    "decisions": ["the information-point graph came from the cache: no construction call"]}  # fmt: skip
+            return {
+                **update,
+                "ip_graph": cached,
+                "built_from_cache": True,
+                "decisions": ["the information-point graph came from the cache: no construction call"],
+            }
     level_one = [IPNode(id=i, level=1, chunk_id=c.id) for i, c in enumerate(chunks)]
     graph = IPGraph(
-        nodes=level_one, levels=[[n.id for n in level_one]], chunk_ids=[c.id for c in chunks], edge_mode=mode,
+        nodes=level_one,
+        levels=[[n.id for n in level_one]],
+        chunk_ids=[c.id for c in chunks],
+        edge_mode=mode,
         edge_model=_model_name(kit, mode),
-    )  # fmt: skip
-    return {**update, "ip_graph": graph, "layer": graph.levels[0], "rounds": 0,
-            "extra": {"previous_tokens": None, "single_batch": False}}  # fmt: skip
+    )
+    return {
+        **update,
+        "ip_graph": graph,
+        "layer": graph.levels[0],
+        "rounds": 0,
+        "extra": {"previous_tokens": None, "single_batch": False},
+    }
 
 
 def _model_name(kit: RunKit, mode: EdgeMode) -> str:
@@ -161,10 +181,15 @@ class IPConstruction(BoundedLoop):
         text_of = dict(zip(layer, texts, strict=True))
         round_no = int(state.get("rounds") or 0) + 1
         tasks = [
-            IPBatchTask(index=b, members=[s.node_id for s in batch], texts=[text_of[s.node_id] for s in batch],
-                        round=round_no, total=len(batches))
+            IPBatchTask(
+                index=b,
+                members=[s.node_id for s in batch],
+                texts=[text_of[s.node_id] for s in batch],
+                round=round_no,
+                total=len(batches),
+            )
             for b, batch in enumerate(batches)
-        ]  # fmt: skip
+        ]
         return {TASKS: tasks, "extra": {**extra, "previous_tokens": total, "single_batch": len(batches) == 1}}
 
     async def absorb(
@@ -259,15 +284,22 @@ async def write_points(task: IPBatchTask, kit: RunKit, *, edges: EdgeMode | None
     """One batch's Information Points (Table A1), and their attention edges when a local model reads them."""
     text = "\n".join(task["texts"])
     result = await kit.call(
-        PROMPTS, "points", text=text, question="", work=f"information points of batch {task['index']} "
-        f"(level {task['round'] + 1})", record_unanswered=True,
-    )  # fmt: skip
+        PROMPTS,
+        "points",
+        text=text,
+        question="",
+        work=f"information points of batch {task['index']} (level {task['round'] + 1})",
+        record_unanswered=True,
+    )
     report_progress("graph", total=task["total"], message=f"level {task['round'] + 1}")
     points = _points(result.value)
     batch = IPBatch(
-        index=task["index"], members=task["members"], points=points, error=result.error,
+        index=task["index"],
+        members=task["members"],
+        points=points,
+        error=result.error,
         raw=result.raw if result.error else None,
-    )  # fmt: skip
+    )
     if points and edge_mode(kit, edges) == "attention":
         started = time.perf_counter()
         mode = stage_mode(kit, "points")
@@ -288,9 +320,12 @@ def _attention_edges(
     """Teacher-force the batch prompt and its points; each point's attention over the members, normalised."""
     reader = attention_reader(str(kit.context.attention_model))
     messages = kit.prompts(PROMPTS).render(
-        "points", kit.context.task, format=format_instructions(InformationPoints, mode),
-        context=text, question="",
-    )  # fmt: skip
+        "points",
+        kit.context.task,
+        format=format_instructions(InformationPoints, mode),
+        context=text,
+        question="",
+    )
     answer = "\n".join(f"* {p}" for p in points)
     full = reader.chat_text(messages, answer=answer)
     prompt_end = len(full) - len(answer)
@@ -344,6 +379,12 @@ async def save_ip_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
 
 
 __all__ = [
-    "IPConstruction", "build_or_search", "edge_mode", "embed_graph", "load_ip_graph", "node_text",
-    "save_ip_graph", "write_points",
-]  # fmt: skip
+    "IPConstruction",
+    "build_or_search",
+    "edge_mode",
+    "embed_graph",
+    "load_ip_graph",
+    "node_text",
+    "save_ip_graph",
+    "write_points",
+]

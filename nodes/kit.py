@@ -83,9 +83,13 @@ class RunKit:
         budget = self._budgets.get(key)
         if budget is None:
             budget = self._budgets[key] = text_budget(
-                self.prompts(strategy), stage, context=self.context, question=question,
-                schema=self.schema(strategy, stage), tokenizer=self.tokenizer,
-            )  # fmt: skip
+                self.prompts(strategy),
+                stage,
+                context=self.context,
+                question=question,
+                schema=self.schema(strategy, stage),
+                tokenizer=self.tokenizer,
+            )
         return budget
 
     def client(self) -> LLMClient:
@@ -125,10 +129,17 @@ class RunKit:
         answered = False
         try:
             result = await call_structured(
-                self.client(), self.prompts(strategy), stage, task=self.context.task,
-                schema=self.schema(strategy, stage), variables={"context": text, "question": question, **extra},
-                parse_retries=self.context.parse_retries, work=work, label=label, spending=self.spending,
-            )  # fmt: skip
+                self.client(),
+                self.prompts(strategy),
+                stage,
+                task=self.context.task,
+                schema=self.schema(strategy, stage),
+                variables={"context": text, "question": question, **extra},
+                parse_retries=self.context.parse_retries,
+                work=work,
+                label=label,
+                spending=self.spending,
+            )
             answered = result.usage.llm_calls > 0
         except EndpointError as exc:
             if not record_unanswered:
@@ -152,9 +163,14 @@ class RunKit:
         bound.apply_defaults()
         args = bound.arguments
         key = _request(
-            args["strategy"], args["stage"], args["text"], args["question"], args["label"],
-            args["record_unanswered"], args["extra"],
-        )  # fmt: skip
+            args["strategy"],
+            args["stage"],
+            args["text"],
+            args["question"],
+            args["label"],
+            args["record_unanswered"],
+            args["extra"],
+        )
         task = asyncio.get_running_loop().create_task(self.call(**request, join_started=False))
         self.early_calls.add(key, task)
         return task

@@ -64,9 +64,12 @@ async def filter_note(task: NoteTask, kit: RunKit, *, prompts: str, stage: str =
     """Label one note Keep or Remove."""
     note = task["note"]
     result = await kit.call(
-        prompts, stage, text=render_note(note, kit.prompts(prompts).labels), question=task["question"],
+        prompts,
+        stage,
+        text=render_note(note, kit.prompts(prompts).labels),
+        question=task["question"],
         work=f"filter of the note from {source_label(note.sources)}",
-    )  # fmt: skip
+    )
     report_progress(stage, total=task["total"])
     decision = getattr(result.value, "decision", "Keep")
     outcome = FilterOutcome(

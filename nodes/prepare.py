@@ -128,10 +128,17 @@ async def chunk_input(
     reads = read_early != "never" and kit.context.read_while_chunking and loop_outlives_node()
     try:
         return await asyncio.to_thread(
-            chunk_documents_blocking, state, kit, prompts=prompts, stage=stage, size=limit,
-            also_fits=also_fits, reserve=reserve, on_chunk=on_chunk if reads else None,
+            chunk_documents_blocking,
+            state,
+            kit,
+            prompts=prompts,
+            stage=stage,
+            size=limit,
+            also_fits=also_fits,
+            reserve=reserve,
+            on_chunk=on_chunk if reads else None,
             unless_planned=read_early == "unless planned",
-        )  # fmt: skip
+        )
     except BaseException:
         stopped = True
         kit.early_calls.cancel(started)  # this run's only: a batch's runs share the kit

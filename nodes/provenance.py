@@ -104,15 +104,25 @@ def locate_quotes(quotes: Sequence[str], chunk: Chunk, documents: Sequence[Docum
             span = _find(quote, words, text, part.start)
             if span is not None:
                 evidence = Evidence(
-                    chunk_id=chunk.id, doc_index=part.doc_index, title=part.title, start=span[0],
-                    end=span[1], text=quote, verified=True,
-                )  # fmt: skip
+                    chunk_id=chunk.id,
+                    doc_index=part.doc_index,
+                    title=part.title,
+                    start=span[0],
+                    end=span[1],
+                    text=quote,
+                    verified=True,
+                )
                 break
         if evidence is None:
             evidence = Evidence(
-                chunk_id=chunk.id, doc_index=chunk.doc_index, title=chunk.title, start=chunk.start,
-                end=chunk.end, text=quote, verified=False,
-            )  # fmt: skip
+                chunk_id=chunk.id,
+                doc_index=chunk.doc_index,
+                title=chunk.title,
+                start=chunk.start,
+                end=chunk.end,
+                text=quote,
+                verified=False,
+            )
         located.append(evidence)
     return located
 

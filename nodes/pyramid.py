@@ -129,9 +129,13 @@ async def chunk_leaves(state: PyramidState, kit: RunKit) -> dict[str, Any]:
     size = kit.context.pyramid_leaf_tokens or max(64, fits // kit.context.pyramid_fan_in)
     placeholder = cast(RunState, {**state, "question": "(pyramid)"})
     chunked = await asyncio.to_thread(
-        chunk_documents_blocking, placeholder, kit, prompts=PROMPTS, stage="synthesise",
+        chunk_documents_blocking,
+        placeholder,
+        kit,
+        prompts=PROMPTS,
+        stage="synthesise",
         size=size,
-    )  # fmt: skip
+    )
     return {k: v for k, v in chunked.items() if k != "question"}
 
 
@@ -181,14 +185,21 @@ class PyramidConstruction(BoundedLoop):
             }
         budget = kit.budget(PROMPTS, "synthesise", "")
         groups = group_in_order(
-            [SizedNode(i, n + 8) for i, n in zip(layer, counts, strict=True)], budget, max_items=kit.context.pyramid_fan_in
-        )  # fmt: skip
+            [SizedNode(i, n + 8) for i, n in zip(layer, counts, strict=True)],
+            budget,
+            max_items=kit.context.pyramid_fan_in,
+        )
         round_no = int(state.get("rounds") or 0) + 1
         tasks = [
-            SynthesisTask(index=g, members=[s.node_id for s in group], round=round_no, total=len(groups),
-                          text=render_nodes(pyramid, [s.node_id for s in group]))
+            SynthesisTask(
+                index=g,
+                members=[s.node_id for s in group],
+                round=round_no,
+                total=len(groups),
+                text=render_nodes(pyramid, [s.node_id for s in group]),
+            )
             for g, group in enumerate(groups)
-        ]  # fmt: skip
+        ]
         return {TASKS: tasks, "previous_tokens": total}
 
     async def absorb(
@@ -244,9 +255,12 @@ class PyramidConstruction(BoundedLoop):
 async def synthesise(task: SynthesisTask, kit: RunKit) -> dict[str, Any]:
     """One upper node: the group's sentences synthesised, each citing what it draws on."""
     result = await kit.call(
-        PROMPTS, "synthesise", text=task["text"], question="",
+        PROMPTS,
+        "synthesise",
+        text=task["text"],
+        question="",
         work=f"pyramid node {task['index']} of level {task['round']}",
-    )  # fmt: skip
+    )
     report_progress("pyramid", total=task["total"], message=f"level {task['round']}")
     value = result.value
     sentences: list[tuple[str, list[int]]] = []
@@ -291,9 +305,12 @@ async def ask_question(state: PyramidState, kit: RunKit) -> dict[str, Any]:
         if len(starts) > budget:  # a leaf can be longer than a question prompt holds: its start is kept
             text = text[: starts[budget]]
         result = await kit.call(
-            PROMPTS, QUESTION_STAGES[category], text=text, question="",
+            PROMPTS,
+            QUESTION_STAGES[category],
+            text=text,
+            question="",
             work=f"a {category} question from node {node}",
-        )  # fmt: skip
+        )
         usage = usage + result.usage
         if isinstance(result.value, GeneratedQuestion):
             question = " ".join(result.value.question.split())
@@ -301,8 +318,14 @@ async def ask_question(state: PyramidState, kit: RunKit) -> dict[str, Any]:
             if problem is None:
                 report_progress("question", total=1)
                 skipped = [f"node {r.node} gave no question ({r.error})" for r in rejected]
-                return {"question": question, "category": category, "source_node": node, "usage": usage,
-                        "rejected_questions": rejected, "decisions": skipped}  # fmt: skip
+                return {
+                    "question": question,
+                    "category": category,
+                    "source_node": node,
+                    "usage": usage,
+                    "rejected_questions": rejected,
+                    "decisions": skipped,
+                }
             rejected.append(RejectedQuestion(node=node, error=problem, raw=result.raw))
             continue
         rejected.append(RejectedQuestion(node=node, error=str(result.error), raw=result.raw))
@@ -358,10 +381,16 @@ async def answer_with_mapreduce(
 def intermediate_outputs(result: GraphOutput) -> list[dict[str, Any]]:
     """``M``: each chunk's map output, in chunk order."""
     return [
-        {"chunk": c.id, "status": c.status, "extracted": c.extracted, "answer": c.answer,
-         "confidence": c.confidence, **({"reason": c.reason} if c.reason else {})}
+        {
+            "chunk": c.id,
+            "status": c.status,
+            "extracted": c.extracted,
+            "answer": c.answer,
+            "confidence": c.confidence,
+            **({"reason": c.reason} if c.reason else {}),
+        }
         for c in result.chunks
-    ]  # fmt: skip
+    ]
 
 
 async def make_record(state: PyramidState, kit: RunKit) -> dict[str, Any]:
@@ -377,13 +406,26 @@ async def make_record(state: PyramidState, kit: RunKit) -> dict[str, Any]:
         f"mapreduce ({kit.context.prompt_variant})": mapreduce.version,
     }
     record = Record(
-        id=document_key(text), source=str(state.get("source") or ""), X=text,
-        Q=state["question"], M=intermediate_outputs(result), A=result.answer, category=state["category"],
-        source_node=node.id, source_level=node.level, levels=len(pyramid.levels), model=str(kit.context.model),
-        prompt_versions=prompt_versions, seed=int(state.get("seed") or 0), importance=pyramid.importance,
-        dropped_citations=pyramid.dropped_citations, supported=result.supported, calls=usage.llm_calls,
-        prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+        id=document_key(text),
+        source=str(state.get("source") or ""),
+        X=text,
+        Q=state["question"],
+        M=intermediate_outputs(result),
+        A=result.answer,
+        category=state["category"],
+        source_node=node.id,
+        source_level=node.level,
+        levels=len(pyramid.levels),
+        model=str(kit.context.model),
+        prompt_versions=prompt_versions,
+        seed=int(state.get("seed") or 0),
+        importance=pyramid.importance,
+        dropped_citations=pyramid.dropped_citations,
+        supported=result.supported,
+        calls=usage.llm_calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
         seconds=round(time.time() - float(state.get("started_at") or time.time()), 3),
         notes=[*pyramid.notes, *(state.get("decisions") or []), *result.stats.notes],
-    )  # fmt: skip
+    )
     return {"record": record}

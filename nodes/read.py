@@ -94,9 +94,14 @@ def reading(
     """The :meth:`RunKit.call` arguments of a chunk's reading: one place, so a started call is joined."""
     name = label or stage
     return {
-        "strategy": prompts, "stage": stage, "text": chunk.text, "question": question, "label": label,
-        "record_unanswered": True, "work": f"{name} of chunk {chunk.id} (and any {name} call not finished)",
-    }  # fmt: skip
+        "strategy": prompts,
+        "stage": stage,
+        "text": chunk.text,
+        "question": question,
+        "label": label,
+        "record_unanswered": True,
+        "work": f"{name} of chunk {chunk.id} (and any {name} call not finished)",
+    }
 
 
 def chunk_read(result: StructuredCall[Any], chunk_id: int, stage: str, *, prompts: str) -> ChunkRead:

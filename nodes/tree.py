@@ -80,16 +80,27 @@ def subtree_from_outline(
     if outline is None or not outline.sections:
         title = (outline.title if outline else "") or " ".join(words_of(chunk.text)[:8])
         root = TreeNode(
-            id=0, kind="section", title=title, keywords=outline.keywords if outline else [],
-            summary=outline.summary if outline else "", chunk_id=chunk.id, parts=list(chunk.parts),
-        )  # fmt: skip
+            id=0,
+            kind="section",
+            title=title,
+            keywords=outline.keywords if outline else [],
+            summary=outline.summary if outline else "",
+            chunk_id=chunk.id,
+            parts=list(chunk.parts),
+        )
         loss = None if outline is not None else f"the parse failed ({error}): the chunk is one leaf"
         if outline is not None:
             loss = "the outline had no section: the chunk is one leaf"
         return ChunkParse(chunk_id=chunk.id, nodes=[root], roots=[0], loss=loss, error=error)
 
-    root = TreeNode(id=0, kind="section", title=outline.title, keywords=outline.keywords, summary=outline.summary,
-                    chunk_id=chunk.id)  # fmt: skip
+    root = TreeNode(
+        id=0,
+        kind="section",
+        title=outline.title,
+        keywords=outline.keywords,
+        summary=outline.summary,
+        chunk_id=chunk.id,
+    )
     nodes: list[TreeNode] = [root]
     by_number: dict[tuple[int, ...], int] = {}
     folded = 0
@@ -111,9 +122,14 @@ def subtree_from_outline(
                 parent_id = by_number[number[:depth]]
                 break
         node = TreeNode(
-            id=len(nodes), kind="section", title=section.title, keywords=section.keywords[:5],
-            summary=section.summary, number=".".join(map(str, number)), chunk_id=chunk.id,
-        )  # fmt: skip
+            id=len(nodes),
+            kind="section",
+            title=section.title,
+            keywords=section.keywords[:5],
+            summary=section.summary,
+            number=".".join(map(str, number)),
+            chunk_id=chunk.id,
+        )
         nodes.append(node)
         by_number.setdefault(number, node.id)
         nodes[parent_id].children.append(node.id)

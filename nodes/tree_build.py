@@ -73,10 +73,14 @@ async def select_chunks(state: ToMState, kit: RunKit) -> dict[str, Any]:
     keep = sorted(ranked[:k])
     rank = {index: r for r, index in enumerate(ranked, start=1)}
     filtered = [
-        (chunks[i].id, f"not among the top {k} chunks for the question (rank {rank[i]} of {len(chunks)}, "
-                       f"similarity {scores[i]:.3f}): the tree was built without it")
-        for i in range(len(chunks)) if i not in keep
-    ]  # fmt: skip
+        (
+            chunks[i].id,
+            f"not among the top {k} chunks for the question (rank {rank[i]} of {len(chunks)}, "
+            f"similarity {scores[i]:.3f}): the tree was built without it",
+        )
+        for i in range(len(chunks))
+        if i not in keep
+    ]
     report_progress("select", total=1, message=f"{k} of {len(chunks)} chunks")
     return {
         "selected": [chunks[i].id for i in keep],
@@ -97,11 +101,17 @@ async def select_chunks(state: ToMState, kit: RunKit) -> dict[str, Any]:
 def _settings_key(kit: RunKit, aggregate: bool) -> dict[str, object]:
     prompts = kit.prompts(PROMPTS)
     return {
-        "model": kit.context.model, "endpoint": kit.client().cache_identity, "parse": prompts.key("parse"), "summarize": prompts.key("summarize"),
-        "temperature": kit.context.temperature, "aggregate": aggregate, "neighbours": NEIGHBOURS,
-        "resolution": RESOLUTION, "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
+        "model": kit.context.model,
+        "endpoint": kit.client().cache_identity,
+        "parse": prompts.key("parse"),
+        "summarize": prompts.key("summarize"),
+        "temperature": kit.context.temperature,
+        "aggregate": aggregate,
+        "neighbours": NEIGHBOURS,
+        "resolution": RESOLUTION,
+        "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
         "max_rounds": kit.context.max_collapse_rounds,
-    }  # fmt: skip
+    }
 
 
 async def load_tree(state: ToMState, kit: RunKit, *, aggregate: bool = True) -> dict[str, Any]:
@@ -118,8 +128,12 @@ async def load_tree(state: ToMState, kit: RunKit, *, aggregate: bool = True) -> 
         tree = await asyncio.to_thread(TreeStore(kit.context.cache_path).get, key)
         if tree is not None:
             report_progress("tree", total=1, message="from the cache")
-            return {**update, "doc_tree": tree, "built_from_cache": True,
-                    "decisions": ["the document tree came from the cache: no parse or aggregation call"]}  # fmt: skip
+            return {
+                **update,
+                "doc_tree": tree,
+                "built_from_cache": True,
+                "decisions": ["the document tree came from the cache: no parse or aggregation call"],
+            }
     return update
 
 
@@ -335,9 +349,12 @@ async def summarize_cluster(task: AggregateTask, kit: RunKit) -> dict[str, Any]:
     members = task["members"]
     text = "\n\n".join(f"Section {i}:\n{node_info(m)}" for i, m in enumerate(members, 1))
     result = await kit.call(
-        PROMPTS, "summarize", text=text, question=task["question"],
+        PROMPTS,
+        "summarize",
+        text=text,
+        question=task["question"],
         work=f"summary of cluster {task['index']} in aggregation round {task['round']}",
-    )  # fmt: skip
+    )
     report_progress("aggregate", total=task["total"], message=f"round {task['round']}")
     members_ids = [m.id for m in members]
     if isinstance(result.value, ClusterSummary):
@@ -365,6 +382,14 @@ async def save_tree(state: ToMState, kit: RunKit) -> dict[str, Any]:
 
 
 __all__ = [
-    "TreeAggregation", "build_tree", "knn_clusters", "leaf_text", "load_tree", "parse_chunk", "parse_or_reason",
-    "save_tree", "select_chunks", "summarize_cluster",
-]  # fmt: skip
+    "TreeAggregation",
+    "build_tree",
+    "knn_clusters",
+    "leaf_text",
+    "load_tree",
+    "parse_chunk",
+    "parse_or_reason",
+    "save_tree",
+    "select_chunks",
+    "summarize_cluster",
+]

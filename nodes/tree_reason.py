@@ -81,10 +81,17 @@ class TreeReduce(BoundedLoop):
             level += 1
             if ready:
                 tasks = [
-                    ReasonTask(index=i, node=node, children=children, question=state["question"], round=round_no,
-                               leaf_text=leaf_text(node, documents) if not node.children else "", total=len(ready))
+                    ReasonTask(
+                        index=i,
+                        node=node,
+                        children=children,
+                        question=state["question"],
+                        round=round_no,
+                        leaf_text=leaf_text(node, documents) if not node.children else "",
+                        total=len(ready),
+                    )
                     for i, (node, children) in enumerate(ready)
-                ]  # fmt: skip
+                ]
                 return {TASKS: tasks, "extra": {**(state.get("extra") or {}), "tree_level": level}}
         return {TASKS: [], "extra": {**(state.get("extra") or {}), "tree_level": level}}
 
@@ -154,18 +161,27 @@ def _labels(kit: RunKit, confidence: bool) -> Any:
     return labels if confidence else replace(labels, confidence="")
 
 
-def _grounded(answer_note: Note | None, draft_answer: str, model_confidence: float | None, inputs: Sequence[Note],
-              question: str, sources: list[int]) -> Note | None:  # fmt: skip
+def _grounded(
+    answer_note: Note | None,
+    draft_answer: str,
+    model_confidence: float | None,
+    inputs: Sequence[Note],
+    question: str,
+    sources: list[int],
+) -> Note | None:
     """A note for ``draft_answer`` keeping the quotes of ``inputs`` it stands on, or None
     (``nodes/answer_support.py``: read in them, or worked out from them)."""
     judged = judge_answer(draft_answer, inputs, question, partial=True)
     if judged.kind == "none":
         return None
     return Note(
-        sources=sources, answer=draft_answer, quotes=judged.quotes, model_confidence=model_confidence,
+        sources=sources,
+        answer=draft_answer,
+        quotes=judged.quotes,
+        model_confidence=model_confidence,
         confidence=confidence_of(judged.support, judged.relevance, model_confidence),
         reasoning=answer_note.reasoning if answer_note else "",
-    )  # fmt: skip
+    )
 
 
 def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
@@ -182,21 +198,34 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
     bears strongly on the question. Both are grounded on the document when the level is gathered."""
     node, question, text = task["node"], task["question"], task["leaf_text"]
     chunk_id = node.chunk_id or 0
-    result = await kit.call(PROMPTS, stage, text=node_info(node, text), question=question,
-                            work=f"map of tree node {node.id}", record_unanswered=True)  # fmt: skip
+    result = await kit.call(
+        PROMPTS,
+        stage,
+        text=node_info(node, text),
+        question=question,
+        work=f"map of tree node {node.id}",
+        record_unanswered=True,
+    )
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
     read, usage, reread = chunk_read(result, chunk_id, stage, prompts=PROMPTS), result.usage, None
     if read.draft is not None and rereading_enabled(kit.context):
         alone = [DocumentIn(text=text)]  # the leaf on its own: offsets are the leaf's
-        leaf = Chunk(id=chunk_id, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=0,
-                     text=text)  # fmt: skip
+        leaf = Chunk(
+            id=chunk_id, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=0, text=text
+        )
         wanted = question_words(question)
         outcome, _ = ground_read(read, leaf, alone, question, min_relevance=kit.context.min_relevance)
         span = passage_worth_rereading(outcome, strongest_passage(leaf, alone, wanted), wanted)
         if span is not None:
-            again = await kit.call(PROMPTS, stage, text=text[span.start : span.end], question=question,
-                                   label=REREAD, work=f"second reading of tree node {node.id}",
-                                   record_unanswered=True)  # fmt: skip
+            again = await kit.call(
+                PROMPTS,
+                stage,
+                text=text[span.start : span.end],
+                question=question,
+                label=REREAD,
+                work=f"second reading of tree node {node.id}",
+                record_unanswered=True,
+            )
             reread, usage = chunk_read(again, chunk_id, REREAD, prompts=PROMPTS), usage + again.usage
     reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, reread=reread)
     return {"reasoned": [reasoned], "usage": usage}
@@ -219,9 +248,12 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
     reduced = children[0]
     if len(children) > 1:  # Reduce: skipped for a single child (paper §3.3)
         result = await kit.call(
-            PROMPTS, reduce_stage, text=join_notes(children, labels, "strongest_first"), question=question,
+            PROMPTS,
+            reduce_stage,
+            text=join_notes(children, labels, "strongest_first"),
+            question=question,
             work=f"reduce at tree node {node.id}",
-        )  # fmt: skip
+        )
         usage = result.usage
         draft = _draft(result)
         grounded = (
@@ -270,13 +302,17 @@ async def conclude(state: ToMState, kit: RunKit) -> dict[str, Any]:
             by_chunk[outcome.chunk_id] = outcome
     failed = [o for _, o in sorted(by_chunk.items()) if o.fate == "failed"]
     enforce_failure_budget(
-        [o.chunk_id for o in failed], len(by_chunk), kit, stage="map",
+        [o.chunk_id for o in failed],
+        len(by_chunk),
+        kit,
+        stage="map",
         first_error=failed[0].reason if failed else None,
-    )  # fmt: skip
+    )
     outcomes = []
     for chunk_id in tree.chunk_ids:
-        outcome = by_chunk.get(chunk_id) or ChunkOutcome(chunk_id=chunk_id, fate="no_information",
-                                                         reason="no section of it was read")  # fmt: skip
+        outcome = by_chunk.get(chunk_id) or ChunkOutcome(
+            chunk_id=chunk_id, fate="no_information", reason="no section of it was read"
+        )
         loss = tree.losses.get(chunk_id)
         selected = (state.get("selection") or {}).get(chunk_id)
         reasons = (selected, outcome.reason, f"parser: {loss}" if loss else None)
@@ -289,5 +325,8 @@ async def conclude(state: ToMState, kit: RunKit) -> dict[str, Any]:
     # every map note is for mapreduce: a list question's items live in leaves the root's quotes left out.
     others = [n for i, n in sorted(results.items()) if n is not best and n.verified_quotes]
     return {
-        "notes": [best, *others], "outcomes": outcomes, "answer": best.answer or "", "rationale": best.reasoning,
-    }  # fmt: skip
+        "notes": [best, *others],
+        "outcomes": outcomes,
+        "answer": best.answer or "",
+        "rationale": best.reasoning,
+    }

@@ -44,9 +44,13 @@ def shown_sentences(quotes: Sequence[Evidence]) -> str:
 async def verify_answer(kit: RunKit, question: str, answer: str, quotes: Sequence[Evidence]) -> Checked:
     """Whether the model, shown ``quotes``' sentences, says they state ``answer`` as the answer."""
     result = await kit.call(
-        PROMPTS, STAGE, text=shown_sentences(quotes), question=question, answer=answer,
+        PROMPTS,
+        STAGE,
+        text=shown_sentences(quotes),
+        question=question,
+        answer=answer,
         work="verifying the answer",
-    )  # fmt: skip
+    )
     value = result.value
     if not isinstance(value, AnswerCheck):
         return Checked(False, f"the verification call gave no verdict ({result.error})", result.usage)

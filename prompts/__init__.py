@@ -131,13 +131,16 @@ _SEPARATORS = {ord(c): "\n" for c in "\r\x0b\x0c\x85\u2028\u2029"}
 _LOOKALIKES: dict[int, str] = {
     **_SEPARATORS,
     **{code: chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},  # fullwidth ASCII
-    **{ord(c): " " for c in "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"},
+    **{
+        ord(c): " "
+        for c in "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+    },
     **{ord(c): ":" for c in "\u02d0\u02f8\u0589\u05c3\u16ec\u1803\u1809\u2236\ua789\ufe13\ufe30\ufe55"},
     **{ord(c): "." for c in "\u2024\ufe52\uff61\u3002"},
     # Cyrillic and Greek letters drawn like Latin ones: "Quеstion" with a Cyrillic е is still a label
     **dict(zip(map(ord, "аеорсуххіјѕԁԛԝһӏАВЕКМНОРСТХІЈЅ"), "aeopcyxxijsdqwhlABEKMHOPCTXIJS", strict=True)),
     **dict(zip(map(ord, "αονριτκυΑΒΕΖΗΙΚΜΝΟΡΤΧΥ"), "aovpitkuABEZHIKMNOPTXY", strict=True)),
-}  # fmt: skip
+}
 """One character for one, so that a match in the view is a match at the same place of the text."""
 _INVISIBLE = re.compile("[\u00ad\u034f\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff]")
 """Characters that draw nothing: inside a frame word they hide it from a plain pattern."""
@@ -294,7 +297,11 @@ def widest_labels() -> NoteLabels:
         return max((str(getattr(labels, attribute)) for labels in sets), key=len)
 
     return NoteLabels(
-        header=longest("header"), unit=longest("unit"), evidence=longest("evidence"),
-        reasoning=longest("reasoning"), answer=longest("answer"), confidence=longest("confidence") or "Confidence",
+        header=longest("header"),
+        unit=longest("unit"),
+        evidence=longest("evidence"),
+        reasoning=longest("reasoning"),
+        answer=longest("answer"),
+        confidence=longest("confidence") or "Confidence",
         show_empty_evidence=True,
-    )  # fmt: skip
+    )

@@ -20,10 +20,20 @@ NO_INFORMATION = "[NO INFORMATION]"
 
 _NO_INFORMATION_ANSWERS = frozenset(
     {
-        "[NO INFORMATION]", "NO INFORMATION", "", "NONE", "[NONE]", "N/A", "NO ANSWER", "UNKNOWN",
-        "NO RELEVANT INFORMATION", "NOT MENTIONED", "NOTHING", "NO INFORMATION PROVIDED",
+        "[NO INFORMATION]",
+        "NO INFORMATION",
+        "",
+        "NONE",
+        "[NONE]",
+        "N/A",
+        "NO ANSWER",
+        "UNKNOWN",
+        "NO RELEVANT INFORMATION",
+        "NOT MENTIONED",
+        "NOTHING",
+        "NO INFORMATION PROVIDED",
     }
-)  # fmt: skip
+)
 
 
 def is_no_information(answer: str) -> bool:
@@ -265,8 +275,13 @@ class DocSections(StructuredOutput):
                 else None
             )
             if heading and not _OUTLINE_FIELD.match(stripped):
-                current = {"number": heading.group(1) or "", "title": heading.group(2).strip(), "keywords": [],
-                           "summary": "", "text": ""}  # fmt: skip
+                current = {
+                    "number": heading.group(1) or "",
+                    "title": heading.group(2).strip(),
+                    "keywords": [],
+                    "summary": "",
+                    "text": "",
+                }
                 blocks.append(current)
                 field = None
                 continue
@@ -287,8 +302,12 @@ class DocSections(StructuredOutput):
             return None
         general = blocks[0] if not blocks[0]["number"] else {"title": "", "keywords": [], "summary": ""}
         sections = [b for b in blocks if b["number"]]
-        return {"title": general["title"], "keywords": general["keywords"], "summary": general["summary"],
-                "sections": sections}  # fmt: skip
+        return {
+            "title": general["title"],
+            "keywords": general["keywords"],
+            "summary": general["summary"],
+            "sections": sections,
+        }
 
 
 class ClusterSummary(StructuredOutput):
@@ -310,10 +329,14 @@ class TreeAnswer(StructuredOutput):
     confidence_score: float = Field(ge=0, le=10)
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {
-        "key_info": "key_info", "key info": "key_info", "reasoning_process": "reasoning_process",
-        "reasoning process": "reasoning_process", "answer": "answer", "confidence_score": "confidence_score",
+        "key_info": "key_info",
+        "key info": "key_info",
+        "reasoning_process": "reasoning_process",
+        "reasoning process": "reasoning_process",
+        "answer": "answer",
+        "confidence_score": "confidence_score",
         "confidence score": "confidence_score",
-    }  # fmt: skip
+    }
 
     @field_validator("confidence_score", mode="before")
     @classmethod
@@ -325,10 +348,13 @@ class TreeAnswer(StructuredOutput):
     def note_draft(self) -> NoteDraft:
         key_info = self.key_info.strip()
         return NoteDraft(
-            answer=self.answer.strip(), quotes=[key_info] if key_info and key_info.lower() != "none" else [],
-            reasoning=self.reasoning_process.strip(), model_confidence=self.confidence_score / 2,
-            no_information=is_no_information(self.answer) or self.answer.strip().lower().startswith(("unknown", "insufficient")),
-        )  # fmt: skip
+            answer=self.answer.strip(),
+            quotes=[key_info] if key_info and key_info.lower() != "none" else [],
+            reasoning=self.reasoning_process.strip(),
+            model_confidence=self.confidence_score / 2,
+            no_information=is_no_information(self.answer)
+            or self.answer.strip().lower().startswith(("unknown", "insufficient")),
+        )
 
 
 class TreeAnswerPlain(StructuredOutput):
@@ -339,16 +365,21 @@ class TreeAnswerPlain(StructuredOutput):
     answer: str = Field(json_schema_extra={"maxLength": 120})
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {
-        "key_info": "key_info", "key info": "key_info", "reasoning_process": "reasoning_process",
-        "reasoning process": "reasoning_process", "answer": "answer",
-    }  # fmt: skip
+        "key_info": "key_info",
+        "key info": "key_info",
+        "reasoning_process": "reasoning_process",
+        "reasoning process": "reasoning_process",
+        "answer": "answer",
+    }
 
     def note_draft(self) -> NoteDraft:
         key_info = self.key_info.strip()
         return NoteDraft(
-            answer=self.answer.strip(), quotes=[key_info] if key_info and key_info.lower() != "none" else [],
-            reasoning=self.reasoning_process.strip(), no_information=is_no_information(self.answer),
-        )  # fmt: skip
+            answer=self.answer.strip(),
+            quotes=[key_info] if key_info and key_info.lower() != "none" else [],
+            reasoning=self.reasoning_process.strip(),
+            no_information=is_no_information(self.answer),
+        )
 
 
 _BULLET = re.compile(r"^\s*(?:[*\-\u2022\u25cf]|\d{1,3}[.)])\s+(.*\S)\s*$")

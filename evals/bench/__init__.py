@@ -147,8 +147,12 @@ def bench_endpoint(
         from longgraph.embedded import ensure_running
 
         server, _ = ensure_running()
-        settings = {"base_url": server.base_url, "model": server.model, "tokenizer": str(server.tokenizer_path),
-                    "request_timeout": 900}  # fmt: skip
+        settings = {
+            "base_url": server.base_url,
+            "model": server.model,
+            "tokenizer": str(server.tokenizer_path),
+            "request_timeout": 900,
+        }
         return settings, None
     from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
 

@@ -38,9 +38,17 @@ def one_run(
     config = StubConfig(latency_s=latency, capacity=capacity, over_capacity=mode, retry_after_s=0.05)
     with run_stub_in_thread(config) as stub:
         started = time.perf_counter()
-        settings: dict[str, Any] = {"base_url": stub.base_url, "model": "stub", "context_window": 2048, "max_output_tokens": 256,
-                    "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": concurrency,
-                    "max_retries": 20, "adaptive_concurrency": adaptive}  # fmt: skip
+        settings: dict[str, Any] = {
+            "base_url": stub.base_url,
+            "model": "stub",
+            "context_window": 2048,
+            "max_output_tokens": 256,
+            "temperature": 0.0,
+            "structured_output": "json_schema",
+            "max_concurrency": concurrency,
+            "max_retries": 20,
+            "adaptive_concurrency": adaptive,
+        }
         try:
             result = asyncio.run(aask(NEEDLE_QUESTION, doc, start_embedded=False, **settings))
             outcome = "right" if "smoked plums" in result.answer else f"wrong: {result.answer[:60]}"
@@ -73,8 +81,11 @@ def run(chars: int, capacity: int, latency: float, concurrency: int) -> dict[str
             doc, mode, adaptive=True, capacity=capacity, latency=latency, concurrency=concurrency
         )
         for name, row in (("fixed", fixed), ("adaptive", adaptive)):
-            shown = ("outcome", "seconds", "answers", "429s per answer") if mode == "reject" else (
-                "outcome", "seconds", "request-seconds queued", "peak queue")  # fmt: skip
+            shown = (
+                ("outcome", "seconds", "answers", "429s per answer")
+                if mode == "reject"
+                else ("outcome", "seconds", "request-seconds queued", "peak queue")
+            )
             figures[f"{mode}, {name}"] = ", ".join(f"{k} {row[k]}" for k in shown)
         if mode == "reject":
             figures["reject: 429s per answer, adaptive / fixed"] = round(

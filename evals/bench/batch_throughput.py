@@ -44,8 +44,14 @@ def items(count: int, chars: int) -> list[dict[str, Any]]:
         filler = text[i * step : i * step + chars]
         cut = filler.rfind(" ", 0, len(filler) * ((i % 9) + 1) // 10) + 1
         fact = f"The secret ingredient of Grandma Olga's borscht is smoked plums from orchard {i}."
-        rows.append({"id": f"item-{i}", "question": QUESTION, "document": f"{filler[:cut]}\n\n{fact}\n\n{filler[cut:]}",
-                     "metadata": {"gold": f"orchard {i}"}})  # fmt: skip
+        rows.append(
+            {
+                "id": f"item-{i}",
+                "question": QUESTION,
+                "document": f"{filler[:cut]}\n\n{fact}\n\n{filler[cut:]}",
+                "metadata": {"gold": f"orchard {i}"},
+            }
+        )
     return rows
 
 
@@ -65,11 +71,22 @@ def run(
         endpoint, stub = bench_endpoint(stack, embedded=embedded, latency=latency)
         provider = RecordingProvider()
         started = time.perf_counter()
-        summary = asyncio.run(abatch(
-            corpus, out=scratch / "results.jsonl", llm=provider, start_embedded=False, context_window=2048,
-            max_output_tokens=256, temperature=0.0, structured_output="json_schema", max_concurrency=concurrency,
-            cache_path=None, items_in_flight=items_in_flight, **endpoint,
-        ))  # fmt: skip
+        summary = asyncio.run(
+            abatch(
+                corpus,
+                out=scratch / "results.jsonl",
+                llm=provider,
+                start_embedded=False,
+                context_window=2048,
+                max_output_tokens=256,
+                temperature=0.0,
+                structured_output="json_schema",
+                max_concurrency=concurrency,
+                cache_path=None,
+                items_in_flight=items_in_flight,
+                **endpoint,
+            )
+        )
         batch_seconds = time.perf_counter() - started
         peak = stub.stats()["max_in_flight"] if stub is not None else None
         calls = provider.calls

@@ -46,9 +46,13 @@ def default_budget(question: str, tokenizer: Tokenizer, context_window: int = CO
     context = Context(context_window=context_window, base_url="http://unused.invalid/v1", model="unused")
     prompts = prompts_for("mapreduce", context.prompt_variant)
     return text_budget(
-        prompts, "map", context=context, question=question, schema=SCHEMAS[prompts.stage("map").schema],
+        prompts,
+        "map",
+        context=context,
+        question=question,
+        schema=SCHEMAS[prompts.stage("map").schema],
         tokenizer=tokenizer,
-    )  # fmt: skip
+    )
 
 
 def _timed(fn: Callable[[], object], repeats: int) -> list[float]:

@@ -57,10 +57,17 @@ def _target(backend: str, workdir: Path, url: str, run: int) -> dict[str, Any]:
 def measure(args: argparse.Namespace, stub: StubHandle, url: str, workdir: Path) -> dict[str, object]:
     document = planted_haystack(args.chars)
     settings: dict[str, Any] = {
-        "base_url": stub.base_url, "model": "stub", "context_window": args.window, "max_output_tokens": 256,
-        "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": 16, "max_retries": 0,
-        "start_embedded": False, "cache_path": "",
-    }  # fmt: skip
+        "base_url": stub.base_url,
+        "model": "stub",
+        "context_window": args.window,
+        "max_output_tokens": 256,
+        "temperature": 0.0,
+        "structured_output": "json_schema",
+        "max_concurrency": 16,
+        "max_retries": 0,
+        "start_embedded": False,
+        "cache_path": "",
+    }
     asyncio.run(aask(NEEDLE_QUESTION, document, **settings))  # warm: imports, tokenizer, connection pools
     calls = stub.stats()["requests"]
     full: dict[str, list[float]] = {b: [] for b in BACKENDS}

@@ -75,8 +75,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         walls: dict[str, list[float]] = {}
         for strategy in STRATEGIES:
             cache = str(Path(tmp) / f"{strategy}.sqlite")
-            settings: dict[str, Any] = {"base_url": stub.base_url, "model": "stub", "context_window": 8192, "max_concurrency": 16,
-                        "cache_path": cache, "temperature": 0.0}  # fmt: skip
+            settings: dict[str, Any] = {
+                "base_url": stub.base_url,
+                "model": "stub",
+                "context_window": 8192,
+                "max_concurrency": 16,
+                "cache_path": cache,
+                "temperature": 0.0,
+            }
             walls[strategy] = []
             for which, question in (("first", workload.question), ("second", SECOND_QUESTION)):
                 started = time.perf_counter()

@@ -34,9 +34,17 @@ def run(runs: int, error_rate: float, retries: int, chars: int, concurrency: int
     chunks = 0
     for seed in range(runs):
         with run_stub_in_thread(StubConfig(error_rate=error_rate, seed=seed)) as stub:
-            settings: dict[str, Any] = {"base_url": stub.base_url, "model": "stub", "context_window": 2048,
-                        "max_output_tokens": 256, "temperature": 0.0, "structured_output": "json_schema",
-                        "max_concurrency": concurrency, "max_retries": retries, "start_embedded": False}  # fmt: skip
+            settings: dict[str, Any] = {
+                "base_url": stub.base_url,
+                "model": "stub",
+                "context_window": 2048,
+                "max_output_tokens": 256,
+                "temperature": 0.0,
+                "structured_output": "json_schema",
+                "max_concurrency": concurrency,
+                "max_retries": retries,
+                "start_embedded": False,
+            }
             started = time.perf_counter()
             try:
                 result = asyncio.run(aask(NEEDLE_QUESTION, doc, **settings))

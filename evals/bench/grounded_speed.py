@@ -71,9 +71,11 @@ async def plain_pass(
     async def one(client: httpx.AsyncClient, text: str) -> None:
         nonlocal completion
         body = {
-            "model": server.model, "temperature": 0.0, "max_tokens": max_tokens,
+            "model": server.model,
+            "temperature": 0.0,
+            "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": PLAIN.format(text=text, question=instance.question)}],
-        }  # fmt: skip
+        }
         async with limit:
             response = await client.post(f"{server.base_url}/chat/completions", json=body)
         response.raise_for_status()
@@ -100,11 +102,20 @@ async def graph_run(
 ) -> Side:
     started = time.perf_counter()
     result = await aask(
-        instance.question, documents=instance.documents, strategy="mapreduce", start_embedded=False,
-        base_url=server.base_url, model=server.model, tokenizer=str(server.tokenizer_path), chunk_size=chunk_size,
-        max_output_tokens=max_tokens, max_concurrency=concurrency, temperature=0.0, request_timeout=900.0,
+        instance.question,
+        documents=instance.documents,
+        strategy="mapreduce",
+        start_embedded=False,
+        base_url=server.base_url,
+        model=server.model,
+        tokenizer=str(server.tokenizer_path),
+        chunk_size=chunk_size,
+        max_output_tokens=max_tokens,
+        max_concurrency=concurrency,
+        temperature=0.0,
+        request_timeout=900.0,
         prompt_variant=variant,
-    )  # fmt: skip
+    )
     seconds = time.perf_counter() - started
     stats = result.stats
     per_call = stats.completion_per_call("map") or 0.0
@@ -151,22 +162,28 @@ async def main_async(args: argparse.Namespace) -> None:
                     results[side].append(await graph_run(server, instance, variant=side, **common))
         plain = spread([s.seconds for s in results["plain"]])
         figures: dict[str, object] = {
-            "haystack_tokens": args.tokens, "chunk_size": args.chunk_size, "concurrency": args.concurrency,
-            "max_output_tokens": args.max_output_tokens, **seen,
-            "plain_seconds": plain.format(), "plain_calls": results["plain"][0].calls,
+            "haystack_tokens": args.tokens,
+            "chunk_size": args.chunk_size,
+            "concurrency": args.concurrency,
+            "max_output_tokens": args.max_output_tokens,
+            **seen,
+            "plain_seconds": plain.format(),
+            "plain_calls": results["plain"][0].calls,
             "plain_completion_tokens_per_call": f"{spread([s.completion_per_call for s in results['plain']]).median:.1f}",
             "plain_found_the_fact": f"{sum(s.correct for s in results['plain'])}/{args.repeats}",
-        }  # fmt: skip
+        }
         for variant in variants:
             runs = results[variant]
             ratios = [g.seconds / p.seconds for g, p in zip(runs, results["plain"], strict=True)]
-            figures.update({
-                f"graph_{variant}_seconds": spread([s.seconds for s in runs]).format(),
-                f"graph_{variant}_calls": runs[0].calls,
-                f"graph_{variant}_completion_tokens_per_map_call": f"{spread([s.completion_per_call for s in runs]).median:.1f}",
-                f"graph_{variant}_answered_correctly": f"{sum(s.correct for s in runs)}/{args.repeats}",
-                f"ratio_{variant}_graph_over_plain": spread(ratios).format(unit="", digits=2),
-            })  # fmt: skip
+            figures.update(
+                {
+                    f"graph_{variant}_seconds": spread([s.seconds for s in runs]).format(),
+                    f"graph_{variant}_calls": runs[0].calls,
+                    f"graph_{variant}_completion_tokens_per_map_call": f"{spread([s.completion_per_call for s in runs]).median:.1f}",
+                    f"graph_{variant}_answered_correctly": f"{sum(s.correct for s in runs)}/{args.repeats}",
+                    f"ratio_{variant}_graph_over_plain": spread(ratios).format(unit="", digits=2),
+                }
+            )
         figures["load_average_at_end"] = load_average()
         print_figures("mapreduce (grounded) vs each chunk once with a plain prompt, embedded vLLM", figures)
     finally:

@@ -28,8 +28,10 @@ def slope(x1: float, y1: float, x2: float, y2: float) -> float:
 
 
 def run(sizes: Sequence[int], latency: float, concurrency: int) -> dict[str, object]:
-    figures: dict[str, object] = {"load average at start": load_average(),
-                                  "stub": f"oracle, {latency} s per answer, {concurrency} in flight, window 8192"}  # fmt: skip
+    figures: dict[str, object] = {
+        "load average at start": load_average(),
+        "stub": f"oracle, {latency} s per answer, {concurrency} in flight, window 8192",
+    }
     rows: list[dict[str, Any]] = []
     with run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)) as stub:
         for tokens in sizes:

@@ -226,10 +226,13 @@ def run_graph(
     start, started_at = time.perf_counter(), time.time()
     output = asyncio.run(
         aask(
-            workload.question, documents=workload.documents, llm=llm, on_progress=on_progress,
+            workload.question,
+            documents=workload.documents,
+            llm=llm,
+            on_progress=on_progress,
             **graph_settings(base_url, concurrency),
         )
-    )  # fmt: skip
+    )
     wall, loop_cpu = time.perf_counter() - start, time.thread_time() - loop0
     first_request_at = stub_first_request_at(base_url)
     phases = {
@@ -239,19 +242,27 @@ def run_graph(
         "reduced_at": marks.get("reduce_last_s", math.nan),
     }
     return Timing(
-        wall, time.process_time() - cpu0, _cpu(stub) - stub0, phases, dict(output.stats.calls_by_stage),
+        wall,
+        time.process_time() - cpu0,
+        _cpu(stub) - stub0,
+        phases,
+        dict(output.stats.calls_by_stage),
         loop_cpu,
-    )  # fmt: skip
+    )
 
 
 def salted(calls: Sequence[Call], salt: str) -> list[Call]:
     """The same requests in their own prefix-cache space (vLLM's ``cache_salt``): the graph's reading
     of the same document leaves nothing the replay could reuse, and the replay nothing for the graph."""
     return [
-        Call(step=c.step, stage=c.stage, body=json.dumps({**json.loads(c.body), "cache_salt": salt}).encode(),
-             headers=c.headers)
+        Call(
+            step=c.step,
+            stage=c.stage,
+            body=json.dumps({**json.loads(c.body), "cache_salt": salt}).encode(),
+            headers=c.headers,
+        )
         for c in calls
-    ]  # fmt: skip
+    ]
 
 
 def warm_shared_prefix(base_url: str, calls: Sequence[Call]) -> None:
@@ -328,8 +339,14 @@ def _memory_child(workload_path: Path, base_url: str, concurrency: int) -> None:
     )
     seconds = time.perf_counter() - started
     peak_mb = peak_rss_mb()
-    figures = {"rss_before_run_mb": before_mb, "peak_rss_mb": peak_mb, "seconds": seconds,
-               "calls": result.stats.llm_calls, "chunks": len(result.chunks), "answer": result.answer[:200]}  # fmt: skip
+    figures = {
+        "rss_before_run_mb": before_mb,
+        "peak_rss_mb": peak_mb,
+        "seconds": seconds,
+        "calls": result.stats.llm_calls,
+        "chunks": len(result.chunks),
+        "answer": result.answer[:200],
+    }
     print(json.dumps(figures), flush=True)
 
 
@@ -486,9 +503,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
         _memory_child(args.memory_child, args.base_url, args.concurrency)
         return {}
     figures = run_benchmark(
-        tokens=args.tokens, latency_s=args.latency, concurrency=args.concurrency, repeats=args.repeats,
-        memory=not args.no_memory, max_load=args.max_load, max_wait_s=args.max_wait,
-    )  # fmt: skip
+        tokens=args.tokens,
+        latency_s=args.latency,
+        concurrency=args.concurrency,
+        repeats=args.repeats,
+        memory=not args.no_memory,
+        max_load=args.max_load,
+        max_wait_s=args.max_wait,
+    )
     print_figures("mapreduce graph vs bare client on the stub", figures)
     return figures
 

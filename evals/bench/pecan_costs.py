@@ -35,8 +35,10 @@ async def amortised(
     from longgraph.api import aask_many
 
     instance = build_needle(target_tokens=tokens, n=1, seed=3, depth=0.5)[0]
-    unanswerable = ["What is the name of the ship moored in the harbour of Port Averell?",
-                    "Which colour is the door of the Velmont Observatory?"]  # fmt: skip
+    unanswerable = [
+        "What is the name of the ship moored in the harbour of Port Averell?",
+        "Which colour is the door of the Velmont Observatory?",
+    ]
     questions = [
         instance.question,
         *[n.question for n in NEEDLES if n.question != instance.question],
@@ -58,12 +60,19 @@ async def amortised(
         seconds = result.stats.seconds - (result.stats.build_seconds or 0.0)
         per_question.append({"calls": own, "prompt_tokens": own_tokens, "seconds": round(seconds, 2)})
     figures: dict[str, Any] = {
-        "strategy": strategy, "document_tokens": instance.actual_tokens, "wall_seconds": round(wall, 1),
-        "build": {"calls": build.llm_calls, "prompt_tokens": build.prompt_tokens,
-                  "seconds": results[0].stats.build_seconds},
-        "questions": per_question, "first_answer": results[0].answer[:120], "gold": instance.gold_answers,
+        "strategy": strategy,
+        "document_tokens": instance.actual_tokens,
+        "wall_seconds": round(wall, 1),
+        "build": {
+            "calls": build.llm_calls,
+            "prompt_tokens": build.prompt_tokens,
+            "seconds": results[0].stats.build_seconds,
+        },
+        "questions": per_question,
+        "first_answer": results[0].answer[:120],
+        "gold": instance.gold_answers,
         "edges": (results[0].stats.structure or {}).get("edges"),
-    }  # fmt: skip
+    }
     for n in (1, 2, 4, 8):
         chosen = per_question[:n]
         figures[f"per_question_at_{n}"] = {

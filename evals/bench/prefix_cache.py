@@ -48,10 +48,19 @@ def one_variant(
     reset = reset_prefix_cache(base_url)
     before = prefix_cache_counters(base_url)
     started = time.perf_counter()
-    result = asyncio.run(aask(
-        question, documents=documents, strategy="mapreduce", start_embedded=False, prompt_variant=variant,
-        chunk_size=chunk_size, temperature=0.0, cache_path=None, **endpoint,
-    ))  # fmt: skip
+    result = asyncio.run(
+        aask(
+            question,
+            documents=documents,
+            strategy="mapreduce",
+            start_embedded=False,
+            prompt_variant=variant,
+            chunk_size=chunk_size,
+            temperature=0.0,
+            cache_path=None,
+            **endpoint,
+        )
+    )
     seconds = time.perf_counter() - started
     after = prefix_cache_counters(base_url)
     queries = after["prefix_cache_queries_total"] - before["prefix_cache_queries_total"]
@@ -75,8 +84,11 @@ def run(tokens: int, chunk_size: int) -> dict[str, object]:
     instance = build_needle(target_tokens=tokens, n=1, seed=7, depth=0.6)[0]
     with ExitStack() as stack:
         endpoint, _ = bench_endpoint(stack, embedded=True, latency=0.0)
-        figures: dict[str, object] = {"load average at start": load_average(), "tokens": instance.actual_tokens,
-                                      "gold": "; ".join(instance.gold_answers)}  # fmt: skip
+        figures: dict[str, object] = {
+            "load average at start": load_average(),
+            "tokens": instance.actual_tokens,
+            "gold": "; ".join(instance.gold_answers),
+        }
         rows = {
             v: one_variant(v, instance.question, instance.documents, endpoint, chunk_size)
             for v in ("paper", "compact")

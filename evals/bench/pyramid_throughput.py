@@ -60,11 +60,21 @@ def run(
         out = (out_dir or scratch) / "data.jsonl"
         out.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        summary = asyncio.run(asynth(
-            sources, out, llm=provider, start_embedded=False, context_window=2048, max_output_tokens=256,
-            temperature=0.0, structured_output="json_schema", max_concurrency=concurrency, cache_path=None,
-            **endpoint,
-        ))  # fmt: skip
+        summary = asyncio.run(
+            asynth(
+                sources,
+                out,
+                llm=provider,
+                start_embedded=False,
+                context_window=2048,
+                max_output_tokens=256,
+                temperature=0.0,
+                structured_output="json_schema",
+                max_concurrency=concurrency,
+                cache_path=None,
+                **endpoint,
+            )
+        )
         synth_seconds = time.perf_counter() - started
         records = [Record.model_validate_json(line) for line in out.read_text().splitlines() if line.strip()]
         calls = provider.calls
@@ -119,8 +129,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     args = _parser().parse_args(argv)
-    figures = run(args.documents, args.chars, args.latency, args.concurrency, embedded=args.embedded,
-                  out_dir=args.out, replay=args.replay)  # fmt: skip
+    figures = run(
+        args.documents,
+        args.chars,
+        args.latency,
+        args.concurrency,
+        embedded=args.embedded,
+        out_dir=args.out,
+        replay=args.replay,
+    )
     print_figures("Pyramid-Align: synth over a corpus / saturating load", figures)
     return figures
 

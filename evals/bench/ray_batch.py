@@ -36,8 +36,13 @@ def write_items(path: Path, count: int) -> Path:
     for i in range(count):
         filler = text[(i % 40) * 6_000 : (i % 40 + 1) * 6_000]
         fact = FACT.replace(".", f" from orchard {i}.")
-        rows.append({"id": f"item-{i}", "question": QUESTION,
-                     "document": filler[:3_000] + "\n\n" + fact + "\n\n" + filler[3_000:]})  # fmt: skip
+        rows.append(
+            {
+                "id": f"item-{i}",
+                "question": QUESTION,
+                "document": filler[:3_000] + "\n\n" + fact + "\n\n" + filler[3_000:],
+            }
+        )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -63,14 +68,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     figures: dict[str, Any] = {"items": args.items, "max_concurrency": args.concurrency}
     try:
         for latency in (float(x) for x in args.latencies.split(",")):
-            with run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)) as stub, \
-                    tempfile.TemporaryDirectory() as tmp:  # fmt: skip
+            with (
+                run_stub_in_subprocess(StubConfig(model="stub", latency_s=latency)) as stub,
+                tempfile.TemporaryDirectory() as tmp,
+            ):
                 items = write_items(Path(tmp) / "items.jsonl", args.items)
-                settings: dict[str, Any] = {"base_url": stub.base_url, "model": "stub", "cache_path": "",
-                                            "max_concurrency": args.concurrency, "context_window": 8192}  # fmt: skip
+                settings: dict[str, Any] = {
+                    "base_url": stub.base_url,
+                    "model": "stub",
+                    "cache_path": "",
+                    "max_concurrency": args.concurrency,
+                    "context_window": 8192,
+                }
                 rates: dict[str, float] = {}
-                for name, extra in (("local", {}), ("ray_1", {"engine": "ray", "workers": 1}),
-                                    ("ray_2", {"engine": "ray", "workers": 2})):  # fmt: skip
+                for name, extra in (
+                    ("local", {}),
+                    ("ray_1", {"engine": "ray", "workers": 1}),
+                    ("ray_2", {"engine": "ray", "workers": 2}),
+                ):
                     stub.reset()
                     summary = batch(
                         items, out=Path(tmp) / f"{name}.jsonl", start_embedded=False, **settings, **extra

@@ -185,9 +185,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
         ) as server,
     ):
         context = {
-            "base_url": stub.base_url, "model": "stub", "context_window": 2048, "max_output_tokens": 256,
-            "temperature": 0.0, "structured_output": "json_schema", "max_concurrency": 64,
-        }  # fmt: skip
+            "base_url": stub.base_url,
+            "model": "stub",
+            "context_window": 2048,
+            "max_output_tokens": 256,
+            "temperature": 0.0,
+            "structured_output": "json_schema",
+            "max_concurrency": 64,
+        }
         figures = asyncio.run(measure(args, context, server.url, tokens))
     print_figures(f"{args.graph}: in process vs through langgraph dev, stub latency {args.latency}s", figures)
     return figures

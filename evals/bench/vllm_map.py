@@ -191,10 +191,14 @@ def run_graph(
     recorder = RecordingProvider(record_usage=True)
     output = asyncio.run(
         aask(
-            workload.question, documents=workload.documents, llm=recorder, on_progress=on_progress,
-            base_url=base_url, **run_settings,
+            workload.question,
+            documents=workload.documents,
+            llm=recorder,
+            on_progress=on_progress,
+            base_url=base_url,
+            **run_settings,
         )
-    )  # fmt: skip
+    )
     calls = dict(output.stats.calls_by_stage)
     wall = marks.get("map", math.nan) - recorder.first_sent.get("map", math.nan)
     maps = [(p, c) for stage, p, c in recorder.usage if stage == "map"]
@@ -310,10 +314,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
         server, started = ensure_running(cache_dir=args.cache_dir)
     try:
         figures = run_benchmark(
-            server, chunks=args.chunks, chunk_size=args.chunk_size, max_output_tokens=args.max_output_tokens,
-            concurrency=args.concurrency, repeats=args.repeats, max_load=args.max_load, max_wait_s=args.max_wait,
+            server,
+            chunks=args.chunks,
+            chunk_size=args.chunk_size,
+            max_output_tokens=args.max_output_tokens,
+            concurrency=args.concurrency,
+            repeats=args.repeats,
+            max_load=args.max_load,
+            max_wait_s=args.max_wait,
             first_seed=args.seed if args.seed is not None else int(time.time()) % 1_000_000,
-        )  # fmt: skip
+        )
         figures["server_started_by_benchmark"] = started
     finally:
         if started:

@@ -164,8 +164,11 @@ def ask(
                 for q in question
             ]
             if as_json:
-                dumped = [e.model_dump(mode="json") | {"calls_at_most": e.calls_at_most,
-                          "prompt_tokens_at_most": e.prompt_tokens_at_most} for e in estimates]  # fmt: skip
+                dumped = [
+                    e.model_dump(mode="json")
+                    | {"calls_at_most": e.calls_at_most, "prompt_tokens_at_most": e.prompt_tokens_at_most}
+                    for e in estimates
+                ]
                 print(
                     json_for_terminal(
                         json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2)
@@ -185,10 +188,13 @@ def ask(
         resumed["thread"] = thread
         # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
         common: dict[str, Any] = {
-            "documents": documents, "strategy": strategy,
+            "documents": documents,
+            "strategy": strategy,
             **checkpoint_target(checkpoint_db, thread),
-            "thread_id": thread, "plan": given_plan, **settings,
-        }  # fmt: skip
+            "thread_id": thread,
+            "plan": given_plan,
+            **settings,
+        }
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
             if len(question) == 1:
                 results = [asyncio.run(aask(question[0], on_progress=on_progress, **common))]
@@ -217,8 +223,13 @@ def ask(
                     print(for_terminal(f"Q: {asked}\nA: {result.answer}"))
                     build = result.stats.build
                     cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
-                    stderr.print(f"note: {cost}" + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
-                                 highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+                    stderr.print(
+                        f"note: {cost}"
+                        + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
+                        highlight=False,
+                        markup=False,
+                        soft_wrap=True,
+                    )
                 else:
                     print(for_terminal(result.answer))
                 for note in result.stats.notes:
@@ -269,10 +280,14 @@ def demo(
         with progress_bars(not debug) as on_progress:
             result = asyncio.run(
                 aask(
-                    instance.question, documents=instance.documents, strategy=strategy, on_progress=on_progress,
-                    start_embedded=True, **settings,
+                    instance.question,
+                    documents=instance.documents,
+                    strategy=strategy,
+                    on_progress=on_progress,
+                    start_embedded=True,
+                    **settings,
                 )
-            )  # fmt: skip
+            )
         used = sum(c.status == "used" for c in result.chunks)
         print(for_terminal(f"answer: {result.answer}"))
         print(f"gold:   {'; '.join(instance.gold_answers)}")

@@ -99,9 +99,14 @@ def batch(
         from longgraph.errors import InputError
 
         with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=stderr, transient=False, disable=no_progress or debug or not stderr.is_terminal,
-        ) as progress:  # fmt: skip
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=stderr,
+            transient=False,
+            disable=no_progress or debug or not stderr.is_terminal,
+        ) as progress:
             bar = progress.add_task("items", total=None)
 
             def on_item(row: dict[str, Any], summary: BatchSummary) -> None:
@@ -115,19 +120,33 @@ def batch(
 
             if ray is not None:
                 summary = batch_on_ray(
-                    items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
-                    files_outside=files_outside, on_notice=lambda m: stderr.print(m),
-                    ray_address=ray_address(ray), workers=workers,
-                    checkpoint_url=ray_checkpoints(checkpoint_db), **settings,
-                )  # fmt: skip
+                    items,
+                    out=out,
+                    strategy=strategy,
+                    items_in_flight=items_in_flight,
+                    full=full,
+                    on_item=on_item,
+                    files_outside=files_outside,
+                    on_notice=lambda m: stderr.print(m),
+                    ray_address=ray_address(ray),
+                    workers=workers,
+                    checkpoint_url=ray_checkpoints(checkpoint_db),
+                    **settings,
+                )
             else:
                 if workers is not None or checkpoint_db is not None:
                     raise InputError("--workers and --checkpoint-db are options of --ray")
                 summary = batch(
-                    items, out=out, strategy=strategy, items_in_flight=items_in_flight, full=full, on_item=on_item,
+                    items,
+                    out=out,
+                    strategy=strategy,
+                    items_in_flight=items_in_flight,
+                    full=full,
+                    on_item=on_item,
                     files_outside=files_outside,
-                    on_notice=lambda m: stderr.print(m), **settings,
-                )  # fmt: skip
+                    on_notice=lambda m: stderr.print(m),
+                    **settings,
+                )
         print_cluster(summary.cluster)
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)

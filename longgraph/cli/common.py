@@ -67,9 +67,21 @@ NoCacheOption = Annotated[
 
 
 SHARED_SETTINGS = (
-    "api_key", "model", "context_window", "chunk_size", "max_output_tokens", "temperature", "max_concurrency",
-    "task", "request_timeout", "max_retries", "structured_output", "tokenizer", "max_calls", "max_prompt_tokens",
-)  # fmt: skip
+    "api_key",
+    "model",
+    "context_window",
+    "chunk_size",
+    "max_output_tokens",
+    "temperature",
+    "max_concurrency",
+    "task",
+    "request_timeout",
+    "max_retries",
+    "structured_output",
+    "tokenizer",
+    "max_calls",
+    "max_prompt_tokens",
+)
 """The shared options that are context fields as they are (``base_url`` and the cache are not)."""
 
 
@@ -127,9 +139,13 @@ def progress_bars(enabled: bool) -> Iterator[_Bars | None]:
         yield None
         return
     with Progress(
-        TextColumn("[bold]{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=stderr, transient=False,
-    ) as progress:  # fmt: skip
+        TextColumn("[bold]{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=False,
+    ) as progress:
         yield _Bars(progress)
 
 
@@ -259,10 +275,16 @@ def claim_page(page: Path, inputs: Sequence[str | Path]) -> None:
 
 RayOption = Annotated[
     str | None,
-    Opt("--ray", is_flag=False, flag_value="auto", metavar="[ADDRESS]",
+    Opt(
+        "--ray",
+        is_flag=False,
+        flag_value="auto",
+        metavar="[ADDRESS]",
         help="Run on a Ray cluster: --ray ADDRESS, or --ray alone for Ray's own choice (RAY_ADDRESS, else a "
-        "local cluster). The output files are written here, as without it.", show_default=False),
-]  # fmt: skip
+        "local cluster). The output files are written here, as without it.",
+        show_default=False,
+    ),
+]
 WorkersOption = Annotated[
     int | None,
     Opt(help="With --ray: worker actors (default one per CPU of the cluster).", show_default=False),
@@ -279,5 +301,7 @@ def print_cluster(figures: Mapping[str, int] | None) -> None:
     if figures is not None:
         stderr.print(
             f"ray: {figures['workers']} worker(s), {figures['workers_lost']} lost; {figures['budget']} "
-            "request(s) in flight at most across the cluster", highlight=False, markup=False,
-        )  # fmt: skip
+            "request(s) in flight at most across the cluster",
+            highlight=False,
+            markup=False,
+        )

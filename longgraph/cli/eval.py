@@ -147,20 +147,33 @@ def run(
     def action() -> None:
         settings: dict[str, Any] = {
             "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
-            "model": model, "api_key": api_key, "context_window": context_window, "tokenizer": tokenizer,
-            "max_output_tokens": max_output_tokens, "temperature": temperature,
-            "max_concurrency": max_concurrency, "chunk_size": chunk_size, "structured_output": structured_output,
-            "request_timeout": request_timeout, "rag_top_k": rag_top_k, "rag_chunk_tokens": rag_chunk_tokens,
-            "embedding_url": embedding_url, "embedding_model": embedding_model,
-        }  # fmt: skip
+            "model": model,
+            "api_key": api_key,
+            "context_window": context_window,
+            "tokenizer": tokenizer,
+            "max_output_tokens": max_output_tokens,
+            "temperature": temperature,
+            "max_concurrency": max_concurrency,
+            "chunk_size": chunk_size,
+            "structured_output": structured_output,
+            "request_timeout": request_timeout,
+            "rag_top_k": rag_top_k,
+            "rag_chunk_tokens": rag_chunk_tokens,
+            "embedding_url": embedding_url,
+            "embedding_model": embedding_model,
+        }
         settings = {k: v for k, v in settings.items() if v is not None}
         settings.update(_setting(raw) for raw in setting or [])
         if oracle and (base_url or model):
             raise ConfigurationError("--oracle serves its own model: drop --base-url/--model")
         judge = None
         if judge_base_url:
-            judge = {"base_url": judge_base_url, "model": judge_model, "api_key": judge_api_key,
-                     "context_window": judge_context_window}  # fmt: skip
+            judge = {
+                "base_url": judge_base_url,
+                "model": judge_model,
+                "api_key": judge_api_key,
+                "context_window": judge_context_window,
+            }
             judge = {k: v for k, v in judge.items() if v is not None}
         loong = None
         if suite == "loong":
@@ -184,13 +197,22 @@ def run(
             out_dir=out,
             lengths=tuple(parse_tokens(x) for x in _split(lengths)),
             depths=tuple(float(x) for x in _split(depths)),
-            n=n, seed=seed, model_settings=settings, judge_settings=judge, label=label,
-            concurrency=concurrency, oracle=oracle, retry_failed=retry_failed, loong=loong,
-            data_dir=data, tasks=tuple(_split(tasks)) if tasks else None,
+            n=n,
+            seed=seed,
+            model_settings=settings,
+            judge_settings=judge,
+            label=label,
+            concurrency=concurrency,
+            oracle=oracle,
+            retry_failed=retry_failed,
+            loong=loong,
+            data_dir=data,
+            tasks=tuple(_split(tasks)) if tasks else None,
             length_sets=_sets(loong_sets) if loong_sets and suite == "loong-synth" else (1,),
             window=loong_window if suite == "loong-synth" and loong_window != 10_000_000 else None,
-            given_plans=given_plans, split=split,  # type: ignore[arg-type]  # checked above
-        )  # fmt: skip
+            given_plans=given_plans,
+            split=split,  # type: ignore[arg-type]  # checked above
+        )
         config.validate()
 
         def show(record: dict[str, Any], done: int, total: int) -> None:
@@ -260,8 +282,16 @@ def score(
     def action() -> None:
         results = [rescore(path, task) for path in predictions]
         if as_json:
-            rows = [{"file": str(r.path), "task": r.task, "metric": r.metric, "n": r.n, "score": round(r.score, 2)}
-                    for r in results]  # fmt: skip
+            rows = [
+                {
+                    "file": str(r.path),
+                    "task": r.task,
+                    "metric": r.metric,
+                    "n": r.n,
+                    "score": round(r.score, 2),
+                }
+                for r in results
+            ]
             print(json.dumps(rows, indent=2))
             return
         print("| task | metric | n | score (%) |")

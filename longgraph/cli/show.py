@@ -32,10 +32,14 @@ def source_records(files: Sequence[str], documents: Sequence[Mapping[str, str]])
     """What a saved result records of each file it read: enough to find it again and to know it is the
     same text (stdin has no path)."""
     return [
-        {"title": d["title"], "path": None if f == "-" else str(Path(f).resolve()), "sha256": text_digest(d["text"]),
-         "chars": len(d["text"])}
+        {
+            "title": d["title"],
+            "path": None if f == "-" else str(Path(f).resolve()),
+            "sha256": text_digest(d["text"]),
+            "chars": len(d["text"]),
+        }
         for f, d in zip(files, documents, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def answers_page(results: Sequence[Answer], questions: Sequence[str]) -> str:

@@ -81,27 +81,45 @@ def synth(
             sources.append(Source(name=path, text=text))
         settings: dict[str, Any] = endpoint_settings(cache, base_url, model)
         chosen = {
-            "temperature": temperature, "context_window": context_window, "max_output_tokens": max_output_tokens,
-            "structured_output": structured_output, "max_concurrency": max_concurrency,
-        }  # fmt: skip
+            "temperature": temperature,
+            "context_window": context_window,
+            "max_output_tokens": max_output_tokens,
+            "structured_output": structured_output,
+            "max_concurrency": max_concurrency,
+        }
         settings.update({k: v for k, v in chosen.items() if v is not None})
         with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=stderr, transient=False, disable=not stderr.is_terminal,
-        ) as progress:  # fmt: skip
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=stderr,
+            transient=False,
+            disable=not stderr.is_terminal,
+        ) as progress:
             bar = progress.add_task("documents", total=len(sources))
             if ray is not None:
                 summary = synth_on_ray(
-                    sources, out, seed=seed, documents_in_flight=documents_in_flight, ray_address=ray_address(ray),
-                    workers=workers, on_document=lambda name, status: progress.advance(bar), **settings,
-                )  # fmt: skip
+                    sources,
+                    out,
+                    seed=seed,
+                    documents_in_flight=documents_in_flight,
+                    ray_address=ray_address(ray),
+                    workers=workers,
+                    on_document=lambda name, status: progress.advance(bar),
+                    **settings,
+                )
             else:
                 if workers is not None:
                     raise InputError("--workers is an option of --ray")
                 summary = synth(
-                    sources, out, seed=seed, documents_in_flight=documents_in_flight,
-                    on_document=lambda name, status: progress.advance(bar), **settings,
-                )  # fmt: skip
+                    sources,
+                    out,
+                    seed=seed,
+                    documents_in_flight=documents_in_flight,
+                    on_document=lambda name, status: progress.advance(bar),
+                    **settings,
+                )
         print_cluster(summary.cluster)
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False)

@@ -43,8 +43,9 @@ def show(
         settings = {**endpoint_settings(cache, base_url, model), "tom_top_k": 0}
         if chunk_tokens:
             settings["tom_chunk_tokens"] = chunk_tokens
-        values = build_structure(files, build_tree_graph(), settings=settings, what="the document tree",
-                                 progress=not debug)  # fmt: skip
+        values = build_structure(
+            files, build_tree_graph(), settings=settings, what="the document tree", progress=not debug
+        )
         documents = values["documents"]
         tree = values["doc_tree"]
         docs = [DocumentIn.model_validate(d) for d in documents]

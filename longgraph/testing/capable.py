@@ -27,9 +27,19 @@ from longgraph.testing.answers import build_completion_content
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
 
 READING_SCHEMAS = frozenset(
-    {"ChunkAnswer", "DirectAnswer", "ReduceOutput", "MapOutput", "TreeAnswer", "TreeAnswerPlain", "SegmentNote",
-     "MergedReasoning", "FreeTextNote", "FilterDecision"}
-)  # fmt: skip
+    {
+        "ChunkAnswer",
+        "DirectAnswer",
+        "ReduceOutput",
+        "MapOutput",
+        "TreeAnswer",
+        "TreeAnswerPlain",
+        "SegmentNote",
+        "MergedReasoning",
+        "FreeTextNote",
+        "FilterDecision",
+    }
+)
 """Stages that read text for the question and answer it (or judge a note for it)."""
 ENOUGH_SCHEMA = "Sufficiency"
 CHECK_SCHEMA = "AnswerCheck"

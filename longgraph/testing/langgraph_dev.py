@@ -143,10 +143,21 @@ def run_langgraph_dev(
     config_file = workdir / "langgraph.json"
     config_file.write_text(json.dumps(served_config(config_path), indent=2), encoding="utf-8")
     command = [
-        sys.executable, "-m", "langgraph_cli", "dev", "--config", str(config_file), "--host", host,
-        "--port", str(port or _free_port(host)), "--no-browser", "--no-reload",
-        "--n-jobs-per-worker", str(n_jobs_per_worker),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "langgraph_cli",
+        "dev",
+        "--config",
+        str(config_file),
+        "--host",
+        host,
+        "--port",
+        str(port or _free_port(host)),
+        "--no-browser",
+        "--no-reload",
+        "--n-jobs-per-worker",
+        str(n_jobs_per_worker),
+    ]
     if allow_blocking:
         command.append("--allow-blocking")
     full_env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "PYTHONUNBUFFERED": "1", **(env or {})}

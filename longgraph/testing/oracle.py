@@ -294,8 +294,11 @@ def synthesis_sentences(text: str) -> list[dict[str, Any]]:
     """An upper pyramid node (Pyramid-Align's synthesis prompt): the numbered sentences of the shown text,
     every :data:`POINTS_PER_GROUP`-th kept with its bold markers removed, each citing its own id — and,
     so that bad citations are exercised too, one id that was never shown. Deterministic and shrinking."""
-    numbered = [(int(m.group(1)), m.group(2).replace("**", "").strip()) for line in text.splitlines()
-                if (m := _NUMBERED_LINE.match(line.strip()))]  # fmt: skip
+    numbered = [
+        (int(m.group(1)), m.group(2).replace("**", "").strip())
+        for line in text.splitlines()
+        if (m := _NUMBERED_LINE.match(line.strip()))
+    ]
     kept = numbered[::POINTS_PER_GROUP]
     unknown = 1 + max((i for i, _ in numbered), default=0) + 10_000
     return [
@@ -325,10 +328,13 @@ def question_plan(question: str) -> dict[str, Any]:
     which its sentence matcher answers with the document's own fact sentence."""
     lowered = question.lower()
     cues = (
-        ("chain", ("starting from", "follow")), ("between", ("between",)),
-        ("order", ("in order", "sort ", "rank")), ("group", ("group", "cluster")),
-        ("highest", ("highest", "largest", "most ")), ("lowest", ("lowest", "smallest", "least ")),
-    )  # fmt: skip
+        ("chain", ("starting from", "follow")),
+        ("between", ("between",)),
+        ("order", ("in order", "sort ", "rank")),
+        ("group", ("group", "cluster")),
+        ("highest", ("highest", "largest", "most ")),
+        ("lowest", ("lowest", "smallest", "least ")),
+    )
     combine = next((kind for kind, words in cues if any(w in lowered for w in words)), "none")
     if combine == "none":
         return {"per_document_question": "", "combine": "none", "labels": []}

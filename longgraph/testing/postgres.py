@@ -65,16 +65,47 @@ def run_postgres(*, startup_timeout_s: int = 60) -> Iterator[str]:
     port = _free_port()
     try:
         subprocess.run(
-            _as_server_user([str(binaries / "initdb"), "-D", str(data), "-U", DATABASE_USER, "--auth=trust",
-                             "--no-sync", "-E", "UTF8", "--locale=C"]),
-            check=True, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            _as_server_user(
+                [
+                    str(binaries / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    DATABASE_USER,
+                    "--auth=trust",
+                    "--no-sync",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         options = f"-p {port} -h 127.0.0.1 -k {root} -c fsync=off"
         subprocess.run(
-            _as_server_user([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w",
-                             "-t", str(startup_timeout_s), "start"]),
-            check=True, capture_output=True, text=True, timeout=startup_timeout_s + 30,
-        )  # fmt: skip
+            _as_server_user(
+                [
+                    str(binaries / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(log),
+                    "-w",
+                    "-t",
+                    str(startup_timeout_s),
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=startup_timeout_s + 30,
+        )
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(root, ignore_errors=True)
         detail = (exc.stderr or exc.stdout or "").strip().splitlines()[-3:]
@@ -84,6 +115,8 @@ def run_postgres(*, startup_timeout_s: int = 60) -> Iterator[str]:
     finally:
         subprocess.run(
             _as_server_user([str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-            capture_output=True, timeout=60, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
         shutil.rmtree(root, ignore_errors=True)
