@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import sentence_spans
+from longgraph.prompts import neutralise_frames
 from longgraph.state.contract import Evidence
 from longgraph.state.outputs import AnswerCheck
 from longgraph.state.usage import Usage
@@ -43,12 +44,14 @@ def shown_sentences(quotes: Sequence[Evidence]) -> str:
 
 async def verify_answer(kit: RunKit, question: str, answer: str, quotes: Sequence[Evidence]) -> Checked:
     """Whether the model, shown ``quotes``' sentences, says they state ``answer`` as the answer."""
+    # The answer is the document's words as a model repeated them: shown on one line, unable to open or
+    # close a frame of its own (a document that plants "Question: ..." in it gets no second question).
     result = await kit.call(
         PROMPTS,
         STAGE,
         text=shown_sentences(quotes),
         question=question,
-        answer=answer,
+        answer=neutralise_frames(" ".join(answer.split())),
         work="verifying the answer",
     )
     value = result.value
