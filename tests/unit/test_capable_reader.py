@@ -432,3 +432,19 @@ def test_an_answer_that_stops_at_the_bridge_of_a_chain_does_not_stand_and_the_ch
     assert chained.kind == "extractive" and len(chained.quotes) == 2
     # Without the second hop among the verified notes, nothing shows the answer stopped early.
     assert judge_answer("Marit Varmistal", notes[:1], question).kind == "extractive"
+
+
+def test_a_sentence_in_the_questions_own_words_is_confirmed_by_words_for_every_dev_template() -> None:
+    """The words confirm an answer read in the planted sentence when the question is asked in that
+    sentence's words (no verification call needed): the rule leaves to a verifier only sentences that
+    share nothing but the entity with the question. Dev templates only: the test split stays unseen."""
+    import random
+
+    from longgraph.evals.data.general import TEMPLATES
+
+    for template in (t for t in TEMPLATES if t.split == "dev"):
+        rng = random.Random(template.name)
+        entity, value = template.entity(rng), template.value(rng)
+        sentence = template.sentence.format(e=entity, v=value)
+        judged = judge_answer(value, [_quote(sentence)], template.question.format(e=entity))
+        assert judged.kind == "extractive" and not judged.unconfirmed, (template.name, judged)
