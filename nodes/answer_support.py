@@ -629,6 +629,11 @@ def judge_answer(
         basis = (support.support, support.relevance)
     elif not claim and not is_verdict(answer) and not chooses(answer, question) and not counted:
         return Judged("none", [], "it restates the question")
+    elif not (numbered or counted or is_verdict(answer) or chooses(answer, question)):
+        # Not read in the notes and nothing worked out: a value written as no number ("381.4C"'s digits
+        # glued to a code) must not pass as derived.
+        missing = ", ".join(sorted(claim - stems)[:6]) or answer[:40]
+        return Judged("none", [], f"its words are in no verified note (not found: {missing})")
     else:  # a verdict, a choice or a value worked out: it rests on the notes that bear on the question
         kind = "derived"
         sharing = [q for q in all_quotes if wanted.share(content_stems(q.text)) > 0]

@@ -24,9 +24,15 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 
-NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|-[A-Za-z])")
+NUMBER = re.compile(
+    r"(?<![\w.,])(?<![A-Za-z]-)(?>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+    r"(?=[A-Za-z]+\b(?!-?\d)|(?![\w]|-[A-Za-z]))"
+)
 """A number as written: thousands separators and decimals ("1,200", "3.5", "-4"), not inside a word or
-a code ("A12", "v2.1", "QW-5361-F" are not read as numbers)."""
+a code ("A12", "v2.1", "QW-5361-F", "23T09" are not read as numbers), but with a unit written on
+("380.4C", "12km": letters that end the word). Matched whole or not at all (an atomic group):
+"380.4C" was read as 380 (measured: the embedded model answered "380.4C" from "melts at 380.4 degrees",
+and the stray 380 was "a number in no verified note")."""
 MAX_CHOICES = 512
 """Ways of picking one number per note that are tried (notes holding several numbers multiply them)."""
 MAX_GROUPED_NOTES = 6

@@ -448,3 +448,15 @@ def test_a_sentence_in_the_questions_own_words_is_confirmed_by_words_for_every_d
         sentence = template.sentence.format(e=entity, v=value)
         judged = judge_answer(value, [_quote(sentence)], template.question.format(e=entity))
         assert judged.kind == "extractive" and not judged.unconfirmed, (template.name, judged)
+
+
+def test_a_number_with_its_unit_written_on_is_read_whole_and_checked() -> None:
+    """Measured: the embedded model answered "380.4C" from "melts at 380.4 degrees"; the number was read
+    as 380 (not in the note), and the right note was refused. Read whole, it stands; a wrong value
+    written the same way ("381.4C") does not pass as "derived"."""
+    question = "At what temperature does the Tallo alloy melt?"
+    notes = [_quote("The Tallo alloy melts at 380.4 degrees Celsius.")]
+    assert judge_answer("380.4C", notes, question).kind == "extractive"
+    for wrong in ("381.4C", "12km", "381.4"):
+        judged = judge_answer(wrong, notes, question)
+        assert judged.kind == "none" and "in no verified note" in judged.why, (wrong, judged)
