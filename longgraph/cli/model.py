@@ -87,10 +87,26 @@ def serve(
     ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the server to answer.")] = 300.0,
     max_model_len: Annotated[int, typer.Option(help="Context length the server accepts.")] = 8192,
+    reproducible: Annotated[
+        bool,
+        typer.Option(
+            "--reproducible",
+            help="Prefix caching off: with --max-concurrency 1 on ask, a rerun reads every chunk the same "
+            "(measured 6 of 6 documents, against 1 of 6 with the cache; 1.22x the time).",
+        ),
+    ] = False,
     cache_dir: CacheDirOption = None,
 ) -> None:
     """Start the server (detached unless --foreground) and print its URL; reuse one already running."""
-    settings = ServerSettings(max_model_len=max_model_len)
+    settings = ServerSettings(max_model_len=max_model_len, prefix_caching=not reproducible)
+    running = find_running(cache_dir)
+    if running is not None and reproducible and running.prefix_caching is not False:
+        _fail(
+            EmbeddedServerError(
+                f"a model server with prefix caching is already running at {running.base_url} (pid "
+                f"{running.pid}); stop it first (longgraph model stop) to start a reproducible one"
+            )
+        )
     out = _out()
     try:
         if foreground:

@@ -54,6 +54,11 @@ class ServerSettings:
     dtype: str = "auto"
     kv_cache_space_gb: int = 2
     enforce_eager: bool = True
+    prefix_caching: bool = True
+    """vLLM's prefix cache: a prompt whose start was computed before reuses its KV. Off for exact
+    reruns: measured on the embedded model (``evals/bench/reproducibility.py``), a cache hit gives other
+    bfloat16 sums than a miss, so a question's first run read 5 of 6 documents' chunks differently from
+    its reruns; with the cache off and one request at a time, 6 of 6 agreed, at 1.22x the wall time."""
     extra_args: tuple[str, ...] = ()
     extra_env: Mapping[str, str] = field(default_factory=dict)
     python: str | None = None
@@ -128,6 +133,8 @@ def server_command(
     ]
     if settings.enforce_eager:
         cmd.append("--enforce-eager")
+    if not settings.prefix_caching:
+        cmd.append("--no-enable-prefix-caching")
     # Compact JSON under constrained decoding: without this SmolLM2 spends a third of its output on
     # whitespace between keys and values ('{\n\n"answer"\n\n: ...').
     cmd += [
@@ -239,6 +246,7 @@ def _start_locked(
         started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         dtype=choice.dtype,
         dtype_reason=choice.reason,
+        prefix_caching=settings.prefix_caching,
     )
     _write_state(root, info)  # recorded before it is ready, so `stop` can end a server still loading
     try:

@@ -31,6 +31,8 @@ class ServerInfo:
     dtype: str | None = None
     """What the server computes in, and why (``longgraph.embedded.dtype``)."""
     dtype_reason: str | None = None
+    prefix_caching: bool | None = None
+    """Whether vLLM reuses the KV of prompt prefixes it has seen (None: recorded before this was)."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -54,6 +56,7 @@ class ServerInfo:
             startup_seconds=float(startup) if startup is not None else None,
             dtype=data.get("dtype"),
             dtype_reason=data.get("dtype_reason"),
+            prefix_caching=data.get("prefix_caching"),
         )
 
 

@@ -213,3 +213,13 @@ def test_result_cache_benchmark_runs_itself_again_under_a_slow_fsync(
 
     result_cache.main(["--tokens", "20000", "--repeats", "1", "--latency", "0", "--fsync-ms", "5"])
     assert "extra_ms_per_fsync: 5" in capfd.readouterr().out
+
+
+def test_reproducibility_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """Against the stub (deterministic by construction) every document agrees with itself."""
+    from longgraph.evals.bench import reproducibility
+
+    reproducibility.main(["--stub", "--docs", "2", "--repeats", "2", "--concurrency", "4", "1"])
+    out = capsys.readouterr().out
+    assert out.count("same answer every run (documents): 2/2") == 2, out
+    assert out.count("same reading of every chunk every run (documents): 2/2") == 2, out

@@ -35,3 +35,19 @@ def test_the_default_setting_is_auto_and_reaches_the_command_resolved() -> None:
     assert ServerSettings().dtype == "auto"
     command = server_command(Path("/m"), "127.0.0.1", 8000, ServerSettings(dtype="float32"))
     assert command[command.index("--dtype") + 1] == "float32"
+
+
+def test_a_reproducible_server_runs_without_prefix_caching_and_records_it(tmp_path: Path) -> None:
+    """``longgraph model serve --reproducible``: a prefix-cache hit gives other sums than a miss (measured),
+    so reruns agree only with the cache off."""
+    from longgraph.embedded.registry import ServerInfo
+
+    assert "--no-enable-prefix-caching" not in server_command(Path("/m"), "127.0.0.1", 8000, ServerSettings())
+    off = server_command(Path("/m"), "127.0.0.1", 8000, ServerSettings(prefix_caching=False))
+    assert "--no-enable-prefix-caching" in off
+    info = ServerInfo(
+        "http://x/v1", "smollm2", 1, 2, "127.0.0.1", tmp_path, tmp_path, "now", prefix_caching=False
+    )
+    assert ServerInfo.from_json(info.to_json()).prefix_caching is False
+    legacy = {k: v for k, v in info.to_json().items() if k != "prefix_caching"}
+    assert ServerInfo.from_json(legacy).prefix_caching is None
