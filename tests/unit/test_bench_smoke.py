@@ -223,3 +223,13 @@ def test_reproducibility_benchmark_prints_its_figures(capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert out.count("same answer every run (documents): 2/2") == 2, out
     assert out.count("same reading of every chunk every run (documents): 2/2") == 2, out
+
+
+def test_verify_probe_prints_the_yes_rate_of_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    from longgraph.evals.bench import verify_probe
+
+    figures = verify_probe.main(["--stub", "--seeds", "1"])
+    out = capsys.readouterr().out
+    for kind in ("right", "look-alike's value", "two-hop, the bridge"):
+        assert f"yes, {kind}:" in out, out
+    assert int(str(figures["calls"])) > 0

@@ -1,0 +1,107 @@
+"""Can a model verify? The verification call (``nodes/verify.py``) on cases whose truth is known.
+
+``python -m longgraph.evals.bench.verify_probe [--seeds 3] [--split dev]``
+
+Why: a model gets the verification call by default only if it tells a right answer from a wrong one
+(``longgraph/endpoint.py`` ``MODEL_PROFILES``). This asks the call, through the project's own prompt and
+structured path, about cases built from the general suite's templates: the right value in its
+sentence (asked in the question's words and in a paraphrase), a look-alike's value in the look-alike's
+sentence, and a two-hop question answered with the chain's bridge. It prints the share of "yes" per
+kind: a model that can verify says yes to the right cases and no to the others; one at chance says
+yes to all alike. The embedded server is reused if one runs, otherwise started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import Any
+
+from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
+from longgraph.evals.data.general import HOPS, TEMPLATES, Split, _entities, _made_up, _person
+from longgraph.llm import default_provider
+from longgraph.nodes.kit import build_kit
+from longgraph.nodes.verify import verify_answer
+from longgraph.state.context import Context
+from longgraph.state.contract import Evidence
+
+Case = tuple[str, str, str, str]
+"""(kind, question, proposed answer, the sentences shown)."""
+
+
+def cases(split: Split, seeds: int) -> list[Case]:
+    out: list[Case] = []
+    for template in (t for t in TEMPLATES if t.split == split):
+        for seed in range(seeds):
+            rng = random.Random(f"probe:{seed}:{template.name}")
+            a, b = _entities(template, rng, 2)
+            va = template.value(rng)
+            vb = template.value(rng)
+            while vb == va:
+                vb = template.value(rng)
+            right, other = template.sentence.format(e=a, v=va), template.sentence.format(e=b, v=vb)
+            out += [
+                ("right", template.question.format(e=a), va, right),
+                ("right, paraphrased question", template.paraphrase.format(e=a), va, right),
+                ("look-alike's value", template.question.format(e=a), vb, other),
+            ]
+    for _, which, first, second, question in HOPS:
+        if which != split:
+            continue
+        for seed in range(seeds):
+            rng = random.Random(f"probe:{seed}:{question}")
+            e, p, v = _made_up(rng), _person(rng), _made_up(rng)
+            out += [
+                (
+                    "two-hop, the chain's end",
+                    question.format(e=e),
+                    v,
+                    f"{first.format(e=e, p=p)} {second.format(p=p, v=v)}",
+                ),
+                ("two-hop, the bridge", question.format(e=e), p, first.format(e=e, p=p)),
+            ]
+    return out
+
+
+async def probe(all_cases: Sequence[Case], settings: dict[str, Any]) -> dict[str, object]:
+    kit = await build_kit(Context(**settings), default_provider)
+    said: dict[str, list[bool]] = defaultdict(list)
+    calls = 0
+    for kind, question, answer, sentences in all_cases:
+        quote = Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
+        checked = await verify_answer(kit, question, answer, [quote])
+        said[kind].append(checked.confirmed)
+        calls += checked.usage.llm_calls
+    figures: dict[str, object] = {
+        f"yes, {kind}": f"{sum(v)}/{len(v)} ({sum(v) / len(v):.2f})" for kind, v in said.items()
+    }
+    right = [x for k, v in said.items() if k.startswith(("right", "two-hop, the chain")) for x in v]
+    wrong = [x for k, v in said.items() if not k.startswith(("right", "two-hop, the chain")) for x in v]
+    figures["yes rate, right cases minus wrong cases"] = round(
+        sum(right) / len(right) - sum(wrong) / len(wrong), 2
+    )
+    figures["calls"] = calls
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, object]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--stub", action="store_true", help="the stub's oracle instead of the embedded vLLM")
+    args = parser.parse_args(argv)
+    with ExitStack() as stack:
+        endpoint, _ = bench_endpoint(stack, embedded=not args.stub, latency=0.0)
+        figures = asyncio.run(probe(cases(args.split, args.seeds), {**endpoint, "cache_path": ""}))
+    print_figures(
+        "can the model verify?", {"endpoint": endpoint_label(embedded=not args.stub, latency=0.0), **figures}
+    )
+    return figures
+
+
+if __name__ == "__main__":
+    main()
