@@ -30,7 +30,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -536,7 +536,6 @@ async def abatch(
     lets items name files outside the items file's folder (:func:`parse_item`). ``settings`` are context fields, as for :func:`longgraph.aask`.
     """
     from longgraph.api import prepare_context, resolved_context
-    from longgraph.checkpointing import sqlite_checkpointer
 
     if engine == "ray":
         return await asyncio.to_thread(
@@ -558,8 +557,8 @@ async def abatch(
     if engine != "local":
         raise ConfigurationError(f"engine {engine!r}: expected 'local' or 'ray'")
     planned = await asyncio.to_thread(plan_batch, items, out, strategy, files_outside)
-    summary, path, todo = planned.summary, planned.path, planned.todo
-    if not todo:
+    summary, path = planned.summary, planned.path
+    if not planned.todo:
         return summary
     ctx = await asyncio.to_thread(
         lambda: prepare_context(
@@ -568,64 +567,89 @@ async def abatch(
     )
     provider = llm or default_provider
     resolved = await resolved_context(ctx, provider)  # one object: one client, one budget for every item
-    gate = asyncio.Semaphore(
-        items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
-    )
+    in_flight = items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
     started = time.perf_counter()
     async with AsyncExitStack() as stack:
-        appender = None
-        checkpointer = None
-        if path is not None:
-            try:
-                appender = stack.enter_context(await asyncio.to_thread(Appender, path))
-            except OSError as exc:
-                raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
-            checkpointer = await stack.enter_async_context(sqlite_checkpointer(str(checkpoint_file(path))))
-
+        appender, checkpointer = await _open_outputs(stack, path)
         runner = ItemRunner(
             resolved, provider, checkpointer, where=str(checkpoint_file(path)) if path else ""
         )
 
         async def one(item: BatchItem) -> None:
             row = await runner.answer(item, full=full)
-            if row.get("error_type") == "BudgetExhausted":  # the corpus's budget: no new item starts
-                summary.budget_stop = summary.budget_stop or row["budget_stop"]
-            row.pop("budget_stop", None)
-            if appender is not None:
-                await appender.awrite(row)
-                if checkpointer is not None and row["error"] is None:  # its row is its result now
-                    await checkpointer.adelete_thread(f"batch-{item.id}-{item.digest}")
-            summary.count(row)
+            await _record(row, item, summary, appender, checkpointer)
             if on_item is not None:
                 on_item(row, summary)
 
-        tasks: set[asyncio.Task[None]] = set()
-
-        def finished(task: asyncio.Task[None]) -> None:
-            tasks.discard(task)
-            gate.release()
-
-        try:
-            # the second pass: documents read lazily
-            for item in planned.items():
-                if item.id not in todo:
-                    continue
-                await gate.acquire()
-                if summary.budget_stop is not None:
-                    gate.release()
-                    summary.not_started += 1
-                    continue
-                task = asyncio.create_task(one(item))
-                tasks.add(task)
-                task.add_done_callback(finished)
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
-            if tasks:
-                await asyncio.gather(*tasks, return_exceptions=True)
+        await _run_items(planned, summary, one, in_flight)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+async def _open_outputs(stack: AsyncExitStack, path: Path | None) -> tuple[Appender | None, Any]:
+    """The rows file to append to and the checkpointer beside it, opened on ``stack`` (none without
+    ``out``)."""
+    from longgraph.checkpointing import sqlite_checkpointer
+
+    if path is None:
+        return None, None
+    try:
+        appender = stack.enter_context(await asyncio.to_thread(Appender, path))
+    except OSError as exc:
+        raise ConfigurationError(f"--out {path}: cannot be written ({exc.strerror})") from exc
+    checkpointer = await stack.enter_async_context(sqlite_checkpointer(str(checkpoint_file(path))))
+    return appender, checkpointer
+
+
+async def _record(
+    row: dict[str, Any], item: BatchItem, summary: BatchSummary, appender: Appender | None, checkpointer: Any
+) -> None:
+    """One finished item: a stop on the corpus's budget noted, its row appended, its checkpoints
+    dropped once the row holds its result, and counted."""
+    if row.get("error_type") == "BudgetExhausted":  # the corpus's budget: no new item starts
+        summary.budget_stop = summary.budget_stop or row["budget_stop"]
+    row.pop("budget_stop", None)
+    if appender is not None:
+        await appender.awrite(row)
+        if checkpointer is not None and row["error"] is None:  # its row is its result now
+            await checkpointer.adelete_thread(f"batch-{item.id}-{item.digest}")
+    summary.count(row)
+
+
+async def _run_items(
+    planned: PlannedBatch,
+    summary: BatchSummary,
+    one: Callable[[BatchItem], Coroutine[Any, Any, None]],
+    in_flight: int,
+) -> None:
+    """``one`` on every item still to do, at most ``in_flight`` at a time, documents read lazily; once
+    the budget stops the batch, the rest are counted as not started. Interrupted, the items in flight
+    are cancelled and awaited."""
+    gate = asyncio.Semaphore(in_flight)
+    tasks: set[asyncio.Task[None]] = set()
+
+    def finished(task: asyncio.Task[None]) -> None:
+        tasks.discard(task)
+        gate.release()
+
+    try:
+        for item in planned.items():  # the second pass: documents read lazily
+            if item.id not in planned.todo:
+                continue
+            await gate.acquire()
+            if summary.budget_stop is not None:
+                gate.release()
+                summary.not_started += 1
+                continue
+            task = asyncio.create_task(one(item))
+            tasks.add(task)
+            task.add_done_callback(finished)
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def batch(items: str | Path | Iterable[Mapping[str, Any]], **kwargs: Any) -> BatchSummary:
