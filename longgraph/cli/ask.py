@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -38,6 +39,10 @@ from longgraph.cli.common import (
 from longgraph.cli.show import answers_page, source_records
 from longgraph.files import read_document
 from longgraph.inert import for_terminal, json_for_terminal
+
+if TYPE_CHECKING:
+    from longgraph.costing import CostEstimate
+    from longgraph.state.contract import GraphOutput
 
 
 def read_plan(given: str) -> dict[str, Any]:
@@ -151,11 +156,7 @@ def ask(
         given_plan = read_plan(plan) if plan else None
         if html is not None:
             claim_page(html, files)
-        documents, notes = [], []
-        for path in files:
-            title, text, file_notes = read_document(path)
-            documents.append({"title": title, "text": text})
-            notes += file_notes
+        documents, notes = read_documents(files)
         if dry_run:
             estimates = [
                 asyncio.run(
@@ -163,22 +164,7 @@ def ask(
                 )
                 for q in question
             ]
-            if as_json:
-                dumped = [
-                    e.model_dump(mode="json")
-                    | {"calls_at_most": e.calls_at_most, "prompt_tokens_at_most": e.prompt_tokens_at_most}
-                    for e in estimates
-                ]
-                print(
-                    json_for_terminal(
-                        json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2)
-                    )
-                )
-            else:
-                for asked, estimate in zip(question, estimates, strict=True):
-                    if len(estimates) > 1:
-                        print(for_terminal(f"Q: {asked}"))
-                    print(for_terminal("\n".join(estimate.lines())))
+            print_estimates(question, estimates, as_json=as_json)
             return
         thread = resume
         if thread is None and (max_calls or max_prompt_tokens):  # a budgeted run must be resumable
@@ -186,7 +172,6 @@ def ask(
                 "budget-" + input_fingerprint(strategy, {"questions": question, "documents": documents})[:16]
             )
         resumed["thread"] = thread
-        # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
         common: dict[str, Any] = {
             "documents": documents,
             "strategy": strategy,
@@ -195,6 +180,7 @@ def ask(
             "plan": given_plan,
             **settings,
         }
+        # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
             if len(question) == 1:
                 results = [asyncio.run(aask(question[0], on_progress=on_progress, **common))]
@@ -206,37 +192,7 @@ def ask(
         if html is not None:
             html.write_text(answers_page(results, question), encoding="utf-8")
             stderr.print(f"wrote {html}")
-        if as_json:
-            sources = source_records(files, documents)
-            dumped = [
-                {"question": q, **r.model_dump(mode="json"), "sources": sources}
-                for q, r in zip(question, results, strict=True)
-            ]
-            print(
-                json_for_terminal(
-                    json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2)
-                )
-            )
-        else:
-            for asked, result in zip(question, results, strict=True):
-                if len(results) > 1:
-                    print(for_terminal(f"Q: {asked}\nA: {result.answer}"))
-                    build = result.stats.build
-                    cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
-                    stderr.print(
-                        f"note: {cost}"
-                        + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
-                        highlight=False,
-                        markup=False,
-                        soft_wrap=True,
-                    )
-                else:
-                    print(for_terminal(result.answer))
-                for note in result.stats.notes:
-                    stderr.print(for_terminal(f"note: {note}"), highlight=False, markup=False, soft_wrap=True)
-                coverage = coverage_line(result)
-                if coverage:
-                    stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
+        print_results(question, results, files, documents, as_json=as_json)
         if any(c.status == "failed" for r in results for c in r.chunks):
             raise typer.Exit(EXIT_PARTIAL)
 
@@ -248,6 +204,79 @@ def ask(
         return f"the run is checkpointed: rerun with --resume {thread}{more} to continue it"
 
     run_cli(action, debug=debug, hint=hint)
+
+
+def read_documents(files: Sequence[str]) -> tuple[list[dict[str, str]], list[str]]:
+    """Each file as a document (title, text), and what reading them noted (a decoding, a cut)."""
+    documents, notes = [], []
+    for path in files:
+        title, text, file_notes = read_document(path)
+        documents.append({"title": title, "text": text})
+        notes += file_notes
+    return documents, notes
+
+
+def print_json(dumped: list[dict[str, Any]]) -> None:
+    """One object for one question, a list for several."""
+    print(
+        json_for_terminal(json.dumps(dumped[0] if len(dumped) == 1 else dumped, ensure_ascii=False, indent=2))
+    )
+
+
+def print_estimates(question: Sequence[str], estimates: Sequence[CostEstimate], *, as_json: bool) -> None:
+    """What each question's run would send (``--dry-run``)."""
+    if as_json:
+        print_json(
+            [
+                e.model_dump(mode="json")
+                | {"calls_at_most": e.calls_at_most, "prompt_tokens_at_most": e.prompt_tokens_at_most}
+                for e in estimates
+            ]
+        )
+        return
+    for asked, estimate in zip(question, estimates, strict=True):
+        if len(estimates) > 1:
+            print(for_terminal(f"Q: {asked}"))
+        print(for_terminal("\n".join(estimate.lines())))
+
+
+def print_results(
+    question: Sequence[str],
+    results: Sequence[GraphOutput],
+    files: Sequence[str],
+    documents: Sequence[dict[str, str]],
+    *,
+    as_json: bool,
+) -> None:
+    """The answers on stdout (as JSON with the files they read, for ``longgraph show``), notes and chunk
+    coverage on stderr."""
+    if as_json:
+        sources = source_records(files, documents)
+        print_json(
+            [
+                {"question": q, **r.model_dump(mode="json"), "sources": sources}
+                for q, r in zip(question, results, strict=True)
+            ]
+        )
+        return
+    for asked, result in zip(question, results, strict=True):
+        if len(results) > 1:
+            print(for_terminal(f"Q: {asked}\nA: {result.answer}"))
+            build = result.stats.build
+            cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
+            stderr.print(
+                f"note: {cost}" + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+        else:
+            print(for_terminal(result.answer))
+        for note in result.stats.notes:
+            stderr.print(for_terminal(f"note: {note}"), highlight=False, markup=False, soft_wrap=True)
+        coverage = coverage_line(result)
+        if coverage:
+            stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
 
 
 def demo(
