@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -17,6 +17,9 @@ from rich.markup import escape
 from longgraph.cli.common import run_cli, stderr
 from longgraph.errors import ConfigurationError
 from longgraph.inert import for_terminal
+
+if TYPE_CHECKING:
+    from longgraph.evals.runner import LoongSource
 
 eval_app = typer.Typer(
     name="eval",
@@ -142,7 +145,7 @@ def run(
     if ctx.invoked_subcommand is not None:
         return
     from longgraph.evals.report import write_reports
-    from longgraph.evals.runner import EvalConfig, LoongSource, format_tokens, parse_tokens, run_eval_sync
+    from longgraph.evals.runner import EvalConfig, parse_tokens, run_eval_sync
 
     def action() -> None:
         settings: dict[str, Any] = {
@@ -166,31 +169,9 @@ def run(
         settings.update(_setting(raw) for raw in setting or [])
         if oracle and (base_url or model):
             raise ConfigurationError("--oracle serves its own model: drop --base-url/--model")
-        judge = None
-        if judge_base_url:
-            judge = {
-                "base_url": judge_base_url,
-                "model": judge_model,
-                "api_key": judge_api_key,
-                "context_window": judge_context_window,
-            }
-            judge = {k: v for k, v in judge.items() if v is not None}
-        loong = None
-        if suite == "loong":
-            if loong_instances is None or loong_docs is None:
-                raise ConfigurationError("--suite loong needs --loong-instances and --loong-docs")
-            sets = _sets(loong_sets) if loong_sets else None
-            loong = LoongSource(loong_instances, loong_docs, sets=sets, window=loong_window)
-        elif (loong_instances or loong_docs) is not None:
-            raise ConfigurationError("--loong-instances/--loong-docs are for --suite loong")
-        if data is not None and suite != "infinitebench":
-            raise ConfigurationError("--data is the InfiniteBench folder: use it with --suite infinitebench")
-        if tasks is not None and suite not in ("infinitebench", "loong-synth", "general"):
-            raise ConfigurationError(
-                "--tasks chooses InfiniteBench tasks, loong-synth families or general kinds"
-            )
-        if split is not None and (suite != "general" or split not in ("dev", "test")):
-            raise ConfigurationError("--split is dev or test, for --suite general")
+        judge = judge_settings(judge_base_url, judge_model, judge_api_key, judge_context_window)
+        loong = suite_source(suite, loong_instances, loong_docs, loong_sets, loong_window)
+        check_suite_options(suite, data=data, tasks=tasks, split=split)
         config = EvalConfig(
             suite=suite,  # type: ignore[arg-type]  # validated by EvalConfig.validate
             strategies=tuple(_split(strategies)),
@@ -215,21 +196,8 @@ def run(
         )
         config.validate()
 
-        def show(record: dict[str, Any], done: int, total: int) -> None:
-            outcome = (
-                f"[red]error[/red] {escape(for_terminal(record['error_type'] + ': ' + record['error'][:160]))}"
-                if record["error"]
-                else f"{record['metric']} {record['score'] if record['score'] is not None else '–'}"
-            )
-            stderr.print(
-                f"[{done}/{total}] {record['suite']} {format_tokens(record['length'])} "
-                f"{record['strategy']}: {outcome}, {record['llm_calls']} calls, {record['seconds']:.1f} s",
-                highlight=False,
-                soft_wrap=True,
-            )
-
         summary = run_eval_sync(
-            config, on_record=show, on_notice=lambda message: stderr.print(message, highlight=False)
+            config, on_record=show_record, on_notice=lambda message: stderr.print(message, highlight=False)
         )
         stderr.print(
             f"{summary.label}: {summary.done} run(s) done ({summary.failed} failed), {summary.skipped} already "
@@ -241,6 +209,58 @@ def run(
                 print(path)
 
     run_cli(action, debug=debug)
+
+
+def judge_settings(
+    base_url: str | None, model: str | None, api_key: str | None, context_window: int | None
+) -> dict[str, Any] | None:
+    """The judge model's endpoint settings (``--judge-*``), or None: no judge."""
+    if not base_url:
+        return None
+    judge = {"base_url": base_url, "model": model, "api_key": api_key, "context_window": context_window}
+    return {k: v for k, v in judge.items() if v is not None}
+
+
+def suite_source(
+    suite: str, instances: Path | None, docs: Path | None, sets: str | None, window: int
+) -> LoongSource | None:
+    """Loong's own files (``--suite loong``); refused for any other suite."""
+    from longgraph.evals.runner import LoongSource
+
+    if suite == "loong":
+        if instances is None or docs is None:
+            raise ConfigurationError("--suite loong needs --loong-instances and --loong-docs")
+        return LoongSource(instances, docs, sets=_sets(sets) if sets else None, window=window)
+    if (instances or docs) is not None:
+        raise ConfigurationError("--loong-instances/--loong-docs are for --suite loong")
+    return None
+
+
+def check_suite_options(suite: str, *, data: Path | None, tasks: str | None, split: str | None) -> None:
+    """Options that belong to one suite, refused with any other."""
+    if data is not None and suite != "infinitebench":
+        raise ConfigurationError("--data is the InfiniteBench folder: use it with --suite infinitebench")
+    if tasks is not None and suite not in ("infinitebench", "loong-synth", "general"):
+        raise ConfigurationError("--tasks chooses InfiniteBench tasks, loong-synth families or general kinds")
+    if split is not None and (suite != "general" or split not in ("dev", "test")):
+        raise ConfigurationError("--split is dev or test, for --suite general")
+
+
+def show_record(record: dict[str, Any], done: int, total: int) -> None:
+    """One progress line per finished run."""
+    from longgraph.evals.runner import format_tokens
+
+    outcome = (
+        f"[red]error[/red] {escape(for_terminal(record['error_type'] + ': ' + record['error'][:160]))}"
+        if record["error"]
+        else f"{record['metric']} {record['score'] if record['score'] is not None else '–'}"
+    )
+    stderr.print(
+        f"[{done}/{total}] {record['suite']} {format_tokens(record['length'])} "
+        f"{record['strategy']}: {outcome}, {record['llm_calls']} calls, {record['seconds']:.1f} s",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @eval_app.command("report")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.image
+import pytest
 
 from longgraph.evals.data.loong_synth import build_loong_synth
 from longgraph.evals.report import write_reports
@@ -91,3 +92,28 @@ def test_infinitebench_runs_with_its_official_rule_and_the_fitting_instructions(
     assert record["metadata"]["task"] == "longbook_choice_eng" and record["length_set"] == "<10K"
     prompt = str(model.calls[0]["messages"][-1]["content"])
     assert "Answer with the letter of the chosen option" in prompt  # the mc instructions, from the scorer
+
+
+def test_options_of_one_suite_are_refused_with_another() -> None:
+    from pathlib import Path
+
+    from longgraph.cli.eval import check_suite_options, judge_settings, suite_source
+    from longgraph.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="--split is dev or test"):
+        check_suite_options("needle", data=None, tasks=None, split="dev")
+    with pytest.raises(ConfigurationError, match="--data is the InfiniteBench folder"):
+        check_suite_options("general", data=Path("x"), tasks=None, split=None)
+    with pytest.raises(ConfigurationError, match="--tasks chooses"):
+        check_suite_options("needle", data=None, tasks="one", split=None)
+    check_suite_options("general", data=None, tasks="one,absent", split="test")
+    with pytest.raises(ConfigurationError, match="needs --loong-instances"):
+        suite_source("loong", None, Path("docs"), None, 10_000)
+    with pytest.raises(ConfigurationError, match="are for --suite loong"):
+        suite_source("general", Path("i.jsonl"), None, None, 10_000)
+    assert suite_source("general", None, None, None, 10_000) is None
+    assert judge_settings(None, "m", None, None) is None
+    assert judge_settings("http://j/v1", None, None, 4096) == {
+        "base_url": "http://j/v1",
+        "context_window": 4096,
+    }
