@@ -290,71 +290,14 @@ def _plain(word: str) -> bool:
 
 
 COUNT_QUESTION = re.compile(r"\b(?:how\s+(?:many|much)|what\s+number\s+of)\b", re.IGNORECASE)
+_NUMBER_NAMES = (  # noqa: SIM905 - a word list reads better as prose
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty"
+).split()
+_SMALL_NUMBERS = {w: i for i, w in enumerate(_NUMBER_NAMES)}
 NUMBER_WORDS = frozenset(
-    [
-        "zero",
-        "none",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-        "twenty",
-        "thirty",
-        "forty",
-        "fifty",
-        "hundred",
-        "thousand",
-        "million",
-        "billion",
-        "dozen",
-        "half",
-    ]
+    [*_NUMBER_NAMES, *"none thirty forty fifty hundred thousand million billion dozen half".split()]  # noqa: SIM905
 )
-
-
-_SMALL_NUMBERS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
 
 
 def _word_count(answer: str) -> int | None:
