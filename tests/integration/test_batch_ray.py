@@ -148,9 +148,8 @@ def test_ctrl_c_on_the_driver_leaves_a_file_a_rerun_completes(
     stub: StubHandle, cluster: Any, tmp_path: Path
 ) -> None:
     items, out = _items(tmp_path / "items.jsonl", 20), tmp_path / "ray.jsonl"
-    # Answers slow enough that the rest cannot finish between the third row and the signal (measured: on
-    # a loaded machine, rows written in one batch let the run end before SIGINT arrived, exit 0).
-    stub.configure(latency_s=0.3)
+    # Once three rows are written, every later request hangs, so the run cannot finish before the signal
+    # (measured: under a loaded CI run it twice ended on its own before SIGINT arrived, exit 0).
     try:
         process = subprocess.Popen(longgraph_command(_args(items, out, stub, cluster)), env=hermetic_env(tmp_path),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -158,12 +157,14 @@ def test_ctrl_c_on_the_driver_leaves_a_file_a_rerun_completes(
         while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 3):
             assert process.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
+        stub.configure(timeout_rate=1.0, hang_s=600.0)
+        time.sleep(0.5)  # what was in flight finishes or hangs
         assert process.poll() is None, "the run ended before it could be interrupted"
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=120)
+        _, err = process.communicate(timeout=120)
     finally:
-        stub.configure(latency_s=0.0)
-    assert process.returncode != 0
+        stub.configure(timeout_rate=0.0)
+    assert process.returncode != 0, err[-2000:]
     first = _rows(out)  # every line whole
     assert 3 <= len(first) < 20
     done = run_longgraph(_args(items, out, stub, cluster), home=tmp_path, timeout=600)
