@@ -148,11 +148,14 @@ def test_ctrl_c_on_the_driver_leaves_a_file_a_rerun_completes(
     stub: StubHandle, cluster: Any, tmp_path: Path
 ) -> None:
     items, out = _items(tmp_path / "items.jsonl", 20), tmp_path / "ray.jsonl"
-    # Once three rows are written, every later request hangs, so the run cannot finish before the signal
-    # (measured: under a loaded CI run it twice ended on its own before SIGINT arrived, exit 0).
+    # Once three rows are written, every later request hangs, so the run cannot finish before the signal.
+    # The driver gets Ctrl-C's default disposition, as from a terminal: a suite started in the background
+    # of a non-interactive shell ignores SIGINT, and its children inherited that (the run then ended on
+    # its own, exit 0, or hung on the held requests).
     try:
         process = subprocess.Popen(longgraph_command(_args(items, out, stub, cluster)), env=hermetic_env(tmp_path),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
         deadline = time.monotonic() + 300
         while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 3):
             assert process.poll() is None and time.monotonic() < deadline
