@@ -136,24 +136,19 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     }
 
 
-async def confirmed(
-    judged: Judged, answer: str, verify: Verifier | None, decisions: list[str], spent: list[Usage]
-) -> Judged:
+async def confirmed(judged: Judged, answer: str, verify: Verifier | None) -> tuple[Judged, Checked | None]:
     """``judged``, or "none" when the words cannot confirm it (``judged.unconfirmed``) and no
-    verification call says yes: without a verifier (a model measured unable to verify), it does not
-    stand."""
+    verification call says yes (without a verifier, a model measured unable to verify, it does not
+    stand); and what the call said, if one was made."""
     if judged.kind == "none" or not judged.unconfirmed:
-        return judged
+        return judged, None
     if verify is None:
-        return Judged(
-            "none", [], f"{judged.unconfirmed}; no verification call confirms it (verify_answers off)"
-        )
+        why = f"{judged.unconfirmed}; no verification call confirms it (verify_answers off)"
+        return Judged("none", [], why), None
     checked = await verify(answer, judged.quotes)
-    spent.append(checked.usage)
     if not checked.confirmed:
-        return Judged("none", [], f"{judged.unconfirmed}; {checked.why}")
-    decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
-    return judged
+        return Judged("none", [], f"{judged.unconfirmed}; {checked.why}"), checked
+    return judged, checked
 
 
 async def settle(
@@ -162,11 +157,10 @@ async def settle(
     outcomes: Sequence[ChunkOutcome],
     rarity: Rarity,
     verify: Verifier | None = None,
-    spent: list[Usage] | None = None,
 ) -> dict[str, Any]:
     """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
     ``rarity``: how common the question's words are in the document; ``verify``: the verification call,
-    None where the model cannot make one; ``spent`` collects what it cost."""
+    None where the model cannot make one (what it cost is returned under ``verify_usage``)."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -183,18 +177,15 @@ async def settle(
         return _no_information(why, [], outcomes)
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    judged = await confirmed(
-        judge_answer(answer, notes, question, rarity=rarity),
-        answer,
-        verify,
-        decisions,
-        spent if spent is not None else [],
-    )
+    judged, checked = await confirmed(judge_answer(answer, notes, question, rarity=rarity), answer, verify)
+    if checked is not None and checked.confirmed:
+        decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
+    spent = {"verify_usage": checked.usage} if checked is not None else {}
     rationale = state.get("rationale", "")
     if judged.kind == "none":
         standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity)]
         if not standing:
-            return _no_information(
+            return spent | _no_information(
                 f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "
                 "what the question asks: the text does not say",
                 notes,
@@ -218,7 +209,7 @@ async def settle(
             f"the answer is worked out from {len(supporting_notes)} verified note(s) (a count, sum, comparison "
             "or verdict over them), not quoted from one"
         )
-    return {
+    return spent | {
         "answer": answer,
         "rationale": rationale,
         "confidence": confidence,
@@ -279,7 +270,6 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     outcomes: list[ChunkOutcome] = state.get("outcomes") or []
     notes: list[Note] = state.get("notes") or []
     used = {s for n in notes for s in n.sources}
-    spent: list[Usage] = []
     reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, state.get("filtered") or [])
     aggregation = state.get("aggregation")
     if grounded and aggregation:
@@ -293,7 +283,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             return await verify_answer(kit, question, answer, quotes)
 
         on = kit.context.verify_answers == "on"
-        settled = await settle(state, notes, outcomes, rarity, verify if on else None, spent)
+        settled = await settle(state, notes, outcomes, rarity, verify if on else None)
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer
@@ -305,6 +295,6 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             "candidates": [],
             "evidence": shown_evidence(answer, chunks, used),
         }
-    stats = build_stats(state, sum(spent, Usage()))
+    stats = build_stats(state, settled.pop("verify_usage", None))
     stats.notes += settled.pop("decisions", [])
     return {**settled, "chunks": reports, "stats": stats.model_dump(), "strategy": strategy}
