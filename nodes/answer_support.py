@@ -149,24 +149,42 @@ NAME_JOINERS = frozenset({"of", "the", "de", "del", "la", "le", "van", "von", "d
 _TOKEN = re.compile(rf"{WORD.pattern}|[^\w\s]")
 
 
+@dataclass(frozen=True)
+class _NameRun:
+    """One name in a question: its first and last token (a name word), and the stems of its names."""
+
+    start: int
+    end: int
+    stems: frozenset[str]
+
+
+def _name_runs(question: str) -> tuple[list[str], list[str], list[_NameRun]]:
+    """The question's tokens, their stems, and its names: runs of its name words joined only by
+    :data:`NAME_JOINERS` ("Provost of Varnholm" is one; a comma or any other word ends one)."""
+    named = asked_names(question)
+    tokens = _TOKEN.findall(question)
+    keys = [stem(t.casefold()) for t in tokens]
+    is_name = [t[0].isupper() and k in named for t, k in zip(tokens, keys, strict=True)]
+    runs: list[_NameRun] = []
+    i = 0
+    while i < len(tokens):
+        if not is_name[i]:
+            i += 1
+            continue
+        end = i
+        while end + 1 < len(tokens) and (is_name[end + 1] or tokens[end + 1].casefold() in NAME_JOINERS):
+            end += 1
+        while not is_name[end]:
+            end -= 1
+        runs.append(_NameRun(i, end, frozenset(keys[j] for j in range(i, end + 1) if is_name[j])))
+        i = end + 1
+    return tokens, keys, runs
+
+
 def name_phrases(question: str) -> list[frozenset[str]]:
     """The entities a question names, each as the stems of one name ("Provost of Varnholm" is one,
-    "the Harriers, the Wolves and the Eagles" three): runs of its names joined only by
-    :data:`NAME_JOINERS`; a comma or any other word ends one."""
-    named = asked_names(question)
-    phrases: list[frozenset[str]] = []
-    current: set[str] = set()
-    for token in _TOKEN.findall(question):
-        key = stem(token.casefold())
-        if token[0].isupper() and key in named:
-            current.add(key)
-        elif not (current and token.casefold() in NAME_JOINERS):
-            if current:
-                phrases.append(frozenset(current))
-            current = set()
-    if current:
-        phrases.append(frozenset(current))
-    return phrases
+    "the Harriers, the Wolves and the Eagles" three)."""
+    return [run.stems for run in _name_runs(question)[2]]
 
 
 def entity_heads(question: str) -> frozenset[str]:
@@ -174,23 +192,14 @@ def entity_heads(question: str) -> frozenset[str]:
     name modifies after an article ("the Pevhal *library*") and a noun "of" a name ("the *town* of
     Quiganqui", "the *architect* of the Pevhal library"). The question's other content words say what it
     asks of that entity (:func:`speaks_to_what_is_asked`)."""
-    named = asked_names(question)
-    tokens = _TOKEN.findall(question)
-    keys = [stem(t.casefold()) for t in tokens]
-    is_name = [t[0].isupper() and k in named for t, k in zip(tokens, keys, strict=True)]
+    tokens, keys, runs = _name_runs(question)
     heads: set[str] = set()
-    for i in range(len(tokens)):
-        if not is_name[i] or (i and is_name[i - 1]):
-            continue  # not the first word of a name
-        end = i
-        while end + 1 < len(tokens) and (is_name[end + 1] or tokens[end + 1].casefold() in NAME_JOINERS):
-            end += 1
-        while end > i and not is_name[end]:
-            end -= 1
-        before = [t.casefold() for t in tokens[max(0, i - 2) : i]]
-        if before[-1:] == ["the"] and end + 1 < len(tokens) and _plain_noun(tokens[end + 1]):
-            heads.add(keys[end + 1])  # "the Pevhal library"
-        of_at = i - 1 if before[-1:] == ["of"] else i - 2 if before == ["of", "the"] else -1
+    for run in runs:
+        before = [t.casefold() for t in tokens[max(0, run.start - 2) : run.start]]
+        after = run.end + 1
+        if before[-1:] == ["the"] and after < len(tokens) and _plain_noun(tokens[after]):
+            heads.add(keys[after])  # "the Pevhal library"
+        of_at = run.start - 1 if before[-1:] == ["of"] else run.start - 2 if before == ["of", "the"] else -1
         if of_at >= 1 and _plain_noun(tokens[of_at - 1]):
             heads.add(keys[of_at - 1])  # "the town of Quiganqui"
     return frozenset(heads)

@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
-from longgraph.evals.data.general import HOPS, TEMPLATES, Split, _entities, _made_up, _person
+from longgraph.evals.data.general import HOPS, TEMPLATES, Split, distinct_entities, made_up_name, person_name
 from longgraph.llm import default_provider
 from longgraph.nodes.kit import build_kit
 from longgraph.nodes.verify import verify_answer
@@ -38,7 +38,7 @@ def cases(split: Split, seeds: int) -> list[Case]:
     for template in (t for t in TEMPLATES if t.split == split):
         for seed in range(seeds):
             rng = random.Random(f"probe:{seed}:{template.name}")
-            a, b = _entities(template, rng, 2)
+            a, b = distinct_entities(template, rng, 2)
             va = template.value(rng)
             vb = template.value(rng)
             while vb == va:
@@ -54,7 +54,7 @@ def cases(split: Split, seeds: int) -> list[Case]:
             continue
         for seed in range(seeds):
             rng = random.Random(f"probe:{seed}:{question}")
-            e, p, v = _made_up(rng), _person(rng), _made_up(rng)
+            e, p, v = made_up_name(rng), person_name(rng), made_up_name(rng)
             out += [
                 (
                     "two-hop, the chain's end",

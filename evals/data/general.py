@@ -62,12 +62,12 @@ _TITLES = ("Duke", "Abbess", "Harbourmaster", "Chancellor", "Warden", "Provost",
 _GIVEN = ("Odile", "Bram", "Ysolde", "Casimir", "Petra", "Anselm", "Ilka", "Teodor", "Marit", "Leocadia")
 
 
-def _made_up(rng: random.Random) -> str:
+def made_up_name(rng: random.Random) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
 
 
-def _person(rng: random.Random) -> str:
-    return f"{rng.choice(_GIVEN)} {_made_up(rng)}"
+def person_name(rng: random.Random) -> str:
+    return f"{rng.choice(_GIVEN)} {made_up_name(rng)}"
 
 
 @dataclass(frozen=True)
@@ -97,31 +97,31 @@ def _int(lo: int, hi: int, sep: bool = True) -> Callable[[random.Random], str]:
 TEMPLATES: tuple[Template, ...] = (
     Template("population", "dev", "The town of {e} has a population of {v} residents.",
              "What is the population of the town of {e}?", "How many people live in {e}?",
-             _made_up, _int(1_200, 980_000), number=True, collective="towns", measure="population"),
+             made_up_name, _int(1_200, 980_000), number=True, collective="towns", measure="population"),
     Template("melting", "dev", "The {e} alloy melts at {v} degrees Celsius.",
              "At what temperature does the {e} alloy melt?", "What is the melting point of the {e} alloy?",
-             _made_up, lambda r: f"{r.uniform(150, 990):.1f}", number=True, collective="alloys", measure="melting point"),
+             made_up_name, lambda r: f"{r.uniform(150, 990):.1f}", number=True, collective="alloys", measure="melting point"),
     Template("bridge-date", "dev", "The {e} bridge was opened on {v}.",
              "When was the {e} bridge opened?", "On what date did traffic first cross the {e} bridge?",
-             _made_up, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'June', 'October', 'January'))} {r.randint(1820, 1990)}", collective="bridges", measure="opening date"),
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'June', 'October', 'January'))} {r.randint(1820, 1990)}", collective="bridges", measure="opening date"),
     Template("keeper", "dev", "The lighthouse at {e} is kept by a woman named {v}.",
              "Who keeps the lighthouse at {e}?", "What is the name of the keeper of the {e} lighthouse?",
-             _made_up, _person, collective="lighthouses", measure="keeper"),
+             made_up_name, person_name, collective="lighthouses", measure="keeper"),
     Template("ship-cargo", "dev", "The {e} ship carries {v} crates of tea.",
              "How many crates of tea does the {e} ship carry?", "What number of tea crates is aboard the {e} ship?",
              lambda r: r.choice(_ADJECTIVES), _int(120, 9_800), number=True, collective="ships", measure="number of tea crates"),
     Template("vault-code", "dev", "The access code for the {e} vault is {v}.",
              "What is the access code for the {e} vault?", "Which code opens the {e} vault?",
-             _made_up, lambda r: f"{r.choice('QXKZ')}{r.choice('VWJ')}-{r.randint(1000, 9999)}-{r.choice('BDFH')}", collective="vaults", measure="access code"),
+             made_up_name, lambda r: f"{r.choice('QXKZ')}{r.choice('VWJ')}-{r.randint(1000, 9999)}-{r.choice('BDFH')}", collective="vaults", measure="access code"),
     Template("grant", "dev", "The {e} foundation received a grant of ${v}.",
              "How much was the grant the {e} foundation received?", "What sum was awarded to the {e} foundation?",
-             _made_up, _int(12_000, 4_900_000), number=True, collective="foundations", measure="grant"),
+             made_up_name, _int(12_000, 4_900_000), number=True, collective="foundations", measure="grant"),
     Template("orchestra-city", "dev", "The {e} orchestra was founded in the city of {v}.",
              "In which city was the {e} orchestra founded?", "Where did the {e} orchestra begin?",
-             _made_up, _made_up, collective="orchestras", measure="founding city"),
+             made_up_name, made_up_name, collective="orchestras", measure="founding city"),
     Template("dish", "dev", "The favourite dish of the {e} family is {v}.",
              "What is the favourite dish of the {e} family?", "Which meal do the {e} family like best?",
-             _made_up, lambda r: r.choice(("roasted chestnuts with honey", "barley soup with smoked eel",
+             made_up_name, lambda r: r.choice(("roasted chestnuts with honey", "barley soup with smoked eel",
                                              "pickled quince on rye", "saffron dumplings in broth",
                                              "baked carp with sorrel", "plum dumplings with poppy seed")), collective="families", measure="favourite dish"),
     Template("horses", "dev", "The {e} of Varnholm owns {v} horses.",
@@ -132,58 +132,58 @@ TEMPLATES: tuple[Template, ...] = (
              lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.uniform(5, 99):.1f}", number=True, collective="reservoirs", measure="fill level"),
     Template("ferry-time", "dev", "The {e} ferry leaves at {v} each morning.",
              "At what time does the {e} ferry leave each morning?", "When does the morning {e} ferry depart?",
-             _made_up, lambda r: f"{r.randint(5, 9)}:{r.choice(('05', '15', '25', '40', '55'))}", collective="ferries", measure="departure time"),
+             made_up_name, lambda r: f"{r.randint(5, 9)}:{r.choice(('05', '15', '25', '40', '55'))}", collective="ferries", measure="departure time"),
     Template("abbey-year", "dev", "The {e} abbey was built in {v}.",
              "In which year was the {e} abbey built?", "When was the {e} abbey constructed?",
-             _made_up, _int(1050, 1790, sep=False), number=True, collective="abbeys", measure="year of building"),
+             made_up_name, _int(1050, 1790, sep=False), number=True, collective="abbeys", measure="year of building"),
     # Session 35's test templates (rainfall ... river, architect-port, captain-cat): their wrong answers
     # were read after their one run, so they joined dev in session 36 (as session 34's had in 35).
     Template("rainfall", "dev", "The village of {e} receives {v} millimetres of rain a year.",
              "How much rain does the village of {e} receive in a year?", "What is the annual precipitation in {e}?",
-             _made_up, _int(240, 3_900), number=True, collective="villages", measure="yearly rainfall"),
+             made_up_name, _int(240, 3_900), number=True, collective="villages", measure="yearly rainfall"),
     Template("portrait", "dev", "The portrait of the {e} of Osterlin was painted by {v}.",
              "Who painted the portrait of the {e} of Osterlin?", "Which artist made the likeness of the {e} of Osterlin?",
-             lambda r: r.choice(_TITLES), _person, collective="officials of Osterlin", measure="portrait painter"),
+             lambda r: r.choice(_TITLES), person_name, collective="officials of Osterlin", measure="portrait painter"),
     Template("tunnel", "dev", "The {e} tunnel is {v} kilometres long.",
              "How long is the {e} tunnel?", "What distance does the {e} tunnel span from end to end?",
              lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.randint(1, 57)}.{r.randint(1, 9)}{r.randint(1, 9)}", number=True, collective="tunnels", measure="length"),
     Template("treaty", "dev", "The treaty of {e} was signed on {v}.",
              "When was the treaty of {e} signed?", "On which day did the parties put their names to the {e} accord?",
-             _made_up, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'July', 'September', 'December'))} {r.randint(1500, 1899)}", collective="treaties", measure="signing date"),
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'July', 'September', 'December'))} {r.randint(1500, 1899)}", collective="treaties", measure="signing date"),
     Template("ticket", "dev", "A ticket to the {e} museum costs {v} crowns.",
              "How much does a ticket to the {e} museum cost?", "What is the admission fee of the {e} museum?",
-             _made_up, lambda r: f"{r.randint(3, 90)}.{r.choice(('15', '35', '65', '85'))}", number=True, collective="museums", measure="ticket price"),
+             made_up_name, lambda r: f"{r.randint(3, 90)}.{r.choice(('15', '35', '65', '85'))}", number=True, collective="museums", measure="ticket price"),
     Template("motto", "dev", "The motto of the {e} guildhall is {v}.",
              "What is the motto of the {e} guildhall?", "Which saying is carved over the door of the {e} guildhall?",
-             _made_up, lambda r: r.choice(("steady hands and open doors", "by lamp and ledger", "salt before silver",
+             made_up_name, lambda r: r.choice(("steady hands and open doors", "by lamp and ledger", "salt before silver",
                                              "the tide keeps no debts", "measure twice and sail once",
                                              "bread for the road", "quiet water runs cold", "no key without a hand")),
              collective="guildhalls", measure="motto"),
     Template("observatory", "dev", "The {e} observatory files its reports under the reference {v}.",
              "Under which reference does the {e} observatory file its reports?", "What number do the {e} observatory's papers carry?",
-             _made_up, lambda r: f"{r.choice('RTMN')}{r.choice('AEU')}/{r.randint(100, 999)}/{r.randint(10, 99)}", collective="observatories", measure="report reference"),
+             made_up_name, lambda r: f"{r.choice('RTMN')}{r.choice('AEU')}/{r.randint(100, 999)}/{r.randint(10, 99)}", collective="observatories", measure="report reference"),
     Template("river", "dev", "The river {e} rises near the village of {v}.",
              "Near which village does the river {e} rise?", "Where is the source of the {e}?",
-             _made_up, _made_up, collective="rivers", measure="source"),
+             made_up_name, made_up_name, collective="rivers", measure="source"),
     # The test split, renewed in session 36, written before any run of them.
     Template("harbour-depth", "test", "The harbour of {e} is {v} metres deep.",
              "How deep is the harbour of {e}?", "What depth of water does the {e} anchorage offer?",
-             _made_up, lambda r: f"{r.randint(3, 40)}.{r.randint(1, 9)}", number=True, collective="harbours", measure="depth"),
+             made_up_name, lambda r: f"{r.randint(3, 40)}.{r.randint(1, 9)}", number=True, collective="harbours", measure="depth"),
     Template("mayor", "test", "The mayor of {e} is a man named {v}.",
              "Who is the mayor of {e}?", "Which person governs the town of {e}?",
-             _made_up, _person, collective="towns", measure="mayor"),
+             made_up_name, person_name, collective="towns", measure="mayor"),
     Template("estate-sale", "test", "The {e} estate was sold for {v} pounds.",
              "For how much was the {e} estate sold?", "What price did the {e} property fetch?",
-             _made_up, _int(40_000, 9_000_000), number=True, collective="estates", measure="sale price"),
+             made_up_name, _int(40_000, 9_000_000), number=True, collective="estates", measure="sale price"),
     Template("canal", "test", "The {e} canal was completed in {v}.",
              "When was the {e} canal completed?", "In what month did work on the {e} waterway finish?",
-             _made_up, lambda r: f"{r.choice(('February', 'May', 'August', 'November'))} {r.randint(1700, 1930)}", collective="canals", measure="completion date"),
+             made_up_name, lambda r: f"{r.choice(('February', 'May', 'August', 'November'))} {r.randint(1700, 1930)}", collective="canals", measure="completion date"),
     Template("locomotive", "test", "The {e} locomotive bears the serial number {v}.",
              "What serial number does the {e} locomotive bear?", "Which number identifies the {e} engine?",
              lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.choice('LMPS')}{r.choice('XYR')}-{r.randint(1000, 9999)}", collective="locomotives", measure="serial number"),
     Template("monastery", "test", "The {e} monastery is famous for its {v}.",
              "What is the {e} monastery famous for?", "For which feature do visitors know the {e} cloister?",
-             _made_up, lambda r: r.choice(("copper bells", "rose garden", "painted ceiling", "herb cellar",
+             made_up_name, lambda r: r.choice(("copper bells", "rose garden", "painted ceiling", "herb cellar",
                                              "iron gate", "stone library", "bee hives", "slate sundial")),
              collective="monasteries", measure="famous feature"),
     Template("languages", "test", "The {e} of Brannock speaks {v} languages.",
@@ -191,7 +191,7 @@ TEMPLATES: tuple[Template, ...] = (
              lambda r: r.choice(_TITLES), _int(2, 14, sep=False), number=True, collective="officials of Brannock", measure="number of languages"),
     Template("expedition", "test", "The {e} expedition set out from the town of {v}.",
              "From which town did the {e} expedition set out?", "Where did the {e} party begin its journey?",
-             _made_up, _made_up, collective="expeditions", measure="starting town"),
+             made_up_name, made_up_name, collective="expeditions", measure="starting town"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -252,7 +252,7 @@ def _haystack(
     return text, tok.count(text)
 
 
-def _entities(template: Template, rng: random.Random, k: int) -> list[str]:
+def distinct_entities(template: Template, rng: random.Random, k: int) -> list[str]:
     chosen: list[str] = []
     for _ in range(1_000 * k):
         if len(chosen) == k:
@@ -266,7 +266,7 @@ def _entities(template: Template, rng: random.Random, k: int) -> list[str]:
 def _fact_case(template: Template, kind: Kind, rng: random.Random) -> dict[str, Any]:
     """Facts, question, gold and label of one single-template kind."""
     k = {"one": 1, "paraphrase": 1, "distractors": 3, "absent": 4, "aggregation": rng.randint(3, 6)}[kind]
-    names = _entities(template, rng, k)
+    names = distinct_entities(template, rng, k)
     values: list[str] = []
     for _ in range(1_000 * k):  # a template with fewer values than a kind plants is a bug, not a hang
         if len(values) == k:
@@ -321,7 +321,7 @@ def _aggregation(
 
 def _two_hop(hop: tuple[str, Split, str, str, str], rng: random.Random) -> dict[str, Any]:
     _, _, first, second, question = hop
-    e, p, v = _made_up(rng), _person(rng), _made_up(rng)
+    e, p, v = made_up_name(rng), person_name(rng), made_up_name(rng)
     facts = [first.format(e=e, p=p), second.format(p=p, v=v)]
     return {"facts": facts, "question": question.format(e=e), "gold": [v],
             "label": {"kind": "two-hop", "answer": v, "lookalikes": []}}  # fmt: skip
