@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from longgraph.nodes.finalize import note_answer
 from longgraph.nodes.kit import RunKit
@@ -189,7 +188,7 @@ def combine_values(
     )
 
 
-async def aggregate(state: RunState, kit: RunKit) -> dict[str, Any]:
+async def aggregate(state: RunState, kit: RunKit) -> RunState:
     """The per-document combination node: ``aggregation``, the notes it rests on, the chunks left out."""
     plan = QuestionPlan.model_validate(state["plan"])
     chunks = state.get("input_chunks") or []

@@ -8,8 +8,6 @@ run then answers from its strongest note and says so in ``stats.notes``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.render import join_notes
 from longgraph.nodes.runtime import report_progress
@@ -17,7 +15,7 @@ from longgraph.state.graph_state import RunState
 from longgraph.state.outputs import answer_of, rationale_of
 
 
-async def answer_from_notes(state: RunState, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+async def answer_from_notes(state: RunState, kit: RunKit, *, prompts: str, stage: str) -> RunState:
     """Ask ``stage`` of the ``prompts`` set for the answer over the notes in ``notes``."""
     prompt_set = kit.prompts(prompts)
     notes = state.get("notes") or []

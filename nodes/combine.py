@@ -17,14 +17,13 @@ Both take one group of notes and give one note (``Combined``) for ``nodes/reduct
 
 from __future__ import annotations
 
-from typing import Any
-
 from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.grounding import confidence_of
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.render import join_notes
 from longgraph.nodes.runtime import report_progress
+from longgraph.state.graph_state import RunState
 from longgraph.state.notes import Note
 from longgraph.state.tasks import Combined, GroupTask
 
@@ -34,7 +33,7 @@ def _prompt_text(kit: RunKit, prompts: str, stage: str, notes: list[Note]) -> st
     return join_notes(notes, prompt_set.labels, prompt_set.stage(stage).notes)
 
 
-async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> RunState:
     """Collapse one group of notes into one note whose answer its quotes support."""
     notes = task["notes"]
     sources = sorted({s for n in notes for s in n.sources})
@@ -89,7 +88,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
     return {"combined": [combined], "usage": result.usage}
 
 
-async def merge_batch(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+async def merge_batch(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> RunState:
     """Merge one batch into one note: quotes concatenated verbatim, reasoning merged by the model."""
     notes = task["notes"]
     sources = [s for n in notes for s in n.sources]

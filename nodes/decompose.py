@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -89,7 +88,7 @@ def never_planned(documents: int, kit: RunKit, *, given: object) -> bool:
     return documents < 2 or (not kit.context.decompose and not given)
 
 
-async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: str) -> dict[str, Any]:
+async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: str) -> RunState:
     """``plan``, ``chunk_questions`` and ``document_titles`` when a plan is taken; else nothing new.
 
     ``prompts``/``stage``: the read stage the per-document questions go to (their chunks must fit it).
@@ -127,7 +126,10 @@ async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: st
         if given:
             raise InputError(f"the given plan cannot be carried out: {problem}")
         decisions.append(f"no per-document plan ({problem}): every chunk was asked the question as is")
-        return {"decisions": decisions, **({"usage": usage} if usage else {})}
+        skipped: RunState = {"decisions": decisions}
+        if usage:
+            skipped["usage"] = usage
+        return skipped
     questions_by_doc = [plan.question_for(title) for title in titles]
     room = min(kit.budget(prompts, stage, q) for q in set(questions_by_doc))
     chunks = list(state.get("input_chunks") or [])
@@ -140,7 +142,7 @@ async def plan_question(state: RunState, kit: RunKit, *, prompts: str, stage: st
         f"planned ({'given' if given else 'by the model'}): asked each of {len(documents)} documents "
         f"{plan.per_document_question!r}, then combined the answers in code ({plan.combine})"
     )
-    update: dict[str, Any] = {
+    update: RunState = {
         "plan": plan.model_dump(),
         "input_chunks": chunks,
         "chunk_questions": questions,

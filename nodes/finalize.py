@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
 from longgraph.nodes.kit import RunKit
@@ -118,7 +118,17 @@ def _evidence(supporting: Sequence[Evidence], notes: Sequence[Note]) -> list[Evi
     return out
 
 
-def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Settled:
+    """What settling a run's answer gives: the output keys, the notes for ``stats.notes``, and what a
+    verification call cost (None: none was made)."""
+
+    output: RunState
+    decisions: list[str] = field(default_factory=list)
+    verify_usage: Usage | None = None
+
+
+def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> RunState:
     """NO INFORMATION, with the answers that came closest and why each does not stand."""
     from_notes = [
         Candidate(chunk_id=n.sources[0], answer=note_answer(n), confidence=n.confidence, reason=why)
@@ -157,10 +167,10 @@ async def settle(
     outcomes: Sequence[ChunkOutcome],
     rarity: Rarity,
     verify: Verifier | None = None,
-) -> dict[str, Any]:
+) -> Settled:
     """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
     ``rarity``: how common the question's words are in the document; ``verify``: the verification call,
-    None where the model cannot make one (what it cost is returned under ``verify_usage``)."""
+    None where the model cannot make one."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -174,23 +184,22 @@ async def settle(
             why = f"no chunk yielded information ({failed} of {len(outcomes)} failed, the rest reported none)"
         else:
             why = "every chunk reported no information for this question"
-        return _no_information(why, [], outcomes)
+        return Settled(_no_information(why, [], outcomes))
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
     judged, checked = await confirmed(judge_answer(answer, notes, question, rarity=rarity), answer, verify)
     if checked is not None and checked.confirmed:
         decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
-    spent = {"verify_usage": checked.usage} if checked is not None else {}
+    spent = checked.usage if checked is not None else None
     rationale = state.get("rationale", "")
     if judged.kind == "none":
         standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity)]
         if not standing:
-            return spent | _no_information(
+            why = (
                 f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "
-                "what the question asks: the text does not say",
-                notes,
-                outcomes,
+                "what the question asks: the text does not say"
             )
+            return Settled(_no_information(why, notes, outcomes), decisions, spent)
         strongest = max(standing, key=strength)
         shown = f"{answer[:80]!r}" if answer else "no readable answer"
         decisions.append(
@@ -209,7 +218,7 @@ async def settle(
             f"the answer is worked out from {len(supporting_notes)} verified note(s) (a count, sum, comparison "
             "or verdict over them), not quoted from one"
         )
-    return spent | {
+    output: RunState = {
         "answer": answer,
         "rationale": rationale,
         "confidence": confidence,
@@ -217,13 +226,13 @@ async def settle(
         "support": judged.kind,
         "candidates": [],
         "evidence": _evidence(judged.quotes, supporting_notes),
-        "decisions": decisions,
     }
+    return Settled(output, decisions, spent)
 
 
 def settle_aggregation(
     aggregation: Aggregation, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], chunks: Sequence[Chunk]
-) -> dict[str, Any]:
+) -> RunState:
     """A decomposed question's result: the answer computed in code from the documents' verified notes
     (``nodes/aggregate.py``) stands as computed; its evidence is the notes of the documents it names,
     then of the others it weighed; its confidence is the weakest of the notes it names."""
@@ -264,7 +273,7 @@ def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list
     ]
 
 
-async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: bool = True) -> dict[str, Any]:
+async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: bool = True) -> RunState:
     """The output contract of ``strategy`` (see the module docstring)."""
     chunks: list[Chunk] = state.get("input_chunks") or []
     outcomes: list[ChunkOutcome] = state.get("outcomes") or []
@@ -273,7 +282,9 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, state.get("filtered") or [])
     aggregation = state.get("aggregation")
     if grounded and aggregation:
-        settled = settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
+        settled = Settled(
+            settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
+        )
     elif grounded:
         # Every sentence of the document read once: CPU work kept off the event loop (a 1.28M-token input).
         rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], state["question"])
@@ -287,7 +298,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer
-        settled = {
+        ungrounded: RunState = {
             "answer": answer,
             "rationale": state.get("rationale", ""),
             "confidence": None,
@@ -295,6 +306,9 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             "candidates": [],
             "evidence": shown_evidence(answer, chunks, used),
         }
-    stats = build_stats(state, settled.pop("verify_usage", None))
-    stats.notes += settled.pop("decisions", [])
-    return {**settled, "chunks": reports, "stats": stats.model_dump(), "strategy": strategy}
+        settled = Settled(ungrounded)
+    stats = build_stats(state, settled.verify_usage)
+    stats.notes += settled.decisions
+    result: RunState = {"chunks": reports, "stats": stats.model_dump(), "strategy": strategy}
+    result.update(settled.output)
+    return result

@@ -147,7 +147,7 @@ def attention_relevance(
 
 async def start_search(
     state: PecanState, kit: RunKit, *, use_similarity: bool = True, fixed_k: bool = False
-) -> dict[str, Any]:
+) -> PecanState:
     """S ← the top level (what fits the prompt); r and the question's similarity to every node."""
     graph: IPGraph = state["ip_graph"]
     question = state["question"]
@@ -207,7 +207,7 @@ async def _relevance(
     return await asyncio.to_thread(attention_relevance, kit, mode, graph, visited, chunks, question, new)
 
 
-async def ask_sufficiency(state: PecanState, kit: RunKit) -> dict[str, Any]:
+async def ask_sufficiency(state: PecanState, kit: RunKit) -> PecanState:
     """Table A2, first turn: can the question be answered from S? (unreadable counts as No)."""
     graph: IPGraph = state["ip_graph"]
     visited = state["visited"]
@@ -265,7 +265,7 @@ def after_retrieval(fixed: bool) -> Any:
 
 async def retrieve_node(
     state: PecanState, kit: RunKit, *, use_similarity: bool = True, fixed_k: bool = False
-) -> dict[str, Any]:
+) -> PecanState:
     """Retrieve the best-scoring unvisited node and append it to S (or record why the search stops)."""
     graph: IPGraph = state["ip_graph"]
     visited = list(state["visited"])
@@ -322,7 +322,7 @@ def stop_description(state: PecanState) -> str:
     return f"retrieved {_retrieved(state)} node(s), the bound"
 
 
-async def answer_from_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
+async def answer_from_graph(state: PecanState, kit: RunKit) -> PecanState:
     """Table A2, second turn: the answer from the visited nodes."""
     graph: IPGraph = state["ip_graph"]
     result = await kit.call(
@@ -381,7 +381,7 @@ def chunks_reached(graph: IPGraph, visited: Sequence[int]) -> list[int]:
     return list(dict.fromkeys(reached))
 
 
-async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
+async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
     """Ground the answer on the chunks the search reached; account for every chunk."""
     graph: IPGraph = state["ip_graph"]
     answer = (state.get("answer") or "").strip()
@@ -414,7 +414,7 @@ async def conclude_search(state: PecanState, kit: RunKit) -> dict[str, Any]:
         outcomes.append(outcome.model_copy(update={"reason": reason}))
         if note is not None:
             notes.append(note)
-    update: dict[str, Any] = {}
+    update: PecanState = {}
     if answer and not is_no_information(answer) and judge_answer(answer, notes, question).kind == "none":
         worked_out = _worked_out_from_passages(
             answer, [chunks[o.chunk_id] for o in outcomes], documents, question, kit.context.min_relevance
@@ -476,7 +476,7 @@ def _worked_out_from_passages(
 
 async def _read_best_passage_again(
     state: PecanState, kit: RunKit, outcomes: list[ChunkOutcome], notes: list[Note]
-) -> dict[str, Any]:
+) -> PecanState:
     """As for every strategy (``nodes/grounding.py``): when no reached chunk supports the answer but one
     holds a passage bearing strongly on the question, that passage alone is read once more with the
     answer prompt (a small model loses a fact among many nodes that it finds in a few sentences)."""

@@ -38,7 +38,7 @@ from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
 from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.loop import TASKS, BoundedLoop
+from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.retrieval import pieces_of
@@ -99,12 +99,12 @@ def _settings(kit: RunKit, mode: EdgeMode) -> dict[str, object]:
     }
 
 
-async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | None = None) -> dict[str, Any]:
+async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | None = None) -> PecanState:
     """The cached graph of this document and settings, or a new one holding the chunks as level 1."""
     mode = edge_mode(kit, edges)  # a missing local model is refused here, before any call
     chunks: list[Chunk] = state["input_chunks"]
     key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode))
-    update: dict[str, Any] = {
+    update: PecanState = {
         "graph_key": key,
         "built_from_cache": False,
         "build_seconds": 0.0,
@@ -157,14 +157,17 @@ class IPConstruction(BoundedLoop):
     combine_node: str = "write_points"
     results_key: str = "batches"
 
-    async def plan(self, state: PecanState, kit: RunKit) -> dict[str, Any]:
+    async def plan(self, state: PecanState, kit: RunKit) -> PecanState:
         graph: IPGraph = state["ip_graph"]
         layer: list[int] = state.get("layer") or graph.top
         extra = dict(state.get("extra") or {})
         if extra.get("stopped"):
-            return {TASKS: [], "ip_graph": graph.model_copy(update={"construction": str(extra["stopped"])})}
+            return {
+                "loop_tasks": [],
+                "ip_graph": graph.model_copy(update={"construction": str(extra["stopped"])}),
+            }
         if extra.get("single_batch"):
-            return {TASKS: [], "ip_graph": graph.model_copy(update={"construction": "one batch left"})}
+            return {"loop_tasks": [], "ip_graph": graph.model_copy(update={"construction": "one batch left"})}
         chunks = {c.id: c for c in state["input_chunks"]}
         texts = [node_text(graph.node(i), chunks) for i in layer]
         counts = _token_counts(graph, layer, texts, chunks, kit)
@@ -174,7 +177,7 @@ class IPConstruction(BoundedLoop):
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is not None:
             return {
-                TASKS: [],
+                "loop_tasks": [],
                 "ip_graph": graph.model_copy(update={"construction": f"{why}: its layer is the top"}),
             }
         batches = batch_layer(layer, counts, kit)
@@ -190,11 +193,14 @@ class IPConstruction(BoundedLoop):
             )
             for b, batch in enumerate(batches)
         ]
-        return {TASKS: tasks, "extra": {**extra, "previous_tokens": total, "single_batch": len(batches) == 1}}
+        return {
+            "loop_tasks": tasks,
+            "extra": {**extra, "previous_tokens": total, "single_batch": len(batches) == 1},
+        }
 
     async def absorb(
         self, results: Sequence[Any], state: PecanState, kit: RunKit, round_no: int
-    ) -> dict[str, Any]:
+    ) -> PecanState:
         failed = [b for b in results if b.error is not None and not b.points]
         # A failed batch loses no chunk (its members rise unchanged, still searched), so the first level
         # fails the run only when no batch could be read: the failure budget is for unread chunks.
@@ -280,7 +286,7 @@ def _points(value: object) -> list[str]:
     return points
 
 
-async def write_points(task: IPBatchTask, kit: RunKit, *, edges: EdgeMode | None = None) -> dict[str, Any]:
+async def write_points(task: IPBatchTask, kit: RunKit, *, edges: EdgeMode | None = None) -> PecanState:
     """One batch's Information Points (Table A1), and their attention edges when a local model reads them."""
     text = "\n".join(task["texts"])
     result = await kit.call(
@@ -337,7 +343,7 @@ def _attention_edges(
     return normalise_rows(reader.read(full, sources, targets).weights)
 
 
-async def embed_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
+async def embed_graph(state: PecanState, kit: RunKit) -> PecanState:
     """Embed every node once (chunks in pieces); in embedding mode, weigh each point's edges by it."""
     graph: IPGraph = state["ip_graph"].model_copy(deep=True)
     chunks = {c.id: c for c in state["input_chunks"]}
@@ -368,7 +374,7 @@ def _embedder_name(kit: RunKit) -> str:
     return kit.context.embedding_model or kit.context.embedding_url or "all-MiniLM-L6-v2 (bundled)"
 
 
-async def save_ip_graph(state: PecanState, kit: RunKit) -> dict[str, Any]:
+async def save_ip_graph(state: PecanState, kit: RunKit) -> PecanState:
     """Keep the finished graph in the result cache (when there is one) for the next question — unless a
     batch's call ran out of the endpoint's retries: a graph missing its points is not kept, so a resume
     (or the next question) builds it whole."""

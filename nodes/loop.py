@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langgraph.types import Overwrite, Send
+from langgraph.types import Send
 
 from longgraph.nodes.kit import RunKit
+from longgraph.state.graph_state import cleared
 
 TASKS = "loop_tasks"
 """The state key where ``plan`` puts the round's task payloads (each with an ``index``)."""
@@ -41,11 +42,13 @@ class BoundedLoop(ABC):
     """The fan-in state key the combine node appends its results to (each with an ``index``)."""
 
     @abstractmethod
-    async def plan(self, state: Any, kit: RunKit) -> dict[str, Any]:
+    async def plan(self, state: Any, kit: RunKit) -> Mapping[str, Any]:
         """Decide the next round: write its tasks under ``loop_tasks`` (none: the loop is done)."""
 
     @abstractmethod
-    async def absorb(self, results: Sequence[Any], state: Any, kit: RunKit, round_no: int) -> dict[str, Any]:
+    async def absorb(
+        self, results: Sequence[Any], state: Any, kit: RunKit, round_no: int
+    ) -> Mapping[str, Any]:
         """The state update a finished round makes of its results (in task order)."""
 
     def is_empty(self, state: Mapping[str, Any]) -> bool:
@@ -71,7 +74,9 @@ class BoundedLoop(ABC):
         return None
 
     async def gather(self, state: Any, kit: RunKit) -> dict[str, Any]:
+        """Put the round's results in task order and absorb them; clear the fan-in and the tasks, count
+        the round. (A plain dict: the fan-in key is the subclass's ``results_key``, not a literal.)"""
         results = sorted(state.get(self.results_key) or [], key=lambda r: r.index)
         round_no = int(state.get("rounds") or 0) + 1
         update = await self.absorb(results, state, kit, round_no)
-        return {**update, self.results_key: Overwrite([]), TASKS: [], "rounds": round_no}
+        return {**update, self.results_key: cleared(), TASKS: [], "rounds": round_no}

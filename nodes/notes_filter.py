@@ -24,13 +24,14 @@ Wiring: ``route_filter`` sends one ``filter_note`` per note (or answers ``"done"
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
-from langgraph.types import Overwrite, Send
+from langgraph.types import Send
 
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.render import render_note, source_label
 from longgraph.nodes.runtime import report_progress
+from longgraph.state.graph_state import cleared
 from longgraph.state.segment_plus import FilterOutcome, SegmentPlusState
 from longgraph.state.tasks import NoteTask
 
@@ -39,7 +40,7 @@ STRONG_EVIDENCE = 3.75
 """Evidence-based confidence (of 5) from which a note is kept whatever the filter's label."""
 
 
-async def pass_notes(state: SegmentPlusState, kit: RunKit) -> dict[str, Any]:
+async def pass_notes(state: SegmentPlusState, kit: RunKit) -> SegmentPlusState:
     """A junction before the filter's fan-out (a node has one router; ``ground`` already has one)."""
     return {}
 
@@ -60,7 +61,9 @@ def filter_each_note(target: str) -> Callable[[SegmentPlusState], list[Send] | L
     return route_filter
 
 
-async def filter_note(task: NoteTask, kit: RunKit, *, prompts: str, stage: str = "filter") -> dict[str, Any]:
+async def filter_note(
+    task: NoteTask, kit: RunKit, *, prompts: str, stage: str = "filter"
+) -> SegmentPlusState:
     """Label one note Keep or Remove."""
     note = task["note"]
     result = await kit.call(
@@ -78,7 +81,7 @@ async def filter_note(task: NoteTask, kit: RunKit, *, prompts: str, stage: str =
     return {"judged": [outcome], "usage": result.usage}
 
 
-async def gather_filter(state: SegmentPlusState, kit: RunKit) -> dict[str, Any]:
+async def gather_filter(state: SegmentPlusState, kit: RunKit) -> SegmentPlusState:
     """Keep the Keep-labelled notes in document order; report the removed ones' chunks."""
     notes = state.get("notes") or []
     labels = {j.index: j for j in state.get("judged") or []}
@@ -104,7 +107,7 @@ async def gather_filter(state: SegmentPlusState, kit: RunKit) -> dict[str, Any]:
         )
     return {
         "notes": kept,
-        "judged": Overwrite([]),
+        "judged": cleared(),
         "filtered": [(source, LABELLED_REMOVE) for n in removed for source in n.sources],
         "decisions": decisions,
     }

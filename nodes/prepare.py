@@ -54,7 +54,7 @@ def chunk_documents_blocking(
     reserve: int = 0,
     on_chunk: Callable[[Chunk, str], None] | None = None,
     unless_planned: bool = False,
-) -> dict[str, Any]:
+) -> RunState:
     """``input_chunks``, ``started_at``, the validated ``question`` and any ``decisions``.
 
     ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final, unless
@@ -102,7 +102,7 @@ async def chunk_input(
     also_fits: tuple[str, ...] = (),
     reserve: int = 0,
     read_early: ReadEarly = "never",
-) -> dict[str, Any]:
+) -> RunState:
     """The chunk node: chunks sized for ``stage`` of the ``prompts`` set, or by the ``size`` setting
     (e.g. ``segment_size`` for Segment+) when that is smaller; ``also_fits`` names later stages that
     show a chunk's text with the question and ``reserve`` tokens more, so the chunk fits them too (ToM

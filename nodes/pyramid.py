@@ -40,7 +40,7 @@ from langgraph.graph.state import CompiledStateGraph
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans, words_of
-from longgraph.nodes.loop import TASKS, BoundedLoop
+from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.prepare import chunk_documents_blocking
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.runtime import report_progress
@@ -122,7 +122,7 @@ def document_text(state: PyramidState) -> str:
     return "\n\n".join(d.text for d in input_documents(state))
 
 
-async def chunk_leaves(state: PyramidState, kit: RunKit) -> dict[str, Any]:
+async def chunk_leaves(state: PyramidState, kit: RunKit) -> PyramidState:
     """The leaves' chunks: ``pyramid_leaf_tokens``, or what the synthesis prompt holds over
     ``pyramid_fan_in`` (so that many leaves fit one upper node's prompt). No question exists yet."""
     fits = kit.budget(PROMPTS, "synthesise", "")
@@ -136,10 +136,14 @@ async def chunk_leaves(state: PyramidState, kit: RunKit) -> dict[str, Any]:
         stage="synthesise",
         size=size,
     )
-    return {k: v for k, v in chunked.items() if k != "question"}
+    return {
+        "input_chunks": chunked["input_chunks"],
+        "started_at": chunked["started_at"],
+        "decisions": chunked["decisions"],
+    }
 
 
-async def start_pyramid(state: PyramidState, kit: RunKit) -> dict[str, Any]:
+async def start_pyramid(state: PyramidState, kit: RunKit) -> PyramidState:
     """Level 0: every chunk a leaf, its sentences numbered and scored over the whole document."""
     chunks: list[Chunk] = state["input_chunks"]
     per_chunk = [[chunk.text[a:b] for a, b in sentence_spans(chunk.text)] or [chunk.text] for chunk in chunks]
@@ -165,11 +169,11 @@ class PyramidConstruction(BoundedLoop):
     combine_node: str = "synthesise"
     results_key: str = "synthesised"
 
-    async def plan(self, state: PyramidState, kit: RunKit) -> dict[str, Any]:
+    async def plan(self, state: PyramidState, kit: RunKit) -> PyramidState:
         pyramid: Pyramid = state["pyramid"]
         layer: list[int] = state["layer"]
         if len(layer) <= 1:
-            return {TASKS: [], "pyramid": pyramid.model_copy(update={"construction": "one root"})}
+            return {"loop_tasks": [], "pyramid": pyramid.model_copy(update={"construction": "one root"})}
         texts = [render_nodes(pyramid, [i]) for i in layer]
         counts = kit.tokenizer.count_batch(texts)
         total = sum(counts)
@@ -179,7 +183,7 @@ class PyramidConstruction(BoundedLoop):
         if why is not None:
             note = f"{why}: its {len(layer)} nodes are the top"
             return {
-                TASKS: [],
+                "loop_tasks": [],
                 "pyramid": pyramid.model_copy(update={"construction": note}),
                 "decisions": [note],
             }
@@ -200,11 +204,11 @@ class PyramidConstruction(BoundedLoop):
             )
             for g, group in enumerate(groups)
         ]
-        return {TASKS: tasks, "previous_tokens": total}
+        return {"loop_tasks": tasks, "previous_tokens": total}
 
     async def absorb(
         self, results: Sequence[Any], state: PyramidState, kit: RunKit, round_no: int
-    ) -> dict[str, Any]:
+    ) -> PyramidState:
         failed = [r for r in results if not r.sentences]
         if len(results) == len(failed) == 1:
             # The would-be root (6 of 20 SmolLM2 documents): the nodes below are a pyramid without its
@@ -252,7 +256,7 @@ class PyramidConstruction(BoundedLoop):
         return {"pyramid": pyramid, "layer": layer, "decisions": notes}
 
 
-async def synthesise(task: SynthesisTask, kit: RunKit) -> dict[str, Any]:
+async def synthesise(task: SynthesisTask, kit: RunKit) -> PyramidState:
     """One upper node: the group's sentences synthesised, each citing what it draws on."""
     result = await kit.call(
         PROMPTS,
@@ -287,7 +291,7 @@ def question_sources(state: PyramidState) -> tuple[list[int], int]:
     return [first, *rest], category
 
 
-async def ask_question(state: PyramidState, kit: RunKit) -> dict[str, Any]:
+async def ask_question(state: PyramidState, kit: RunKit) -> PyramidState:
     """The question: the seeded node, in the seeded category; when the model writes no question from
     it (SmolLM2 sometimes copies a sentence or the format line), the next node of the seeded order, up
     to ``pyramid_question_nodes``. None: no ``question``, and ``rejected_questions`` says what was
@@ -366,7 +370,7 @@ def route_question(state: PyramidState) -> Literal["answer", "no_question"]:
 
 async def answer_with_mapreduce(
     state: PyramidState, kit: RunKit, *, answerer: CompiledStateGraph[Any, Any, Any, Any]
-) -> dict[str, Any]:
+) -> PyramidState:
     """``A`` and ``M``: ``answerer``, the project's mapreduce graph built by ``graphs/pyramid.py`` with
     the same provider (its calls share the run's concurrency budget), over the whole document with the
     same context. Invoked here rather than added as a node: its input and output are the answer
@@ -393,7 +397,7 @@ def intermediate_outputs(result: GraphOutput) -> list[dict[str, Any]]:
     ]
 
 
-async def make_record(state: PyramidState, kit: RunKit) -> dict[str, Any]:
+async def make_record(state: PyramidState, kit: RunKit) -> PyramidState:
     """The record ``(X, Q, M, A)`` with its provenance and cost."""
     result = GraphOutput.model_validate(state["answer_result"])
     pyramid: Pyramid = state["pyramid"]

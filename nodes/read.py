@@ -69,7 +69,7 @@ def question_judged(state: RunState, chunk_id: int) -> str:
 
 async def read_chunk(
     task: ReadTask, kit: RunKit, *, prompts: str, stage: str, label: str | None = None
-) -> dict[str, Any]:
+) -> RunState:
     """Ask ``stage`` of the ``prompts`` set about one chunk; return its draft note.
 
     ``label`` (e.g. "reread") names the call in progress, usage and the read itself when it is not the

@@ -36,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import overlap, question_words
-from longgraph.nodes.loop import TASKS, BoundedLoop
+from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.render import measure_notes, quote_line, source_label, total_tokens
 from longgraph.state.contract import Evidence
 from longgraph.state.graph_state import RunState
@@ -212,11 +212,11 @@ class ReductionLoop(BoundedLoop):
     def is_empty(self, state: Mapping[str, Any]) -> bool:
         return not state.get("notes")
 
-    async def plan(self, state: RunState, kit: RunKit) -> dict[str, Any]:
+    async def plan(self, state: RunState, kit: RunKit) -> RunState:
         """Decide: go on to the final stage, combine another round (and how to group), or fall back."""
         notes: list[Note] = state.get("notes") or []
         if not notes:
-            return {TASKS: []}
+            return {"loop_tasks": []}
         decisions: list[str] = []
         filtered: list[tuple[int, str]] = []
         notes, weak = set_aside_weak(notes, kit.context.min_note_strength)
@@ -228,7 +228,7 @@ class ReductionLoop(BoundedLoop):
         question = state["question"]
         final_budget = kit.budget(self.final_prompts, self.final_stage, question)
         if total_tokens(notes) <= final_budget:
-            return {"notes": notes, TASKS: [], "decisions": decisions, "filtered": filtered}
+            return {"notes": notes, "loop_tasks": [], "decisions": decisions, "filtered": filtered}
         combine_budget = kit.budget(self.combine_prompts, self.combine_stage, question)
         if self.keeps_quotes:
             cap = int(min(final_budget, combine_budget) * EVIDENCE_SHARE)
@@ -249,7 +249,7 @@ class ReductionLoop(BoundedLoop):
                 )
                 filtered += [(source, reason) for source in sorted(emptied)]
                 if total_tokens(notes) <= final_budget:
-                    return {"notes": notes, TASKS: [], "decisions": decisions, "filtered": filtered}
+                    return {"notes": notes, "loop_tasks": [], "decisions": decisions, "filtered": filtered}
         total = total_tokens(notes)
         groups = group_in_order(notes, combine_budget)
         previous = state.get("previous_tokens")
@@ -265,7 +265,7 @@ class ReductionLoop(BoundedLoop):
                 GroupTask(index=i, notes=g, question=question, round=round_no, total=len(groups))
                 for i, g in enumerate(groups)
             ]
-            return {"notes": notes, TASKS: tasks, "decisions": decisions, "filtered": filtered}
+            return {"notes": notes, "loop_tasks": tasks, "decisions": decisions, "filtered": filtered}
         kept, stripped, aside = keep_best_fitting(notes, final_budget, kit)
         decisions.append(
             f"{why}: kept the {len(kept)} highest-confidence notes that fit the {self.final_stage} prompt"
@@ -274,11 +274,9 @@ class ReductionLoop(BoundedLoop):
         )
         reason = f"{why}: its note was set aside to fit the window"
         filtered += [(source, reason) for note in aside for source in note.sources]
-        return {"notes": kept, TASKS: [], "decisions": decisions, "filtered": filtered}
+        return {"notes": kept, "loop_tasks": [], "decisions": decisions, "filtered": filtered}
 
-    async def absorb(
-        self, results: Sequence[Any], state: RunState, kit: RunKit, round_no: int
-    ) -> dict[str, Any]:
+    async def absorb(self, results: Sequence[Any], state: RunState, kit: RunKit, round_no: int) -> RunState:
         """Replace the notes by this round's notes, in document order."""
         combined: Sequence[Combined] = results
         decisions = [

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import httpx
 import numpy as np
@@ -36,6 +36,7 @@ from longgraph.nodes.runtime import report_progress
 from longgraph.state.baseline import BaselineState, ShownChunk
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, DocumentIn
+from longgraph.state.graph_state import RunState
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 log = logging.getLogger(__name__)
@@ -184,12 +185,12 @@ def select_top_k(
     return shown, filtered, decisions
 
 
-async def chunk_for_retrieval(state: BaselineState, kit: RunKit) -> dict[str, Any]:
+async def chunk_for_retrieval(state: BaselineState, kit: RunKit) -> RunState:
     """Chunk at ``rag_chunk_tokens`` (capped by what one call can read)."""
     return await chunk_input(state, kit, prompts=PROMPTS, stage=STAGE, size="rag_chunk_tokens")
 
 
-async def retrieve(state: BaselineState, kit: RunKit, *, retriever: RetrieverName) -> dict[str, Any]:
+async def retrieve(state: BaselineState, kit: RunKit, *, retriever: RetrieverName) -> BaselineState:
     """Score every chunk against the question and keep the top ``rag_top_k`` that fit the window."""
     context = kit.context
     chunks: list[Chunk] = state["input_chunks"]

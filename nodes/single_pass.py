@@ -17,8 +17,6 @@ INFORMATION and the shown chunks are reported ``failed`` with the reason and the
 
 from __future__ import annotations
 
-from typing import Any
-
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.runtime import report_progress
@@ -35,7 +33,7 @@ def shown_text(shown: list[ShownChunk]) -> str:
     return "\n\n".join(s.text for s in shown)
 
 
-async def answer_once(state: BaselineState, kit: RunKit) -> dict[str, Any]:
+async def answer_once(state: BaselineState, kit: RunKit) -> BaselineState:
     """Ask the question of the selected text in one call."""
     shown: list[ShownChunk] = state.get("shown") or []
     result = await kit.call(

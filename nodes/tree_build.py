@@ -30,18 +30,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from langgraph.types import Overwrite, Send
+from langgraph.types import Send
 from numpy.typing import NDArray
 
 from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.loop import TASKS, BoundedLoop
+from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import group_in_order
 from longgraph.nodes.retrieval import best_piece_scores, pieces_of
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.tree import TreeStore, assemble, leaf_text, node_info, subtree_from_outline, tree_key
 from longgraph.state.contract import Chunk
+from longgraph.state.graph_state import cleared
 from longgraph.state.outputs import ClusterSummary, DocSections
 from longgraph.state.tasks import ReadTask
 from longgraph.state.tom import Aggregated, AggregateTask, DocTree, ParsedChunk, ToMState, TreeNode
@@ -53,7 +54,7 @@ RESOLUTION = 1.0
 SEED = 0
 
 
-async def select_chunks(state: ToMState, kit: RunKit) -> dict[str, Any]:
+async def select_chunks(state: ToMState, kit: RunKit) -> ToMState:
     """Query-aware compression: keep the ``tom_top_k`` chunks most similar to the question."""
     chunks: list[Chunk] = state["input_chunks"]
     k = kit.context.tom_top_k
@@ -114,11 +115,11 @@ def _settings_key(kit: RunKit, aggregate: bool) -> dict[str, object]:
     }
 
 
-async def load_tree(state: ToMState, kit: RunKit, *, aggregate: bool = True) -> dict[str, Any]:
+async def load_tree(state: ToMState, kit: RunKit, *, aggregate: bool = True) -> ToMState:
     """The cached tree of these chunks and settings, if the result cache holds one."""
     chunks = [c for c in state["input_chunks"] if c.id in set(state["selected"])]
     key = tree_key(chunks, documents_of(state), parts=_settings_key(kit, aggregate))
-    update: dict[str, Any] = {
+    update: ToMState = {
         "tree_key": key,
         "built_from_cache": False,
         "build_seconds": 0.0,
@@ -152,7 +153,7 @@ def parse_or_reason(target: str) -> Any:
     return route
 
 
-async def parse_chunk(task: ReadTask, kit: RunKit) -> dict[str, Any]:
+async def parse_chunk(task: ReadTask, kit: RunKit) -> ToMState:
     """Hierarchical semantic parsing of one chunk (its outline; ``build_tree`` makes the subtree)."""
     chunk = task["chunk"]
     result = await kit.call(
@@ -171,7 +172,7 @@ async def parse_chunk(task: ReadTask, kit: RunKit) -> dict[str, Any]:
     return {"parses": [parsed], "usage": result.usage, "build_usage": result.usage}
 
 
-async def build_tree(state: ToMState, kit: RunKit) -> dict[str, Any]:
+async def build_tree(state: ToMState, kit: RunKit) -> ToMState:
     """Each chunk's outline made a subtree (leaves hold the chunk's own text), the subtrees assembled;
     their roots are the first layer of the aggregation."""
     chunks = {c.id: c for c in state["input_chunks"]}
@@ -198,7 +199,7 @@ async def build_tree(state: ToMState, kit: RunKit) -> dict[str, Any]:
         "layer": list(tree.roots),
         "decisions": decisions,
         "rounds": 0,
-        "parses": Overwrite([]),
+        "parses": cleared(),
     }
 
 
@@ -242,14 +243,14 @@ class TreeAggregation(BoundedLoop):
     enabled: bool = True
     """False: the "no aggregation" ablation (a root joins the subtrees, no clustering, no summary)."""
 
-    async def plan(self, state: ToMState, kit: RunKit) -> dict[str, Any]:
+    async def plan(self, state: ToMState, kit: RunKit) -> ToMState:
         tree: DocTree = state["doc_tree"]
         layer: list[int] = state.get("layer") or list(tree.roots)
         if len(layer) <= 1:
-            return {TASKS: [], "doc_tree": _finished(tree, layer, "one root")}
+            return {"loop_tasks": [], "doc_tree": _finished(tree, layer, "one root")}
         if not self.enabled:
             return {
-                TASKS: [],
+                "loop_tasks": [],
                 "doc_tree": _joined(
                     tree, layer, "aggregation turned off (ablation): one root joins the subtrees"
                 ),
@@ -267,7 +268,7 @@ class TreeAggregation(BoundedLoop):
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is not None:
             return {
-                TASKS: [],
+                "loop_tasks": [],
                 "doc_tree": _joined(tree, layer, f"{why}: one root joins the {len(layer)} top nodes"),
             }
         round_no = int(state.get("rounds") or 0) + 1
@@ -283,11 +284,9 @@ class TreeAggregation(BoundedLoop):
             for i, c in enumerate(multi)
         ]
         order = [c[0] if len(c) == 1 else -1 - multi.index(c) for c in sized]
-        return {TASKS: tasks, "extra": {**(state.get("extra") or {}), "layer_order": order}}
+        return {"loop_tasks": tasks, "extra": {**(state.get("extra") or {}), "layer_order": order}}
 
-    async def absorb(
-        self, results: Sequence[Any], state: ToMState, kit: RunKit, round_no: int
-    ) -> dict[str, Any]:
+    async def absorb(self, results: Sequence[Any], state: ToMState, kit: RunKit, round_no: int) -> ToMState:
         tree = state["doc_tree"].model_copy(deep=True)
         by_index = {r.index: r for r in results}
         next_layer: list[int] = []
@@ -344,7 +343,7 @@ def _joined(tree: DocTree, layer: list[int], how: str) -> DocTree:
     return joined
 
 
-async def summarize_cluster(task: AggregateTask, kit: RunKit) -> dict[str, Any]:
+async def summarize_cluster(task: AggregateTask, kit: RunKit) -> ToMState:
     """One parent node (title, keywords, summary) for a cluster of nodes."""
     members = task["members"]
     text = "\n\n".join(f"Section {i}:\n{node_info(m)}" for i, m in enumerate(members, 1))
@@ -368,7 +367,7 @@ async def summarize_cluster(task: AggregateTask, kit: RunKit) -> dict[str, Any]:
     return {"aggregated": [done], "usage": result.usage, "build_usage": result.usage}
 
 
-async def save_tree(state: ToMState, kit: RunKit) -> dict[str, Any]:
+async def save_tree(state: ToMState, kit: RunKit) -> ToMState:
     """Keep the finished tree in the result cache (when there is one) for the next question — unless a
     parse or summary call ran out of the endpoint's retries (a resume builds it whole)."""
     tree = state["doc_tree"]

@@ -37,7 +37,7 @@ from longgraph.nodes.grounding import (
 )
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import question_words
-from longgraph.nodes.loop import TASKS, BoundedLoop
+from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.reduction import set_aside_weak, strength, weak_note_reason
@@ -63,7 +63,7 @@ class TreeReduce(BoundedLoop):
     def stop_reason(self, state: Mapping[str, Any], kit: RunKit, *, stalled: str | None) -> str | None:
         return None  # bounded by the tree's height (built bounded), not by max_collapse_rounds
 
-    async def plan(self, state: ToMState, kit: RunKit) -> dict[str, Any]:
+    async def plan(self, state: ToMState, kit: RunKit) -> ToMState:
         tree: DocTree = state["doc_tree"]
         heights = tree.heights()
         top = max(heights.values(), default=-1)
@@ -92,12 +92,10 @@ class TreeReduce(BoundedLoop):
                     )
                     for i, (node, children) in enumerate(ready)
                 ]
-                return {TASKS: tasks, "extra": {**(state.get("extra") or {}), "tree_level": level}}
-        return {TASKS: [], "extra": {**(state.get("extra") or {}), "tree_level": level}}
+                return {"loop_tasks": tasks, "extra": {**(state.get("extra") or {}), "tree_level": level}}
+        return {"loop_tasks": [], "extra": {**(state.get("extra") or {}), "tree_level": level}}
 
-    async def absorb(
-        self, results: Sequence[Any], state: ToMState, kit: RunKit, round_no: int
-    ) -> dict[str, Any]:
+    async def absorb(self, results: Sequence[Any], state: ToMState, kit: RunKit, round_no: int) -> ToMState:
         tree: DocTree = state["doc_tree"]
         documents = documents_of(state)
         done = dict(state.get("results") or {})
@@ -192,7 +190,7 @@ def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
     )
 
 
-async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any]:
+async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
     """Map on a leaf, and (as for any chunk: ``nodes/grounding.py``) a second reading of its most
     relevant passage alone when the first answer is not supported by the leaf's text but that passage
     bears strongly on the question. Both are grounded on the document when the level is gathered."""
@@ -231,7 +229,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> dict[str, Any
     return {"reasoned": [reasoned], "usage": usage}
 
 
-async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = True) -> dict[str, Any]:
+async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = True) -> ToMState:
     """Map on a leaf; Reduce the children then Map on an inner node (see the module docstring)."""
     node = task["node"]
     question = task["question"]
@@ -290,7 +288,7 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
     return {"reasoned": [reasoned], "usage": usage}
 
 
-async def conclude(state: ToMState, kit: RunKit) -> dict[str, Any]:
+async def conclude(state: ToMState, kit: RunKit) -> ToMState:
     """The root's note is the answer; each chunk's fate is the best of its leaves'."""
     tree: DocTree = state["doc_tree"]
     results = state.get("results") or {}

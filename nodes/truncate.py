@@ -11,7 +11,6 @@ total) goes into the run's notes, and every chunk past it is reported ``filtered
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from longgraph.nodes.chunking import title_label
 from longgraph.nodes.kit import RunKit
@@ -111,7 +110,7 @@ def select_prefix(
     return shown, [(c.id, reason) for c in rest], cut
 
 
-async def truncate_input(state: BaselineState, kit: RunKit) -> dict[str, Any]:
+async def truncate_input(state: BaselineState, kit: RunKit) -> BaselineState:
     """Chunk the input and keep what one call can read; say where the input was cut, if it was."""
     prepared = await chunk_input(state, kit, prompts=PROMPTS, stage=STAGE)
     budget = kit.budget(PROMPTS, STAGE, prepared["question"])

@@ -15,7 +15,9 @@ in play), the bounded reduction loop (``nodes/reduction.py``) works on ``notes``
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict, cast
+
+from langgraph.types import Overwrite
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, Passage
@@ -87,3 +89,10 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     document_titles: list[str]
     aggregation: dict[str, Any]
     """What combining the per-document answers did (``nodes/aggregate.py``): the answer, computed."""
+
+
+def cleared() -> list[Any]:
+    """An empty fan-in: the value that *replaces* what an ``operator.add`` key holds, where ``[]`` would
+    append nothing. It is LangGraph's ``Overwrite([])``, typed as the list it replaces so that a node
+    returning it still returns its state's type (checked by mypy, key by key)."""
+    return cast(list[Any], Overwrite([]))

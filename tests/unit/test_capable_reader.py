@@ -86,7 +86,7 @@ def test_the_capable_readers_answer_comes_back(strategy: str, scenario: Scenario
 
 
 def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_only_then() -> None:
-    """"How many people live in Quiganqui?" read in "The town of Quiganqui has a population of 234,394":
+    """ "How many people live in Quiganqui?" read in "The town of Quiganqui has a population of 234,394":
     the sentence names the town and none of what is asked of it, as a sentence giving another fact about
     Quiganqui would. A capable reader's verification call confirms it (one call, said in the notes); a
     model that cannot verify ("off", the embedded model's profile) gets NO INFORMATION with the answer
@@ -95,14 +95,18 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
     text = document(scenario.facts)
     model = ScriptedChatModel(responder=capable_responder(scenario))
     graph = build_strategy("mapreduce", FakeProvider(model))
-    raw = asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=dict(SETTINGS)))
+    raw = asyncio.run(
+        graph.ainvoke({"question": scenario.question, "document": text}, context=dict(SETTINGS))
+    )
     result = GraphOutput.model_validate(raw)
     assert scenario.right(result.answer) and result.supported, result
     checks = [c for c in model.calls if "Proposed answer:" in str(c["messages"][-1]["content"])]
     assert len(checks) == 1 and result.stats.calls_by_stage.get("verify") == 1, result.stats.calls_by_stage
     assert any("the verification call says yes" in n for n in result.stats.notes), result.stats.notes
 
-    graph = build_strategy("mapreduce", FakeProvider(ScriptedChatModel(responder=capable_responder(scenario))))
+    graph = build_strategy(
+        "mapreduce", FakeProvider(ScriptedChatModel(responder=capable_responder(scenario)))
+    )
     off = {**SETTINGS, "verify_answers": "off"}
     silent = GraphOutput.model_validate(
         asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=off))
