@@ -19,7 +19,8 @@ from typing import Any
 from langgraph.graph import START, StateGraph
 
 from longgraph.nodes.decompose import plan_question
-from longgraph.nodes.grounding import find_passages, ground, rereads_to
+from longgraph.nodes.grounding import ground
+from longgraph.nodes.passages import find_passages, rereads_to
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.read import each_chunk, read_chunk
 from longgraph.nodes.runtime import NodeFactory

@@ -141,8 +141,8 @@ def _bounded(stage: str, calls: int, per_call: int, how: str) -> StageCost:
 
 def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> list[StageCost]:
     """The first stage exactly (or its bound where the shape says so), then bounds for the rest."""
-    from longgraph.nodes.grounding import rereading_enabled
     from longgraph.nodes.ip_graph import level_one_batch_texts
+    from longgraph.nodes.passages import rereading_enabled
 
     ctx: Context = kit.context
     per_call = ctx.window - ctx.max_output_tokens

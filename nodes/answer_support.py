@@ -6,7 +6,7 @@ answer over the passages its search reached (``nodes/graph_search.py``) and the 
 (``nodes/finalize.py``). The kinds of support:
 
 * ``extractive``: the answer's new words, numbers included, are in the notes' verified quotes
-  (:func:`~longgraph.nodes.grounding.support_in_notes`);
+  (:func:`~longgraph.nodes.support.support_in_notes`);
 * ``derived``: it is worked out from them — a count, sum, difference, extremum or mean of their numbers
   (``nodes/derivation.py``), or a verdict (yes/no) on the notes that bear on the question — its other
   words in the notes;
@@ -38,14 +38,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from longgraph.nodes.derivation import has_numbers, numbers_in, unexplained_numbers
-from longgraph.nodes.grounding import (
-    MIN_SUPPORT,
-    VERDICT_WORDS,
-    held_share,
-    is_number,
-    new_words,
-    support_in_notes,
-)
 from longgraph.nodes.lexical import (
     WORD,
     QuestionWords,
@@ -57,6 +49,15 @@ from longgraph.nodes.lexical import (
     sentence_spans,
     stem,
     words_of,
+)
+from longgraph.nodes.support import (
+    MIN_SUPPORT,
+    VERDICT_WORDS,
+    dedupe_quotes,
+    held_share,
+    is_number,
+    new_words,
+    support_in_notes,
 )
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
@@ -559,7 +560,7 @@ def judge_answer(
     if words and held_share(words, stems) < MIN_SUPPORT:
         missing = ", ".join(sorted(words - stems)[:6])
         return Judged("none", [], f"its words are in no verified note (not found: {missing})")
-    pool = sentences_of(_dedupe_quotes(all_quotes))
+    pool = sentences_of(dedupe_quotes(all_quotes))
     # One fact per sentence: a note that gathered three teams' scores holds three values to add.
     groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]
     numbered = has_numbers(answer, question)
@@ -592,7 +593,7 @@ def judge_answer(
         # A value worked out rests on the quotes with numbers; a count, on what it counts.
         bearing = [q for q in sharing if numbers_in(q.text)] if numbered else []
         bearing = bearing or sharing
-        quotes = _dedupe_quotes([*quotes, *bearing])
+        quotes = dedupe_quotes([*quotes, *bearing])
         basis = (1.0, max((wanted.share(content_stems(q.text)) for q in quotes), default=0.0))
     quote_sentences = sentences_of(quotes)
     phrases = name_phrases(question)
@@ -622,7 +623,7 @@ def judge_answer(
         why = rule(claimed)
         if why:
             return Judged("none", [], why)
-    cited = _dedupe_quotes([s.quote for s in (*resting, *chained)])
+    cited = dedupe_quotes([s.quote for s in (*resting, *chained)])
     unconfirmed = next((why for rule in CONFIRMING_RULES if (why := rule(claimed))), "")
     return Judged(kind, cited, support=basis[0], relevance=basis[1], unconfirmed=unconfirmed)
 
@@ -673,14 +674,3 @@ def _resting(
 def _dedupe_sentences(sentences: Iterable[_Sentence]) -> list[_Sentence]:
     """One of each sentence text (quotes of combined notes repeat their inputs' sentences)."""
     return list({s.text: s for s in sentences}.values())
-
-
-def _dedupe_quotes(quotes: Iterable[Evidence]) -> list[Evidence]:
-    seen: set[tuple[object, ...]] = set()
-    out = []
-    for q in quotes:
-        key = (q.doc_index, q.start, q.end, q.text)
-        if key not in seen:
-            seen.add(key)
-            out.append(q)
-    return out

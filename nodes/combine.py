@@ -18,11 +18,11 @@ Both take one group of notes and give one note (``Combined``) for ``nodes/reduct
 from __future__ import annotations
 
 from longgraph.nodes.answer_support import judge_answer
-from longgraph.nodes.grounding import confidence_of
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.render import join_notes
 from longgraph.nodes.runtime import report_progress
+from longgraph.nodes.support import confidence_of
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import Note
 from longgraph.state.tasks import Combined, GroupTask

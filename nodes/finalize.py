@@ -4,7 +4,7 @@
 follows from the verified notes that reached it (:func:`judge_answer`), and ``support`` says how:
 
 * ``extractive``: its new words, numbers included, are in the notes' verified quotes
-  (:func:`~longgraph.nodes.grounding.support_in_notes`);
+  (:func:`~longgraph.nodes.support.support_in_notes`);
 * ``derived``: it is worked out from them — a count, sum, difference, extremum or mean of their
   numbers, or a verdict on the notes that bear on the question (``nodes/derivation.py``) — its other
   words in the notes;

@@ -33,19 +33,19 @@ import numpy as np
 
 from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.attention import attention_reader, spans_in
-from longgraph.nodes.grounding import (
+from longgraph.nodes.grounding import ground_read
+from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import question_words
+from longgraph.nodes.passages import (
     REREAD,
     best_passage,
-    ground_read,
     may_bear_strongly,
     passage_note,
     rereading_enabled,
     settle_readings,
     worth_rereading,
 )
-from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
-from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import question_words
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.retrieval import best_piece_scores

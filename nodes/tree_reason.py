@@ -25,24 +25,23 @@ from typing import Any
 
 from longgraph.llm import StructuredCall
 from longgraph.nodes.answer_support import judge_answer
-from longgraph.nodes.grounding import (
+from longgraph.nodes.grounding import enforce_failure_budget, ground_read
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import question_words
+from longgraph.nodes.loop import BoundedLoop
+from longgraph.nodes.passages import (
     REREAD,
-    confidence_of,
-    enforce_failure_budget,
-    ground_read,
     passage_worth_rereading,
     rereading_enabled,
     settle_readings,
     strongest_passage,
 )
-from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import question_words
-from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.reduction import set_aside_weak, strength, weak_note_reason
 from longgraph.nodes.render import join_notes, measure_notes, render_note
 from longgraph.nodes.runtime import report_progress
+from longgraph.nodes.support import confidence_of
 from longgraph.nodes.tree import leaf_text, node_info
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.state.notes import ChunkOutcome, Note, NoteDraft

@@ -9,7 +9,7 @@ order), the grounding stage turns them into ``outcomes`` (one per chunk) and ``n
 in play), the bounded reduction loop (``nodes/reduction.py``) works on ``notes`` with ``loop_tasks`` (a round's tasks),
 ``combined``, ``rounds`` and ``previous_tokens``, and ``finalize`` reads ``notes``, ``outcomes``,
 ``filtered`` and ``answer``. Fan-in fields use ``operator.add``; a gather node clears one with
-``langgraph.types.Overwrite([])`` (returning ``[]`` appends nothing).
+:func:`cleared` (returning ``[]`` appends nothing).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """Fan-in of the read stage: one per chunk, in completion order."""
     passages: dict[int, Passage | None]
     """Each chunk's passage bearing most on its question, by chunk id (None: none could bear strongly),
-    found beside the read stage (``nodes/grounding.py: find_passages``); absent: not searched."""
+    found beside the read stage (``nodes/passages.py: find_passages``); absent: not searched."""
     outcomes: list[ChunkOutcome]
     """One per chunk, in chunk order, after grounding."""
     rereads: list[ReadTask]

@@ -64,7 +64,7 @@ class Note(BaseModel):
     model_confidence: float | None = None
     """The model's own score out of 5 (None when the protocol asks for none)."""
     confidence: float = 0.0
-    """Evidence-based confidence out of 5 (``nodes/grounding.py`` documents the formula)."""
+    """Evidence-based confidence out of 5 (``nodes/support.py`` documents the formula)."""
     structured: bool = True
     tokens: int = 0
     """Tokens of the note as rendered into a prompt (an upper bound over the prompt sets' labels)."""
@@ -76,7 +76,7 @@ class Note(BaseModel):
 
 class Passage(BaseModel):
     """The stretch of a chunk that bears most on the question it is judged against, and how much
-    (``nodes/grounding.py``: the candidate for a second reading). Found while the chunk is being read,
+    (``nodes/passages.py``: the candidate for a second reading). Found while the chunk is being read,
     since it does not depend on the answer."""
 
     doc_index: int

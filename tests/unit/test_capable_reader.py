@@ -211,8 +211,8 @@ def test_a_number_from_nowhere_is_not_derived() -> None:
 def test_an_answer_that_restates_the_question_through_an_agent_noun_is_not_evidence() -> None:
     """ "The Pevhal mill is owned by the owner of the Pevhal mill" says nothing the question did not
     ("owned" is the verb of its "owner"): not an answer, whatever passage holds its words."""
-    from longgraph.nodes.grounding import new_words
     from longgraph.nodes.lexical import question_words
+    from longgraph.nodes.support import new_words
 
     wanted = question_words("What is the name of the boat sailed by the owner of the Pevhal mill?")
     assert new_words("The Pevhal mill is owned by the owner of the Pevhal mill.", wanted) == frozenset()

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.nodes.grounding import (
-    bears_strongly,
-    best_passage,
-    confidence_of,
+    READING_RULES,
+    Measured,
+    bears_on_the_question,
     ground_read,
-    may_bear_strongly,
-    support_in_notes,
-    worth_rereading,
+    says_something_new,
+    stated_in_the_chunk,
+    why_not_evidence,
 )
 from longgraph.nodes.lexical import question_words
+from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_strongly, worth_rereading
+from longgraph.nodes.support import Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
 from longgraph.state.notes import ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import NO_INFORMATION
@@ -377,3 +379,84 @@ def test_the_cheap_bound_never_rules_out_a_chunk_the_sentence_analysis_would_rer
             ruled_out += 1
             assert not strong, f"chunk {chunk.id} ruled out, yet its passage bears strongly"
     assert ruled_out > 0 and kept > 0  # the bound does some work, and lets the relevant chunks through
+
+
+# The reading rules as a table: each row a draft of one kind, the rule it must fail ("" = evidence), and
+# the reason the chunk's outcome gives. Rows cover every rule of READING_RULES, both ways.
+READING_TABLE: list[tuple[str, NoteDraft, Callable[[Measured], str] | None, str]] = [
+    ("verbatim", NoteDraft(answer="The code is 7319-KESTREL."), None, ""),
+    ("the value alone", NoteDraft(answer="7319-KESTREL"), None, ""),
+    (
+        "one grounded statement of two",
+        NoteDraft(answer="It was made in 1650 by monks. The code is 7319-KESTREL."),
+        None,
+        "",
+    ),
+    (
+        "a note of quotes",
+        NoteDraft(
+            quotes=["The secret code that opens the old lighthouse vault in Port Averell is 7319-KESTREL."]
+        ),
+        None,
+        "",
+    ),
+    (
+        "the question restated",
+        NoteDraft(answer="The secret code opens the old lighthouse vault in Port Averell."),
+        says_something_new,
+        "its answer restates the question (no new word)",
+    ),
+    ("a value not in the text", NoteDraft(answer="The code is 4411-FALCON."), stated_in_the_chunk, "falcon"),
+    ("a wrong number", NoteDraft(answer="The code is 7318."), stated_in_the_chunk, "7318"),
+    (
+        "a sentence about something else",
+        NoteDraft(answer="It was built by the Kestrel company."),
+        bears_on_the_question,
+        "rests on text that does not bear on the question",
+    ),
+    (
+        "a quote about something else",
+        NoteDraft(quotes=["The harbour opened in 1911."]),
+        bears_on_the_question,
+        "its note rests on text that does not bear on the question",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "draft", "failed", "reason"), READING_TABLE, ids=[r[0] for r in READING_TABLE]
+)
+def test_reading_rules_table(
+    case: str, draft: NoteDraft, failed: Callable[[Measured], str] | None, reason: str
+) -> None:
+    outcome, note = _ground(draft)
+    if failed is None:
+        assert outcome.fate == "noted" and note is not None, (case, outcome.reason)
+        return
+    assert failed in READING_RULES
+    assert outcome.fate == "unsupported" and note is None, (case, outcome.fate)
+    assert outcome.reason is not None and reason.casefold() in outcome.reason.casefold(), outcome.reason
+    # the reason is the rule's own (its fixed wording), not another rule's
+    assert RULE_WORDING[failed] in outcome.reason
+    assert not any(w in outcome.reason for r, w in RULE_WORDING.items() if r is not failed)
+
+
+RULE_WORDING: dict[Callable[[Measured], str], str] = {
+    says_something_new: "restates the question",
+    stated_in_the_chunk: "is not in the chunk",
+    bears_on_the_question: "does not bear on the question",
+}
+
+
+def test_each_reading_rule_passes_what_the_others_reject() -> None:
+    """The rules are independent: a measurement failing one passes the others."""
+    grounded = Measured("7319", Support(None, 1.0, 1.0, frozenset({"7319"})), True, 0.2)
+    assert why_not_evidence(grounded) == ""
+    restated = Measured("the code", Support(None, 1.0, 1.0, frozenset()), True, 0.2)
+    absent = Measured("4411", Support(None, 0.4, 1.0, frozenset({"4411"})), True, 0.2)
+    elsewhere = Measured("kestrel company", Support(None, 1.0, 0.1, frozenset({"kestrel"})), True, 0.2)
+    quotes_only = Measured("", Support(None, 1.0, 1.0, frozenset()), False, 0.2)
+    assert [rule.__name__ for rule in READING_RULES if rule(restated)] == ["says_something_new"]
+    assert [rule.__name__ for rule in READING_RULES if rule(absent)] == ["stated_in_the_chunk"]
+    assert [rule.__name__ for rule in READING_RULES if rule(elsewhere)] == ["bears_on_the_question"]
+    assert why_not_evidence(quotes_only) == ""  # quotes alone state nothing of their own to restate

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import longgraph.nodes.grounding as grounding
+import longgraph.nodes.passages as passages
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.nodes.kit import RunKit, build_kit
 from longgraph.nodes.prepare import chunk_input
@@ -47,7 +48,7 @@ def test_ground_decides_the_same_with_the_passages_found_beside_the_reads(
     kit = _kit()
     state = asyncio.run(_state_after_reading(kit))
     searching = asyncio.run(grounding.ground(state, kit))
-    found = asyncio.run(grounding.find_passages(state, kit))
+    found = asyncio.run(passages.find_passages(state, kit))
     assert set(found["passages"]) == {c.id for c in state["input_chunks"]}  # type: ignore[arg-type]
 
     def no_search(*args: Any) -> None:
@@ -64,7 +65,7 @@ def test_ground_decides_the_same_with_the_passages_found_beside_the_reads(
 def test_no_search_when_second_readings_are_off() -> None:
     kit = asyncio.run(build_kit(Context(**{**FAKE_SETTINGS, "reread": False}), FakeProvider()))  # type: ignore[arg-type]
     state = asyncio.run(_state_after_reading(kit))
-    assert asyncio.run(grounding.find_passages(state, kit)) == {}
+    assert asyncio.run(passages.find_passages(state, kit)) == {}
 
 
 def test_the_graph_searches_in_the_read_step_and_grounds_after_it() -> None:

@@ -16,8 +16,8 @@ import re
 
 import pytest
 
-from longgraph.nodes.grounding import _begins_a_word, sentence_bounds
 from longgraph.nodes.lexical import QuestionWords, question_words, sentence_spans
+from longgraph.nodes.passages import _begins_a_word, sentence_bounds
 
 _LOOK_BEHIND_ENDS = re.compile(
     r"(?<=[.!?;])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*\s+|(?<=[。！？；])\s*|\n[ \t\r\f\v]*\n\s*"
