@@ -139,128 +139,130 @@ def _bounded(stage: str, calls: int, per_call: int, how: str) -> StageCost:
     return StageCost(stage=stage, calls=calls, prompt_tokens=calls * per_call, exact=False, how=how)
 
 
+Staged = tuple[StageCost, list[StageCost]]
+"""A shape's first stage (exact where it can be), and bounds for the stages after it."""
+
+
 def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> list[StageCost]:
     """The first stage exactly (or its bound where the shape says so), then bounds for the rest."""
-    from longgraph.nodes.ip_graph import level_one_batch_texts
-    from longgraph.nodes.passages import rereading_enabled
-
     ctx: Context = kit.context
     per_call = ctx.window - ctx.max_output_tokens
-    retries = ctx.parse_retries
-    n = len(chunks)
-    stages: list[StageCost] = []
-    rest: list[StageCost] = []
-    rereads = n if rereading_enabled(ctx) else 0
-    if shape.kind == "fan-out":
-        tokens = first_stage_prompt_tokens(
-            kit, shape.prompts, shape.first_stage, [c.text for c in chunks], question
-        )
-        stages.append(
-            StageCost(
-                stage=shape.first_stage,
-                calls=n,
-                prompt_tokens=sum(tokens),
-                exact=True,
-                how="every chunk, rendered and counted",
-            )
-        )
-        if rereads:
-            rest.append(_bounded("reread", rereads, max(tokens, default=0), "at most one per chunk"))
-        if shape.plans and ctx.decompose and len({p.doc_index for c in chunks for p in c.parts}) > 1:
-            rest.append(_bounded("decompose", 1, per_call, "one planning call (several documents)"))
-            shared = sum(len(c.parts) - 1 for c in chunks)
-            if shared:
-                rest.append(
-                    _bounded(
-                        "map (per document)",
-                        shared,
-                        max(tokens, default=0),
-                        "if planned: a chunk of several documents is read once per document",
-                    )
-                )
-        if shape.filters:
-            rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))
-        rounds = collapse_calls_at_most(n, ctx.max_collapse_rounds)
-        rest.append(
-            _bounded(
-                "collapse/merge", rounds, per_call, f"≤{ctx.max_collapse_rounds} rounds, each one shorter"
-            )
-        )
-        rest.append(_bounded("final answer", 1, per_call, "one call"))
-        first_calls = n
-    elif shape.kind == "tree":
-        k = n if ctx.tom_top_k == 0 else min(ctx.tom_top_k, n)
-        tokens = sorted(
-            first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, [c.text for c in chunks], "")
-        )
-        stages.append(
-            StageCost(
-                stage=shape.first_stage,
-                calls=k,
-                prompt_tokens=sum(tokens[n - k :]),
-                exact=k == n,
-                how=f"the {k} selected chunk(s)" + ("" if k == n else "; tokens: the largest k"),
-            )
-        )
-        nodes = k * 13 + ctx.max_collapse_rounds * k + 1  # ≤12 sections + a root per chunk; summaries
-        rest.append(
-            _bounded(
-                "summarize",
-                ctx.max_collapse_rounds * k + 1,
-                per_call,
-                f"≤{ctx.max_collapse_rounds} aggregation rounds over ≤{k} top nodes",
-            )
-        )
-        rest.append(
-            _bounded(
-                "tree map + reduce",
-                2 * nodes + 1,
-                per_call,
-                "two per tree node, assuming ≤12 sections a chunk (the outline schema's cap)",
-            )
-        )
-        first_calls = k
-    elif shape.kind == "ip-graph":
-        texts = level_one_batch_texts(chunks, kit)
-        tokens = first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, texts, "")
-        stages.append(
-            StageCost(
-                stage=f"{shape.first_stage} (level 2)",
-                calls=len(texts),
-                prompt_tokens=sum(tokens),
-                exact=True,
-                how="first-level batches, as the construction groups them",
-            )
-        )
-        budget = min(ctx.pecan_batch_tokens, kit.budget(shape.prompts, shape.first_stage, ""))
-        upper = _ip_levels_at_most(len(texts), ctx, budget)
-        rest.append(
-            _bounded(
-                "points (higher levels)",
-                upper,
-                per_call,
-                f"≤{ctx.max_collapse_rounds} levels, each batch's points ≤ its output",
-            )
-        )
-        retrieved = max(ctx.pecan_max_nodes, ctx.pecan_fixed_k)  # the search's bound, fixed-k or not
-        rest.append(
-            _bounded(
-                "search + answer",
-                retrieved + 3,
-                per_call,
-                "a Yes/No turn per retrieved node, the answer, a second reading",
-            )
-        )
-        first_calls = len(texts)
-    else:
-        stages.append(_bounded(shape.first_stage, 1, per_call, "one call over the text that fits"))
-        first_calls = 1
+    by_kind = {"fan-out": _fan_out_stages, "tree": _tree_stages, "ip-graph": _ip_graph_stages}
+    first, rest = by_kind.get(shape.kind, _single_call_stages)(shape, chunks, question, kit)
     if shape.kind != "single-call" and ctx.verify_answers != "off":
         rest.append(_bounded("verify", 1, per_call, "one, when words cannot confirm the answer"))
-    if retries:
-        total = first_calls + sum(s.calls for s in rest)
-        rest.append(_bounded("parse retries", total * retries, per_call, f"≤{retries} per call"))
-    return stages + rest
+    if ctx.parse_retries:
+        total = first.calls + sum(s.calls for s in rest)
+        rest.append(
+            _bounded("parse retries", total * ctx.parse_retries, per_call, f"≤{ctx.parse_retries} per call")
+        )
+    return [first, *rest]
+
+
+def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
+    """Every chunk read (rendered and counted), second readings, a plan, filters, the reduction loop."""
+    from longgraph.nodes.passages import rereading_enabled
+
+    ctx, n = kit.context, len(chunks)
+    per_call = ctx.window - ctx.max_output_tokens
+    tokens = first_stage_prompt_tokens(
+        kit, shape.prompts, shape.first_stage, [c.text for c in chunks], question
+    )
+    first = StageCost(
+        stage=shape.first_stage,
+        calls=n,
+        prompt_tokens=sum(tokens),
+        exact=True,
+        how="every chunk, rendered and counted",
+    )
+    rest: list[StageCost] = []
+    if rereading_enabled(ctx):
+        rest.append(_bounded("reread", n, max(tokens, default=0), "at most one per chunk"))
+    if shape.plans and ctx.decompose and len({p.doc_index for c in chunks for p in c.parts}) > 1:
+        rest.append(_bounded("decompose", 1, per_call, "one planning call (several documents)"))
+        shared = sum(len(c.parts) - 1 for c in chunks)
+        if shared:
+            how = "if planned: a chunk of several documents is read once per document"
+            rest.append(_bounded("map (per document)", shared, max(tokens, default=0), how))
+    if shape.filters:
+        rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))
+    rounds = collapse_calls_at_most(n, ctx.max_collapse_rounds)
+    how = f"≤{ctx.max_collapse_rounds} rounds, each one shorter"
+    rest += [
+        _bounded("collapse/merge", rounds, per_call, how),
+        _bounded("final answer", 1, per_call, "one call"),
+    ]
+    return first, rest
+
+
+def _tree_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
+    """ToM: the selected chunks parsed, then bounds for aggregation and the tree's map and reduce."""
+    ctx, n = kit.context, len(chunks)
+    per_call = ctx.window - ctx.max_output_tokens
+    k = n if ctx.tom_top_k == 0 else min(ctx.tom_top_k, n)
+    tokens = sorted(
+        first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, [c.text for c in chunks], "")
+    )
+    first = StageCost(
+        stage=shape.first_stage,
+        calls=k,
+        prompt_tokens=sum(tokens[n - k :]),
+        exact=k == n,
+        how=f"the {k} selected chunk(s)" + ("" if k == n else "; tokens: the largest k"),
+    )
+    rounds = ctx.max_collapse_rounds
+    nodes = k * 13 + rounds * k + 1  # ≤12 sections + a root per chunk; summaries
+    rest = [
+        _bounded("summarize", rounds * k + 1, per_call, f"≤{rounds} aggregation rounds over ≤{k} top nodes"),
+        _bounded(
+            "tree map + reduce",
+            2 * nodes + 1,
+            per_call,
+            "two per tree node, assuming ≤12 sections a chunk (the outline schema's cap)",
+        ),
+    ]
+    return first, rest
+
+
+def _ip_graph_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
+    """PECAN: the first-level batches counted, then bounds for the higher levels and the search."""
+    from longgraph.nodes.ip_graph import level_one_batch_texts
+
+    ctx = kit.context
+    per_call = ctx.window - ctx.max_output_tokens
+    texts = level_one_batch_texts(chunks, kit)
+    tokens = first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, texts, "")
+    first = StageCost(
+        stage=f"{shape.first_stage} (level 2)",
+        calls=len(texts),
+        prompt_tokens=sum(tokens),
+        exact=True,
+        how="first-level batches, as the construction groups them",
+    )
+    budget = min(ctx.pecan_batch_tokens, kit.budget(shape.prompts, shape.first_stage, ""))
+    upper = _ip_levels_at_most(len(texts), ctx, budget)
+    retrieved = max(ctx.pecan_max_nodes, ctx.pecan_fixed_k)  # the search's bound, fixed-k or not
+    rest = [
+        _bounded(
+            "points (higher levels)",
+            upper,
+            per_call,
+            f"≤{ctx.max_collapse_rounds} levels, each batch's points ≤ its output",
+        ),
+        _bounded(
+            "search + answer",
+            retrieved + 3,
+            per_call,
+            "a Yes/No turn per retrieved node, the answer, a second reading",
+        ),
+    ]
+    return first, rest
+
+
+def _single_call_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
+    """A baseline: one call over the text that fits."""
+    per_call = kit.context.window - kit.context.max_output_tokens
+    return _bounded(shape.first_stage, 1, per_call, "one call over the text that fits"), []
 
 
 def _ip_levels_at_most(first_batches: int, ctx: Context, budget: int) -> int:

@@ -86,6 +86,65 @@ def _check_url(name: str, url: object) -> None:
         raise ConfigurationError(f"{name} {redact_url(url)!r}: port 0 is no port")
 
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "task": get_args(TaskFamily),
+    "structured_output": get_args(StructuredMode),
+    "embedding_precision": get_args(EmbeddingPrecision),
+    "verify_answers": get_args(VerifySetting),
+    "pecan_edges": get_args(EdgeSetting),
+    "prompt_variant": ("compact", "paper"),
+}
+"""Settings that take one of a few words, and the words."""
+
+POSITIVE_COUNTS = (
+    "max_output_tokens",
+    "max_concurrency",
+    "max_collapse_rounds",
+    "segment_size",
+    "rag_top_k",
+    "tom_chunk_tokens",
+    "rag_chunk_tokens",
+    "embedding_piece_tokens",
+    "pecan_chunk_tokens",
+    "pecan_batch_tokens",
+    "pecan_patience",
+    "pecan_max_nodes",
+    "pecan_fixed_k",
+    "pyramid_fan_in",
+    "pyramid_question_nodes",
+    "pyramid_leaf_tokens",
+    "context_window",
+    "chunk_size",
+)
+"""Settings that count tokens, calls or nodes: whole numbers from 1 to ``MAX_WINDOW``."""
+
+UNSET_ALLOWED = frozenset({"pyramid_leaf_tokens", "context_window", "chunk_size", "frequency_penalty"})
+"""Settings that may be left unset (derived from the model or the prompt, or the model's default)."""
+
+RANGES: dict[str, tuple[float, float]] = {
+    "min_relevance": (0.0, 1.0),
+    "min_note_strength": (0.0, 1.0),
+    "max_failed_fraction": (0.0, 1.0),
+    "frequency_penalty": (-2.0, 2.0),
+    "temperature": (0.0, 2.0),
+}
+"""Settings that are a number within bounds."""
+
+
+def _is_count(value: object, low: int, high: int | None) -> bool:
+    """A whole number (not a bool) from ``low`` to ``high`` (no upper bound: None)."""
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and low <= value
+        and (high is None or value <= high)
+    )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 @dataclass(kw_only=True)
 class Context:
     """Configuration of one run. Every field has a default; see the README's configuration table."""
@@ -244,105 +303,57 @@ class Context:
 
     def validate(self) -> None:
         """Reject settings that cannot work, naming the field, before any call is made."""
-        if self.task not in get_args(TaskFamily):
-            raise ConfigurationError(f"task {self.task!r}: expected one of {', '.join(get_args(TaskFamily))}")
-        if self.structured_output not in get_args(StructuredMode):
-            raise ConfigurationError(
-                f"structured_output {self.structured_output!r}: expected one of {get_args(StructuredMode)}"
-            )
-        if self.context_window is not None and (
-            not isinstance(self.context_window, int) or not 0 < self.context_window <= MAX_WINDOW
-        ):
-            raise ConfigurationError(
-                f"context_window must be a positive integer up to {MAX_WINDOW:,} or unset, got {self.context_window!r}"
-            )
-        if self.embedding_precision not in get_args(EmbeddingPrecision):
-            raise ConfigurationError(
-                f"embedding_precision {self.embedding_precision!r}: expected one of "
-                f"{', '.join(get_args(EmbeddingPrecision))}"
-            )
-        if self.verify_answers not in get_args(VerifySetting):
-            raise ConfigurationError(
-                f"verify_answers {self.verify_answers!r}: expected one of {', '.join(get_args(VerifySetting))}"
-            )
-        if self.pecan_edges not in get_args(EdgeSetting):
-            raise ConfigurationError(
-                f"pecan_edges {self.pecan_edges!r}: expected one of {', '.join(get_args(EdgeSetting))}"
-            )
-        if self.prompt_variant not in ("compact", "paper"):
-            raise ConfigurationError(f"prompt_variant {self.prompt_variant!r}: expected 'compact' or 'paper'")
-        if not isinstance(self.tom_top_k, int) or self.tom_top_k < 0:
-            raise ConfigurationError(f"tom_top_k must be a whole number >= 0, got {self.tom_top_k!r}")
-        for name in ("min_relevance", "min_note_strength"):
+        for name, allowed in CHOICES.items():
             value = getattr(self, name)
-            if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-                raise ConfigurationError(f"{name} must be in [0, 1], got {value!r}")
-        positive_ints = {
-            "max_output_tokens": self.max_output_tokens,
-            "max_concurrency": self.max_concurrency,
-            "max_collapse_rounds": self.max_collapse_rounds,
-            "segment_size": self.segment_size,
-            "rag_top_k": self.rag_top_k,
-            "tom_chunk_tokens": self.tom_chunk_tokens,
-            "rag_chunk_tokens": self.rag_chunk_tokens,
-            "embedding_piece_tokens": self.embedding_piece_tokens,
-            "pecan_chunk_tokens": self.pecan_chunk_tokens,
-            "pecan_batch_tokens": self.pecan_batch_tokens,
-            "pecan_patience": self.pecan_patience,
-            "pecan_max_nodes": self.pecan_max_nodes,
-            "pecan_fixed_k": self.pecan_fixed_k,
-            "pyramid_fan_in": self.pyramid_fan_in,
-            "pyramid_question_nodes": self.pyramid_question_nodes,
-            "pyramid_leaf_tokens": self.pyramid_leaf_tokens if self.pyramid_leaf_tokens is not None else 1,
-        }
-        for name, value in positive_ints.items():
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_WINDOW:
+            if value not in allowed:
+                raise ConfigurationError(f"{name} {value!r}: expected one of {', '.join(allowed)}")
+        for name in POSITIVE_COUNTS:
+            value = getattr(self, name)
+            unset_allowed = name in UNSET_ALLOWED
+            if (value is not None or not unset_allowed) and not _is_count(value, 1, MAX_WINDOW):
                 raise ConfigurationError(
-                    f"{name} must be a positive integer up to {MAX_WINDOW:,}, got {value!r}"
+                    f"{name} must be a positive integer up to {MAX_WINDOW:,}"
+                    + (" or unset" if unset_allowed else "")
+                    + f", got {value!r}"
                 )
+        for name in ("max_calls", "max_prompt_tokens"):
+            value = getattr(self, name)
+            if value is not None and not _is_count(value, 1, None):
+                raise ConfigurationError(f"{name} must be a positive integer or unset, got {value!r}")
+        for name in ("max_retries", "parse_retries"):
+            if not _is_count(value := getattr(self, name), 0, MAX_RETRIES):
+                raise ConfigurationError(
+                    f"{name} must be a whole number from 0 to {MAX_RETRIES}, got {value!r}"
+                )
+        if not _is_count(self.tom_top_k, 0, None):
+            raise ConfigurationError(f"tom_top_k must be a whole number >= 0, got {self.tom_top_k!r}")
+        for name, (low, high) in RANGES.items():
+            value = getattr(self, name)
+            if (value is not None or name not in UNSET_ALLOWED) and (
+                not _is_number(value) or not low <= value <= high
+            ):
+                raise ConfigurationError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
+        self._check_relations()
+        for url in [self.base_url] if isinstance(self.base_url, str) else list(self.base_url or []):
+            _check_url("base_url", url)
+        if self.embedding_url is not None:
+            _check_url("embedding_url", self.embedding_url)
+
+    def _check_relations(self) -> None:
+        """Limits one setting puts on another, and bounds that are not a plain range."""
         if self.max_concurrency > MAX_CONCURRENCY:
             raise ConfigurationError(
                 f"max_concurrency must be at most {MAX_CONCURRENCY} requests in flight, got {self.max_concurrency!r}"
-            )
-        for name in ("max_calls", "max_prompt_tokens"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
-                raise ConfigurationError(f"{name} must be a positive integer or unset, got {value!r}")
-        if self.chunk_size is not None and (
-            not isinstance(self.chunk_size, int) or not 0 < self.chunk_size <= MAX_WINDOW
-        ):
-            raise ConfigurationError(
-                f"chunk_size must be a positive integer up to {MAX_WINDOW:,} or unset, got {self.chunk_size!r}"
             )
         if self.context_window is not None and self.max_output_tokens >= self.context_window:
             raise ConfigurationError(
                 f"max_output_tokens ({self.max_output_tokens}) must be smaller than context_window "
                 f"({self.context_window})"
             )
-        for name in ("max_retries", "parse_retries"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_RETRIES:
-                raise ConfigurationError(
-                    f"{name} must be a whole number from 0 to {MAX_RETRIES}, got {value!r}"
-                )
-        if not isinstance(self.request_timeout, int | float) or not 0 < self.request_timeout <= 86400:
+        if not _is_number(self.request_timeout) or not 0 < self.request_timeout <= 86400:
             raise ConfigurationError(
                 f"request_timeout must be positive seconds, at most a day, got {self.request_timeout!r}"
             )
-        if not 0.0 <= self.max_failed_fraction <= 1.0:
-            raise ConfigurationError(
-                f"max_failed_fraction must be in [0, 1], got {self.max_failed_fraction!r}"
-            )
-        if self.frequency_penalty is not None and (
-            not isinstance(self.frequency_penalty, int | float) or not -2.0 <= self.frequency_penalty <= 2.0
-        ):
-            raise ConfigurationError(f"frequency_penalty must be in [-2, 2], got {self.frequency_penalty!r}")
-        if not isinstance(self.temperature, int | float) or not 0.0 <= self.temperature <= 2.0:
-            raise ConfigurationError(f"temperature must be in [0, 2], got {self.temperature!r}")
-        for url in [self.base_url] if isinstance(self.base_url, str) else list(self.base_url or []):
-            _check_url("base_url", url)
-        if self.embedding_url is not None:
-            _check_url("embedding_url", self.embedding_url)
 
     @property
     def penalty(self) -> float:
