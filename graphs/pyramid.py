@@ -7,8 +7,8 @@ ask ──no node gave a question──▶ END (``rejected_questions`` holds wha
 ``leaves`` numbers every sentence and scores it by TF-IDF; each ``synthesise`` writes an upper node from
 about three lower ones, citing the sentence ids it draws on, so importance propagates up and the most
 important sentences are bold in the prompts above (``nodes/pyramid.py``). ``ask`` draws one node and one
-of three question categories with a seeded generator; ``answer`` runs the project's ``mapreduce`` graph
-(built here, handed to the node) over the whole document; ``record`` is ``(X, Q, M, A)`` with its provenance. ``longgraph synth`` runs it
+of three question categories with a seeded generator; ``answer`` is the project's ``mapreduce`` graph as
+a subgraph (it reads the state's question and document, and writes the answer contract's keys); ``record`` is ``(X, Q, M, A)`` with its provenance. ``longgraph synth`` runs it
 over a corpus (``longgraph/synth.py``).
 """
 
@@ -22,7 +22,6 @@ from longgraph.graphs.mapreduce import build_graph as build_mapreduce
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.pyramid import (
     PyramidConstruction,
-    answer_with_mapreduce,
     ask_question,
     chunk_leaves,
     make_record,
@@ -53,7 +52,9 @@ def build_graph(
     builder.add_node("synthesise", node(synthesise), input_schema=SynthesisTask)
     builder.add_node("gather_level", node(LEVELS.gather))
     builder.add_node("ask", node(ask_question))
-    builder.add_node("answer", node(answer_with_mapreduce, answerer=build_mapreduce(llm)))
+    builder.add_node(
+        "answer", build_mapreduce(llm)
+    )  # a subgraph: reads question and documents, writes the answer keys
     builder.add_node("record", node(make_record))
 
     builder.add_edge(START, "chunk")

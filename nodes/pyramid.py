@@ -31,11 +31,9 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
-
-from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.kit import RunKit
@@ -368,20 +366,6 @@ def route_question(state: PyramidState) -> Literal["answer", "no_question"]:
     return "answer" if state.get("question") else "no_question"
 
 
-async def answer_with_mapreduce(
-    state: PyramidState, kit: RunKit, *, answerer: CompiledStateGraph[Any, Any, Any, Any]
-) -> PyramidState:
-    """``A`` and ``M``: ``answerer``, the project's mapreduce graph built by ``graphs/pyramid.py`` with
-    the same provider (its calls share the run's concurrency budget), over the whole document with the
-    same context. Invoked here rather than added as a node: its input and output are the answer
-    contract, not the pyramid's state."""
-    documents = [d.model_dump() for d in input_documents(state)]
-    raw = await answerer.ainvoke({"question": state["question"], "documents": documents}, context=kit.context)
-    result = GraphOutput.model_validate(raw)
-    usage = Usage(**{name: getattr(result.stats, name) for name in Usage.model_fields})
-    return {"answer_result": result.model_dump(mode="json"), "usage": usage}
-
-
 def intermediate_outputs(result: GraphOutput) -> list[dict[str, Any]]:
     """``M``: each chunk's map output, in chunk order."""
     return [
@@ -398,10 +382,14 @@ def intermediate_outputs(result: GraphOutput) -> list[dict[str, Any]]:
 
 
 async def make_record(state: PyramidState, kit: RunKit) -> PyramidState:
-    """The record ``(X, Q, M, A)`` with its provenance and cost."""
-    result = GraphOutput.model_validate(state["answer_result"])
+    """The record ``(X, Q, M, A)`` with its provenance and cost. ``A`` and ``M`` are the output keys the
+    ``answer`` subgraph (the project's mapreduce graph, ``graphs/pyramid.py``) wrote into this state: the
+    pyramid's state is a run state, so the answer contract's keys are its own."""
+    written: Mapping[str, Any] = state
+    result = GraphOutput.model_validate({k: written[k] for k in GraphOutput.model_fields if k in written})
+    answered = Usage(**{name: getattr(result.stats, name) for name in Usage.model_fields})
     pyramid: Pyramid = state["pyramid"]
-    usage: Usage = state.get("usage") or Usage()
+    usage: Usage = (state.get("usage") or Usage()) + answered
     text = document_text(state)
     node = pyramid.node(state["source_node"])
     mapreduce = kit.prompts("mapreduce")
@@ -432,4 +420,4 @@ async def make_record(state: PyramidState, kit: RunKit) -> PyramidState:
         seconds=round(time.time() - float(state.get("started_at") or time.time()), 3),
         notes=[*pyramid.notes, *(state.get("decisions") or []), *result.stats.notes],
     )
-    return {"record": record}
+    return {"record": record, "usage": answered}

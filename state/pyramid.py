@@ -147,7 +147,6 @@ class PyramidState(RunState, total=False):
     source_node: int
     rejected_questions: list[RejectedQuestion]
     record: Record
-    answer_result: dict[str, Any]
 
 
 class PyramidInput(TypedDict, total=False):
