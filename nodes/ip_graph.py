@@ -182,7 +182,7 @@ class IPConstruction(BoundedLoop):
             }
         batches = batch_layer(layer, counts, kit)
         text_of = dict(zip(layer, texts, strict=True))
-        round_no = int(state.get("rounds") or 0) + 1
+        round_no = self.next_round(state)
         tasks = [
             IPBatchTask(
                 index=b,

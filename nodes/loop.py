@@ -63,9 +63,14 @@ class BoundedLoop(ABC):
             return "done"
         return [Send(self.combine_node, task) for task in tasks]
 
+    @staticmethod
+    def next_round(state: Mapping[str, Any]) -> int:
+        """The number of the round about to be planned or gathered (rounds count from 1)."""
+        return int(state.get("rounds") or 0) + 1
+
     def stop_reason(self, state: Mapping[str, Any], kit: RunKit, *, stalled: str | None) -> str | None:
         """Why the loop must stop before another round: the bound, or ``stalled`` (no progress)."""
-        done = int(state.get("rounds") or 0)
+        done = self.next_round(state) - 1
         if stalled is not None:
             return f"{self.name} round {done + 1} {stalled}"
         limit = kit.context.max_collapse_rounds
@@ -77,6 +82,6 @@ class BoundedLoop(ABC):
         """Put the round's results in task order and absorb them; clear the fan-in and the tasks, count
         the round. (A plain dict: the fan-in key is the subclass's ``results_key``, not a literal.)"""
         results = sorted(state.get(self.results_key) or [], key=lambda r: r.index)
-        round_no = int(state.get("rounds") or 0) + 1
+        round_no = self.next_round(state)
         update = await self.absorb(results, state, kit, round_no)
         return {**update, self.results_key: cleared(), TASKS: [], "rounds": round_no}

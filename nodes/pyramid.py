@@ -191,7 +191,7 @@ class PyramidConstruction(BoundedLoop):
             budget,
             max_items=kit.context.pyramid_fan_in,
         )
-        round_no = int(state.get("rounds") or 0) + 1
+        round_no = self.next_round(state)
         tasks = [
             SynthesisTask(
                 index=g,

@@ -260,7 +260,7 @@ class ReductionLoop(BoundedLoop):
             stalled = f"did not shrink {len(notes)} notes ({total} tokens)"
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is None:
-            round_no = int(state.get("rounds") or 0) + 1
+            round_no = self.next_round(state)
             tasks = [
                 GroupTask(index=i, notes=g, question=question, round=round_no, total=len(groups))
                 for i, g in enumerate(groups)

@@ -271,7 +271,7 @@ class TreeAggregation(BoundedLoop):
                 "loop_tasks": [],
                 "doc_tree": _joined(tree, layer, f"{why}: one root joins the {len(layer)} top nodes"),
             }
-        round_no = int(state.get("rounds") or 0) + 1
+        round_no = self.next_round(state)
         multi = [c for c in sized if len(c) > 1]
         tasks = [
             AggregateTask(

@@ -69,7 +69,7 @@ class TreeReduce(BoundedLoop):
         results = state.get("results") or {}
         documents = documents_of(state)
         level = int((state.get("extra") or {}).get("tree_level", 0))
-        round_no = int(state.get("rounds") or 0) + 1
+        round_no = self.next_round(state)
         while level <= top:
             ready = []
             for node_id in sorted(i for i, h in heights.items() if h == level):
