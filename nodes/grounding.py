@@ -58,6 +58,7 @@ from longgraph.nodes.lexical import (
     question_words,
     sentence_spans,
 )
+from longgraph.nodes.loop import fresh_loop
 from longgraph.nodes.passages import (
     REREAD,
     bears_strongly,
@@ -461,12 +462,10 @@ async def ground(state: RunState, kit: RunKit) -> RunState:
                 f"{len(unsupported)} chunk(s) answered without support in their text (reported 'unsupported'); "
                 f"{len(notes)} note(s) passed the grounding check"
             )
-    return {
+    handover: RunState = {
         "outcomes": outcomes,
         "notes": measure_notes(notes, kit),
         "rereads": rereads,
-        "rounds": 0,
-        "previous_tokens": None,
-        "loop_tasks": [],
         "decisions": decisions,
     }
+    return fresh_loop(handover)

@@ -38,7 +38,7 @@ from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
 from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.loop import BoundedLoop
+from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.retrieval import pieces_of
@@ -129,13 +129,13 @@ async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | Non
         edge_mode=mode,
         edge_model=_model_name(kit, mode),
     )
-    return {
+    handover: PecanState = {
         **update,
         "ip_graph": graph,
         "layer": graph.levels[0],
-        "rounds": 0,
         "extra": {"previous_tokens": None, "single_batch": False},
     }
+    return fresh_loop(handover)
 
 
 def _model_name(kit: RunKit, mode: EdgeMode) -> str:
@@ -173,7 +173,7 @@ class IPConstruction(BoundedLoop):
         counts = _token_counts(graph, layer, texts, chunks, kit)
         total = sum(counts)
         previous = extra.get("previous_tokens")
-        stalled = "did not shrink the layer" if previous is not None and total >= previous else None
+        stalled = self.did_not_shrink(total, previous, "the layer")
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is not None:
             return {
@@ -381,7 +381,8 @@ async def save_ip_graph(state: PecanState, kit: RunKit) -> PecanState:
     store = graph_store(kit)
     if store is not None and not state.get("built_from_cache") and not built_with_unanswered_calls(state):
         await asyncio.to_thread(store.put, state["graph_key"], state["ip_graph"])
-    return {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3), "rounds": 0}
+    handover: PecanState = {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3)}
+    return fresh_loop(handover)
 
 
 __all__ = [

@@ -19,12 +19,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langgraph.types import Send
 
 from longgraph.nodes.kit import RunKit
-from longgraph.state.graph_state import cleared
+from longgraph.state.graph_state import RunState, cleared
 
 TASKS = "loop_tasks"
 """The state key where ``plan`` puts the round's task payloads (each with an ``index``)."""
@@ -64,6 +64,12 @@ class BoundedLoop(ABC):
         return [Send(self.combine_node, task) for task in tasks]
 
     @staticmethod
+    def did_not_shrink(total: int, previous: int | None, what: str) -> str | None:
+        """The stall every loop checks: "did not shrink <what>" when a round's input (``total`` tokens) is
+        no smaller than the last round's (``previous``; None before the first round), else None."""
+        return f"did not shrink {what}" if previous is not None and total >= previous else None
+
+    @staticmethod
     def next_round(state: Mapping[str, Any]) -> int:
         """The number of the round about to be planned or gathered (rounds count from 1)."""
         return int(state.get("rounds") or 0) + 1
@@ -85,3 +91,16 @@ class BoundedLoop(ABC):
         round_no = self.next_round(state)
         update = await self.absorb(results, state, kit, round_no)
         return {**update, self.results_key: cleared(), TASKS: [], "rounds": round_no}
+
+
+LoopState = TypeVar("LoopState", bound=RunState)
+
+
+def fresh_loop(update: LoopState) -> LoopState:
+    """``update`` with the loop keys as the node before a loop leaves them: no round done, nothing
+    measured, nothing planned. A graph with two loops in a row (ToM: aggregation, then reasoning) or a
+    stage that runs again (grounding after second readings) starts the next loop at round 1 this way."""
+    update["rounds"] = 0
+    update["previous_tokens"] = None
+    update["loop_tasks"] = []
+    return update

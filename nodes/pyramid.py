@@ -38,7 +38,7 @@ from typing import Any, Literal, cast
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans, words_of
-from longgraph.nodes.loop import BoundedLoop
+from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.prepare import chunk_documents_blocking
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.runtime import report_progress
@@ -156,7 +156,8 @@ async def start_pyramid(state: PyramidState, kit: RunKit) -> PyramidState:
         nodes.append(PyramidNode(id=chunk.id, level=0, chunk_id=chunk.id, sentences=scored))
     pyramid = Pyramid(nodes=nodes, levels=[[n.id for n in nodes]], importance=IMPORTANCE)
     report_progress("leaves", total=len(chunks), advance=len(chunks), message=f"{next_id} sentences")
-    return {"pyramid": pyramid, "layer": pyramid.levels[0], "rounds": 0, "previous_tokens": None}
+    handover: PyramidState = {"pyramid": pyramid, "layer": pyramid.levels[0]}
+    return fresh_loop(handover)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ class PyramidConstruction(BoundedLoop):
         counts = kit.tokenizer.count_batch(texts)
         total = sum(counts)
         previous = state.get("previous_tokens")
-        stalled = "did not shrink the layer" if previous is not None and total >= previous else None
+        stalled = self.did_not_shrink(total, previous, "the layer")
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is not None:
             note = f"{why}: its {len(layer)} nodes are the top"

@@ -253,11 +253,9 @@ class ReductionLoop(BoundedLoop):
         total = total_tokens(notes)
         groups = group_in_order(notes, combine_budget)
         previous = state.get("previous_tokens")
-        stalled = None
+        stalled = self.did_not_shrink(total, previous, f"{len(notes)} notes ({total} tokens)")
         if len(groups) == len(notes):
             stalled = f"could not shrink {len(notes)} notes ({total} tokens)"
-        elif previous is not None and total >= previous:
-            stalled = f"did not shrink {len(notes)} notes ({total} tokens)"
         why = self.stop_reason(state, kit, stalled=stalled)
         if why is None:
             round_no = self.next_round(state)

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.loop import BoundedLoop
+from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import group_in_order
 from longgraph.nodes.retrieval import best_piece_scores, pieces_of
@@ -194,13 +194,13 @@ async def build_tree(state: ToMState, kit: RunKit) -> ToMState:
         )
     if failed:
         decisions.append(f"the parse of {len(failed)} chunk(s) could not be read: each is one leaf")
-    return {
+    handover: ToMState = {
         "doc_tree": tree,
         "layer": list(tree.roots),
         "decisions": decisions,
-        "rounds": 0,
         "parses": cleared(),
     }
+    return fresh_loop(handover)
 
 
 def knn_clusters(vectors: NDArray[np.float32], neighbours: int = NEIGHBOURS) -> list[list[int]]:
@@ -377,7 +377,8 @@ async def save_tree(state: ToMState, kit: RunKit) -> ToMState:
         and not built_with_unanswered_calls(state)
     ):
         await asyncio.to_thread(TreeStore(kit.context.cache_path).put, state["tree_key"], tree)
-    return {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3), "rounds": 0}
+    handover: ToMState = {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3)}
+    return fresh_loop(handover)
 
 
 __all__ = [
