@@ -17,6 +17,9 @@ Both take one group of notes and give one note (``Combined``) for ``nodes/reduct
 
 from __future__ import annotations
 
+from typing import Any
+
+from longgraph.llm import StructuredCall
 from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
@@ -24,33 +27,36 @@ from longgraph.nodes.render import join_notes
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.support import confidence_of
 from longgraph.state.graph_state import RunState
-from longgraph.state.notes import Note
+from longgraph.state.notes import Note, NoteDraft
 from longgraph.state.tasks import Combined, GroupTask
 
 
-def _prompt_text(kit: RunKit, prompts: str, stage: str, notes: list[Note]) -> str:
+async def _combine_call(
+    kit: RunKit, task: GroupTask, *, prompts: str, stage: str, progress: str, what: str
+) -> tuple[NoteDraft | None, StructuredCall[Any]]:
+    """One combining call over a task's notes, rendered as ``stage`` of ``prompts`` labels them: its
+    draft (None when unparseable) and the call. ``progress`` names the stage in progress events;
+    ``what`` is one of "group" or "batch" in the call's description."""
     prompt_set = kit.prompts(prompts)
-    return join_notes(notes, prompt_set.labels, prompt_set.stage(stage).notes)
+    result = await kit.call(
+        prompts,
+        stage,
+        text=join_notes(task["notes"], prompt_set.labels, prompt_set.stage(stage).notes),
+        question=task["question"],
+        work=f"{progress} of {what} {task['index']} in round {task['round']}",
+    )
+    report_progress(progress, total=task["total"], message=f"round {task['round']}")
+    value = result.value
+    draft = value.note_draft() if value is not None and hasattr(value, "note_draft") else None
+    return draft, result
 
 
 async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: str) -> RunState:
     """Collapse one group of notes into one note whose answer its quotes support."""
     notes = task["notes"]
     sources = sorted({s for n in notes for s in n.sources})
-    result = await kit.call(
-        prompts,
-        stage,
-        text=_prompt_text(kit, prompts, stage, notes),
-        question=task["question"],
-        work=f"{stage} of group {task['index']} in round {task['round']}",
-    )
-    report_progress(stage, total=task["total"], message=f"round {task['round']}")
+    draft, result = await _combine_call(kit, task, prompts=prompts, stage=stage, progress=stage, what="group")
     strongest = max(notes, key=strength)
-    draft = (
-        result.value.note_draft()
-        if result.value is not None and hasattr(result.value, "note_draft")
-        else None
-    )
     if draft is None:
         combined = Combined(
             index=task["index"],
@@ -96,20 +102,11 @@ async def merge_batch(task: GroupTask, kit: RunKit, *, prompts: str, stage: str)
         return {"combined": [Combined(index=task["index"], sources=sources, note=notes[0])]}
     structured = notes[0].structured
     merge_stage = stage if structured else f"{stage}_text"
-    result = await kit.call(
-        prompts,
-        merge_stage,
-        text=_prompt_text(kit, prompts, merge_stage, notes),
-        question=task["question"],
-        work=f"{stage} of batch {task['index']} in round {task['round']}",
+    draft, result = await _combine_call(
+        kit, task, prompts=prompts, stage=merge_stage, progress=stage, what="batch"
     )
-    report_progress(stage, total=task["total"], message=f"round {task['round']}")
     error = None
-    reasoning = (
-        result.value.note_draft().reasoning
-        if result.value is not None and hasattr(result.value, "note_draft")
-        else None
-    )
+    reasoning = draft.reasoning if draft is not None else None
     if reasoning is None:
         reasoning = "\n".join(n.reasoning.strip() for n in notes if n.reasoning.strip())
         error = f"was unparseable ({result.error}): joined its reasoning parts"

@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from longgraph.errors import TooManyFailures
 from longgraph.nodes.kit import RunKit
@@ -235,6 +236,56 @@ class _Verdict:
     reason: str | None
 
 
+@dataclass(frozen=True)
+class _Chunk:
+    """What a draft is measured against: its chunk, in its documents, for the question's words."""
+
+    chunk: Chunk
+    documents: Sequence[DocumentIn]
+    wanted: QuestionWords
+    min_relevance: float
+
+    @cached_property
+    def titles(self) -> list[str]:
+        """The document titles the model was shown with the text (a claim may repeat them)."""
+        return [p.title for p in self.chunk.parts if p.title]
+
+    @cached_property
+    def sentences(self) -> list[Span]:
+        return chunk_spans(self.chunk, self.documents)
+
+    def measure_free_text(self, text: str) -> Measured:
+        """A free-text note (no quotes): its new words in a few sentences of the chunk, else anywhere in
+        it; its relevance, that of its own text."""
+        claim = new_words(text, self.wanted, self.titles)
+        support = best_support(claim, self.sentences, self.wanted, window=WINDOW)
+        if support.support < MIN_SUPPORT:
+            parts = self.chunk.parts
+            whole = [Span.of(p.doc_index, p.title, p.start, p.end, self.documents) for p in parts]
+            support = max(support, best_support(claim, whole, self.wanted), key=lambda s: s.support)
+        relevance = self.wanted.share(content_stems(text))
+        return Measured(
+            text, Support(support.span, support.support, relevance, claim), False, self.min_relevance
+        )
+
+    def measure_claim(self, stated: str, verified: Sequence[Span]) -> Measured:
+        """One statement of a claim: the verified quote, or the window of up to :data:`WINDOW` sentences
+        of the chunk, that holds most of its new words; for a bare verdict, the sentence that bears most
+        on the question."""
+        wanted = self.wanted
+        claim = new_words(stated, wanted, self.titles)
+        if not claim and not (content_stems(stated) & VERDICT_WORDS):  # restates the question
+            return Measured(stated, Support(None, 0.0, 0.0, claim), True, self.min_relevance)
+        support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
+        if not claim:
+            bearing = best_support(wanted, [*verified, *self.sentences], wanted)
+            support = Support(bearing.span, 1.0 if bearing.span else 0.0, bearing.relevance, claim)
+        elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
+            wider = best_support(claim, self.sentences, wanted, window=WINDOW)
+            support = max(support, wider, key=lambda s: (s.support, s.relevance))
+        return Measured(stated, support, True, self.min_relevance)
+
+
 def _judge(
     draft: NoteDraft,
     located: Sequence[Evidence],
@@ -251,15 +302,13 @@ def _judge(
     small model often leaves the quote list empty and writes the sentence it read into its reasoning).
     """
     verified = quote_spans(located, documents)
-    titles = [p.title for p in chunk.parts if p.title]
+    against = _Chunk(chunk, documents, wanted, min_relevance)
     what = "answer" if draft.answer or not draft.structured else "note"
     if not draft.structured:
-        measured = [_measure_free_text(draft.reasoning, chunk, documents, wanted, titles, min_relevance)]
+        measured = [against.measure_free_text(draft.reasoning)]
     elif draft.answer or (not verified and draft.reasoning.strip()):
-        stated = draft.answer or draft.reasoning
         measured = [
-            _measure_claim(part, verified, chunk, documents, wanted, titles, min_relevance)
-            for part in _statements(stated)
+            against.measure_claim(part, verified) for part in _statements(draft.answer or draft.reasoning)
         ]
     elif verified:
         measured = [Measured("", best_support(frozenset(), verified, wanted), False, min_relevance)]
@@ -274,29 +323,6 @@ def _judge(
         return _Verdict(m.support, 0.0, f"its {what} {why}")
     best = max(standing, key=lambda m: (m.support.support, m.support.relevance)).support
     return _Verdict(best, confidence_of(best.support, best.relevance, draft.model_confidence), None)
-
-
-def _measure_free_text(
-    text: str,
-    chunk: Chunk,
-    documents: Sequence[DocumentIn],
-    wanted: QuestionWords,
-    titles: Sequence[str],
-    min_relevance: float,
-) -> Measured:
-    """A free-text note (no quotes): its new words in a few sentences of the chunk, else anywhere in
-    it; its relevance, that of its own text."""
-    claim = new_words(text, wanted, titles)
-    support = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
-    if support.support < MIN_SUPPORT:
-        whole = [Span.of(p.doc_index, p.title, p.start, p.end, documents) for p in chunk.parts]
-        support = max(support, best_support(claim, whole, wanted), key=lambda s: s.support)
-    return Measured(
-        text,
-        Support(support.span, support.support, wanted.share(content_stems(text)), claim),
-        False,
-        min_relevance,
-    )
 
 
 def sentence_behind_wrong_number(
@@ -337,31 +363,6 @@ def _statements(text: str) -> list[str]:
     spans = sentence_spans(text)
     parts = [text[a:b] for a, b in spans if any(ch.isalnum() for ch in text[a:b])]
     return parts if len(parts) > 1 else [text]
-
-
-def _measure_claim(
-    stated: str,
-    verified: Sequence[Span],
-    chunk: Chunk,
-    documents: Sequence[DocumentIn],
-    wanted: QuestionWords,
-    titles: Sequence[str],
-    min_relevance: float,
-) -> Measured:
-    """One statement of a claim: the verified quote, or the window of up to :data:`WINDOW` sentences of
-    the chunk, that holds most of its new words; for a bare verdict, the sentence that bears most on
-    the question."""
-    claim = new_words(stated, wanted, titles)
-    if not claim and not (content_stems(stated) & VERDICT_WORDS):  # restates the question
-        return Measured(stated, Support(None, 0.0, 0.0, claim), True, min_relevance)
-    support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
-    if not claim:
-        bearing = best_support(wanted, [*verified, *chunk_spans(chunk, documents)], wanted)
-        support = Support(bearing.span, 1.0 if bearing.span else 0.0, bearing.relevance, claim)
-    elif claim and support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
-        wider = best_support(claim, chunk_spans(chunk, documents), wanted, window=WINDOW)
-        support = max(support, wider, key=lambda s: (s.support, s.relevance))
-    return Measured(stated, support, True, min_relevance)
 
 
 def enforce_failure_budget(
