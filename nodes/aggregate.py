@@ -118,6 +118,11 @@ def _shown(value: DocumentValue) -> str:
     return f"{value.title} ({value.number:g})" if value.number is not None else value.title
 
 
+def _cannot(plan: QuestionPlan, values: Sequence[DocumentValue], why: str) -> Aggregation:
+    """An aggregation the question gives too little to compute: no answer, and why."""
+    return Aggregation(plan=plan, values=list(values), answer="", used=[], explanation=why)
+
+
 def combine_values(
     plan: QuestionPlan, values: Sequence[DocumentValue], question: str, titles: Sequence[str]
 ) -> Aggregation:
@@ -147,13 +152,7 @@ def combine_values(
     elif kind == "between":
         bounds = numbers_in(question)[:2]
         if len(bounds) < 2:
-            return Aggregation(
-                plan=plan,
-                values=list(values),
-                answer="",
-                used=[],
-                explanation="the question gives no range (two numbers) to select by",
-            )
+            return _cannot(plan, values, "the question gives no range (two numbers) to select by")
         low, high = min(bounds), max(bounds)
         inside = [v for v in usable if v.number is not None and low <= v.number <= high]
         answer = ", ".join(_shown(v) for v in inside)
@@ -162,13 +161,7 @@ def combine_values(
     elif kind == "chain":
         start = named_document(question, titles)
         if start is None:
-            return Aggregation(
-                plan=plan,
-                values=list(values),
-                answer="",
-                used=[],
-                explanation="the question names no document to start the chain from",
-            )
+            return _cannot(plan, values, "the question names no document to start the chain from")
         links = {v.doc_index: v.link for v in values}
         path = [start]
         while (following := links.get(path[-1])) is not None and following not in path:
