@@ -530,7 +530,49 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     )
 
 
-CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (speaks_to_what_is_asked,)
+_ASKED_KIND = re.compile(
+    r"\b(?:what|which)\s+(?:(?:is|was|are|were)\s+(?:the\s+)?)?(\w+)|\bhow\s+(?:many|much)\s+(\w+)",
+    re.IGNORECASE,
+)
+_TEXT_ITSELF = frozenset(content_stems("text document passage give say mention state"))
+"""The question's words for the text and what it does ("does the text give ..."): not asked of the entity."""
+
+
+def asked_kind(question: str) -> frozenset[str]:
+    """Stems of the words that name the kind of value asked for ("the *name* of the dog", "which *number*",
+    "how many *people*"): a sentence gives such a value in its own words ("is called Vartris", a number),
+    so its absence says nothing."""
+    found = (m.group(1) or m.group(2) for m in _ASKED_KIND.finditer(question))
+    return frozenset(stem(w.casefold()) for w in found if w and is_content(w.casefold()))
+
+
+def leaves_out_what_is_asked(c: Claimed) -> str:
+    """Why the sentences a final extractive answer rests on leave out a word of what the question asks
+    that the document uses elsewhere, or "": the words the question asks of its entity (not its names,
+    the nouns they name, the kind of value asked for, or words common in the document) that are in the
+    document but in none of those sentences. Text about them exists and the answer did not rest on it:
+    the answer may be a link of a chain whose next link no note holds ("Who keeps the toll bridge" read
+    for "the dog owned by the keeper of the toll bridge"), a value of something else ("1990" read in a
+    sentence without "crimson", asked for the crimson engine's number), or the answer in other words.
+    A generalisation of :func:`speaks_to_what_is_asked` (which catches sentences that share none of
+    those words); like it, it does not reject, it leaves the answer to a verification call."""
+    if c.partial or c.kind != "extractive" or c.rarity is None:
+        return ""
+    question, rarity = c.question, c.rarity
+    exempt = asked_names(question) | entity_heads(question) | asked_kind(question) | _TEXT_ITSELF
+    exempt |= rarity.common(c.wanted)
+    held = frozenset().union(*(s.stems for s in c.sentences)) if c.sentences else frozenset()
+    left = sorted(w for w in c.wanted - exempt if rarity.counts.get(w) and w not in held)
+    if not left:
+        return ""
+    return (
+        f"the sentences it rests on leave out {shown_names(question, left)}, which the question asks about "
+        "and the document speaks of elsewhere: a step of a chain, a value of something else, or the answer "
+        "in other words"
+    )
+
+
+CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (speaks_to_what_is_asked, leaves_out_what_is_asked)
 """Whether the words confirm an answer that stands; each returns why they cannot, or "" (then a
 verification call decides, where the model can make one: ``nodes/verify.py``)."""
 

@@ -14,12 +14,14 @@ import pytest
 
 from longgraph.nodes.answer_support import (
     Rarity,
+    asked_kind,
     entity_heads,
     judge_answer,
     name_phrases,
     rival_modifier,
     sentences_of,
 )
+from longgraph.nodes.lexical import stem
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -464,3 +466,45 @@ def test_a_number_with_its_unit_written_on_is_read_whole_and_checked() -> None:
     for wrong in ("381.4C", "12km", "381.4"):
         judged = judge_answer(wrong, notes, question)
         assert judged.kind == "none" and "in no verified note" in judged.why, (wrong, judged)
+
+
+GATE_FILLER = [f"The market of the valley number {i} sold grain and wool to the traders." for i in range(12)]
+GATE = "The warden of the Ostrel toll gate is Mira Tolvane."
+HORSE = "Mira Tolvane rides a grey horse called Dunmore."
+
+
+def test_an_answer_whose_sentences_leave_out_what_the_document_says_elsewhere_is_not_confirmed_by_words() -> (
+    None
+):
+    """Asked for the horse of the Ostrel toll gate's warden with only the warden's sentence verified, "Mira
+    Tolvane" rests on a sentence that shares a word of what is asked ("gate": the name's compound noun)
+    but not the horse, a word the document uses elsewhere: the words cannot confirm it (a chain's
+    bridge). With the horse's sentence, the chain's end
+    is confirmed; a question word the document never uses ("steed") leaves nothing out."""
+    question = "What is the name of the horse ridden by the warden of the Ostrel toll gate?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, GATE, HORSE])], question)
+    bridge = judge_answer("Mira Tolvane", [_quote(GATE)], question, rarity=rarity)
+    assert bridge.kind == "extractive" and "leave out horse" in bridge.unconfirmed, bridge
+    assert "name" not in bridge.unconfirmed  # the kind of value asked for: given in other words
+    chain = [_quote(GATE), _quote(HORSE, 100)]
+    end = judge_answer("Dunmore", chain, question, rarity=rarity)
+    assert end.kind == "extractive" and not end.unconfirmed, end
+    unused = "What is the name of the steed ridden by the warden of the Ostrel toll gate?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, GATE, HORSE])], unused)
+    assert not judge_answer("Dunmore", chain, unused, rarity=rarity).unconfirmed
+    # Without the document's words the rule cannot tell what the document speaks of: it stays silent.
+    assert not judge_answer("Mira Tolvane", [_quote(GATE)], question).unconfirmed
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("What is the name of the horse ridden by the warden?", {"name"}),
+        ("Which number identifies the engine?", {"number"}),
+        ("How many people live in Quiganqui?", {"people"}),
+        ("In which city was the orchestra founded?", {"city"}),
+        ("Who keeps the lighthouse?", set()),
+    ],
+)
+def test_the_kind_of_value_asked_for_is_read_from_the_question(question: str, kinds: set[str]) -> None:
+    assert asked_kind(question) == frozenset(stem(k) for k in kinds)
