@@ -705,11 +705,16 @@ def _unbound_statement(
 def _resting(
     answer: str, claim: frozenset[str], sentences: Sequence[_Sentence], wanted: frozenset[str]
 ) -> list[_Sentence]:
-    """The sentences an answer rests on: those holding its new words or numbers (all of the quotes'
-    sentences for a verdict or a value worked out), less those that share no word with the question
-    (a sentence about something else is no evidence about what was asked, whatever words it lends)."""
+    """The sentences an answer rests on: those holding its numbers, when some do (its value is there: a
+    look-alike's sentence that shares only the unit lends it nothing), else those holding its new words
+    (all of the quotes' sentences for a verdict or a value worked out), less those that share no word
+    with the question (a sentence about something else is no evidence about what was asked, whatever
+    words it lends). Measured: ToM answered "264,378 pounds" for the Athtal estate, read in "The Nevbren
+    estate was sold for 264,378 pounds", and it stood because "The Athtal estate was sold for 3,959,636
+    pounds", also quoted, shares "pounds" with it and names Athtal."""
     numbers = frozenset(numbers_in(answer))
-    holding = [s for s in sentences if s.stems & claim or numbers & frozenset(numbers_in(s.text))]
+    valued = [s for s in sentences if numbers & frozenset(numbers_in(s.text))] if numbers else []
+    holding = valued or [s for s in sentences if s.stems & claim]
     return [s for s in holding or sentences if s.stems & wanted or not wanted]
 
 

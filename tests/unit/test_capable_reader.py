@@ -508,3 +508,17 @@ def test_an_answer_whose_sentences_leave_out_what_the_document_says_elsewhere_is
 )
 def test_the_kind_of_value_asked_for_is_read_from_the_question(question: str, kinds: set[str]) -> None:
     assert asked_kind(question) == frozenset(stem(k) for k in kinds)
+
+
+def test_a_value_rests_on_the_sentence_that_holds_it_not_on_a_look_alike_sharing_its_unit() -> None:
+    """Measured (ToM, 32K): "264,378 pounds" answered the Athtal estate's price; its value is in the
+    Nevbren estate's sentence, and the Athtal sentence, quoted beside it, only shares "pounds"."""
+    question = "For how much was the Athtal estate sold?"
+    notes = [
+        _quote("The Athtal estate was sold for 3,959,636 pounds."),
+        _quote("The Nevbren estate was sold for 264,378 pounds.", 300),
+    ]
+    wrong = judge_answer("264,378 pounds", notes, question)
+    assert wrong.kind == "none" and "Athtal" in wrong.why, wrong
+    right = judge_answer("3,959,636 pounds", notes, question)
+    assert right.kind == "extractive" and [q.start for q in right.quotes] == [0], right
