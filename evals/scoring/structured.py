@@ -147,7 +147,22 @@ def score_general(prediction: str, label: Any) -> dict[str, float]:
             right = set(named_in_order(prediction, _label(label, "candidates"))) == set(answer)
         return {"correct": float(right), "silent": float(silent)}
     value = str(_label(label, "answer"))
-    right = bool(needle_match(prediction, [value])) and not any(
-        needle_match(prediction, [str(v)]) for v in _label(label, "lookalikes")
+    right = _states(prediction, value) and not any(
+        _states(prediction, str(v)) for v in _label(label, "lookalikes")
     )
     return {"correct": float(right), "silent": float(silent)}
+
+
+_PLAIN_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _states(prediction: str, value: str) -> bool:
+    """Whether ``prediction`` states ``value``: a plain number as a number, however written ("519.5C",
+    "519.5 °C", "8770" for "8,770"; measured: the embedded model glues units on), anything else as
+    whole tokens (:func:`~longgraph.evals.metrics.needle_match`)."""
+    from longgraph.nodes.derivation import numbers_in
+
+    if _PLAIN_NUMBER.fullmatch(value.strip()):
+        wanted = numbers_in(value)
+        return bool(wanted) and any(abs(v - wanted[0]) < 1e-9 for v in numbers_in(prediction))
+    return bool(needle_match(prediction, [value]))

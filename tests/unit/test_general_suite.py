@@ -52,6 +52,12 @@ def test_the_scorer_counts_a_look_alike_as_wrong_and_silence_as_right_only_when_
     assert score("The teal ship carries 8,770 crates.", one)["correct"] == 1.0
     assert score("It carries 1,204 crates, or 8,770.", one)["correct"] == 0.0
     assert score("[NO INFORMATION]", one)["correct"] == 0.0
+    # A number is read as a number: a unit glued on, or separators left out, still state it.
+    melting = {"kind": "one", "answer": "519.5", "lookalikes": ["412.8"]}
+    assert score("519.5C", melting)["correct"] == 1.0 and score("519.5Celsius", melting)["correct"] == 1.0
+    assert score("It carries 8770 crates.", one)["correct"] == 1.0
+    assert score("519.6C", melting)["correct"] == 0.0 and score("519.5C or 412.8C", melting)["correct"] == 0.0
+    assert score("1519.5C", melting)["correct"] == 0.0
     absent = {"kind": "absent", "absent": "Falcon", "lookalikes": ["4", "6"]}
     assert score("[NO INFORMATION]", absent)["correct"] == 1.0
     assert score("The Falcon scored 6.", absent)["correct"] == 0.0
