@@ -26,13 +26,15 @@ from collections.abc import Iterable, Sequence
 
 NUMBER = re.compile(
     r"(?<![\w.,])(?<![A-Za-z]-)(?>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
-    r"(?=[A-Za-z]+\b(?!-?\d)|(?![\w]|-[A-Za-z]))"
+    r"(?=[A-Za-z]+\b(?!-?\d)|(?![\w]|-[A-Za-z]|\.\d))"
 )
 """A number as written: thousands separators and decimals ("1,200", "3.5", "-4"), not inside a word or
 a code ("A12", "v2.1", "QW-5361-F", "23T09" are not read as numbers), but with a unit written on
 ("380.4C", "12km": letters that end the word). Matched whole or not at all (an atomic group):
 "380.4C" was read as 380 (measured: the embedded model answered "380.4C" from "melts at 380.4 degrees",
-and the stray 380 was "a number in no verified note")."""
+and the stray 380 was "a number in no verified note"). Digits run on after a second decimal point
+("234,394.1000.1000", a version "2.1.3") are no number: measured, the embedded model answered
+"234,394.1000.1000.1000.234,394.1001" and its head, read as 234,394.1, passed as the note's 234,394."""
 MAX_CHOICES = 512
 """Ways of picking one number per note that are tried (notes holding several numbers multiply them)."""
 MAX_GROUPED_NOTES = 6
@@ -46,7 +48,9 @@ def numbers_in(text: str) -> list[float]:
 
 
 def _same(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)) or round(a, 2) == round(b, 2)
+    """Equal up to floating-point error, or to the cent (a mean written rounded): 234,394.1 is not
+    234,394 (a relative tolerance of 1e-6 had made them one)."""
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)) or round(a, 2) == round(b, 2)
 
 
 def derived_values(groups: Sequence[Sequence[float]]) -> list[float]:

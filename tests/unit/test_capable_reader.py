@@ -21,6 +21,7 @@ from longgraph.nodes.answer_support import (
     rival_modifier,
     sentences_of,
 )
+from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.lexical import stem
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
@@ -466,6 +467,19 @@ def test_a_number_with_its_unit_written_on_is_read_whole_and_checked() -> None:
     for wrong in ("381.4C", "12km", "381.4"):
         judged = judge_answer(wrong, notes, question)
         assert judged.kind == "none" and "in no verified note" in judged.why, (wrong, judged)
+
+
+def test_digits_run_on_after_a_value_are_no_number_and_a_near_value_is_not_the_value() -> None:
+    """Measured on the dev split: the embedded model answered "234,394.1000.1000.1000.234,394.1001" for a
+    population of 234,394; read as 234,394.1 and taken for 234,394 (a relative tolerance of 1e-6), it
+    passed as derived and supported."""
+    question = "What is the population of the town of Quiganqui?"
+    notes = [_quote("The town of Quiganqui has a population of 234,394 residents.")]
+    garbled = judge_answer("234,394.1000.1000.1000.234,394.1001.234,394.1002.", notes, question)
+    assert garbled.kind == "none", garbled
+    assert numbers_in("234,394.1000.1000") == [] and numbers_in("version 2.1.3") == []
+    assert judge_answer("234,394.1", notes, question).kind == "none"
+    assert judge_answer("234,394", notes, question).kind == "extractive"
 
 
 GATE_FILLER = [f"The market of the valley number {i} sold grain and wool to the traders." for i in range(12)]
