@@ -23,7 +23,7 @@ from typing import Any, Literal
 from longgraph.api import aask
 from longgraph.errors import LonggraphError
 from longgraph.evals.bench import NEEDLE_QUESTION, planted_haystack, print_figures
-from longgraph.testing.stub_server import StubConfig, run_stub_in_thread
+from longgraph.testing.stub_server import StubConfig, run_stub_in_thread, stub_settings
 
 
 def one_run(
@@ -38,17 +38,9 @@ def one_run(
     config = StubConfig(latency_s=latency, capacity=capacity, over_capacity=mode, retry_after_s=0.05)
     with run_stub_in_thread(config) as stub:
         started = time.perf_counter()
-        settings: dict[str, Any] = {
-            "base_url": stub.base_url,
-            "model": "stub",
-            "context_window": 2048,
-            "max_output_tokens": 256,
-            "temperature": 0.0,
-            "structured_output": "json_schema",
-            "max_concurrency": concurrency,
-            "max_retries": 20,
-            "adaptive_concurrency": adaptive,
-        }
+        settings: dict[str, Any] = stub_settings(
+            stub.base_url, max_concurrency=concurrency, max_retries=20, adaptive_concurrency=adaptive
+        )
         try:
             result = asyncio.run(aask(NEEDLE_QUESTION, doc, start_embedded=False, **settings))
             outcome = "right" if "smoked plums" in result.answer else f"wrong: {result.answer[:60]}"

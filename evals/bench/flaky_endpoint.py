@@ -23,7 +23,7 @@ from typing import Any
 from longgraph.api import aask
 from longgraph.errors import LonggraphError
 from longgraph.evals.bench import NEEDLE_QUESTION, planted_haystack, print_figures
-from longgraph.testing.stub_server import StubConfig, run_stub_in_thread
+from longgraph.testing.stub_server import StubConfig, run_stub_in_thread, stub_settings
 
 
 def run(runs: int, error_rate: float, retries: int, chars: int, concurrency: int) -> dict[str, object]:
@@ -34,17 +34,9 @@ def run(runs: int, error_rate: float, retries: int, chars: int, concurrency: int
     chunks = 0
     for seed in range(runs):
         with run_stub_in_thread(StubConfig(error_rate=error_rate, seed=seed)) as stub:
-            settings: dict[str, Any] = {
-                "base_url": stub.base_url,
-                "model": "stub",
-                "context_window": 2048,
-                "max_output_tokens": 256,
-                "temperature": 0.0,
-                "structured_output": "json_schema",
-                "max_concurrency": concurrency,
-                "max_retries": retries,
-                "start_embedded": False,
-            }
+            settings: dict[str, Any] = stub_settings(
+                stub.base_url, max_concurrency=concurrency, max_retries=retries, start_embedded=False
+            )
             started = time.perf_counter()
             try:
                 result = asyncio.run(aask(NEEDLE_QUESTION, doc, **settings))

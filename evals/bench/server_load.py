@@ -39,7 +39,7 @@ from langgraph_sdk import get_client
 from longgraph.evals.bench import load_average, print_figures, spread
 from longgraph.state.contract import GraphOutput
 from longgraph.testing.langgraph_dev import run_langgraph_dev, served_config
-from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
+from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess, stub_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FILLER = (
@@ -184,15 +184,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             },
         ) as server,
     ):
-        context = {
-            "base_url": stub.base_url,
-            "model": "stub",
-            "context_window": 2048,
-            "max_output_tokens": 256,
-            "temperature": 0.0,
-            "structured_output": "json_schema",
-            "max_concurrency": 64,
-        }
+        context = stub_settings(stub.base_url, max_concurrency=64)
         figures = asyncio.run(measure(args, context, server.url, tokens))
     print_figures(f"{args.graph}: in process vs through langgraph dev, stub latency {args.latency}s", figures)
     return figures

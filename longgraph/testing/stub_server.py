@@ -69,6 +69,22 @@ __all__ = [
     "run_stub_in_thread",
 ]
 
+STUB_SETTINGS: dict[str, Any] = {
+    "model": "stub",
+    "context_window": 2048,
+    "max_output_tokens": 256,
+    "temperature": 0.0,
+    "structured_output": "json_schema",
+}
+"""Run settings for the stub: small windows (many chunks from a short document), deterministic
+sampling, the stub's model name. Shared by the integration tests and the benchmarks."""
+
+
+def stub_settings(base_url: str, **overrides: Any) -> dict[str, Any]:
+    """:data:`STUB_SETTINGS` for the stub at ``base_url``, with ``overrides``."""
+    return {**STUB_SETTINGS, "base_url": base_url, **overrides}
+
+
 URL_LINE_PREFIX = "STUB_URL="
 
 

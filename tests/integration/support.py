@@ -19,14 +19,7 @@ from typing import Any, Literal
 
 import pytest
 
-STUB_SETTINGS: dict[str, Any] = {
-    "model": "stub",
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "temperature": 0.0,
-    "structured_output": "json_schema",
-}
-"""Small windows (many chunks from a short document), deterministic sampling, the stub's model name."""
+from longgraph.testing.stub_server import STUB_SETTINGS
 
 
 def stub_cli_args(base_url: str, **overrides: Any) -> list[str]:
