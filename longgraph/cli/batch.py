@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,7 @@ from longgraph.cli.common import (
     TimeoutOption,
     TokenizerOption,
     WorkersOption,
+    corpus_progress,
     print_cluster,
     ray_address,
     run_cli,
@@ -93,20 +95,10 @@ def batch(
     settings = run_settings(locals())
 
     def action() -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
         from longgraph.batch import BatchSummary, batch, batch_on_ray
         from longgraph.errors import InputError
 
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=stderr,
-            transient=False,
-            disable=no_progress or debug or not stderr.is_terminal,
-        ) as progress:
+        with corpus_progress(disable=no_progress or debug or not stderr.is_terminal) as progress:
             bar = progress.add_task("items", total=None)
 
             def on_item(row: dict[str, Any], summary: BatchSummary) -> None:
@@ -118,35 +110,29 @@ def batch(
                     description=f"items{failed}",
                 )
 
-            if ray is not None:
-                summary = batch_on_ray(
-                    items,
-                    out=out,
-                    strategy=strategy,
-                    items_in_flight=items_in_flight,
-                    full=full,
-                    on_item=on_item,
-                    files_outside=files_outside,
-                    on_notice=lambda m: stderr.print(m),
+            if ray is None and (workers is not None or checkpoint_db is not None):
+                raise InputError("--workers and --checkpoint-db are options of --ray")
+            run = (
+                batch
+                if ray is None
+                else partial(
+                    batch_on_ray,
                     ray_address=ray_address(ray),
                     workers=workers,
                     checkpoint_url=ray_checkpoints(checkpoint_db),
-                    **settings,
                 )
-            else:
-                if workers is not None or checkpoint_db is not None:
-                    raise InputError("--workers and --checkpoint-db are options of --ray")
-                summary = batch(
-                    items,
-                    out=out,
-                    strategy=strategy,
-                    items_in_flight=items_in_flight,
-                    full=full,
-                    on_item=on_item,
-                    files_outside=files_outside,
-                    on_notice=lambda m: stderr.print(m),
-                    **settings,
-                )
+            )
+            summary = run(
+                items,
+                out=out,
+                strategy=strategy,
+                items_in_flight=items_in_flight,
+                full=full,
+                on_item=on_item,
+                files_outside=files_outside,
+                on_notice=lambda m: stderr.print(m),
+                **settings,
+            )
         print_cluster(summary.cluster)
         for line in summary.lines():
             stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)

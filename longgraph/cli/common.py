@@ -133,6 +133,20 @@ class _Bars:
                 )
 
 
+def corpus_progress(*, disable: bool) -> Progress:
+    """The one bar of a corpus run (``batch``, ``synth``): what it counts, the bar, done of total, time;
+    on stderr, kept when done."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=False,
+        disable=disable,
+    )
+
+
 @contextmanager
 def progress_bars(enabled: bool) -> Iterator[_Bars | None]:
     if not enabled:

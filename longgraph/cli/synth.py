@@ -11,6 +11,7 @@ from longgraph.cli.common import (
     Opt,
     RayOption,
     WorkersOption,
+    corpus_progress,
     endpoint_settings,
     print_cluster,
     ray_address,
@@ -68,7 +69,6 @@ def synth(
     """Write one Pyramid-Align record (X, Q, M, A) per document; rerun the same command to resume."""
 
     def action() -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         from longgraph.errors import InputError
         from longgraph.synth import Source, synth, synth_on_ray
@@ -88,15 +88,7 @@ def synth(
             "max_concurrency": max_concurrency,
         }
         settings.update({k: v for k, v in chosen.items() if v is not None})
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=stderr,
-            transient=False,
-            disable=not stderr.is_terminal,
-        ) as progress:
+        with corpus_progress(disable=not stderr.is_terminal) as progress:
             bar = progress.add_task("documents", total=len(sources))
             if ray is not None:
                 summary = synth_on_ray(
