@@ -23,7 +23,8 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 
 And words cannot confirm it (:data:`CONFIRMING_RULES`; a verification call decides, ``nodes/verify.py``)
 when its sentences name the asked entity but **none of what is asked of it**
-(:func:`speaks_to_what_is_asked`).
+(:func:`speaks_to_what_is_asked`), or **leave out a word of what is asked** that the document uses
+elsewhere (:func:`leaves_out_what_is_asked`).
 
 Why: the grounding check alone, built to catch a 135M model's confabulations, overruled a capable
 reader's reasoning (a computed total became a note sentence, "No" was a "restated question") and let

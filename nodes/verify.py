@@ -2,7 +2,8 @@
 
 Words confirm most answers (``nodes/answer_support.py``): a sentence that names the asked entity and
 speaks to what is asked of it, holding the answer's words. They cannot confirm an answer whose
-sentences name the entity and nothing of what is asked (:data:`CONFIRMING_RULES`): that sentence may
+sentences name the entity and nothing of what is asked, or leave out part of what is asked that the
+document speaks of elsewhere (:data:`CONFIRMING_RULES`): that sentence may
 be another fact about the same entity, a step of a chain whose next step no note holds, or the answer in
 other words. A reader can tell these apart, so such an answer gets one call (``prompts/verify.toml``),
 and stands only on a "yes". A model that cannot verify (measured at chance: the embedded SmolLM2-135M,
