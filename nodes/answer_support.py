@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from longgraph.nodes.derivation import has_numbers, numbers_in, unexplained_numbers
@@ -415,6 +416,18 @@ class Claimed:
     partial: bool
     rarity: Rarity | None
 
+    @cached_property
+    def held(self) -> frozenset[str]:
+        """The stems of the sentences it rests on."""
+        return frozenset().union(*(s.stems for s in self.sentences)) if self.sentences else frozenset()
+
+    @cached_property
+    def asked_of_entity(self) -> frozenset[str]:
+        """The question's words that say what it asks of its entity: not the entity's names, nor the
+        nouns they name (:func:`entity_heads`), nor words common in the document."""
+        common = self.rarity.common(self.wanted) if self.rarity else frozenset()
+        return frozenset(self.wanted - asked_names(self.question) - entity_heads(self.question) - common)
+
 
 def each_statement_bound(c: Claimed) -> str:
     """Each statement of a several-statement extractive answer is about what was asked."""
@@ -431,7 +444,7 @@ def not_only_common_words(c: Claimed) -> str:
     wanted, rarity = c.wanted, c.rarity
     if rarity is None:
         return ""
-    shared = frozenset().union(*(s.stems for s in c.sentences)) & wanted if c.sentences else frozenset()
+    shared = c.held & wanted
     common = rarity.common(wanted)
     if not shared or not shared <= common:
         return ""
@@ -517,12 +530,8 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     if c.partial or c.kind != "extractive":
         return ""
     names = asked_names(c.question)
-    if not names:
-        return ""
-    common = c.rarity.common(c.wanted) if c.rarity else frozenset()
-    asked = c.wanted - names - entity_heads(c.question) - common
-    held = frozenset().union(*(s.stems for s in c.sentences)) if c.sentences else frozenset()
-    if not asked or held & asked:
+    asked, held = c.asked_of_entity, c.held
+    if not names or not asked or held & asked:
         return ""
     return (
         f"the sentences it rests on name {shown_names(c.question, names & held) or 'the entity'} but none of "
@@ -559,15 +568,13 @@ def leaves_out_what_is_asked(c: Claimed) -> str:
     those words); like it, it does not reject, it leaves the answer to a verification call."""
     if c.partial or c.kind != "extractive" or c.rarity is None:
         return ""
-    question, rarity = c.question, c.rarity
-    exempt = asked_names(question) | entity_heads(question) | asked_kind(question) | _TEXT_ITSELF
-    exempt |= rarity.common(c.wanted)
-    held = frozenset().union(*(s.stems for s in c.sentences)) if c.sentences else frozenset()
-    left = sorted(w for w in c.wanted - exempt if rarity.counts.get(w) and w not in held)
+    counts = c.rarity.counts
+    asked = c.asked_of_entity - asked_kind(c.question) - _TEXT_ITSELF
+    left = sorted(w for w in asked - c.held if counts.get(w))
     if not left:
         return ""
     return (
-        f"the sentences it rests on leave out {shown_names(question, left)}, which the question asks about "
+        f"the sentences it rests on leave out {shown_names(c.question, left)}, which the question asks about "
         "and the document speaks of elsewhere: a step of a chain, a value of something else, or the answer "
         "in other words"
     )
