@@ -116,7 +116,8 @@ def ground_read(
     if draft.no_information and not any(q.verified for q in located):
         return said, None
 
-    verdict = _judge(draft, located, chunk, documents, wanted, min_relevance)
+    against = _Chunk(chunk, documents, wanted, min_relevance)
+    verdict = _judge(draft, located, against)
     if verdict.reason and draft.structured and not draft.answer and not quotes:
         # A note that quoted nothing is a no-information note (Segment+ removes notes with empty
         # evidence); its reasoning could have rescued it only by being supported by the chunk.
@@ -134,7 +135,7 @@ def ground_read(
         }
     )
     if verdict.reason:
-        kept = sentence_behind_wrong_number(draft, chunk, documents, wanted, min_relevance=min_relevance)
+        kept = sentence_behind_wrong_number(draft, against)
         if kept is None:
             return outcome, None
         confidence = confidence_of(kept.support, kept.relevance, draft.model_confidence)
@@ -286,14 +287,7 @@ class _Chunk:
         return Measured(stated, support, True, self.min_relevance)
 
 
-def _judge(
-    draft: NoteDraft,
-    located: Sequence[Evidence],
-    chunk: Chunk,
-    documents: Sequence[DocumentIn],
-    wanted: QuestionWords,
-    min_relevance: float,
-) -> _Verdict:
+def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _Verdict:
     """Measure a draft against its chunk (steps 2-4 of the module docstring) and apply the rules.
 
     A claim of several sentences (or one cut off at the output limit) is evidence when one of its
@@ -301,8 +295,8 @@ def _judge(
     verified quote; a note of quotes none of which is in the chunk, by what its reasoning states (a
     small model often leaves the quote list empty and writes the sentence it read into its reasoning).
     """
-    verified = quote_spans(located, documents)
-    against = _Chunk(chunk, documents, wanted, min_relevance)
+    verified = quote_spans(located, against.documents)
+    wanted, min_relevance = against.wanted, against.min_relevance
     what = "answer" if draft.answer or not draft.structured else "note"
     if not draft.structured:
         measured = [against.measure_free_text(draft.reasoning)]
@@ -325,25 +319,18 @@ def _judge(
     return _Verdict(best, confidence_of(best.support, best.relevance, draft.model_confidence), None)
 
 
-def sentence_behind_wrong_number(
-    draft: NoteDraft,
-    chunk: Chunk,
-    documents: Sequence[DocumentIn],
-    wanted: QuestionWords,
-    *,
-    min_relevance: float,
-) -> Support | None:
+def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support | None:
     """Step 5 of the module docstring: the chunk's sentence that an answer with a wrong number
     paraphrases (its support and relevance), or None when there is none."""
     if not draft.structured:
         return None
-    titles = [p.title for p in chunk.parts if p.title]
-    claim = new_words(draft.answer or draft.reasoning, wanted, titles)
+    wanted, min_relevance = against.wanted, against.min_relevance
+    claim = new_words(draft.answer or draft.reasoning, wanted, against.titles)
     numbers = frozenset(w for w in claim if is_number(w))
     words = claim - numbers
     if not numbers or not words:
         return None
-    spans = chunk_spans(chunk, documents)
+    spans = against.sentences
     if numbers <= frozenset().union(*(span.stems for span in spans)):
         return None  # its numbers are in the chunk: not a wrong number (rejected for another reason)
     best: Support | None = None
