@@ -135,6 +135,12 @@ def collapse_calls_at_most(notes: int, rounds: int) -> int:
     return sum(max(notes - r, 0) for r in range(1, min(rounds, max(notes - 1, 0)) + 1))
 
 
+def prompt_bound(context: Context) -> int:
+    """The most prompt tokens one call can carry: the window less the output budget (the bound every
+    stage after the first is estimated with)."""
+    return context.window - context.max_output_tokens
+
+
 def _bounded(stage: str, calls: int, per_call: int, how: str) -> StageCost:
     return StageCost(stage=stage, calls=calls, prompt_tokens=calls * per_call, exact=False, how=how)
 
@@ -146,7 +152,7 @@ Staged = tuple[StageCost, list[StageCost]]
 def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> list[StageCost]:
     """The first stage exactly (or its bound where the shape says so), then bounds for the rest."""
     ctx: Context = kit.context
-    per_call = ctx.window - ctx.max_output_tokens
+    per_call = prompt_bound(ctx)
     by_kind = {"fan-out": _fan_out_stages, "tree": _tree_stages, "ip-graph": _ip_graph_stages}
     first, rest = by_kind.get(shape.kind, _single_call_stages)(shape, chunks, question, kit)
     if shape.kind != "single-call" and ctx.verify_answers != "off":
@@ -164,7 +170,7 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
     from longgraph.nodes.passages import rereading_enabled
 
     ctx, n = kit.context, len(chunks)
-    per_call = ctx.window - ctx.max_output_tokens
+    per_call = prompt_bound(ctx)
     tokens = first_stage_prompt_tokens(
         kit, shape.prompts, shape.first_stage, [c.text for c in chunks], question
     )
@@ -198,7 +204,7 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
 def _tree_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
     """ToM: the selected chunks parsed, then bounds for aggregation and the tree's map and reduce."""
     ctx, n = kit.context, len(chunks)
-    per_call = ctx.window - ctx.max_output_tokens
+    per_call = prompt_bound(ctx)
     k = n if ctx.tom_top_k == 0 else min(ctx.tom_top_k, n)
     tokens = sorted(
         first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, [c.text for c in chunks], "")
@@ -229,7 +235,7 @@ def _ip_graph_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, k
     from longgraph.nodes.ip_graph import level_one_batch_texts
 
     ctx = kit.context
-    per_call = ctx.window - ctx.max_output_tokens
+    per_call = prompt_bound(ctx)
     texts = level_one_batch_texts(chunks, kit)
     tokens = first_stage_prompt_tokens(kit, shape.prompts, shape.first_stage, texts, "")
     first = StageCost(
@@ -261,7 +267,7 @@ def _ip_graph_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, k
 
 def _single_call_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
     """A baseline: one call over the text that fits."""
-    per_call = kit.context.window - kit.context.max_output_tokens
+    per_call = prompt_bound(kit.context)
     return _bounded(shape.first_stage, 1, per_call, "one call over the text that fits"), []
 
 
