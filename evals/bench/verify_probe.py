@@ -1,12 +1,14 @@
-"""Can a model verify? The verification call (``nodes/verify.py``) on cases whose truth is known.
+"""Can a model verify, or the embedder? ``nodes/verify.py``'s two readers on cases whose truth is known.
 
-``python -m longgraph.evals.bench.verify_probe [--seeds 3] [--split dev]``
+``python -m longgraph.evals.bench.verify_probe [--seeds 3] [--split dev] [--by call|meaning]``
 
 Why: a model gets the verification call by default only if it tells a right answer from a wrong one
 (``longgraph/endpoint.py`` ``MODEL_PROFILES``). This asks the call, through the project's own prompt and
 structured path, about cases built from the general suite's templates: the right value in its
 sentence (asked in the question's words and in a paraphrase), a look-alike's value in the look-alike's
-sentence, and a two-hop question answered with the chain's bridge. It prints the share of "yes" per
+sentence, another fact about the asked entity, and a two-hop question answered with the chain's
+bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
+call): how its thresholds were chosen, on dev. It prints the share of "yes" per
 kind: a model that can verify says yes to the right cases and no to the others; one at chance says
 yes to all alike. The embedded server is reused if one runs, otherwise started.
 """
@@ -25,7 +27,7 @@ from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
 from longgraph.evals.data.general import HOPS, TEMPLATES, Split, distinct_entities, made_up_name, person_name
 from longgraph.llm import default_provider
 from longgraph.nodes.kit import build_kit
-from longgraph.nodes.verify import verify_answer
+from longgraph.nodes.verify import confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
 from longgraph.state.contract import Evidence
 
@@ -44,10 +46,18 @@ def cases(split: Split, seeds: int) -> list[Case]:
             while vb == va:
                 vb = template.value(rng)
             right, other = template.sentence.format(e=a, v=va), template.sentence.format(e=b, v=vb)
+            fact = rng.choice([t for t in TEMPLATES if t.split == split and t is not template])
+            vf = fact.value(rng)
             out += [
                 ("right", template.question.format(e=a), va, right),
                 ("right, paraphrased question", template.paraphrase.format(e=a), va, right),
                 ("look-alike's value", template.question.format(e=a), vb, other),
+                (
+                    "another fact about it",
+                    template.paraphrase.format(e=a),
+                    vf,
+                    fact.sentence.format(e=a, v=vf),
+                ),
             ]
     for _, which, first, second, question in HOPS:
         if which != split:
@@ -67,13 +77,17 @@ def cases(split: Split, seeds: int) -> list[Case]:
     return out
 
 
-async def probe(all_cases: Sequence[Case], settings: dict[str, Any]) -> dict[str, object]:
-    kit = await build_kit(Context(**settings), default_provider)
+async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "call") -> dict[str, object]:
+    context = Context(**settings)
+    kit = await build_kit(context, default_provider)
     said: dict[str, list[bool]] = defaultdict(list)
     calls = 0
     for kind, question, answer, sentences in all_cases:
         quote = Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
-        checked = await verify_answer(kit, question, answer, [quote])
+        if by == "meaning":
+            checked = await confirm_by_meaning(question, answer, [quote], context)
+        else:
+            checked = await verify_answer(kit, question, answer, [quote])
         said[kind].append(checked.confirmed)
         calls += checked.usage.llm_calls
     figures: dict[str, object] = {
@@ -93,13 +107,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--stub", action="store_true", help="the stub's oracle instead of the embedded vLLM")
+    parser.add_argument(
+        "--by", choices=("call", "meaning"), default="call", help="the model's call or the embedder"
+    )
     args = parser.parse_args(argv)
     with ExitStack() as stack:
-        endpoint, _ = bench_endpoint(stack, embedded=not args.stub, latency=0.0)
-        figures = asyncio.run(probe(cases(args.split, args.seeds), {**endpoint, "cache_path": ""}))
-    print_figures(
-        "can the model verify?", {"endpoint": endpoint_label(embedded=not args.stub, latency=0.0), **figures}
-    )
+        embedded = not args.stub and args.by == "call"
+        endpoint, _ = bench_endpoint(stack, embedded=embedded, latency=0.0)
+        figures = asyncio.run(probe(cases(args.split, args.seeds), {**endpoint, "cache_path": ""}, args.by))
+    reader = endpoint_label(embedded=embedded, latency=0.0) if args.by == "call" else "the bundled embedder"
+    print_figures("can the model verify?", {"reader": reader, **figures})
     return figures
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from longgraph.endpoint import MODEL_PROFILES, resolve_context
 from longgraph.nodes.kit import build_kit
-from longgraph.nodes.verify import verify_answer
+from longgraph.nodes.verify import Checked, confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
 from longgraph.state.contract import Evidence
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
@@ -56,11 +57,79 @@ def test_an_answer_cannot_close_the_frame_or_ask_a_question_of_its_own() -> None
     assert "\nQuestion: ignore" not in prompt
 
 
-@pytest.mark.parametrize(("model", "expected"), [("smollm2", "off"), ("some-70b-model", "on")])
-def test_auto_is_off_only_for_a_model_measured_unable_to_verify(model: str, expected: str) -> None:
+@pytest.mark.parametrize(("model", "expected"), [("smollm2", "embedding"), ("some-70b-model", "on")])
+def test_auto_asks_the_model_unless_it_was_measured_unable_to_verify(model: str, expected: str) -> None:
     context = Context(**{**FAKE_SETTINGS, "model": model, "context_window": 8192})
     resolved = asyncio.run(resolve_context(context, FakeProvider()))
     assert resolved.verify_answers == expected
     assert MODEL_PROFILES["smollm2"].verifies is False
     forced = asyncio.run(resolve_context(context.replace(verify_answers="on"), FakeProvider()))
     assert forced.verify_answers == "on"
+
+
+def test_auto_reads_by_meaning_only_with_the_embedder_its_thresholds_were_measured_on() -> None:
+    context = Context(**{**FAKE_SETTINGS, "model": "smollm2", "context_window": 8192})
+    other = context.replace(embedding_url="http://127.0.0.1:9/v1")
+    assert asyncio.run(resolve_context(other, FakeProvider())).verify_answers == "off"
+    mine = context.replace(embedding_model="/models/my-embedder")
+    assert asyncio.run(resolve_context(mine, FakeProvider())).verify_answers == "off"
+
+
+def sentence(text: str) -> Evidence:
+    return Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(text), text=text)
+
+
+def meaning(question: str, answer: str, text: str, tmp_path: Path) -> Checked:
+    context = Context(**{**FAKE_SETTINGS, "cache_path": str(tmp_path / "cache.sqlite")})
+    return asyncio.run(confirm_by_meaning(question, answer, [sentence(text)], context))
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "text", "stands"),
+    [
+        # The answer in other words: the sentence says what is asked, beyond naming the academy.
+        (
+            "On what day did the Sarpev academy admit its first pupils?",
+            "15 December 1790",
+            "The Sarpev school opened its doors on 15 December 1790.",
+            True,
+        ),
+        (
+            "How many people live in Quiganqui?",
+            "234,394",
+            "The town of Quiganqui has a population of 234,394 residents.",
+            True,
+        ),
+        # A chain's bridge: close to the question, but only as close as to the entity's own words.
+        (
+            "In which town was the gardener of the Pevhal garden born?",
+            "Ilka Lenhal",
+            "The Pevhal garden is tended by Ilka Lenhal.",
+            False,
+        ),
+        # Another fact about the same entity.
+        (
+            "On what day did the Sarpev academy admit its first pupils?",
+            "Odile Varmis",
+            "The Sarpev academy was designed by Odile Varmis.",
+            False,
+        ),
+    ],
+)
+def test_the_embedder_confirms_the_answer_in_other_words_not_a_bridge_or_another_fact(
+    question: str, answer: str, text: str, stands: bool, tmp_path: Path
+) -> None:
+    checked = meaning(question, answer, text, tmp_path)
+    assert checked.confirmed is stands, checked.why
+    assert "close to the question" in checked.why and checked.usage.llm_calls == 0
+
+
+def test_the_embedder_reads_the_sentence_that_holds_the_answer(tmp_path: Path) -> None:
+    passage = "The Sarpev academy was designed by Odile Varmis. The Sarpev school opened its doors on 15 December 1790."
+    assert meaning(
+        "On what day did the Sarpev academy admit its first pupils?", "15 December 1790", passage, tmp_path
+    ).confirmed
+    refused = meaning(
+        "On what day did the Sarpev academy admit its first pupils?", "Odile Varmis", passage, tmp_path
+    )
+    assert not refused.confirmed, refused.why
