@@ -611,7 +611,47 @@ def leaves_out_what_is_asked(c: Claimed) -> str:
     )
 
 
-CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (speaks_to_what_is_asked, leaves_out_what_is_asked)
+_COUNTED_NOUN = re.compile(r"\bhow\s+many\s+(\w+)", re.IGNORECASE)
+
+
+def items_asked_for(question: str) -> str | None:
+    """The stem of the kind of item a question asks over every one of ("For which foundations ...",
+    "For how many vaults ..."), when it names no entity of its own; else None."""
+    if asked_names(question):
+        return None  # "How many horses does the Duke own?" asks a value of the Duke
+    counted = _COUNTED_NOUN.search(question)
+    word = counted.group(1).casefold() if counted else None
+    if word and is_content(word) and word.endswith("s") and stem(word) != word:
+        return stem(word)
+    return listed_noun(question)
+
+
+def may_list_more(c: Claimed) -> str:
+    """Why a final answer over every item of a kind may leave items out, or "": the document speaks of
+    that kind in more sentences than the answer rests on. With one item in the notes,
+    :func:`every_listed_item` has nothing to compare against. Measured: PECAN answered "The text gives
+    the grant to the Varbrenath foundation" where five foundations had one, and ToM "The Haltalbren
+    Monastery" for six, both marked supported. Like the other confirming rules it does not reject: a
+    reader shown the sentences may know the list is whole (the document may use the word elsewhere)."""
+    noun = None if c.partial or c.rarity is None else items_asked_for(c.question)
+    if noun is None or c.rarity is None:
+        return ""
+    in_document = c.rarity.counts.get(noun, 0)
+    rested = sum(1 for s in _dedupe_sentences(c.sentences) if noun in s.stems)
+    if in_document <= rested:
+        return ""
+    word = shown_names(c.question, [noun])
+    return (
+        f"the question asks over every one of its {word}; the document speaks of them in {in_document} "
+        f"sentences and the answer rests on {rested}: it may leave some out"
+    )
+
+
+CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (
+    speaks_to_what_is_asked,
+    leaves_out_what_is_asked,
+    may_list_more,
+)
 """Whether the words confirm an answer that stands; each returns why they cannot, or "" (then a
 verification call decides, where the model can make one: ``nodes/verify.py``)."""
 

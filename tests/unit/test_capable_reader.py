@@ -16,6 +16,7 @@ from longgraph.nodes.answer_support import (
     Rarity,
     asked_kind,
     entity_heads,
+    items_asked_for,
     judge_answer,
     name_phrases,
     rival_modifier,
@@ -536,3 +537,33 @@ def test_a_value_rests_on_the_sentence_that_holds_it_not_on_a_look_alike_sharing
     assert wrong.kind == "none" and "Athtal" in wrong.why, wrong
     right = judge_answer("3,959,636 pounds", notes, question)
     assert right.kind == "extractive" and [q.start for q in right.quotes] == [0], right
+
+
+GRANTS = [
+    "The Lolotris foundation received a grant of $120,000.",
+    "The Varbrenath foundation received a grant of $85,500.",
+    "The Athgan foundation received a grant of $40,250.",
+]
+
+
+def test_an_answer_over_every_item_that_rests_on_fewer_than_the_document_holds_is_not_confirmed_by_words() -> (
+    None
+):
+    """Measured: PECAN answered "The text gives the grant to the Varbrenath foundation" where five
+    foundations had one, and ToM "The Haltalbren Monastery" for six, both supported: with one item in
+    the notes nothing in them shows the list is longer, but the document speaks of the others."""
+    question = "For which foundations does the text give the grant?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *GRANTS])], question)
+    one = judge_answer("The Varbrenath foundation", [_quote(GRANTS[1])], question, rarity=rarity)
+    assert one.kind == "extractive" and "may leave some out" in one.unconfirmed, one
+    assert "in 3 sentences and the answer rests on 1" in one.unconfirmed
+    notes = [_quote(g, 100 * i) for i, g in enumerate(GRANTS)]
+    whole = judge_answer("Lolotris, Varbrenath and Athgan", notes, question, rarity=rarity)
+    assert whole.kind == "extractive" and not whole.unconfirmed, whole
+    counted = "For how many foundations does the text give the grant?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *GRANTS])], counted)
+    assert "may leave some out" in judge_answer("1", [_quote(GRANTS[1])], counted, rarity=rarity).unconfirmed
+    assert not judge_answer("3", notes, counted, rarity=rarity).unconfirmed
+    # A value of one named entity is no list, whatever the document says of its kind.
+    own = "How many horses does the Duke of Varnholm own?"
+    assert items_asked_for(own) is None and items_asked_for(counted) == stem("foundations")
