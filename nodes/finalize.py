@@ -171,7 +171,7 @@ def _verifier(kit: RunKit, question: str) -> Verifier | None:
         return await verify_answer(kit, question, answer, quotes)
 
     async def by_meaning(answer: str, quotes: Sequence[Evidence]) -> Checked:
-        return await confirm_by_meaning(question, answer, quotes, kit.context)
+        return await confirm_by_meaning(kit, question, answer, quotes)
 
     return by_call if setting == "on" else by_meaning if setting == "embedding" else None
 

@@ -21,12 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from longgraph.embeddings import embed_texts
 from longgraph.nodes.answer_support import entity_phrases
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans
 from longgraph.prompts import neutralise_frames
-from longgraph.state.context import Context
 from longgraph.state.contract import Evidence
 from longgraph.state.outputs import AnswerCheck
 from longgraph.state.usage import Usage
@@ -91,20 +89,18 @@ def _closeness(vectors: np.ndarray, question: int, other: int, sentence: int) ->
     return to_question, to_question - float(vectors[other] @ vectors[sentence])
 
 
-async def confirm_by_meaning(
-    question: str, answer: str, quotes: Sequence[Evidence], context: Context
-) -> Checked:
+async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Sequence[Evidence]) -> Checked:
     """Whether a sentence the answer rests on, one holding its words, is close in meaning to what the
     question asks (:data:`MEANING_FLOOR`) beyond naming its entity (:data:`BEYOND_ENTITY`), read by the
-    embedder (cached like every vector: ``longgraph/embeddings.py``). No model call: for a model that
-    cannot verify."""
+    run's embedder (the bundled one unless set; vectors cached: ``longgraph/embeddings.py``). No model
+    call: for a model that cannot verify."""
     sentences = list(dict.fromkeys(shown_sentences(quotes).splitlines()))
     wanted = content_stems(answer)
     holding = [s for s in sentences if wanted & content_stems(s)] or sentences
     entity = ", ".join(entity_phrases(question))
     if not holding or not entity:
         return Checked(False, "the embedder has no sentence or no named entity to compare")
-    vectors = await embed_texts([question, entity, *holding], context)
+    vectors = await kit.embed([question, entity, *holding])
     best = max(range(len(holding)), key=lambda i: _closeness(vectors, 0, 1, i + 2))
     near, beyond = _closeness(vectors, 0, 1, best + 2)
     confirmed = near >= MEANING_FLOOR and beyond >= BEYOND_ENTITY

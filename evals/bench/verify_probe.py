@@ -78,14 +78,13 @@ def cases(split: Split, seeds: int) -> list[Case]:
 
 
 async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "call") -> dict[str, object]:
-    context = Context(**settings)
-    kit = await build_kit(context, default_provider)
+    kit = await build_kit(Context(**settings), default_provider)
     said: dict[str, list[bool]] = defaultdict(list)
     calls = 0
     for kind, question, answer, sentences in all_cases:
         quote = Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
         if by == "meaning":
-            checked = await confirm_by_meaning(question, answer, [quote], context)
+            checked = await confirm_by_meaning(kit, question, answer, [quote])
         else:
             checked = await verify_answer(kit, question, answer, [quote])
         said[kind].append(checked.confirmed)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from longgraph.endpoint import MODEL_PROFILES, resolve_context
+from longgraph.llm import OpenAIProvider
 from longgraph.nodes.kit import build_kit
 from longgraph.nodes.verify import Checked, confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
@@ -80,8 +81,14 @@ def sentence(text: str) -> Evidence:
 
 
 def meaning(question: str, answer: str, text: str, tmp_path: Path) -> Checked:
+    """The real bundled embedder (the thresholds are its own), not the fakes' hashed vectors."""
     context = Context(**{**FAKE_SETTINGS, "cache_path": str(tmp_path / "cache.sqlite")})
-    return asyncio.run(confirm_by_meaning(question, answer, [sentence(text)], context))
+
+    async def go() -> Checked:
+        kit = await build_kit(context, OpenAIProvider())
+        return await confirm_by_meaning(kit, question, answer, [sentence(text)])
+
+    return asyncio.run(go())
 
 
 @pytest.mark.parametrize(
