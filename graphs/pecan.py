@@ -2,6 +2,7 @@
 
 START → chunk → load_graph ──cached──▶ start_search
 load_graph ──new──▶ plan_level ──Send per batch──▶ write_points → gather_level → plan_level
+plan_level ──first level, with a result cache──▶ prefetch_vectors (beside write_points) → gather_level
 plan_level ──one batch left, or bounded──▶ embed_graph → save_graph → start_search
 start_search → ask ──"No"──▶ retrieve → ask …        ask ──p × "Yes", or the bound──▶ answer
 answer → conclude → finalize → END
@@ -36,10 +37,12 @@ from longgraph.nodes.graph_search import (
     start_search,
 )
 from longgraph.nodes.ip_graph import (
+    PREFETCH_NODE,
     IPConstruction,
     build_or_search,
     embed_graph,
     load_ip_graph,
+    prefetch_chunk_vectors,
     save_ip_graph,
     write_points,
 )
@@ -69,6 +72,7 @@ def add_graph_construction(
     builder.add_node("plan_level", node(CONSTRUCTION.plan))
     builder.add_node("write_points", node(write_points, edges=edges), input_schema=IPBatchTask)
     builder.add_node("gather_level", node(CONSTRUCTION.gather))
+    builder.add_node(PREFETCH_NODE, node(prefetch_chunk_vectors))
     builder.add_node("embed_graph", node(embed_graph))
     builder.add_node("save_graph", node(save_ip_graph))
     builder.add_edge(START, "chunk")
@@ -77,9 +81,15 @@ def add_graph_construction(
     builder.add_conditional_edges(
         "plan_level",
         CONSTRUCTION.route,
-        {"write_points": "write_points", "done": "embed_graph", "empty": "embed_graph"},
+        {
+            "write_points": "write_points",
+            PREFETCH_NODE: PREFETCH_NODE,
+            "done": "embed_graph",
+            "empty": "embed_graph",
+        },
     )
     builder.add_edge("write_points", "gather_level")
+    builder.add_edge(PREFETCH_NODE, "gather_level")
     builder.add_edge("gather_level", "plan_level")
     builder.add_edge("embed_graph", "save_graph")
     builder.add_edge("save_graph", then)

@@ -30,9 +30,10 @@ import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from langgraph.types import Send
 
 from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
@@ -193,10 +194,29 @@ class IPConstruction(BoundedLoop):
             )
             for b, batch in enumerate(batches)
         ]
+        # The chunks' vectors can be read beside the first level's calls, into the result cache where
+        # embed_graph finds them; without a cache they would be read twice, so then not.
+        prefetch = round_no == 1 and bool(kit.context.cache_path)
         return {
             "loop_tasks": tasks,
-            "extra": {**extra, "previous_tokens": total, "single_batch": len(batches) == 1},
+            "extra": {
+                **extra,
+                "previous_tokens": total,
+                "single_batch": len(batches) == 1,
+                "prefetch": prefetch,
+            },
         }
+
+    def route(self, state: Mapping[str, Any]) -> Sequence[Send | str] | Literal["done", "empty"]:
+        """The round's batches; beside the first level's, :func:`prefetch_chunk_vectors`."""
+        routed = super().route(state)
+        if (
+            isinstance(routed, list)
+            and (state.get("extra") or {}).get("prefetch")
+            and self.next_round(state) == 1
+        ):
+            return [*routed, PREFETCH_NODE]
+        return routed
 
     async def absorb(
         self, results: Sequence[Any], state: PecanState, kit: RunKit, round_no: int
@@ -343,13 +363,32 @@ def _attention_edges(
     return normalise_rows(reader.read(full, sources, targets).weights)
 
 
+PREFETCH_NODE = "prefetch_vectors"
+
+
+async def _chunk_pieces(state: PecanState, kit: RunKit) -> tuple[list[str], list[int]]:
+    """The chunks' pieces as the graph embeds them, and the chunk each belongs to."""
+    chunks = {c.id: c for c in state["input_chunks"]}
+    size = min(PIECE_TOKENS, kit.context.embedding_piece_tokens)
+    ordered = [chunks[cid] for cid in state["ip_graph"].chunk_ids]
+    return await asyncio.to_thread(pieces_of, ordered, size, kit.tokenizer)
+
+
+async def prefetch_chunk_vectors(state: PecanState, kit: RunKit) -> PecanState:
+    """The chunks' vectors, read while the first level's points are written (the same superstep): they
+    go to the result cache, and :func:`embed_graph` finds them there. The embedder's time then hides
+    behind the model's calls instead of following them; nothing is written to the state."""
+    texts, _ = await _chunk_pieces(state, kit)
+    if texts:
+        await kit.embed(texts)
+    report_progress("graph", total=1, message=f"embedded {len(texts)} chunk pieces beside the first level")
+    return {}
+
+
 async def embed_graph(state: PecanState, kit: RunKit) -> PecanState:
     """Embed every node once (chunks in pieces); in embedding mode, weigh each point's edges by it."""
     graph: IPGraph = state["ip_graph"].model_copy(deep=True)
-    chunks = {c.id: c for c in state["input_chunks"]}
-    size = min(PIECE_TOKENS, kit.context.embedding_piece_tokens)
-    ordered = [chunks[cid] for cid in graph.chunk_ids]
-    texts, owners = await asyncio.to_thread(pieces_of, ordered, size, kit.tokenizer)
+    texts, owners = await _chunk_pieces(state, kit)
     points = [n for n in graph.nodes if n.chunk_id is None]
     texts += [n.text for n in points]
     owners += [n.id for n in points]
@@ -392,6 +431,7 @@ __all__ = [
     "embed_graph",
     "load_ip_graph",
     "node_text",
+    "prefetch_chunk_vectors",
     "save_ip_graph",
     "write_points",
 ]

@@ -55,7 +55,7 @@ class BoundedLoop(ABC):
         """Nothing left to work on (``route`` answers "empty")."""
         return False
 
-    def route(self, state: Mapping[str, Any]) -> list[Send] | Literal["done", "empty"]:
+    def route(self, state: Mapping[str, Any]) -> Sequence[Send | str] | Literal["done", "empty"]:
         if self.is_empty(state):
             return "empty"
         tasks = state.get(TASKS) or []

@@ -291,3 +291,43 @@ def test_an_unreadable_level_above_the_first_ends_construction_instead_of_the_ru
 def test_the_reader_refuses_a_folder_without_a_model(tmp_path: Any) -> None:
     with pytest.raises(ConfigurationError, match="not a transformers model folder"):
         attention_module.AttentionReader(str(tmp_path))
+
+
+class _CountingEmbedder(FakeProvider):
+    """The fakes' hashed vectors, with how many texts each embed call asked for."""
+
+    def __init__(self, model: ScriptedChatModel) -> None:
+        super().__init__(model)
+        self.embedded: list[int] = []
+
+    async def embed(self, texts: Sequence[str], context: Any) -> Any:
+        self.embedded.append(len(texts))
+        return await super().embed(texts, context)
+
+
+def _steps(cache_path: str | None, tmp_path: Any) -> tuple[list[tuple[str, ...]], list[int]]:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from longgraph.graphs.pecan import build_graph
+
+    provider = _CountingEmbedder(ScriptedChatModel())
+    graph = build_graph(provider, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "prefetch"}}
+    settings = {**SMALL, "cache_path": cache_path} if cache_path else SMALL
+    out = graph.invoke({"question": QUESTION, "document": planted(40_000)}, config, context=settings)
+    assert "smoked plums" in GraphOutput.model_validate(out).answer
+    return [tuple(s.next) for s in graph.get_state_history(config)], provider.embedded
+
+
+def test_the_chunks_are_embedded_beside_the_first_levels_calls_when_a_cache_keeps_them(tmp_path: Any) -> None:
+    """The chunks' vectors are read in the same superstep as the first level's batches (the embedder's
+    time hidden behind the model's calls), into the result cache the graph's embedding then reads. Without
+    a cache they would be read twice, so they are read once, after the levels."""
+    steps, embedded = _steps(str(tmp_path / "cache.sqlite"), tmp_path)
+    beside = [s for s in steps if "prefetch_vectors" in s]
+    assert len(beside) == 1 and "write_points" in beside[0], steps
+    assert len(embedded) == 3 and embedded[0] < embedded[1], (
+        embedded
+    )  # pieces; graph (pieces + points); question
+    steps, embedded = _steps(None, tmp_path)
+    assert not any("prefetch_vectors" in s for s in steps) and len(embedded) == 2, (steps, embedded)
