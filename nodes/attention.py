@@ -53,19 +53,25 @@ class _Capture:
         groups = query.shape[1] // key.shape[1]
         keys = key[0].repeat_interleave(groups, dim=0).float() if groups > 1 else key[0].float()
         queries = query[0].float()
-        length = keys.shape[1]
-        positions = torch.arange(length)
+        starts = torch.tensor([a for a, _ in self.targets])
+        ends = torch.tensor([b for _, b in self.targets])
+        widths = (ends - starts).clamp(min=1).double()
         for s, (start, end) in enumerate(self.sources):
             sums = torch.zeros(len(self.targets), dtype=torch.float64)
             for block in range(start, end, ROW_BLOCK):
-                rows = torch.arange(block, min(end, block + ROW_BLOCK))
-                scores = torch.matmul(queries[:, rows, :], keys.transpose(1, 2)) * scaling
-                scores = scores.masked_fill(positions[None, None, :] > rows[None, :, None], float("-inf"))
-                probs = torch.softmax(scores, dim=-1).mean(dim=0)  # heads averaged: rows × length
-                cumulative = torch.nn.functional.pad(probs.cumsum(dim=-1), (1, 0))
-                for t, (t_start, t_end) in enumerate(self.targets):
-                    block_sum = cumulative[:, t_end] - cumulative[:, t_start]
-                    sums[t] += float((block_sum / max(1, t_end - t_start)).sum())
+                last = min(end, block + ROW_BLOCK)
+                # A row reads the keys up to its own position: later keys are never needed, and only the
+                # block's own square holds masked entries.
+                scores = torch.matmul(queries[:, block:last, :], keys[:, :last, :].transpose(1, 2)) * scaling
+                own = scores[:, :, block:last]
+                own.masked_fill_(
+                    torch.ones(last - block, last - block, dtype=torch.bool).triu(1), float("-inf")
+                )
+                probs = torch.softmax(scores, dim=-1).mean(dim=0)  # heads averaged: rows × keys
+                cumulative = torch.nn.functional.pad(probs.cumsum(dim=-1), (1, 0)).double()
+                # Every target at once; a target past the rows (none in PECAN's prompts) reads nothing.
+                spans = cumulative[:, ends.clamp(max=last)] - cumulative[:, starts.clamp(max=last)]
+                sums += (spans / widths).sum(dim=0)
             self.total[s] += (sums / max(1, end - start)).numpy()
         self.layers += 1
 

@@ -77,25 +77,37 @@ def test_batches_fill_up_to_the_threshold_in_order() -> None:
     assert level_one == len(out.chunks)
 
 
-def test_attention_is_aggregated_over_heads_layers_and_tokens_as_the_paper_says() -> None:
+def _by_hand(query: Any, key: Any, sources: list[tuple[int, int]], targets: list[tuple[int, int]]) -> Any:
+    """Softmax rows with the causal mask, mean over heads, mean over target then source tokens."""
+    heads, length = query.shape[1], query.shape[2]
+    q, k = query.numpy()[0], np.repeat(key.numpy()[0], heads // key.shape[1], axis=0)
+    scores = np.einsum("hid,hjd->hij", q, k) * 0.5
+    scores[:, np.triu(np.ones((length, length), dtype=bool), 1)] = -np.inf
+    probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    probs = (probs / probs.sum(axis=-1, keepdims=True)).mean(axis=0)
+    return np.array([[probs[a:b, c:d].mean(axis=1).mean() for c, d in targets] for a, b in sources])
+
+
+@pytest.mark.parametrize(
+    ("sources", "targets"),
+    [
+        ([(5, 7), (4, 5)], [(0, 2), (2, 4)]),
+        ([(2, 4)], [(0, 2), (5, 7)]),  # a target after the source: masked, it reads nothing
+    ],
+)
+def test_attention_is_aggregated_over_heads_layers_and_tokens_as_the_paper_says(
+    sources: list[tuple[int, int]], targets: list[tuple[int, int]]
+) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
     heads, kv_heads, length, dim = 4, 2, 7, 3
     query = torch.tensor(rng.normal(size=(1, heads, length, dim)), dtype=torch.float32)
     key = torch.tensor(rng.normal(size=(1, kv_heads, length, dim)), dtype=torch.float32)
-    sources, targets = [(5, 7), (4, 5)], [(0, 2), (2, 4)]
-    capture = _Capture(sources=sources, targets=targets, total=np.zeros((2, 2)))
+    capture = _Capture(sources=sources, targets=targets, total=np.zeros((len(sources), len(targets))))
     capture.add(query, key, 0.5)
     capture.add(query, key, 0.5)  # a second "layer": the mean over layers is the same
-    # By hand: softmax rows with the causal mask, mean over heads, mean over target then source tokens.
-    q, k = query.numpy()[0], np.repeat(key.numpy()[0], heads // kv_heads, axis=0)
-    scores = np.einsum("hid,hjd->hij", q, k) * 0.5
-    scores[:, np.triu(np.ones((length, length), dtype=bool), 1)] = -np.inf
-    probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    probs = (probs / probs.sum(axis=-1, keepdims=True)).mean(axis=0)
-    expected = np.array([[probs[a:b, c:d].mean(axis=1).mean() for c, d in targets] for a, b in sources])
     assert capture.layers == 2
-    assert np.allclose(capture.mean(), expected, atol=1e-6)
+    assert np.allclose(capture.mean(), _by_hand(query, key, sources, targets), atol=1e-6)
     normalised = normalise_rows(capture.mean())
     assert np.allclose(normalised.sum(axis=1), 1.0) and np.allclose(normalise_rows(np.zeros((1, 3))), 0.0)
 
