@@ -43,9 +43,10 @@ SERVER_PATH_SETTINGS = frozenset(
     {"cache_path", "tokenizer", "attention_model", "embedding_model", "cache_scope", "profile"}
 )
 """Settings that name files on the server (or who owns its cache): the operator's."""
-SERVER_HARDWARE_SETTINGS = frozenset({"embedding_precision"})
+SERVER_HARDWARE_SETTINGS = frozenset({"embedding_precision", "attention_precision"})
 """Settings that fit the server's CPU: a run choosing bfloat16 on a CPU without units for it would
-embed several times slower, and each precision keeps its own copy of the model in memory."""
+embed (or read attention) several times slower, and each precision keeps its own copy of the model in
+memory."""
 OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS | SERVER_HARDWARE_SETTINGS
 ENDPOINT_SETTINGS = frozenset({"base_url", "embedding_url"})
 LOWER_ONLY = (

@@ -30,7 +30,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from longgraph.embeddings import resolve_precision
 from longgraph.errors import ConfigurationError
+from longgraph.state.context import EmbeddingPrecision
 
 ROW_BLOCK = 256
 """Source-token rows whose attention is computed at once in a layer."""
@@ -104,7 +106,7 @@ class AttentionReading:
 class AttentionReader:
     """A local causal LM loaded once (per folder and process), read one forward pass at a time."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, precision: str = "float32") -> None:
         path = Path(folder).expanduser()
         if not (path / "config.json").is_file():
             raise ConfigurationError(
@@ -126,8 +128,9 @@ class AttentionReader:
         ALL_MASK_ATTENTION_FUNCTIONS.register(IMPLEMENTATION, sdpa_mask)
         self.name = path.name
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
+        self.precision = precision
         self.model = AutoModelForCausalLM.from_pretrained(
-            str(path), attn_implementation=IMPLEMENTATION, dtype=torch.float32
+            str(path), attn_implementation=IMPLEMENTATION, dtype=getattr(torch, precision)
         )
         self.model.train(False)  # inference: no dropout
         self.max_tokens = int(getattr(self.model.config, "max_position_embeddings", 8192))
@@ -181,18 +184,18 @@ _LOADING = threading.Lock()
 
 
 @functools.lru_cache(maxsize=2)
-def _reader(folder: str) -> AttentionReader:
-    return AttentionReader(folder)
+def _reader(folder: str, precision: str) -> AttentionReader:
+    return AttentionReader(folder, precision)
 
 
-def attention_reader(folder: str) -> AttentionReader:
+def attention_reader(folder: str, precision: EmbeddingPrecision = "auto") -> AttentionReader:
     """The reader of ``folder``, loaded once (loading SmolLM2-135M takes ~1 s from safetensors).
 
     One load at a time: batches read in worker threads asked for it at once, and two threads importing
     transformers together failed one import (seen once in an evaluation: "PECAN's attention edges need
     torch and transformers" with both installed)."""
     with _LOADING:
-        return _reader(folder)
+        return _reader(folder, resolve_precision(precision))
 
 
 def spans_in(text: str, pieces: Sequence[str], start: int = 0) -> list[tuple[int, int]]:

@@ -109,7 +109,7 @@ def _search_text(
     question: str,
 ) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:
     """The search prompt as the local model lays it out, each visited node's span and the question's."""
-    reader = attention_reader(str(kit.context.attention_model))
+    reader = attention_reader(str(kit.context.attention_model), kit.context.attention_precision)
     info = render_nodes(graph, visited, chunks)
     messages = kit.prompts(PROMPTS).render(
         "enough",
@@ -139,7 +139,7 @@ def attention_relevance(
     (the question at position 1, the first visited node at 2). Blocking: run it in a thread."""
     full, spans, question_span = _search_text(kit, mode, graph, visited, chunks, question)
     position = {node_id: index for index, node_id in enumerate(visited)}
-    reading = attention_reader(str(kit.context.attention_model)).read(
+    reading = attention_reader(str(kit.context.attention_model), kit.context.attention_precision).read(
         full, [spans[position[i]] for i in new], [question_span]
     )
     return {i: float(reading.weights[k, 0]) * (position[i] + 2) for k, i in enumerate(new)}

@@ -35,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 from langgraph.types import Send
 
+from longgraph.embeddings import resolve_precision
 from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
 from longgraph.nodes.endpoint_health import built_with_unanswered_calls
@@ -85,13 +86,14 @@ def node_text(node: IPNode, chunks: Mapping[int, Chunk]) -> str:
     return " ".join(text.split())
 
 
-def _settings(kit: RunKit, mode: EdgeMode) -> dict[str, object]:
+def _settings(kit: RunKit, mode: EdgeMode, precision: str) -> dict[str, object]:
     return {
         "model": kit.context.model,
         "endpoint": kit.client().cache_identity,
         "points": kit.prompts(PROMPTS).key("points"),
         "edges": mode,
         "attention_model": kit.context.attention_model if mode == "attention" else None,
+        "attention_precision": precision if mode == "attention" else None,
         "batch": kit.context.pecan_batch_tokens,
         "temperature": kit.context.temperature,
         "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
@@ -104,7 +106,9 @@ async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | Non
     """The cached graph of this document and settings, or a new one holding the chunks as level 1."""
     mode = edge_mode(kit, edges)  # a missing local model is refused here, before any call
     chunks: list[Chunk] = state["input_chunks"]
-    key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode))
+    # Off the loop: the attention precision asks torch about the CPU (its first import blocks).
+    precision = await asyncio.to_thread(resolve_precision, kit.context.attention_precision)
+    key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode, precision))
     update: PecanState = {
         "graph_key": key,
         "built_from_cache": False,
@@ -344,7 +348,7 @@ def _attention_edges(
     kit: RunKit, mode: Mode, text: str, members: Sequence[str], points: Sequence[str]
 ) -> Any:
     """Teacher-force the batch prompt and its points; each point's attention over the members, normalised."""
-    reader = attention_reader(str(kit.context.attention_model))
+    reader = attention_reader(str(kit.context.attention_model), kit.context.attention_precision)
     messages = kit.prompts(PROMPTS).render(
         "points",
         kit.context.task,

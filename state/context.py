@@ -90,6 +90,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "task": get_args(TaskFamily),
     "structured_output": get_args(StructuredMode),
     "embedding_precision": get_args(EmbeddingPrecision),
+    "attention_precision": get_args(EmbeddingPrecision),
     "verify_answers": get_args(VerifySetting),
     "pecan_edges": get_args(EdgeSetting),
     "prompt_variant": ("compact", "paper"),
@@ -282,6 +283,11 @@ class Context:
     attention_model: str | None = field(default_factory=_env("attention_model", None))
     """A local ``transformers`` model folder PECAN reads attention from (teacher-forcing the prompts).
     None: the embedded SmolLM2 folder when the run uses the embedded server."""
+    attention_precision: EmbeddingPrecision = field(default_factory=_env("attention_precision", "auto"))
+    """The attention reader's arithmetic, chosen as ``embedding_precision`` is: "bfloat16" read a
+    6,948-token batch in 5.6 s against 14.5–15.0 s in float32 on two AMX cores, with the same strongest
+    member for each of the 12 points and the same top three (weights within 0.002:
+    ``evals/bench/pecan_costs.py --attention-tokens``); "auto" picks it where the CPU has the units."""
     pecan_patience: int = field(default_factory=_env("pecan_patience", 2, int))
     """PECAN's stop patience ``p``: the search ends after this many "Yes" answers (the paper finds F1
     saturating near 5; 1 is the base algorithm)."""

@@ -12,7 +12,9 @@
    ``prompt_tokens_cached``) read before and after the questions (the search turns): the hit rate over
    that span and the prompt tokens the cache saved. Against the embedded server only.
 3. **Attention reading** (``--attention-tokens``): one batch prompt of that many tokens with twelve
-   points, read by ``nodes/attention.py`` in a fresh process: seconds and that process's peak RSS.
+   points, read by ``nodes/attention.py`` in a fresh process, in float32 and in the precision "auto"
+   picks here (``attention_precision``), side by side: seconds, peak RSS, their ratio, and whether
+   each point's strongest member and three strongest members are the same.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ import sys
 import time
 from typing import Any
 
+import numpy as np
+
 from longgraph.evals.bench import load_average, prefix_cache_counters, print_figures
 from longgraph.evals.data.needle import NEEDLES, build_needle
+from longgraph.nodes.attention import normalise_rows
 
 
 async def amortised(
@@ -100,7 +105,7 @@ from longgraph.evals.data.needle import build_needle
 from longgraph.tokenizer import get_tokenizer
 target = int(sys.argv[1])
 folder = str(model_dir())
-reader = attention_reader(folder)
+reader = attention_reader(folder, sys.argv[2])
 text = build_needle(target_tokens=target, n=1, seed=5, depth=0.5)[0].documents[0]["text"]
 members = [" ".join(text[i:i + 1200].split()) for i in range(0, len(text), 1200)]
 while len(reader.tokenizer("\\n".join(members))["input_ids"]) > target:
@@ -111,15 +116,16 @@ answer = "\\n".join("* " + p for p in points)
 full = reader.chat_text(messages, answer=answer)
 started = time.perf_counter()
 reading = reader.read(full, spans_in(full, ["* " + p for p in points], len(full) - len(answer)), spans_in(full, members))
-print(json.dumps({"tokens": reading.tokens, "seconds": round(time.perf_counter() - started, 1),
+print(json.dumps({"precision": reader.precision, "tokens": reading.tokens,
+                  "seconds": round(time.perf_counter() - started, 1), "weights": reading.weights.tolist(),
                   "members": len(members), "points": len(points),
                   "peak_rss_mb": round(peak_rss_mb())}))
 """
 
 
-def attention_batch(tokens: int) -> dict[str, Any]:
+def attention_batch(tokens: int, precision: str = "auto") -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-c", _ATTENTION_PROBE, str(tokens)],
+        [sys.executable, "-c", _ATTENTION_PROBE, str(tokens), precision],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -129,6 +135,28 @@ def attention_batch(tokens: int) -> dict[str, Any]:
         return {"error": done.stderr[-800:]}
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
+
+
+def attention_precisions(tokens: int) -> dict[str, Any]:
+    """One batch read in float32 and in the precision "auto" picks here, side by side: seconds each, their
+    ratio, and whether each point's strongest and three strongest members agree."""
+    runs = {p: attention_batch(tokens, p) for p in ("float32", "auto")}
+    if any("error" in r for r in runs.values()):
+        return {"attention_batch": runs}
+    exact, fast = (normalise_rows(np.asarray(runs[p].pop("weights"))) for p in ("float32", "auto"))
+    top3 = [
+        len(set(np.argsort(-a)[:3]) & set(np.argsort(-b)[:3])) / 3 for a, b in zip(exact, fast, strict=True)
+    ]
+    return {
+        "attention_batch_float32": runs["float32"],
+        "attention_batch_auto": runs["auto"],
+        "attention_float32_over_auto_seconds": round(
+            runs["float32"]["seconds"] / max(0.1, runs["auto"]["seconds"]), 2
+        ),
+        "attention_same_strongest_member": float(np.mean(exact.argmax(axis=1) == fast.argmax(axis=1))),
+        "attention_same_top3_members": round(float(np.mean(top3)), 3),
+        "attention_max_weight_difference_normalised": round(float(np.abs(exact - fast).max()), 4),
+    }
 
 
 def main() -> None:
@@ -155,7 +183,7 @@ def main() -> None:
         settings.update(base_url=info.base_url, model=info.model, tokenizer=str(info.tokenizer_path))
         figures["amortised"] = asyncio.run(amortised(args.tokens, args.strategy, settings, info.base_url))
     if args.attention_tokens:
-        figures["attention_batch"] = attention_batch(args.attention_tokens)
+        figures.update(attention_precisions(args.attention_tokens))
     figures["load_average_after"] = load_average()
     print_figures(f"pecan costs ({args.strategy}, {'oracle' if args.oracle else 'embedded server'})", figures)
 

@@ -71,7 +71,8 @@ def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_sc
      ({"max_output_tokens": 4096}, "max_output_tokens"), ({"profile": "smollm2"}, "profile"),
      ({"chunk_size": 1}, "chunk_size"), ({"segment_size": 10}, "segment_size"),
      ({"pecan_chunk_tokens": 5}, "pecan_chunk_tokens"), ({"tom_chunk_tokens": 16}, "tom_chunk_tokens"),
-     ({"base_url": "http://vllm.internal:8001/v1"}, "base_url"), ({"embedding_precision": "float32"}, "embedding_precision")],
+     ({"base_url": "http://vllm.internal:8001/v1"}, "base_url"), ({"embedding_precision": "float32"}, "embedding_precision"),
+     ({"attention_precision": "bfloat16"}, "attention_precision")],
 )  # fmt: skip
 def test_a_served_run_may_not_name_what_the_operator_decides(settings: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigurationError, match=f"refused: .*{named}") as refused:
