@@ -13,9 +13,9 @@ follows from the verified notes that reached it (:func:`judge_answer`), and ``su
   value, a note giving a look-alike's is not evidence.
 
 An answer that stands but that words cannot confirm (its sentences name the asked entity and none of
-what is asked of it) gets one verification call (``nodes/verify.py``) and stands only on a "yes"; where the model cannot
-verify, the embedder's reading decides (``verify_answers`` "embedding"), and with neither it does not
-stand.
+what is asked of it) gets one verification call (``nodes/verify.py``) and stands only on a "yes"; where
+the model cannot verify, the embedder's reading decides (``verify_answers`` "embedding"), and with
+neither it does not stand.
 
 An answer that does not stand (a value from nowhere, another entity's value, a restated question) is
 replaced by the strongest verified note that names what the question asks, and ``stats.notes`` says so.
