@@ -86,14 +86,14 @@ def node_text(node: IPNode, chunks: Mapping[int, Chunk]) -> str:
     return " ".join(text.split())
 
 
-def _settings(kit: RunKit, mode: EdgeMode, precision: str) -> dict[str, object]:
+def _settings(kit: RunKit, mode: EdgeMode, precision: str | None) -> dict[str, object]:
     return {
         "model": kit.context.model,
         "endpoint": kit.client().cache_identity,
         "points": kit.prompts(PROMPTS).key("points"),
         "edges": mode,
         "attention_model": kit.context.attention_model if mode == "attention" else None,
-        "attention_precision": precision if mode == "attention" else None,
+        "attention_precision": precision,
         "batch": kit.context.pecan_batch_tokens,
         "temperature": kit.context.temperature,
         "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
@@ -106,8 +106,10 @@ async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | Non
     """The cached graph of this document and settings, or a new one holding the chunks as level 1."""
     mode = edge_mode(kit, edges)  # a missing local model is refused here, before any call
     chunks: list[Chunk] = state["input_chunks"]
-    # Off the loop: the attention precision asks torch about the CPU (its first import blocks).
-    precision = await asyncio.to_thread(resolve_precision, kit.context.attention_precision)
+    # Off the loop: the attention precision asks torch about the CPU (its first import blocks); without
+    # attention, torch may not even be installed (an endpoint's embeddings).
+    wanted = kit.context.attention_precision
+    precision = await asyncio.to_thread(resolve_precision, wanted) if mode == "attention" else None
     key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode, precision))
     update: PecanState = {
         "graph_key": key,
