@@ -2,7 +2,7 @@
 
 START → chunk → load_graph ──cached──▶ start_search
 load_graph ──new──▶ plan_level ──Send per batch──▶ write_points → gather_level → plan_level
-plan_level ──first level, with a result cache──▶ prefetch_vectors (beside write_points) → gather_level
+plan_level ──with a result cache──▶ prefetch_vectors (the layer's vectors, beside write_points) → gather_level
 plan_level ──one batch left, or bounded──▶ embed_graph → save_graph → start_search
 start_search → ask ──"No"──▶ retrieve → ask …        ask ──p × "Yes", or the bound──▶ answer
 answer → conclude → finalize → END
@@ -42,7 +42,7 @@ from longgraph.nodes.ip_graph import (
     build_or_search,
     embed_graph,
     load_ip_graph,
-    prefetch_chunk_vectors,
+    prefetch_vectors,
     save_ip_graph,
     write_points,
 )
@@ -72,7 +72,7 @@ def add_graph_construction(
     builder.add_node("plan_level", node(CONSTRUCTION.plan))
     builder.add_node("write_points", node(write_points, edges=edges), input_schema=IPBatchTask)
     builder.add_node("gather_level", node(CONSTRUCTION.gather))
-    builder.add_node(PREFETCH_NODE, node(prefetch_chunk_vectors))
+    builder.add_node(PREFETCH_NODE, node(prefetch_vectors))
     builder.add_node("embed_graph", node(embed_graph))
     builder.add_node("save_graph", node(save_ip_graph))
     builder.add_edge(START, "chunk")

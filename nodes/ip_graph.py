@@ -200,9 +200,10 @@ class IPConstruction(BoundedLoop):
             )
             for b, batch in enumerate(batches)
         ]
-        # The chunks' vectors can be read beside the first level's calls, into the result cache where
-        # embed_graph finds them; without a cache they would be read twice, so then not.
-        prefetch = round_no == 1 and bool(kit.context.cache_path)
+        # The vectors of what this round reads (the chunks, then each level's points) can be embedded
+        # beside its calls, into the result cache where embed_graph finds them; without a cache they
+        # would be embedded twice, so then not.
+        prefetch = bool(kit.context.cache_path)
         return {
             "loop_tasks": tasks,
             "extra": {
@@ -214,13 +215,9 @@ class IPConstruction(BoundedLoop):
         }
 
     def route(self, state: Mapping[str, Any]) -> Sequence[Send | str] | Literal["done", "empty"]:
-        """The round's batches; beside the first level's, :func:`prefetch_chunk_vectors`."""
+        """The round's batches, and beside them :func:`prefetch_vectors`."""
         routed = super().route(state)
-        if (
-            isinstance(routed, list)
-            and (state.get("extra") or {}).get("prefetch")
-            and self.next_round(state) == 1
-        ):
+        if isinstance(routed, list) and (state.get("extra") or {}).get("prefetch"):
             return [*routed, PREFETCH_NODE]
         return routed
 
@@ -380,14 +377,18 @@ async def _chunk_pieces(state: PecanState, kit: RunKit) -> tuple[list[str], list
     return await asyncio.to_thread(pieces_of, ordered, size, kit.tokenizer)
 
 
-async def prefetch_chunk_vectors(state: PecanState, kit: RunKit) -> PecanState:
-    """The chunks' vectors, read while the first level's points are written (the same superstep): they
-    go to the result cache, and :func:`embed_graph` finds them there. The embedder's time then hides
-    behind the model's calls instead of following them; nothing is written to the state."""
-    texts, _ = await _chunk_pieces(state, kit)
+async def prefetch_vectors(state: PecanState, kit: RunKit) -> PecanState:
+    """The vectors of the layer a round reads (the chunks' pieces, then the points the last round wrote),
+    embedded while the round's points are written (the same superstep): they go to the result cache,
+    and :func:`embed_graph` finds them there and embeds only the top level's points. The embedder's time
+    then hides behind the model's calls instead of following them; nothing is written to the state."""
+    graph: IPGraph = state["ip_graph"]
+    layer = [graph.node(i) for i in state.get("layer") or graph.top]
+    points = [n.text for n in layer if n.chunk_id is None]
+    texts = points if points else (await _chunk_pieces(state, kit))[0]
     if texts:
         await kit.embed(texts)
-    report_progress("graph", total=1, message=f"embedded {len(texts)} chunk pieces beside the first level")
+    report_progress("graph", total=1, message=f"embedded {len(texts)} texts beside the level's calls")
     return {}
 
 
@@ -437,7 +438,7 @@ __all__ = [
     "embed_graph",
     "load_ip_graph",
     "node_text",
-    "prefetch_chunk_vectors",
+    "prefetch_vectors",
     "save_ip_graph",
     "write_points",
 ]

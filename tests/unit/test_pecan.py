@@ -335,16 +335,17 @@ def _steps(cache_path: str | None, tmp_path: Any) -> tuple[list[tuple[str, ...]]
     return [tuple(s.next) for s in graph.get_state_history(config)], provider.embedded
 
 
-def test_the_chunks_are_embedded_beside_the_first_levels_calls_when_a_cache_keeps_them(tmp_path: Any) -> None:
-    """The chunks' vectors are read in the same superstep as the first level's batches (the embedder's
-    time hidden behind the model's calls), into the result cache the graph's embedding then reads. Without
-    a cache they would be read twice, so they are read once, after the levels."""
+def test_each_layer_is_embedded_beside_its_levels_calls_when_a_cache_keeps_them(tmp_path: Any) -> None:
+    """The layer a round reads (the chunks' pieces, then the points the last round wrote) is embedded in
+    the same superstep as that round's batches (the embedder's time hidden behind the model's calls),
+    into the result cache the graph's embedding then reads. Without a cache they would be embedded
+    twice, so they are embedded once, after the levels."""
     steps, embedded = _steps(str(tmp_path / "cache.sqlite"), tmp_path)
     beside = [s for s in steps if "prefetch_vectors" in s]
-    assert len(beside) == 1 and "write_points" in beside[0], steps
-    assert len(embedded) == 3 and embedded[0] < embedded[1], (
-        embedded
-    )  # pieces; graph (pieces + points); question
+    rounds = [s for s in steps if "write_points" in s]
+    assert len(beside) == len(rounds) >= 2 and all("write_points" in s for s in beside), steps
+    # pieces, then each later layer's points; the graph's embedding; the question
+    assert len(embedded) == len(rounds) + 2 and embedded[0] > embedded[1], embedded
     steps, embedded = _steps(None, tmp_path)
     assert not any("prefetch_vectors" in s for s in steps) and len(embedded) == 2, (steps, embedded)
 
