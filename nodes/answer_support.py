@@ -633,8 +633,7 @@ def may_list_more(c: Claimed) -> str:
     the grant to the Varbrenath foundation" where five foundations had one, and ToM "The Haltalbren
     Monastery" for six, both marked supported. Like the other confirming rules it does not reject: a
     reader shown the sentences may know the list is whole (the document may use the word elsewhere)."""
-    noun = None if c.partial or c.rarity is None else items_asked_for(c.question)
-    if noun is None or c.rarity is None:
+    if c.partial or c.rarity is None or (noun := items_asked_for(c.question)) is None:
         return ""
     in_document = c.rarity.counts.get(noun, 0)
     rested = sum(1 for s in _dedupe_sentences(c.sentences) if noun in s.stems)

@@ -74,13 +74,12 @@ MEANING_FLOOR = 0.6
 BEYOND_ENTITY = 0.08
 """How much closer the sentence must be to the question than to the words naming its entity.
 
-Measured on the general suite's dev templates (``evals/bench/verify_probe.py --by meaning``): a
-sentence stating another fact about the asked entity reaches the question at most 0.63 (median 0.36)
-and none passes both; a chain's bridge ("The Pevhal garden is tended by Ilka Lenhal", asked in which
-town the gardener was born) reaches 0.57–0.77, as close as a paraphrase, but it is closer to "the
-gardener of the Pevhal garden" than to the whole question (by at most +0.05 over the question), so the
-margin refuses all 56; the answer in other words passes half the time (0.49) and otherwise stays
-silent."""
+A chain's bridge ("The Pevhal garden is tended by Ilka Lenhal", asked in which town the gardener was
+born) is as close to the question as a paraphrase, but no closer to it than to "the gardener of the
+Pevhal garden": the margin is what refuses it. Chosen on the general suite's dev templates
+(``evals/bench/verify_probe.py --by meaning``, 12 seeds): another fact about the asked entity 0/348
+confirmed, the chain's bridge 0/84, the answer in other words 125/348; on the test templates afterwards
+0/96, 0/24 and 37/96."""
 
 
 def _closeness(vectors: np.ndarray, question: int, other: int, sentence: int) -> tuple[float, float]:
@@ -101,9 +100,14 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
     if not holding or not entity:
         return Checked(False, "the embedder has no sentence or no named entity to compare")
     vectors = await kit.embed([question, entity, *holding])
-    best = max(range(len(holding)), key=lambda i: _closeness(vectors, 0, 1, i + 2))
-    near, beyond = _closeness(vectors, 0, 1, best + 2)
-    confirmed = near >= MEANING_FLOOR and beyond >= BEYOND_ENTITY
+    readings = [_closeness(vectors, 0, 1, i + 2) for i in range(len(holding))]
+
+    def passes(reading: tuple[float, float]) -> bool:
+        return reading[0] >= MEANING_FLOOR and reading[1] >= BEYOND_ENTITY
+
+    # One sentence that passes confirms; else the closest is the one shown.
+    near, beyond = max(readings, key=lambda r: (passes(r), r[0]))
+    confirmed = passes((near, beyond))
     said = (
         f"the embedder reads its sentence {near:.2f} close to the question and {beyond:+.2f} closer to it "
         f"than to {entity!r} (it needs {MEANING_FLOOR:.2f} and {BEYOND_ENTITY:+.2f})"
