@@ -197,6 +197,10 @@ class _EntitySpan:
     first: int
     last: int
     heads: tuple[int, ...]
+    role: int = -1
+    """The noun "of" the name ("*founder* of the Quirel guild"), or -1."""
+    inner: int = -1
+    """The first token of the entity the role is of ("the" in "founder of *the* Quirel guild")."""
 
 
 def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan]]:
@@ -216,10 +220,12 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
                 heads.append(after)  # "the Pevhal library"
                 last = after
         of_at = run.start - 1 if before[-1:] == ["of"] else run.start - 2 if before == ["of", "the"] else -1
+        role = inner = -1
         if of_at >= 1 and _plain_noun(tokens[of_at - 1]):
             heads.append(of_at - 1)  # "the town of Quiganqui"
+            role, inner = of_at - 1, of_at + 1
             first = of_at - 2 if of_at >= 2 and tokens[of_at - 2].casefold() in ARTICLES else of_at - 1
-        spans.append(_EntitySpan(first, last, tuple(heads)))
+        spans.append(_EntitySpan(first, last, tuple(heads), role, inner))
     return tokens, keys, spans
 
 
@@ -237,6 +243,53 @@ def entity_phrases(question: str) -> list[str]:
     question asks of the entity is the rest."""
     tokens, _, spans = _entity_spans(question)
     return [" ".join(tokens[span.first : span.last + 1]) for span in spans]
+
+
+@dataclass(frozen=True)
+class ChainLink:
+    """An entity a question names through another: "the founder of the Quirel guild" is whoever the
+    text says founded the Quirel guild. A reader that cannot find the answer in one place can ask who
+    that is first, then ask the question about them (``nodes/chain.py``)."""
+
+    phrase: str
+    """The words that name it, as the question spells them: "the founder of the Quirel guild"."""
+    role: str
+    """"founder"."""
+    entity: str
+    """"the Quirel guild"."""
+    names: frozenset[str]
+    """Stems of the inner entity's names ({"quirel"})."""
+
+    def asked_through(self, question: str, who: str) -> str:
+        """``question`` asked about ``who`` instead of :attr:`phrase`."""
+        return question.replace(self.phrase, who, 1)
+
+
+POSSESSIVE_MARKS = frozenset({"'", "\u2019"})
+
+
+def chain_links(question: str) -> list[ChainLink]:
+    """Every "the <role> of <named entity>" the question asks about (:func:`_entity_spans`): an
+    article, one noun, "of", the entity, and nothing that carries its phrase on ("'s borscht")."""
+    tokens, keys, spans = _entity_spans(question)
+    links = []
+    for span in spans:
+        after = tokens[span.last + 1] if span.last + 1 < len(tokens) else ""
+        if span.role < 1 or tokens[span.role - 1].casefold() not in ARTICLES or after in POSSESSIVE_MARKS:
+            continue  # "the secret ingredient of Grandma Olga's borscht": not a whole phrase
+        phrase = _spelled(question, tokens[span.first : span.last + 1])
+        entity = _spelled(question, tokens[span.inner : span.last + 1])
+        if phrase is None or entity is None:
+            continue
+        names = frozenset(keys[i] for i in range(span.inner, span.last + 1) if tokens[i][:1].isupper())
+        links.append(ChainLink(phrase, tokens[span.role], entity, names))
+    return links
+
+
+def _spelled(text: str, tokens: Sequence[str]) -> str | None:
+    """The stretch of ``text`` that ``tokens`` came from, as spelled there (spacing included)."""
+    found = re.search(r"\s*".join(map(re.escape, tokens)), text)
+    return found.group(0) if found else None
 
 
 def _plain_noun(token: str) -> bool:

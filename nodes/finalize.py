@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
+from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
+from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
-from longgraph.nodes.verify import Checked, confirm_by_meaning, verify_answer
+from longgraph.nodes.verify import Verifier, confirmed, verifier_for
 from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
@@ -52,9 +54,6 @@ from longgraph.state.plan import Aggregation
 from longgraph.state.usage import Usage
 
 MAX_CANDIDATES = 5
-
-Verifier = Callable[[str, Sequence[Evidence]], Awaitable[Checked]]
-"""(answer, the quotes it rests on) -> what the verification call said (``nodes/verify.py``)."""
 
 
 def build_stats(state: RunState, extra: Usage | None = None) -> Stats:
@@ -129,6 +128,34 @@ class Settled:
     verify_usage: Usage | None = None
 
 
+def chain_may_help(state: RunState, kit: RunKit, settled: Settled) -> bool:
+    """Whether to follow a chain the question names (``nodes/chain.py``): nothing answered it as asked,
+    the question was not planned per document, and second readings are on (compact protocol)."""
+    return (
+        is_no_information(str(settled.output.get("answer", "")))
+        and not state.get("chunk_questions")
+        and rereading_enabled(kit.context)
+    )
+
+
+def with_chain(settled: Settled, chain: Followed | Unfollowed, notes: Sequence[Note]) -> Settled:
+    """``settled`` (NO INFORMATION) with what following the chain gave: its answer, ``derived`` from
+    the two notes it rests on, or the same NO INFORMATION with why the chain did not lead anywhere."""
+    spent = chain.usage if settled.verify_usage is None else settled.verify_usage + chain.usage
+    if isinstance(chain, Unfollowed):
+        return Settled(settled.output, [*settled.decisions, *chain.decisions], spent)
+    output: RunState = {
+        "answer": chain.answer,
+        "rationale": chain.rationale,
+        "confidence": min(n.confidence for n in chain.notes),
+        "supported": True,
+        "support": "derived",
+        "candidates": [],
+        "evidence": _evidence(chain.quotes, [*chain.notes, *notes]),
+    }
+    return Settled(output, [*settled.decisions, *chain.decisions], spent)
+
+
 def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> RunState:
     """NO INFORMATION, with the answers that came closest and why each does not stand."""
     from_notes = [
@@ -145,35 +172,6 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
         "candidates": [c.model_dump() for c in candidates],
         "evidence": [],
     }
-
-
-async def confirmed(judged: Judged, answer: str, verify: Verifier | None) -> tuple[Judged, Checked | None]:
-    """``judged``, or "none" when the words cannot confirm it (``judged.unconfirmed``) and no
-    verification call says yes (without a verifier, a model measured unable to verify, it does not
-    stand); and what the call said, if one was made."""
-    if judged.kind == "none" or not judged.unconfirmed:
-        return judged, None
-    if verify is None:
-        why = f"{judged.unconfirmed}; nothing confirms it (verify_answers off)"
-        return Judged("none", [], why), None
-    checked = await verify(answer, judged.quotes)
-    if not checked.confirmed:
-        return Judged("none", [], f"{judged.unconfirmed}; {checked.why}"), checked
-    return judged, checked
-
-
-def _verifier(kit: RunKit, question: str) -> Verifier | None:
-    """What confirms an answer the words cannot (``verify_answers``): the model's call, the embedder's
-    reading, or nothing."""
-    setting = kit.context.verify_answers
-
-    async def by_call(answer: str, quotes: Sequence[Evidence]) -> Checked:
-        return await verify_answer(kit, question, answer, quotes)
-
-    async def by_meaning(answer: str, quotes: Sequence[Evidence]) -> Checked:
-        return await confirm_by_meaning(kit, question, answer, quotes)
-
-    return by_call if setting == "on" else by_meaning if setting == "embedding" else None
 
 
 async def settle(
@@ -294,7 +292,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     outcomes: list[ChunkOutcome] = state.get("outcomes") or []
     notes: list[Note] = state.get("notes") or []
     used = {s for n in notes for s in n.sources}
-    reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, state.get("filtered") or [])
+    filtered: list[tuple[int, str]] = state.get("filtered") or []
     aggregation = state.get("aggregation")
     if grounded and aggregation:
         settled = Settled(
@@ -305,7 +303,17 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
         rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], state["question"])
         question = state["question"]
 
-        settled = await settle(state, notes, outcomes, rarity, _verifier(kit, question))
+        settled = await settle(state, notes, outcomes, rarity, verifier_for(kit, question))
+        link = link_to_follow(question) if chain_may_help(state, kit, settled) else None
+        if link is not None:
+            chain = await follow_chain(state, kit, link)
+            settled = with_chain(settled, chain, notes)
+            if isinstance(chain, Followed):
+                # Its chunks' reports say what they were asked, even a chunk no stage had read.
+                read_again = {o.chunk_id: o for o in chain.outcomes}
+                outcomes = [read_again.pop(o.chunk_id, o) for o in outcomes] + list(read_again.values())
+                filtered = [f for f in filtered if f[0] not in {o.chunk_id for o in chain.outcomes}]
+                used |= {s for n in chain.notes for s in n.sources}
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
         answer = NO_INFORMATION if is_no_information(answer) else answer
@@ -318,6 +326,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             "evidence": shown_evidence(answer, chunks, used),
         }
         settled = Settled(ungrounded)
+    reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, filtered)
     stats = build_stats(state, settled.verify_usage)
     stats.notes += settled.decisions
     result: RunState = {"chunks": reports, "stats": stats.model_dump(), "strategy": strategy}

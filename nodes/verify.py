@@ -16,12 +16,12 @@ the entity. Where neither is at hand the answer does not stand: right or silent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from longgraph.nodes.answer_support import entity_phrases
+from longgraph.nodes.answer_support import Judged, entity_phrases
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans
 from longgraph.prompts import neutralise_frames
@@ -113,3 +113,36 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
         f"than to {entity!r} (it needs {MEANING_FLOOR:.2f} and {BEYOND_ENTITY:+.2f})"
     )
     return Checked(confirmed, said)
+
+
+Verifier = Callable[[str, Sequence[Evidence]], Awaitable[Checked]]
+"""(answer, the quotes it rests on) -> what the verification call said."""
+
+
+async def confirmed(judged: Judged, answer: str, verify: Verifier | None) -> tuple[Judged, Checked | None]:
+    """``judged``, or "none" when the words cannot confirm it (``judged.unconfirmed``) and no
+    verification call says yes (without a verifier, a model measured unable to verify, it does not
+    stand); and what the call said, if one was made."""
+    if judged.kind == "none" or not judged.unconfirmed:
+        return judged, None
+    if verify is None:
+        why = f"{judged.unconfirmed}; nothing confirms it (verify_answers off)"
+        return Judged("none", [], why), None
+    checked = await verify(answer, judged.quotes)
+    if not checked.confirmed:
+        return Judged("none", [], f"{judged.unconfirmed}; {checked.why}"), checked
+    return judged, checked
+
+
+def verifier_for(kit: RunKit, question: str) -> Verifier | None:
+    """What confirms an answer the words cannot (``verify_answers``): the model's call, the embedder's
+    reading, or nothing."""
+    setting = kit.context.verify_answers
+
+    async def by_call(answer: str, quotes: Sequence[Evidence]) -> Checked:
+        return await verify_answer(kit, question, answer, quotes)
+
+    async def by_meaning(answer: str, quotes: Sequence[Evidence]) -> Checked:
+        return await confirm_by_meaning(kit, question, answer, quotes)
+
+    return by_call if setting == "on" else by_meaning if setting == "embedding" else None

@@ -1,0 +1,284 @@
+"""Following a chain that no single reading could: ask who the question's entity is, then ask about them.
+
+"In which town was the founder of the Quirel guild born?" is answered by two sentences that may be
+far apart: "The Quirel guild was founded by Ilka Lenhal." and "Ilka Lenhal was born in Ulqui." A
+capable reader chains the two notes in its reduce. A small one does not even keep the second: that
+chunk never names the Quirel guild, so it reads as having nothing to say (measured with SmolLM2-135M on
+the general suite's two-hop kind: 1 right of 16 on the session-38 test split, every miss NO
+INFORMATION). Asked "In which town was Ilka Lenhal born?", the same model finds it.
+
+So when the settled answer is NO INFORMATION and the question names an entity through another ("the
+founder of the Quirel guild", :func:`~longgraph.nodes.answer_support.chain_links`) and asks something
+of it, the run follows the chain, like a person would:
+
+1. **who it is**: the passages that name the inner entity ("Quirel") are read with "What is the name
+   of the founder of the Quirel guild?"; a verified note whose sentence names the Quirel guild, says
+   "founded" (the role's own word family, or a verification call for a model that can make one) and
+   one name the question lacks gives the bridge, "Ilka Lenhal";
+2. **the question about them**: the passages that name the bridge are read with the question asked
+   about "Ilka Lenhal", and the answer settles as any answer does (``nodes/finalize.py``: bound to
+   what it names, confirmed by words or by the run's verifier).
+
+The result is ``derived`` (a chain over two verified notes), cites both, and ``stats.notes`` says how
+it was followed. At most :data:`PASSAGES_PER_HOP` passages are read per step, only their most relevant
+sentences; an entity that no sentence names (an absent one) costs no call. Second readings must be on
+(``reread``, compact protocol): the readings are the map stage's prompt
+(``prompts/mapreduce_compact.toml``), which asks for the sentence that answers, or a link of a chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from longgraph.nodes.answer_support import (
+    NAME_JOINERS,
+    ChainLink,
+    Rarity,
+    chain_links,
+    judge_answer,
+    sentences_of,
+)
+from longgraph.nodes.grounding import ground_read
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.lexical import WORD, content_stems, is_content, question_words, stem
+from longgraph.nodes.passages import best_passage
+from longgraph.nodes.provenance import documents_of
+from longgraph.nodes.read import chunk_read
+from longgraph.nodes.support import Span
+from longgraph.nodes.verify import confirmed, verifier_for, verify_answer
+from longgraph.state.contract import Chunk, DocumentIn, Evidence
+from longgraph.state.graph_state import RunState
+from longgraph.state.notes import ChunkOutcome, Note
+from longgraph.state.usage import Usage
+
+CHAIN = "chain"
+"""The label of a chain's readings (their calls, usage and progress)."""
+PROMPTS = "mapreduce"
+STAGE = "map"
+PASSAGES_PER_HOP = 2
+"""Passages read per step: the ones that name what the step asks about and share most of its words."""
+ASKED_BEYOND_THE_LINK = frozenset({"name", "call"})
+"""Words that ask for the linked entity itself, not something of it ("What is the name of the founder
+of X?" is one step: nothing is asked of the founder)."""
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A chain followed to its end: the answer, the two notes it rests on (the bridge's first), the
+    quotes that support it, and what the readings said and cost."""
+
+    answer: str
+    notes: tuple[Note, Note]
+    quotes: list[Evidence]
+    outcomes: tuple[ChunkOutcome, ChunkOutcome]
+    """The two notes' chunks' readings (their reports say what they were asked)."""
+    rationale: str
+    decisions: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class Unfollowed:
+    """A chain not followed to an answer: why (for ``stats.notes``) and what its readings cost."""
+
+    decisions: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+def link_to_follow(question: str) -> ChainLink | None:
+    """The one entity the question names through another and asks something of, or None (none, or
+    several: which to resolve first is not clear)."""
+    links = []
+    for link in chain_links(question):
+        rest = content_stems(question.replace(link.phrase, " ")) - {stem(w) for w in ASKED_BEYOND_THE_LINK}
+        if rest:
+            links.append(link)
+    return links[0] if len(links) == 1 else None
+
+
+def first_step(link: ChainLink) -> str:
+    """The question that asks who (or what) the linked entity is."""
+    return f"What is the name of {link.phrase}?"
+
+
+def states_role(role: str, stems: frozenset[str]) -> bool:
+    """Whether a sentence (its content stems) says ``role`` in that word's family: "founder" is said by
+    "founded", "owner" by "owned", "steward" by "steward" ("led" for "leader" is not: a verifying model
+    can say so, the words cannot)."""
+    own = stem(role.casefold())
+    root = re.sub(r"(?:er|or|ar)$", "", own)
+    return (
+        own in stems
+        or (len(root) >= 3 and root in stems)
+        or any(len(root) >= 4 and s.startswith(root) for s in stems)
+    )
+
+
+def capitalised_runs(text: str) -> list[str]:
+    """The names of ``text`` as spelled: runs of capitalised content words, joined only by
+    :data:`~longgraph.nodes.answer_support.NAME_JOINERS` ("Ilka Lenhal", "Port of Vekla")."""
+    tokens = WORD.findall(text)
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for token in tokens:
+        if (token[:1].isupper() and is_content(token.casefold())) or (
+            current and token.casefold() in NAME_JOINERS
+        ):
+            current.append(token)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    out = []
+    for run in runs:
+        while run and run[-1].casefold() in NAME_JOINERS:
+            run.pop()
+        if run:
+            out.append(" ".join(run))
+    return out
+
+
+def _naming(chunks: Sequence[Chunk], names: frozenset[str]) -> list[Chunk]:
+    """The chunks whose text has a word beginning with each of ``names`` (stems)."""
+    patterns = [re.compile(rf"\b{re.escape(n)}", re.IGNORECASE) for n in names]
+    return [c for c in chunks if patterns and all(p.search(c.text) for p in patterns)]
+
+
+def _passages(
+    chunks: Sequence[Chunk], documents: Sequence[DocumentIn], names: frozenset[str], question: str
+) -> list[tuple[Chunk, Span]]:
+    """The :data:`PASSAGES_PER_HOP` passages that name ``names`` and bear most on ``question``."""
+    wanted = question_words(question)
+    found = []
+    for chunk in _naming(chunks, names):
+        best = best_passage(chunk, documents, wanted)
+        if best is not None and names <= best[0].stems:
+            found.append((best[1], chunk.id, chunk, best[0]))
+    found.sort(key=lambda f: (-f[0], f[1]))
+    return [(chunk, span) for _, _, chunk, span in found[:PASSAGES_PER_HOP]]
+
+
+async def _read(
+    kit: RunKit, passages: Sequence[tuple[Chunk, Span]], documents: Sequence[DocumentIn], question: str
+) -> tuple[list[tuple[ChunkOutcome, Note]], Usage]:
+    """The verified notes of ``passages`` read with ``question`` (each checked against its chunk), with
+    their chunks' outcomes (saying what they were asked)."""
+
+    async def one(chunk: Chunk, span: Span) -> tuple[tuple[ChunkOutcome, Note] | None, Usage]:
+        text = documents[span.doc_index].text[span.start : span.end]
+        result = await kit.call(
+            PROMPTS,
+            STAGE,
+            text=" ".join(text.split()),
+            question=question,
+            label=CHAIN,
+            record_unanswered=True,
+            work=f"following a chain in chunk {chunk.id}",
+        )
+        read = chunk_read(result, chunk.id, CHAIN, prompts=PROMPTS)
+        outcome, note = ground_read(read, chunk, documents, question, min_relevance=kit.context.min_relevance)
+        if note is None or not note.verified_quotes:
+            return None, result.usage
+        why = f"following a chain, its passage was asked {question!r}"
+        return (outcome.model_copy(update={"reason": why}), note), result.usage
+
+    results = await asyncio.gather(*(one(chunk, span) for chunk, span in passages))
+    return [r for r, _ in results if r is not None], sum((u for _, u in results), Usage())
+
+
+async def _bridge(kit: RunKit, link: ChainLink, notes: Sequence[Note], step: str) -> tuple[str, Note] | str:
+    """The name the notes give for ``link`` and the note that gives it, or why none does."""
+    seen: list[str] = []
+    for note in sorted(notes, key=lambda n: -n.confidence):
+        said = content_stems(note.answer)
+        for sentence in sentences_of(note.verified_quotes):
+            if not link.names <= sentence.stems:
+                continue
+            new = [
+                name
+                for name in dict.fromkeys(capitalised_runs(sentence.text))
+                if not content_stems(name) & link.names
+                and content_stems(name) <= said | sentence.stems
+                and content_stems(name) & said
+            ]
+            if len(new) != 1:
+                seen.append(f"{sentence.text!r} gives {len(new)} new names")
+                continue
+            if states_role(link.role, sentence.stems):
+                return new[0], note
+            if kit.context.verify_answers == "on":
+                checked = await verify_answer(kit, step, new[0], [q for q in note.verified_quotes])
+                if checked.confirmed:
+                    return new[0], note
+                seen.append(f"{sentence.text!r}: {checked.why}")
+                continue
+            seen.append(f"{sentence.text!r} does not say {link.role!r} in that word's family")
+    return "; ".join(seen) or f"no verified note names {link.entity}"
+
+
+async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followed | Unfollowed:
+    """Follow ``link`` (module docstring): the answer at the chain's end, or what was tried."""
+    chunks: list[Chunk] = state.get("input_chunks") or []
+    documents = documents_of(state)
+    question = state["question"]
+    attempt = Unfollowed()
+    tried = f"the question names {link.phrase!r}"
+
+    step = first_step(link)
+    passages = await asyncio.to_thread(_passages, chunks, documents, link.names, step)
+    if not passages:
+        attempt.decisions.append(f"{tried}, but no passage names {link.entity}: there is no chain to follow")
+        return attempt
+    first, usage = await _read(kit, passages, documents, step)
+    attempt.usage += usage
+    bridge = await _bridge(kit, link, [n for _, n in first], step)
+    shown = ", ".join(str(c.id) for c, _ in passages)
+    if isinstance(bridge, str):
+        attempt.decisions.append(f"{tried}; asked {step!r} of chunks {shown}: no bridge ({bridge})")
+        return attempt
+    who, bridge_note = bridge
+    then = link.asked_through(question, who)
+    found = await asyncio.to_thread(_passages, chunks, documents, frozenset(content_stems(who)), then)
+    if not found:
+        attempt.decisions.append(f"{tried}; {link.phrase} is {who}, but no passage names {who}")
+        return attempt
+    read, usage = await _read(kit, found, documents, then)
+    attempt.usage += usage
+    second = [n for _, n in read]
+    rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], then)
+    reasons = []
+    for outcome, note in sorted(read, key=lambda r: -r[1].confidence):
+        answer = note.answer.strip()
+        judged, checked = await confirmed(
+            judge_answer(answer, second, then, rarity=rarity), answer, verifier_for(kit, then)
+        )
+        if checked is not None:
+            attempt.usage += checked.usage
+        if judged.kind == "none":
+            reasons.append(judged.why)
+            continue
+        sentence = " ".join(bridge_note.verified_quotes[0].text.split())
+        bridge_outcome = next(o for o, n in first if n is bridge_note)
+        return Followed(
+            answer=answer,
+            notes=(bridge_note, note),
+            quotes=[*bridge_note.verified_quotes, *judged.quotes],
+            outcomes=(bridge_outcome, outcome),
+            rationale=f"{link.phrase} is {who} ({sentence!r}); asked {then!r}: {answer}",
+            decisions=[
+                *attempt.decisions,
+                f"{tried}, which no reading answered as asked: followed the chain, asking {step!r} "
+                f"(chunk {bridge_note.sources[0]}: {who}), then {then!r} (chunk {note.sources[0]})",
+            ],
+            usage=attempt.usage,
+        )
+    why = "; ".join(reasons) or "no passage answered it"
+    attempt.decisions.append(f"{tried}; {link.phrase} is {who}; asked {then!r}: no answer stands ({why})")
+    return attempt
+
+
+__all__ = ["CHAIN", "Followed", "Unfollowed", "first_step", "follow_chain", "link_to_follow", "states_role"]

@@ -1,0 +1,137 @@
+"""Following a chain (``nodes/chain.py``) with a reader that reads only what names the question's entity.
+
+Such a reader (the embedded 135M model at its best) copies "The Quirel guild was founded by Ilka
+Lenhal" for "In which town was the founder of the Quirel guild born?", and nothing from the chunk that
+says where Ilka Lenhal was born: it names no Quirel. The run must ask who the founder is, then where
+Ilka Lenhal was born, and say so; and it must stay silent (without a call) when no sentence names the
+entity, and silent when the only sentence naming it does not say who its founder is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from longgraph.nodes.answer_support import chain_links
+from longgraph.nodes.chain import capitalised_runs, first_step, link_to_follow, states_role
+from longgraph.nodes.lexical import content_stems, names_in
+from longgraph.state.contract import GraphOutput
+from longgraph.state.outputs import is_no_information
+from longgraph.strategies import build_strategy
+from longgraph.testing.answers import build_completion_content
+from longgraph.testing.capable import READING_SCHEMAS, _schema_name
+from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
+from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
+from longgraph.tests.unit.test_capable_reader import SETTINGS, document
+
+STRATEGIES = ["mapreduce", "segment-plus", "tom", "pecan"]
+QUESTION = "In which town was the founder of the Quirel guild born?"
+CHAIN = ("The Quirel guild was founded by Ilka Lenhal.", "Ilka Lenhal was born in the town of Ulqui.")
+SILENT = {**SETTINGS, "verify_answers": "off"}
+
+
+def literal_responder(facts: Sequence[str]) -> Any:
+    """A reader that copies a planted fact only when the fact names every name the question gives
+    (no chains, no reasoning), and reports NO INFORMATION otherwise; structure-building stages get the
+    oracle's answers."""
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        name = _schema_name(extras)
+        if name not in READING_SCHEMAS:
+            return oracle_responder(messages, extras)
+        question, text = extract_question_and_text(list(messages))
+        flat = " ".join(text.split())
+        names = names_in(question)
+        seen = [f for f in facts if f in flat and names and names <= content_stems(f)]
+        said = (seen[0], seen[0]) if seen else (NO_INFORMATION, None)
+        return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
+
+    return respond
+
+
+def run(strategy: str, question: str, facts: Sequence[str]) -> tuple[GraphOutput, ScriptedChatModel]:
+    model = ScriptedChatModel(responder=literal_responder(facts))
+    graph = build_strategy(strategy, FakeProvider(model))
+    raw = asyncio.run(
+        graph.ainvoke({"question": question, "document": document(tuple(facts))}, context=SILENT)
+    )
+    return GraphOutput.model_validate(raw), model
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_chain_no_reading_could_answer_is_followed_to_its_end(strategy: str) -> None:
+    result, _ = run(strategy, QUESTION, CHAIN)
+    assert "Ulqui" in result.answer, (result.answer, result.stats.notes)
+    assert result.supported is True and result.support == "derived"
+    quoted = " ".join(e.text for e in result.evidence if e.verified)
+    assert "founded by Ilka Lenhal" in quoted and "born in the town of Ulqui" in quoted, quoted
+    assert any("followed the chain" in n for n in result.stats.notes), result.stats.notes
+    assert result.stats.calls_by_stage.get("chain", 0) >= 2, result.stats.calls_by_stage
+    used = {c.id for c in result.chunks if c.status == "used"}
+    assert len(used) >= 2, result.chunks
+
+
+@pytest.mark.parametrize("strategy", ["mapreduce", "tom"])
+def test_an_absent_entity_costs_no_chain_call(strategy: str) -> None:
+    result, _ = run(strategy, QUESTION.replace("Quirel", "Zandor"), CHAIN)
+    assert is_no_information(result.answer) and result.supported is False
+    assert "chain" not in result.stats.calls_by_stage, result.stats.calls_by_stage
+    assert any("no passage names the Zandor guild" in n for n in result.stats.notes), result.stats.notes
+
+
+def test_a_look_alike_entity_is_not_a_link() -> None:
+    facts = ("The Quirol guild was founded by Ilka Lenhal.", CHAIN[1])
+    result, _ = run("mapreduce", QUESTION, facts)
+    assert is_no_information(result.answer) and result.supported is False, result.answer
+
+
+def test_a_sentence_that_names_the_entity_but_not_the_role_is_no_bridge() -> None:
+    """ "The Quirel guild stands beside the house of Ilka Lenhal" names the guild and a person, but not
+    who founded it: following it would answer where a neighbour was born, marked supported."""
+    facts = ("The Quirel guild stands beside the house of Ilka Lenhal.", CHAIN[1])
+    result, model = run("mapreduce", QUESTION, facts)
+    assert is_no_information(result.answer) and result.supported is False, result.answer
+    assert any("does not say 'founder'" in n for n in result.stats.notes), result.stats.notes
+    asked = [extract_question_and_text(list(c["messages"]))[0] for c in model.calls]
+    assert not any("Ilka Lenhal born" in q for q in asked), asked
+
+
+def test_which_questions_name_a_chain() -> None:
+    (link,) = chain_links(QUESTION)
+    assert (link.phrase, link.role, link.entity) == (
+        "the founder of the Quirel guild",
+        "founder",
+        "the Quirel guild",
+    )
+    assert link_to_follow(QUESTION) == link
+    assert first_step(link) == "What is the name of the founder of the Quirel guild?"
+    assert link.asked_through(QUESTION, "Ilka Lenhal") == "In which town was Ilka Lenhal born?"
+    boat = "What is the name of the boat sailed by the owner of the Corlotris mill?"
+    assert link_to_follow(boat) is not None and link_to_follow(boat).role == "owner"  # type: ignore[union-attr]
+    # Nothing is asked of the linked entity: the question is one step.
+    assert link_to_follow("What is the population of Varnholm?") is None
+    assert link_to_follow("What is the name of the founder of the Quirel guild?") is None
+    assert link_to_follow("How many goals did the Harriers score?") is None
+
+
+def test_a_role_is_said_by_its_word_family_only() -> None:
+    def says(role: str, sentence: str) -> bool:
+        return states_role(role, frozenset(content_stems(sentence)))
+
+    assert says("founder", "The guild was founded by Ilka Lenhal.")
+    assert says("owner", "The mill is owned by Marit Varmestal.")
+    assert says("commander", "The lightship is commanded by Bram Lolo.")
+    assert says("steward", "The steward of the manor is Odile Marul.")
+    assert not says("founder", "The guild stands beside the house of Ilka Lenhal.")
+    assert not says("carver", "The car of the fountain is red.")
+    assert not says("leader", "The choir is led by Petra Wexvin.")
+
+
+def test_names_are_read_as_spelled() -> None:
+    assert capitalised_runs("The Quirel guild was founded by Ilka Lenhal of Vosk.") == [
+        "Quirel",
+        "Ilka Lenhal of Vosk",
+    ]
