@@ -135,3 +135,33 @@ def test_names_are_read_as_spelled() -> None:
         "Quirel",
         "Ilka Lenhal of Vosk",
     ]
+
+
+def test_the_dry_run_bounds_a_chain_and_the_run_stays_within_it() -> None:
+    from longgraph.api import aask
+
+    text = document(CHAIN)
+    model = ScriptedChatModel(responder=literal_responder(CHAIN))
+    provider = FakeProvider(model)
+    estimate = asyncio.run(
+        aask(QUESTION, text, strategy="mapreduce", llm=provider, dry_run=True, start_embedded=False, **SILENT)
+    )
+    chain = [s for s in estimate.stages if s.stage == "chain"]
+    assert len(chain) == 1 and chain[0].calls == 4, estimate.stages
+    result = asyncio.run(
+        aask(QUESTION, text, strategy="mapreduce", llm=provider, start_embedded=False, **SILENT)
+    )
+    assert "Ulqui" in result.answer and 2 <= result.stats.calls_by_stage["chain"] <= chain[0].calls
+    assert len(model.calls) <= estimate.calls_at_most
+    plain = asyncio.run(
+        aask(
+            "Who founded the Quirel guild?",
+            text,
+            strategy="mapreduce",
+            llm=provider,
+            dry_run=True,
+            start_embedded=False,
+            **SILENT,
+        )
+    )
+    assert not [s for s in plain.stages if s.stage == "chain"]
