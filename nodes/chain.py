@@ -49,6 +49,7 @@ from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.support import Span
 from longgraph.nodes.verify import confirmed, verifier_for, verify_answer
+from longgraph.nodes.word_forms import past_forms
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
@@ -106,15 +107,13 @@ def first_step(link: ChainLink) -> str:
 
 def states_role(role: str, stems: frozenset[str]) -> bool:
     """Whether a sentence (its content stems) says ``role`` in that word's family: "founder" is said by
-    "founded", "owner" by "owned", "steward" by "steward" ("led" for "leader" is not: a verifying model
-    can say so, the words cannot)."""
+    "founded", "owner" by "owned", "leader" by "led" (``nodes/word_forms.py``), "steward" by
+    "steward". Not by another word for it ("designed" for "architect", "tended" for "gardener"): a
+    verifying model can say so, the words cannot."""
     own = stem(role.casefold())
     root = re.sub(r"(?:er|or|ar)$", "", own)
-    return (
-        own in stems
-        or (len(root) >= 3 and root in stems)
-        or any(len(root) >= 4 and s.startswith(root) for s in stems)
-    )
+    family = {own, *(stem(form) for form in past_forms(root))} | ({root} if len(root) >= 3 else set())
+    return bool(family & stems) or any(len(root) >= 4 and s.startswith(root) for s in stems)
 
 
 def capitalised_runs(text: str) -> list[str]:

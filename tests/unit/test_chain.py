@@ -127,7 +127,11 @@ def test_a_role_is_said_by_its_word_family_only() -> None:
     assert says("steward", "The steward of the manor is Odile Marul.")
     assert not says("founder", "The guild stands beside the house of Ilka Lenhal.")
     assert not says("carver", "The car of the fountain is red.")
-    assert not says("leader", "The choir is led by Petra Wexvin.")
+    assert says("leader", "The choir is led by Petra Wexvin.")
+    assert says("builder", "The tower was built by Bram Lolo.")
+    assert says("writer", "The letter was written by Odile Marul.")
+    assert not says("architect", "The library was designed by Bram Lolo.")
+    assert not says("leader", "The choir sang with Petra Wexvin.")
 
 
 def test_names_are_read_as_spelled() -> None:
@@ -165,3 +169,45 @@ def test_the_dry_run_bounds_a_chain_and_the_run_stays_within_it() -> None:
         )
     )
     assert not [s for s in plain.stages if s.stage == "chain"]
+
+
+def test_a_role_in_other_words_stands_on_a_verifying_models_yes_only() -> None:
+    """ "designed by" states who the architect is in words a lexical check cannot tie to "architect":
+    a model that verifies is asked, and its yes lets the chain go on; without one the run stays silent."""
+    import re
+
+    question = "In which port did the architect of the Pevhal library grow up?"
+    facts = ("The Pevhal library was designed by Ilka Lenhal.", "Ilka Lenhal grew up in the port of Vosk.")
+    reader = literal_responder(facts)
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        if _schema_name(extras) != "AnswerCheck":
+            return reader(messages, extras)
+        proposed = re.search(r"^Proposed answer:\s*(.*)$", str(messages[-1]["content"]), re.MULTILINE)
+        content = str(messages[-1]["content"])
+        asked_who = "name of the architect" in content  # the chain's first step, not the question
+        right = proposed is not None and (
+            "Vosk" in proposed.group(1) or (asked_who and "Ilka" in proposed.group(1))
+        )
+        said = ("yes", "it states it") if right else (NO_INFORMATION, None)
+        return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
+
+    text = document(facts)
+    for setting, expected in (("on", True), ("off", False)):
+        model = ScriptedChatModel(responder=respond)
+        graph = build_strategy("mapreduce", FakeProvider(model))
+        raw = asyncio.run(
+            graph.ainvoke(
+                {"question": question, "document": text}, context={**SETTINGS, "verify_answers": setting}
+            )
+        )
+        result = GraphOutput.model_validate(raw)
+        if expected:
+            assert "Vosk" in result.answer and result.support == "derived", (
+                result.answer,
+                result.stats.notes,
+            )
+            assert result.stats.calls_by_stage.get("verify", 0) >= 1
+        else:
+            assert is_no_information(result.answer), result.answer
+            assert any("does not say 'architect'" in n for n in result.stats.notes), result.stats.notes

@@ -1,0 +1,43 @@
+"""English irregular verbs: the past forms a suffix stripper cannot reach ("led" for "lead", "built"
+for "build"), so that a role noun ("leader", "builder") is recognised in the sentence that states it
+("The choir is led by …", ``nodes/chain.py``). The common irregular verbs of English, not a list
+fitted to any test: any verb an agent noun is made from may be asked about.
+"""
+
+from __future__ import annotations
+
+IRREGULAR_PAST: dict[str, tuple[str, ...]] = {
+    "arise": ("arose", "arisen"), "bear": ("bore", "borne"), "beat": ("beaten",), "become": ("became",),
+    "begin": ("began", "begun"), "bend": ("bent",), "bind": ("bound",), "bite": ("bit", "bitten"),
+    "blow": ("blew", "blown"), "break": ("broke", "broken"), "breed": ("bred",), "bring": ("brought",),
+    "build": ("built",), "burn": ("burnt",), "buy": ("bought",), "catch": ("caught",),
+    "choose": ("chose", "chosen"), "cling": ("clung",), "come": ("came",), "creep": ("crept",),
+    "deal": ("dealt",), "dig": ("dug",), "draw": ("drew", "drawn"), "dream": ("dreamt",),
+    "drink": ("drank", "drunk"), "drive": ("drove", "driven"), "dwell": ("dwelt",), "eat": ("ate", "eaten"),
+    "fall": ("fell", "fallen"), "feed": ("fed",), "feel": ("felt",), "fight": ("fought",), "find": ("found",),
+    "flee": ("fled",), "fly": ("flew", "flown"), "forbid": ("forbade", "forbidden"),
+    "forget": ("forgot", "forgotten"), "forgive": ("forgave", "forgiven"), "freeze": ("froze", "frozen"),
+    "get": ("got", "gotten"), "give": ("gave", "given"), "grind": ("ground",), "grow": ("grew", "grown"),
+    "hang": ("hung",), "have": ("had",), "hear": ("heard",), "hide": ("hid", "hidden"), "hold": ("held",),
+    "keep": ("kept",), "know": ("knew", "known"), "lay": ("laid",), "lead": ("led",), "leave": ("left",),
+    "lend": ("lent",), "lie": ("lay", "lain"), "light": ("lit",), "lose": ("lost",), "make": ("made",),
+    "mean": ("meant",), "meet": ("met",), "pay": ("paid",), "ride": ("rode", "ridden"), "ring": ("rang", "rung"),
+    "rise": ("rose", "risen"), "run": ("ran",), "say": ("said",), "see": ("saw", "seen"), "seek": ("sought",),
+    "sell": ("sold",), "send": ("sent",), "shake": ("shook", "shaken"), "shine": ("shone",),
+    "shoot": ("shot",), "sing": ("sang", "sung"), "sink": ("sank", "sunk"), "sit": ("sat",),
+    "sleep": ("slept",), "slay": ("slew", "slain"), "speak": ("spoke", "spoken"), "spend": ("spent",),
+    "spin": ("spun",), "stand": ("stood",), "steal": ("stole", "stolen"), "stick": ("stuck",),
+    "sting": ("stung",), "strike": ("struck",), "strive": ("strove", "striven"), "swear": ("swore", "sworn"),
+    "sweep": ("swept",), "swim": ("swam", "swum"), "swing": ("swung",), "take": ("took", "taken"),
+    "teach": ("taught",), "tear": ("tore", "torn"), "tell": ("told",), "think": ("thought",),
+    "throw": ("threw", "thrown"), "tread": ("trod", "trodden"), "wake": ("woke", "woken"),
+    "wear": ("wore", "worn"), "weave": ("wove", "woven"), "weep": ("wept",), "win": ("won",),
+    "wind": ("wound",), "write": ("wrote", "written"),
+}  # fmt: skip
+"""Base form -> its irregular past and past participle (forms equal to the base left out)."""
+
+
+def past_forms(root: str) -> tuple[str, ...]:
+    """The irregular past forms of the verb ``root`` ("lead" -> "led"; a root that lost its final
+    "e", "writ", is looked up with it), or ()."""
+    return IRREGULAR_PAST.get(root) or IRREGULAR_PAST.get(root + "e") or ()
