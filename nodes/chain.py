@@ -92,12 +92,15 @@ class Unfollowed:
 def link_to_follow(question: str) -> ChainLink | None:
     """The one entity the question names through another and asks something of, or None (none, or
     several: which to resolve first is not clear)."""
-    links = []
-    for link in chain_links(question):
-        rest = content_stems(question.replace(link.phrase, " ")) - {stem(w) for w in ASKED_BEYOND_THE_LINK}
-        if rest:
-            links.append(link)
+    links = [link for link in chain_links(question) if asked_of(question, link)]
     return links[0] if len(links) == 1 else None
+
+
+def asked_of(question: str, link: ChainLink) -> frozenset[str]:
+    """What ``question`` asks of the entity ``link`` names (its content stems outside the phrase):
+    {"town", "born"} for "In which town was the founder of the Quirel guild born?"."""
+    rest = content_stems(question.replace(link.phrase, " "))
+    return frozenset(rest - {stem(w) for w in ASKED_BEYOND_THE_LINK})
 
 
 def first_step(link: ChainLink) -> str:
@@ -114,6 +117,20 @@ def states_role(role: str, stems: frozenset[str]) -> bool:
     root = re.sub(r"(?:er|or|ar)$", "", own)
     family = {own, *(stem(form) for form in past_forms(root))} | ({root} if len(root) >= 3 else set())
     return bool(family & stems) or any(len(root) >= 4 and s.startswith(root) for s in stems)
+
+
+def says_who(link: ChainLink, sentence: str, name: str) -> bool:
+    """Whether ``sentence`` says that ``name`` is the linked entity: "The steward of the Zen manor is
+    Ysolde Lenvar" (the phrase and the name, joined by "is" or "was"), or the role said outside the
+    words that name the entity ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The
+    portrait of the Duke of Osterlin shows Bram Lolo" only names the portrait)."""
+    phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))
+    who = r"\s+".join(map(re.escape, name.split()))
+    identity = rf"\b{phrase}\s+(?:is|was)\s+{who}\b|\b{who},?\s+(?:is|was)\s+(?:the\s+)?{phrase}\b"
+    if re.search(identity, sentence, re.IGNORECASE):
+        return True
+    outside = re.sub(phrase, " ", sentence, flags=re.IGNORECASE)
+    return states_role(link.role, frozenset(content_stems(outside)))
 
 
 def capitalised_runs(text: str) -> list[str]:
@@ -189,8 +206,12 @@ async def _read(
     return [r for r, _ in results if r is not None], sum((u for _, u in results), Usage())
 
 
-async def _bridge(kit: RunKit, link: ChainLink, notes: Sequence[Note], step: str) -> tuple[str, Note] | str:
-    """The name the notes give for ``link`` and the note that gives it, or why none does."""
+async def _bridge(
+    kit: RunKit, link: ChainLink, notes: Sequence[Note], step: str, asked: frozenset[str]
+) -> tuple[str, Note] | str:
+    """The name the notes give for ``link`` and the note that gives it, or why none does. ``asked``:
+    what the question asks of it (:func:`asked_of`); a sentence that speaks to that is the answer's
+    own sentence, which no reading took, not a bridge."""
     seen: list[str] = []
     for note in sorted(notes, key=lambda n: -n.confidence):
         said = content_stems(note.answer)
@@ -207,7 +228,13 @@ async def _bridge(kit: RunKit, link: ChainLink, notes: Sequence[Note], step: str
             if len(new) != 1:
                 seen.append(f"{sentence.text!r} gives {len(new)} new names")
                 continue
-            if states_role(link.role, sentence.stems):
+            answering = sorted(sentence.stems & asked)
+            if answering:  # "The anthem of X was composed by P", asked who composed it: no bridge
+                seen.append(
+                    f"{sentence.text!r} speaks to what the question asks ({', '.join(answering)}) itself"
+                )
+                continue
+            if says_who(link, sentence.text, new[0]):
                 return new[0], note
             if kit.context.verify_answers == "on":
                 checked = await verify_answer(kit, step, new[0], [q for q in note.verified_quotes])
@@ -234,7 +261,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
         return attempt
     first, usage = await _read(kit, passages, documents, step)
     attempt.usage += usage
-    bridge = await _bridge(kit, link, [n for _, n in first], step)
+    bridge = await _bridge(kit, link, [n for _, n in first], step, asked_of(question, link))
     shown = ", ".join(str(c.id) for c, _ in passages)
     if isinstance(bridge, str):
         attempt.decisions.append(f"{tried}; asked {step!r} of chunks {shown}: no bridge ({bridge})")
@@ -250,8 +277,12 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
     second = [n for _, n in read]
     rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], then)
     reasons = []
+    known = content_stems(question) | content_stems(who)
     for outcome, note in sorted(read, key=lambda r: -r[1].confidence):
         answer = note.answer.strip()
+        if not content_stems(answer) - known:
+            reasons.append(f"{answer!r} says nothing that the question and {who!r} do not")
+            continue
         judged, checked = await confirmed(
             judge_answer(answer, second, then, rarity=rarity), answer, verifier_for(kit, then)
         )

@@ -211,3 +211,47 @@ def test_a_role_in_other_words_stands_on_a_verifying_models_yes_only() -> None:
         else:
             assert is_no_information(result.answer), result.answer
             assert any("does not say 'architect'" in n for n in result.stats.notes), result.stats.notes
+
+
+def test_the_answers_own_sentence_is_no_bridge() -> None:
+    """ "Who painted the portrait of the Duke of Osterlin?" names the portrait through the Duke, but the
+    sentence naming a person beside the portrait is the answer's own (it says "painted"); one that only
+    mentions the portrait ("shows") does not say who or what the portrait is. Neither is followed."""
+    question = "Who painted the portrait of the Duke of Osterlin?"
+    assert link_to_follow(question) is not None
+    for first in (
+        "The portrait of the Duke of Osterlin was painted by Bram Lolo.",
+        "The portrait of the Duke of Osterlin shows Bram Lolo.",
+    ):
+        facts = (first, "Bram Lolo was painted by Odile Marul.")
+
+        reader = literal_responder(facts)
+
+        def silent_on_the_question(
+            messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any], reader: Any = reader
+        ) -> str:
+            asked, _ = extract_question_and_text(list(messages))
+            if asked == question and _schema_name(extras) in READING_SCHEMAS:  # the first pass misses it
+                return build_completion_content(
+                    {"messages": list(messages), **extras}, said=(NO_INFORMATION, None)
+                )[0]
+            return str(reader(messages, extras))
+
+        model = ScriptedChatModel(responder=silent_on_the_question)
+        graph = build_strategy("mapreduce", FakeProvider(model))
+        raw = asyncio.run(graph.ainvoke({"question": question, "document": document(facts)}, context=SILENT))
+        result = GraphOutput.model_validate(raw)
+        assert is_no_information(result.answer) and result.supported is False, (first, result.answer)
+        assert not any("followed the chain" in n for n in result.stats.notes), result.stats.notes
+        assert any("no bridge" in n for n in result.stats.notes), result.stats.notes  # it was tried
+
+
+def test_who_a_sentence_says_the_linked_entity_is() -> None:
+    from longgraph.nodes.chain import says_who
+
+    (steward,) = chain_links("What is the name of the falcon trained by the steward of the Zen manor?")
+    assert says_who(steward, "The steward of the Zen manor is Ysolde Lenvar.", "Ysolde Lenvar")
+    assert says_who(steward, "Ysolde Lenvar is the steward of the Zen manor.", "Ysolde Lenvar")
+    assert not says_who(steward, "The steward of the Zen manor greeted Ysolde Lenvar.", "Ysolde Lenvar")
+    (founder,) = chain_links(QUESTION)
+    assert says_who(founder, "The Quirel guild was founded by Ilka Lenhal.", "Ilka Lenhal")
