@@ -221,36 +221,65 @@ TEMPLATES: tuple[Template, ...] = (
     Template("festival", "dev", "The {e} festival is held every summer in the village of {v}.",
              "In which village is the {e} festival held?", "Where does the {e} celebration take place?",
              made_up_name, made_up_name, collective="festivals", measure="village"),
-    # The test split, renewed in session 38, written before any run of them.
-    Template("glacier", "test", "The {e} glacier retreated {v} metres in the last decade.",
+    # Session 38's test split: run at 8K, 32K and 128K and its misses read, so it joined dev (session 39).
+    Template("glacier", "dev", "The {e} glacier retreated {v} metres in the last decade.",
              "How far did the {e} glacier retreat in the last decade?", "By what distance has the {e} ice field shrunk over the past ten years?",
              made_up_name, _int(40, 2_900), number=True, collective="glaciers", measure="retreat"),
-    Template("anthem", "test", "The anthem of {e} was composed by {v}.",
+    Template("anthem", "dev", "The anthem of {e} was composed by {v}.",
              "Who composed the anthem of {e}?", "Which musician wrote the national song of {e}?",
              made_up_name, person_name, collective="countries", measure="composer"),
-    Template("library-books", "test", "The {e} library holds {v} books.",
+    Template("library-books", "dev", "The {e} library holds {v} books.",
              "How many books does the {e} library hold?", "What is the size of the {e} library's collection?",
              made_up_name, _int(5_000, 2_400_000), number=True, collective="libraries", measure="books held"),
-    Template("steamship", "test", "The {e} steamship was launched on {v}.",
+    Template("steamship", "dev", "The {e} steamship was launched on {v}.",
              "When was the {e} steamship launched?", "On which day did the {e} vessel first take to the water?",
              lambda r: r.choice(_ADJECTIVES), lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'April', 'August', 'November'))} {r.randint(1820, 1935)}",
              collective="steamships", measure="launch date"),
-    Template("seal", "test", "The {e} of Dunmarrow keeps the seal numbered {v}.",
+    Template("seal", "dev", "The {e} of Dunmarrow keeps the seal numbered {v}.",
              "Which seal number does the {e} of Dunmarrow keep?", "What identifier is on the seal held by the {e} of Dunmarrow?",
              lambda r: r.choice(_TITLES), lambda r: f"S{r.randint(10, 99)}/{r.choice('ABCD')}{r.randint(100, 999)}",
              collective="officials of Dunmarrow", measure="seal number"),
-    Template("saffron-price", "test", "Saffron from {e} sells for {v} florins an ounce.",
+    Template("saffron-price", "dev", "Saffron from {e} sells for {v} florins an ounce.",
              "How much does saffron from {e} sell for an ounce?", "What is the price per ounce of {e} saffron?",
              made_up_name, lambda r: f"{r.randint(2, 60)}.{r.choice(('10', '40', '75', '90'))}", number=True,
              collective="saffron regions", measure="price per ounce"),
-    Template("inn-sign", "test", "The inn at {e} has a sign showing {v}.",
+    Template("inn-sign", "dev", "The inn at {e} has a sign showing {v}.",
              "What does the sign of the inn at {e} show?", "Which picture hangs above the door of the {e} tavern?",
              made_up_name, lambda r: r.choice(("a golden swan", "three red keys", "a sleeping fox", "a ship in a bottle",
                                              "two crossed oars", "a blue lantern", "a laughing moon")),
              collective="inns", measure="sign"),
-    Template("island-ferry", "test", "The ferry to the island of {e} leaves from the harbour town of {v}.",
+    Template("island-ferry", "dev", "The ferry to the island of {e} leaves from the harbour town of {v}.",
              "From which harbour town does the ferry to the island of {e} leave?", "Where does one board the boat to {e}?",
              made_up_name, made_up_name, collective="islands", measure="ferry port"),
+    # The test split, renewed in session 39, written before any run of them.
+    Template("well-depth", "test", "The well at {e} reaches a depth of {v} feet.",
+             "How deep is the well at {e}?", "To what depth does the {e} well go down?",
+             made_up_name, _int(120, 4_800), number=True, collective="wells", measure="depth"),
+    Template("charter", "test", "The charter of {e} was granted on {v}.",
+             "When was the charter of {e} granted?", "On what day did {e} receive its charter?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'May', 'July', 'October'))} {r.randint(1200, 1780)}",
+             collective="towns", measure="charter date"),
+    Template("violin", "test", "The {e} violin was made by {v}.",
+             "Who made the {e} violin?", "Which craftsman built the {e} instrument?",
+             lambda r: r.choice(_ADJECTIVES), person_name, collective="violins", measure="maker"),
+    Template("bell-weight", "test", "The great bell of {e} weighs {v} kilograms.",
+             "How much does the great bell of {e} weigh?", "What is the mass of the {e} bell?",
+             made_up_name, _int(300, 27_000), number=True, collective="bells", measure="weight"),
+    Template("banner", "test", "The banner of the {e} of Harrowgate reads {v}.",
+             "What does the banner of the {e} of Harrowgate read?", "Which words are written on the standard of the {e} of Harrowgate?",
+             lambda r: r.choice(_TITLES), lambda r: r.choice(("faith and fire", "first to the wall", "the river remembers",
+                                                             "hold the ford", "light in the marsh", "iron and oak", "no tide turns us")),
+             collective="officials of Harrowgate", measure="banner"),
+    Template("mine-earnings", "test", "The {e} mine earned {v} ducats last year.",
+             "How much did the {e} mine earn last year?", "What were the {e} mine's takings in the previous year?",
+             made_up_name, _int(9_000, 3_500_000), number=True, collective="mines", measure="earnings"),
+    Template("manuscript", "test", "The {e} manuscript is catalogued as {v}.",
+             "How is the {e} manuscript catalogued?", "Under which shelfmark is the {e} codex kept?",
+             made_up_name, lambda r: f"{r.choice('BCGH')}{r.choice('LNR')}.{r.randint(10, 99)}.{r.randint(100, 999)}",
+             collective="manuscripts", measure="catalogue mark"),
+    Template("mountain-pass", "test", "The {e} pass leads down to the village of {v}.",
+             "To which village does the {e} pass lead down?", "Where does one arrive after crossing the {e} pass?",
+             made_up_name, made_up_name, collective="passes", measure="village below"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -273,10 +302,18 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which town was the gardener of the {e} garden born?"),
     ("steward-falcon", "dev", "The steward of the {e} manor is {p}.", "{p} trains a falcon named {v}.",
      "What is the name of the falcon trained by the steward of the {e} manor?"),
-    ("builder-river", "test", "The {e} tower was built by {p}.", "{p} was raised on the banks of the river {v}.",
+    # Session 38's test chains: run and read, so dev (session 39).
+    ("builder-river", "dev", "The {e} tower was built by {p}.", "{p} was raised on the banks of the river {v}.",
      "On the banks of which river was the builder of the {e} tower raised?"),
-    ("physician-mare", "test", "The physician of the {e} court is {p}.", "{p} rides a mare called {v}.",
+    ("physician-mare", "dev", "The physician of the {e} court is {p}.", "{p} rides a mare called {v}.",
      "What is the name of the mare ridden by the physician of the {e} court?"),
+    # The test chains, renewed in session 39, written before any run of them.
+    ("abbot-village", "test", "The {e} abbey is governed by {p}.", "{p} was born in the village of {v}.",
+     "In which village was the abbot of the {e} abbey born?"),
+    ("translator-city", "test", "The {e} chronicle was translated by {p}.", "{p} lived for many years in the city of {v}.",
+     "In which city did the translator of the {e} chronicle live?"),
+    ("purser-island", "test", "The purser of the {e} galley is {p}.", "{p} retired to the island of {v}.",
+     "To which island did the purser of the {e} galley retire?"),
 )  # fmt: skip
 
 
@@ -302,8 +339,17 @@ def _haystack(
     taken: list[str] = []
     used = 0
     while used < budget:  # cycles a corpus shorter than the target
-        for piece, count in zip(pieces, counts, strict=False):
+        for at, (piece, count) in enumerate(zip(pieces, counts, strict=False)):
             if used + count > budget:
+                # A long paragraph next must not leave the haystack short (a SQuAD paragraph can be
+                # 10% of a 4K target): shorter ones after it fill the rest. Within 5%, stop as always,
+                # so that those haystacks stay what they were.
+                for later, fits in zip(pieces[at + 1 :], counts[at + 1 :], strict=False):
+                    if budget - used <= 0.05 * target:
+                        break
+                    if used + fits <= budget:
+                        taken.append(later)
+                        used += fits
                 break
             taken.append(piece)
             used += count
