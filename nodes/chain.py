@@ -207,11 +207,16 @@ async def _read(
 
 
 async def _bridge(
-    kit: RunKit, link: ChainLink, notes: Sequence[Note], step: str, asked: frozenset[str]
+    kit: RunKit,
+    link: ChainLink,
+    notes: Sequence[Note],
+    step: str,
+    asked: frozenset[str],
+    spent: list[Usage],
 ) -> tuple[str, Note] | str:
     """The name the notes give for ``link`` and the note that gives it, or why none does. ``asked``:
     what the question asks of it (:func:`asked_of`); a sentence that speaks to that is the answer's
-    own sentence, which no reading took, not a bridge."""
+    own sentence, which no reading took, not a bridge. ``spent`` gathers what verification calls cost."""
     seen: list[str] = []
     for note in sorted(notes, key=lambda n: -n.confidence):
         said = content_stems(note.answer)
@@ -238,6 +243,7 @@ async def _bridge(
                 return new[0], note
             if kit.context.verify_answers == "on":
                 checked = await verify_answer(kit, step, new[0], [q for q in note.verified_quotes])
+                spent.append(checked.usage)
                 if checked.confirmed:
                     return new[0], note
                 seen.append(f"{sentence.text!r}: {checked.why}")
@@ -261,7 +267,9 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
         return attempt
     first, usage = await _read(kit, passages, documents, step)
     attempt.usage += usage
-    bridge = await _bridge(kit, link, [n for _, n in first], step, asked_of(question, link))
+    spent: list[Usage] = []
+    bridge = await _bridge(kit, link, [n for _, n in first], step, asked_of(question, link), spent)
+    attempt.usage = sum(spent, attempt.usage)
     shown = ", ".join(str(c.id) for c, _ in passages)
     if isinstance(bridge, str):
         attempt.decisions.append(f"{tried}; asked {step!r} of chunks {shown}: no bridge ({bridge})")

@@ -138,6 +138,16 @@ def chain_may_help(state: RunState, kit: RunKit, settled: Settled) -> bool:
     )
 
 
+def read_on_the_chain(
+    chain: Followed, outcomes: Sequence[ChunkOutcome], filtered: Sequence[tuple[int, str]]
+) -> tuple[list[ChunkOutcome], list[tuple[int, str]]]:
+    """The chunk outcomes and set-aside chunks with the chain's two readings in place: their reports
+    say what they were asked, even for a chunk no stage had read (ToM's compression set it aside)."""
+    read_again = {o.chunk_id: o for o in chain.outcomes}
+    kept = [read_again.pop(o.chunk_id, o) for o in outcomes] + list(read_again.values())
+    return kept, [f for f in filtered if f[0] not in {o.chunk_id for o in chain.outcomes}]
+
+
 def with_chain(settled: Settled, chain: Followed | Unfollowed, notes: Sequence[Note]) -> Settled:
     """``settled`` (NO INFORMATION) with what following the chain gave: its answer, ``derived`` from
     the two notes it rests on, or the same NO INFORMATION with why the chain did not lead anywhere."""
@@ -309,10 +319,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             chain = await follow_chain(state, kit, link)
             settled = with_chain(settled, chain, notes)
             if isinstance(chain, Followed):
-                # Its chunks' reports say what they were asked, even a chunk no stage had read.
-                read_again = {o.chunk_id: o for o in chain.outcomes}
-                outcomes = [read_again.pop(o.chunk_id, o) for o in outcomes] + list(read_again.values())
-                filtered = [f for f in filtered if f[0] not in {o.chunk_id for o in chain.outcomes}]
+                outcomes, filtered = read_on_the_chain(chain, outcomes, filtered)
                 used |= {s for n in chain.notes for s in n.sources}
     else:
         answer = (state.get("answer") or "").strip() or NO_INFORMATION
