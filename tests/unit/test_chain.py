@@ -256,3 +256,30 @@ def test_who_a_sentence_says_the_linked_entity_is() -> None:
     assert not says_who(steward, "The steward of the Zen manor greeted Ysolde Lenvar.", "Ysolde Lenvar")
     (founder,) = chain_links(QUESTION)
     assert says_who(founder, "The Quirel guild was founded by Ilka Lenhal.", "Ilka Lenhal")
+
+
+def test_an_entity_of_several_nouns_is_replaced_whole() -> None:
+    """The question reads "the keeper of the Lencor toll" (one noun after a name); the sentence naming
+    the entity says "the Lencor toll bridge", so the question asked about the keeper leaves no
+    "bridge" behind."""
+    question = "What is the name of the dog owned by the keeper of the Lencor toll bridge?"
+    facts = (
+        "The Lencor toll bridge is kept by Leocadia Dordorsar.",
+        "Leocadia Dordorsar owns a dog named Varpev.",
+    )
+    result, model = run("mapreduce", question, facts)
+    assert "Varpev" in result.answer and result.support == "derived", (result.answer, result.stats.notes)
+    asked = {extract_question_and_text(list(c["messages"]))[0] for c in model.calls}
+    assert "What is the name of the dog owned by Leocadia Dordorsar?" in asked, asked
+
+
+def test_a_role_word_inside_the_entitys_name_does_not_say_the_role() -> None:
+    """ "The Dortal garden is tended by Anselm Lozenlen": "garden" is the entity's own word, not
+    "gardener" said of anyone; "tended" is another word for it, which the words cannot tie."""
+    from longgraph.nodes.chain import says_who
+
+    (gardener,) = chain_links("In which town was the gardener of the Dortal garden born?")
+    assert not says_who(gardener, "The Dortal garden is tended by Anselm Lozenlen.", "Anselm Lozenlen")
+    assert says_who(
+        gardener, "The Dortal garden is kept by its gardener, Anselm Lozenlen.", "Anselm Lozenlen"
+    )

