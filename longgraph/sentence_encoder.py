@@ -83,7 +83,8 @@ class MeanPooledEncoder:
         self._torch = torch
 
     def to(self, dtype: Any) -> MeanPooledEncoder:
-        self.weights = {k: v.to(dtype) for k, v in self.weights.items()}
+        for name in list(self.weights):  # one tensor at a time: the float32 copy is not held whole twice
+            self.weights[name] = self.weights[name].to(dtype)
         return self
 
     def _forward(self, ids: Any, mask: Any, types: Any) -> Any:
@@ -94,38 +95,29 @@ class MeanPooledEncoder:
             + w["embeddings.position_embeddings.weight"][positions]
             + w["embeddings.token_type_embeddings.weight"][types]
         )
-        x = F.layer_norm(
-            x, x.shape[-1:], w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps
-        )
         batch, length, width = x.shape
         attend = mask.bool()[:, None, None, :]
 
         def linear(name: str, value: Any) -> Any:
             return F.linear(value, w[f"{name}.weight"], w[f"{name}.bias"])
 
+        def norm(name: str, value: Any) -> Any:
+            return F.layer_norm(
+                value, (width,), w[f"{name}.LayerNorm.weight"], w[f"{name}.LayerNorm.bias"], self.eps
+            )
+
         def split(value: Any) -> Any:
             return value.view(batch, length, self.heads, width // self.heads).transpose(1, 2)
 
+        x = norm("embeddings", x)
         for i in range(self.layers):
             at = f"encoder.layer.{i}"
             q, k, v = (split(linear(f"{at}.attention.self.{n}", x)) for n in ("query", "key", "value"))
             mixed = F.scaled_dot_product_attention(q, k, v, attn_mask=attend)
             mixed = mixed.transpose(1, 2).reshape(batch, length, width)
-            x = F.layer_norm(
-                linear(f"{at}.attention.output.dense", mixed) + x,
-                (width,),
-                w[f"{at}.attention.output.LayerNorm.weight"],
-                w[f"{at}.attention.output.LayerNorm.bias"],
-                self.eps,
-            )
+            x = norm(f"{at}.attention.output", linear(f"{at}.attention.output.dense", mixed) + x)
             inner = F.gelu(linear(f"{at}.intermediate.dense", x))
-            x = F.layer_norm(
-                linear(f"{at}.output.dense", inner) + x,
-                (width,),
-                w[f"{at}.output.LayerNorm.weight"],
-                w[f"{at}.output.LayerNorm.bias"],
-                self.eps,
-            )
+            x = norm(f"{at}.output", linear(f"{at}.output.dense", inner) + x)
         return x
 
     def encode(self, texts: list[str], *, batch_size: int = 32, **_: Any) -> Any:
