@@ -61,6 +61,7 @@ from longgraph.nodes.support import (
     new_words,
     support_in_notes,
 )
+from longgraph.nodes.word_forms import past_forms
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -290,6 +291,124 @@ def _spelled(text: str, tokens: Sequence[str]) -> str | None:
     """The stretch of ``text`` that ``tokens`` came from, as spelled there (spacing included)."""
     found = re.search(r"\s*".join(map(re.escape, tokens)), text)
     return found.group(0) if found else None
+
+
+ASKED_BEYOND_THE_LINK = frozenset({"name", "call"})
+"""Words that ask for the linked entity itself, not something of it ("What is the name of the founder
+of X?" is one step: nothing is asked of the founder)."""
+
+
+def asked_of(question: str, link: ChainLink) -> frozenset[str]:
+    """What ``question`` asks of the entity ``link`` names (its content stems outside the phrase):
+    {"town", "born"} for "In which town was the founder of the Quirel guild born?"."""
+    rest = content_stems(question.replace(link.phrase, " "))
+    return frozenset(rest - {stem(w) for w in ASKED_BEYOND_THE_LINK})
+
+
+def states_role(role: str, stems: frozenset[str]) -> bool:
+    """Whether a sentence (its content stems) says ``role`` in that word's family: "founder" is said by
+    "founded", "owner" by "owned", "leader" by "led" (``nodes/word_forms.py``), "steward" by
+    "steward". Not by another word for it ("designed" for "architect", "tended" for "gardener"): a
+    verifying model can say so, the words cannot."""
+    own = stem(role.casefold())
+    root = re.sub(r"(?:er|or|ar)$", "", own)
+    family = {own, *(stem(form) for form in past_forms(root))} | ({root} if len(root) >= 3 else set())
+    return bool(family & stems) or any(len(root) >= 4 and s.startswith(root) for s in stems)
+
+
+def says_who(link: ChainLink, sentence: str, name: str) -> bool:
+    """Whether ``sentence`` says that ``name`` is the linked entity: "The steward of the Zen manor is
+    Ysolde Lenvar" (the phrase and the name, joined by "is" or "was", or "is a man named"), or the role said outside the
+    words that name the entity ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The
+    portrait of the Duke of Osterlin shows Bram Lolo" only names the portrait)."""
+    phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))
+    who = r"\s+".join(map(re.escape, name.split()))
+    named = r"(?:(?:a|an|the)\s+\w+\s+(?:named|called)\s+)?"  # "is a man named Bram Lolo"
+    identity = rf"\b{phrase}\s+(?:is|was)\s+{named}{who}\b|\b{who},?\s+(?:is|was)\s+(?:the\s+)?{phrase}\b"
+    if re.search(identity, sentence, re.IGNORECASE):
+        return True
+    outside = re.sub(phrase, " ", sentence, flags=re.IGNORECASE)
+    outside = re.sub(_pattern(_core(link.entity)), " ", outside, flags=re.IGNORECASE)
+    return states_role(link.role, frozenset(content_stems(outside)))
+
+
+def _core(entity: str) -> str:
+    """An entity's words without its article: "Dortal garden" of "the Dortal garden"."""
+    return re.sub(r"^(?:the|a|an)\s+", "", entity, flags=re.IGNORECASE)
+
+
+def _pattern(words: str) -> str:
+    return r"\b" + r"\s+".join(map(re.escape, words.split())) + r"\b"
+
+
+def spelled_as_in(link: ChainLink, question: str, sentence: str) -> ChainLink:
+    """``link`` with its entity's words continued as far as ``sentence`` (the bridge's, which names the
+    entity) continues them: the question's "the keeper of the Lencor toll" is "… toll bridge" when the
+    sentence says "The Lencor toll bridge is kept by …" (a noun after the name is read as one word, and
+    "bridge" would be left in the question asked about the keeper)."""
+    at = question.find(link.phrase)
+    if at < 0:
+        return link
+    phrase, core = link.phrase, _core(link.entity)
+    for word in re.finditer(r"\s+([^\W\d_][\w'-]*)", question[at + len(link.phrase) :]):
+        if word.start() != len(phrase) - len(link.phrase) or not re.search(
+            _pattern(f"{core} {word.group(1)}"), sentence, re.IGNORECASE
+        ):
+            break
+        phrase, core = phrase + word.group(0), f"{core} {word.group(1)}"
+    if phrase == link.phrase:
+        return link
+    return ChainLink(
+        phrase, link.role, link.entity[: len(link.entity) - len(_core(link.entity))] + core, link.names
+    )
+
+
+def says_who_is_asked(question: str, answer: str, quotes: Sequence[Evidence]) -> str | None:
+    """Why the words confirm ``answer`` to a question that asks who a role of an entity is ("What is the
+    name of the keeper of the Halbren lighthouse?"): a sentence it rests on names the entity, says the
+    role (:func:`says_who`: "The lighthouse at Halbren is kept by a woman named Petra Reltallo") and
+    gives one name besides the entity's, the answer's. None when no sentence does (or the question is
+    not of that shape): the run's verifier decides, as before."""
+    links = [link for link in chain_links(question) if not asked_of(question, link)]
+    if len(links) != 1:
+        return None
+    for sentence in sentences_of(quotes):
+        if not links[0].names <= sentence.stems:
+            continue
+        here = spelled_as_in(links[0], question, sentence.text)
+        new = [n for n in dict.fromkeys(capitalised_runs(sentence.text)) if not content_stems(n) & here.names]
+        if (
+            len(new) == 1
+            and content_stems(new[0]) <= content_stems(answer)
+            and says_who(here, sentence.text, new[0])
+        ):
+            return f"its sentence says who {here.phrase} is ({' '.join(sentence.text.split())!r})"
+    return None
+
+
+def capitalised_runs(text: str) -> list[str]:
+    """The names of ``text`` as spelled: runs of capitalised content words, joined only by
+    :data:`~longgraph.nodes.answer_support.NAME_JOINERS` ("Ilka Lenhal", "Port of Vekla")."""
+    tokens = WORD.findall(text)
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for token in tokens:
+        if (token[:1].isupper() and is_content(token.casefold())) or (
+            current and token.casefold() in NAME_JOINERS
+        ):
+            current.append(token)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    out = []
+    for run in runs:
+        while run and run[-1].casefold() in NAME_JOINERS:
+            run.pop()
+        if run:
+            out.append(" ".join(run))
+    return out
 
 
 def _plain_noun(token: str) -> bool:
@@ -699,10 +818,30 @@ def may_list_more(c: Claimed) -> str:
     )
 
 
+def says_the_asked_role(c: Claimed) -> str:
+    """Why the words cannot confirm an answer naming someone to "What is the name of the keeper of the
+    Halbren lighthouse?" (a question that asks who holds a role of an entity), or "": no sentence it
+    rests on says who holds the role (:func:`says_who_is_asked`). An answer that names no one new (a
+    motto, a number) is the role's value, not who holds it: not this rule's. Measured: "The lighthouse at Halbren was painted
+    by a woman named Petra Reltallo" passed every other rule for it, "named" standing in for the
+    question's "name", though it says who painted the lighthouse, not who keeps it."""
+    if c.partial or c.kind != "extractive":
+        return ""
+    links = [link for link in chain_links(c.question) if not asked_of(c.question, link)]
+    asked = asked_names(c.question)
+    names_someone = any(not content_stems(run) <= asked for run in capitalised_runs(c.answer))
+    if len(links) != 1 or not names_someone:
+        return ""  # a motto, a number: the role's value, not who holds it
+    if says_who_is_asked(c.question, c.answer, [s.quote for s in c.quoted]):
+        return ""
+    return f"the sentences it rests on do not say who {links[0].phrase} is (a name beside the entity is not its {links[0].role})"
+
+
 CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (
     speaks_to_what_is_asked,
     leaves_out_what_is_asked,
     may_list_more,
+    says_the_asked_role,
 )
 """Whether the words confirm an answer that stands; each returns why they cannot, or "" (then a
 verification call decides, where the model can make one: ``nodes/verify.py``)."""

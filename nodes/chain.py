@@ -34,22 +34,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import (
-    NAME_JOINERS,
     ChainLink,
     Rarity,
+    asked_of,
+    capitalised_runs,
     chain_links,
     judge_answer,
+    says_who,
     sentences_of,
+    spelled_as_in,
 )
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import WORD, content_stems, is_content, question_words, stem
+from longgraph.nodes.lexical import content_stems, question_words
 from longgraph.nodes.passages import best_passage
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.support import Span
 from longgraph.nodes.verify import confirmed, verifier_for, verify_answer
-from longgraph.nodes.word_forms import past_forms
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
@@ -61,9 +63,6 @@ PROMPTS = "mapreduce"
 STAGE = "map"
 PASSAGES_PER_HOP = 2
 """Passages read per step: the ones that name what the step asks about and share most of its words."""
-ASKED_BEYOND_THE_LINK = frozenset({"name", "call"})
-"""Words that ask for the linked entity itself, not something of it ("What is the name of the founder
-of X?" is one step: nothing is asked of the founder)."""
 
 
 @dataclass(frozen=True)
@@ -96,98 +95,9 @@ def link_to_follow(question: str) -> ChainLink | None:
     return links[0] if len(links) == 1 else None
 
 
-def asked_of(question: str, link: ChainLink) -> frozenset[str]:
-    """What ``question`` asks of the entity ``link`` names (its content stems outside the phrase):
-    {"town", "born"} for "In which town was the founder of the Quirel guild born?"."""
-    rest = content_stems(question.replace(link.phrase, " "))
-    return frozenset(rest - {stem(w) for w in ASKED_BEYOND_THE_LINK})
-
-
 def first_step(link: ChainLink) -> str:
     """The question that asks who (or what) the linked entity is."""
     return f"What is the name of {link.phrase}?"
-
-
-def states_role(role: str, stems: frozenset[str]) -> bool:
-    """Whether a sentence (its content stems) says ``role`` in that word's family: "founder" is said by
-    "founded", "owner" by "owned", "leader" by "led" (``nodes/word_forms.py``), "steward" by
-    "steward". Not by another word for it ("designed" for "architect", "tended" for "gardener"): a
-    verifying model can say so, the words cannot."""
-    own = stem(role.casefold())
-    root = re.sub(r"(?:er|or|ar)$", "", own)
-    family = {own, *(stem(form) for form in past_forms(root))} | ({root} if len(root) >= 3 else set())
-    return bool(family & stems) or any(len(root) >= 4 and s.startswith(root) for s in stems)
-
-
-def says_who(link: ChainLink, sentence: str, name: str) -> bool:
-    """Whether ``sentence`` says that ``name`` is the linked entity: "The steward of the Zen manor is
-    Ysolde Lenvar" (the phrase and the name, joined by "is" or "was"), or the role said outside the
-    words that name the entity ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The
-    portrait of the Duke of Osterlin shows Bram Lolo" only names the portrait)."""
-    phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))
-    who = r"\s+".join(map(re.escape, name.split()))
-    identity = rf"\b{phrase}\s+(?:is|was)\s+{who}\b|\b{who},?\s+(?:is|was)\s+(?:the\s+)?{phrase}\b"
-    if re.search(identity, sentence, re.IGNORECASE):
-        return True
-    outside = re.sub(phrase, " ", sentence, flags=re.IGNORECASE)
-    outside = re.sub(_pattern(_core(link.entity)), " ", outside, flags=re.IGNORECASE)
-    return states_role(link.role, frozenset(content_stems(outside)))
-
-
-def _core(entity: str) -> str:
-    """An entity's words without its article: "Dortal garden" of "the Dortal garden"."""
-    return re.sub(r"^(?:the|a|an)\s+", "", entity, flags=re.IGNORECASE)
-
-
-def _pattern(words: str) -> str:
-    return r"\b" + r"\s+".join(map(re.escape, words.split())) + r"\b"
-
-
-def spelled_as_in(link: ChainLink, question: str, sentence: str) -> ChainLink:
-    """``link`` with its entity's words continued as far as ``sentence`` (the bridge's, which names the
-    entity) continues them: the question's "the keeper of the Lencor toll" is "… toll bridge" when the
-    sentence says "The Lencor toll bridge is kept by …" (a noun after the name is read as one word, and
-    "bridge" would be left in the question asked about the keeper)."""
-    at = question.find(link.phrase)
-    if at < 0:
-        return link
-    phrase, core = link.phrase, _core(link.entity)
-    for word in re.finditer(r"\s+([^\W\d_][\w'-]*)", question[at + len(link.phrase) :]):
-        if word.start() != len(phrase) - len(link.phrase) or not re.search(
-            _pattern(f"{core} {word.group(1)}"), sentence, re.IGNORECASE
-        ):
-            break
-        phrase, core = phrase + word.group(0), f"{core} {word.group(1)}"
-    if phrase == link.phrase:
-        return link
-    return ChainLink(
-        phrase, link.role, link.entity[: len(link.entity) - len(_core(link.entity))] + core, link.names
-    )
-
-
-def capitalised_runs(text: str) -> list[str]:
-    """The names of ``text`` as spelled: runs of capitalised content words, joined only by
-    :data:`~longgraph.nodes.answer_support.NAME_JOINERS` ("Ilka Lenhal", "Port of Vekla")."""
-    tokens = WORD.findall(text)
-    runs: list[list[str]] = []
-    current: list[str] = []
-    for token in tokens:
-        if (token[:1].isupper() and is_content(token.casefold())) or (
-            current and token.casefold() in NAME_JOINERS
-        ):
-            current.append(token)
-        elif current:
-            runs.append(current)
-            current = []
-    if current:
-        runs.append(current)
-    out = []
-    for run in runs:
-        while run and run[-1].casefold() in NAME_JOINERS:
-            run.pop()
-        if run:
-            out.append(" ".join(run))
-    return out
 
 
 def _naming(chunks: Sequence[Chunk], names: frozenset[str]) -> list[Chunk]:
@@ -379,4 +289,4 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
     return attempt
 
 
-__all__ = ["CHAIN", "Followed", "Unfollowed", "first_step", "follow_chain", "link_to_follow", "states_role"]
+__all__ = ["CHAIN", "Followed", "Unfollowed", "first_step", "follow_chain", "link_to_follow"]

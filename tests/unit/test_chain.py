@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from longgraph.nodes.answer_support import chain_links
-from longgraph.nodes.chain import capitalised_runs, first_step, link_to_follow, states_role
+from longgraph.nodes.answer_support import capitalised_runs, chain_links, states_role
+from longgraph.nodes.chain import first_step, link_to_follow
 from longgraph.nodes.lexical import content_stems, names_in
 from longgraph.state.contract import GraphOutput
 from longgraph.state.outputs import is_no_information
@@ -248,7 +248,7 @@ def test_the_answers_own_sentence_is_no_bridge() -> None:
 
 
 def test_who_a_sentence_says_the_linked_entity_is() -> None:
-    from longgraph.nodes.chain import says_who
+    from longgraph.nodes.answer_support import says_who
 
     (steward,) = chain_links("What is the name of the falcon trained by the steward of the Zen manor?")
     assert says_who(steward, "The steward of the Zen manor is Ysolde Lenvar.", "Ysolde Lenvar")
@@ -276,10 +276,48 @@ def test_an_entity_of_several_nouns_is_replaced_whole() -> None:
 def test_a_role_word_inside_the_entitys_name_does_not_say_the_role() -> None:
     """ "The Dortal garden is tended by Anselm Lozenlen": "garden" is the entity's own word, not
     "gardener" said of anyone; "tended" is another word for it, which the words cannot tie."""
-    from longgraph.nodes.chain import says_who
+    from longgraph.nodes.answer_support import says_who
 
     (gardener,) = chain_links("In which town was the gardener of the Dortal garden born?")
     assert not says_who(gardener, "The Dortal garden is tended by Anselm Lozenlen.", "Anselm Lozenlen")
     assert says_who(
         gardener, "The Dortal garden is kept by its gardener, Anselm Lozenlen.", "Anselm Lozenlen"
     )
+
+
+@pytest.mark.parametrize(
+    ("fact", "stands"),
+    [
+        ("The lighthouse at Halbren is kept by a woman named Petra Reltallo.", True),
+        ("The lighthouse at Halbren was painted by a woman named Petra Reltallo.", False),
+        ("The lighthouse at Halbrin is kept by a woman named Petra Reltallo.", False),
+    ],
+)
+def test_a_sentence_that_says_who_holds_the_asked_role_confirms_the_answer(fact: str, stands: bool) -> None:
+    """Asked "What is the name of the keeper of the Halbren lighthouse?", the sentence naming the
+    lighthouse, "kept" and one person confirms that person without a verifier (the words say the role);
+    "painted ... named" does not (its "named" once passed for the question's "name": a wrong answer
+    marked supported), and a look-alike lighthouse is not the one asked about."""
+    question = "What is the name of the keeper of the Halbren lighthouse?"
+
+    def reader(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        if _schema_name(extras) not in READING_SCHEMAS:
+            return oracle_responder(messages, extras)
+        _, text = extract_question_and_text(list(messages))
+        said = (fact, fact) if fact in " ".join(text.split()) else (NO_INFORMATION, None)
+        return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
+
+    graph = build_strategy("mapreduce", FakeProvider(ScriptedChatModel(responder=reader)))
+    raw = asyncio.run(graph.ainvoke({"question": question, "document": document((fact,))}, context=SILENT))
+    result = GraphOutput.model_validate(raw)
+    if stands:
+        assert "Petra Reltallo" in result.answer and result.supported is True, (
+            result.answer,
+            result.stats.notes,
+        )
+    else:
+        assert is_no_information(result.answer) and result.supported is False, result.answer
+        if "painted" in fact:  # the look-alike is refused earlier, by the binding rules
+            assert "do not say who the keeper of the Halbren lighthouse is" in (result.rationale or ""), (
+                result.rationale
+            )
