@@ -411,6 +411,34 @@ def capitalised_runs(text: str) -> list[str]:
     return out
 
 
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_DATE = re.compile(
+    rf"\b(?:\d{{1,2}}\s+{_MONTH}\s+\d{{3,4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|{_MONTH}\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTH})\b"
+)
+_ASKS_A_DATE = re.compile(r"\b(?:when|date|day)\b", re.IGNORECASE)
+_ASKS_PART_OF_A_DATE = re.compile(r"\b(?:year|month|decade|century)\b", re.IGNORECASE)
+
+
+def whole_date(answer: str, question: str, quotes: Sequence[Evidence]) -> str | None:
+    """``answer`` with a date it gives only part of written whole, as the sentence it rests on states
+    it, or None (the question asks no date, or asks for a part of one: "In which year …"; nothing to
+    complete).
+    Measured: asked "When was the charter of Halwexmis granted?", PECAN answered "1372" from "The
+    charter of Halwexmis was granted on 19 January 1372": the right sentence, half its value."""
+    if not _ASKS_A_DATE.search(question) or _ASKS_PART_OF_A_DATE.search(question) or _DATE.search(answer):
+        return None
+    numbers = set(re.findall(r"\d+", answer))
+    if not numbers:
+        return None
+    for quote in quotes:
+        for found in _DATE.finditer(quote.text):
+            if numbers <= set(re.findall(r"\d+", found.group(0))):
+                whole = " ".join(found.group(0).split())
+                part = max(numbers, key=len)
+                return re.sub(rf"(?<!\d){part}(?!\d)", whole, answer, count=1)
+    return None
+
+
 def _plain_noun(token: str) -> bool:
     """A lower-case content word (a name's noun, not another name or a stop word)."""
     return token[:1].islower() and is_content(token.casefold())
@@ -627,9 +655,13 @@ class Claimed:
     @cached_property
     def asked_of_entity(self) -> frozenset[str]:
         """The question's words that say what it asks of its entity: not the entity's names, nor the
-        nouns they name (:func:`entity_heads`), nor words common in the document."""
+        nouns they name (:func:`entity_heads`), nor words common in the document, unless they are all
+        common: then all of them. Measured: asked "In which city did the translator of the Wexlen
+        chronicle live?" over 32K tokens of SQuAD paragraphs, where "city" and "live" are common, the
+        bridge "The Wexlen chronicle was translated by Leocadia Brenvin" was asked nothing and stood."""
+        asked = self.wanted - asked_names(self.question) - entity_heads(self.question)
         common = self.rarity.common(self.wanted) if self.rarity else frozenset()
-        return frozenset(self.wanted - asked_names(self.question) - entity_heads(self.question) - common)
+        return frozenset(asked - common or asked)
 
 
 def each_statement_bound(c: Claimed) -> str:

@@ -38,7 +38,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
+from longgraph.nodes.answer_support import Judged, Rarity, judge_answer, whole_date
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
@@ -232,6 +232,12 @@ async def settle(
         answer = note_answer(strongest)
         judged = Judged("extractive", list(strongest.verified_quotes))
         rationale = strongest.reasoning or "the strongest verified note's answer"
+    whole = whole_date(answer, question, judged.quotes) if judged.kind == "extractive" else None
+    if whole is not None:
+        decisions.append(
+            f"the answer ({answer[:80]!r}) gave part of the date its sentence states: given whole"
+        )
+        answer = whole
     supporting_notes = [n for n in notes if any(q in n.quotes for q in judged.quotes)]
     # A quoted answer is as strong as its best note; one worked out over several, as its weakest.
     weakest_link = judged.kind == "derived"
