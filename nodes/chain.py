@@ -43,6 +43,7 @@ from longgraph.nodes.answer_support import (
     says_who,
     sentences_of,
     spelled_as_in,
+    whole_date,
 )
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
@@ -269,6 +270,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
         if judged.kind == "none":
             reasons.append(judged.why)
             continue
+        answer = (whole_date(answer, then, judged.quotes) if judged.kind == "extractive" else None) or answer
         sentence = " ".join(bridge_note.verified_quotes[0].text.split())
         bridge_outcome = next(o for o, n in first.noted if n is bridge_note)
         return Followed(

@@ -107,12 +107,12 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
 
     # One sentence that passes confirms; else the closest is the one shown.
     near, beyond = max(readings, key=lambda r: (passes(r), r[0]))
-    confirmed = passes((near, beyond))
+    stands = passes((near, beyond))
     said = (
         f"the embedder reads its sentence {near:.2f} close to the question and {beyond:+.2f} closer to it "
         f"than to {entity!r} (it needs {MEANING_FLOOR:.2f} and {BEYOND_ENTITY:+.2f})"
     )
-    return Checked(confirmed, said)
+    return Checked(stands, said)
 
 
 Verifier = Callable[[str, Sequence[Evidence]], Awaitable[Checked]]
