@@ -356,29 +356,57 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> PecanState:
 
 def chunks_reached(graph: IPGraph, visited: Sequence[int]) -> list[int]:
     """Node ids of the chunks the search reached: visited chunks, then, for each visited point, the
-    :data:`DESCENT` chunks its edges weigh most (weights multiplied down the levels)."""
+    :data:`DESCENT` chunks its edges weigh most (weights multiplied down the levels, summed over paths).
+
+    All visited points are carried down together, one column each, in one pass over the nodes below
+    them in top-down order: walking each point's paths on its own looked up 1.27 million nodes for one
+    question at 256K (0.7 s of a 1.1 s second question, against a stub)."""
     reached = [i for i in visited if graph.node(i).chunk_id is not None]
-    for i in visited:
-        if graph.node(i).chunk_id is not None:
+    points = [i for i in visited if graph.node(i).chunk_id is None]
+    if not points:
+        return list(dict.fromkeys(reached))
+    order = _top_down(graph, points)
+    row_of = {node_id: row for row, node_id in enumerate(order)}
+    carried = np.zeros((len(order), len(points)))
+    touched = np.zeros((len(order), len(points)), dtype=bool)  # reached, even through a zero weight
+    for column, point in enumerate(points):
+        carried[row_of[point], column] = 1.0
+        touched[row_of[point], column] = True
+    for node_id in order:
+        node = graph.node(node_id)
+        if node.chunk_id is not None:
             continue
-        weight: dict[int, float] = {i: 1.0}
-        frontier = [i]
-        below: dict[int, float] = {}
-        while frontier:
-            nxt: list[int] = []
-            for j in frontier:
-                for lower, w in graph.node(j).edges.items():
-                    lower = int(lower)
-                    carried = weight[j] * w
-                    if graph.node(lower).chunk_id is not None:
-                        below[lower] = below.get(lower, 0.0) + carried
-                    else:
-                        if lower not in weight:
-                            nxt.append(lower)
-                        weight[lower] = weight.get(lower, 0.0) + carried
-            frontier = nxt
-        reached += sorted(below, key=lambda n: (-below[n], n))[:DESCENT]
+        weight, seen = carried[row_of[node_id]], touched[row_of[node_id]]
+        for lower, w in node.edges.items():
+            carried[row_of[int(lower)]] += weight * w
+            touched[row_of[int(lower)]] |= seen
+    chunk_rows = [(row_of[i], i) for i in order if graph.node(i).chunk_id is not None]
+    for column in range(len(points)):
+        below = [(-float(carried[row, column]), i) for row, i in chunk_rows if touched[row, column]]
+        reached += [i for _, i in sorted(below)[:DESCENT]]
     return list(dict.fromkeys(reached))
+
+
+def _top_down(graph: IPGraph, starts: Sequence[int]) -> list[int]:
+    """The nodes reachable from ``starts`` (themselves included), each after every node with an edge
+    down to it: a reversed depth-first post-order."""
+    done: set[int] = set()
+    post: list[int] = []
+    for start in starts:
+        if start in done:
+            continue
+        done.add(start)
+        stack = [(start, iter(graph.node(start).edges))]
+        while stack:
+            node_id, lowers = stack[-1]
+            lower = next(lowers, None)
+            if lower is None:
+                stack.pop()
+                post.append(node_id)
+            elif int(lower) not in done:
+                done.add(int(lower))
+                stack.append((int(lower), iter(graph.node(int(lower)).edges)))
+    return post[::-1]
 
 
 async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:

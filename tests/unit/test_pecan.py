@@ -140,6 +140,56 @@ def test_the_search_scores_are_E_transposed_r_plus_similarity() -> None:
     assert chunks_reached(graph, [7]) == [4, 0, 2]  # weights multiplied down: 0.45, 0.175, 0.15…
 
 
+def _reached_path_by_path(graph: IPGraph, visited: Sequence[int]) -> list[int]:
+    """The definition, walked one visited point and one path at a time (the implementation before the
+    vectorised one): the reference for :func:`chunks_reached`."""
+    from longgraph.nodes.graph_search import DESCENT
+
+    reached = [i for i in visited if graph.node(i).chunk_id is not None]
+    for i in visited:
+        if graph.node(i).chunk_id is not None:
+            continue
+        below: dict[int, float] = {}
+
+        def walk(node_id: int, carried: float) -> None:
+            for lower, w in graph.node(node_id).edges.items():
+                if graph.node(lower).chunk_id is not None:
+                    below[lower] = below.get(lower, 0.0) + carried * w
+                else:
+                    walk(lower, carried * w)
+
+        walk(i, 1.0)
+        reached += sorted(below, key=lambda n: (-round(below[n], 9), n))[:DESCENT]
+    return list(dict.fromkeys(reached))
+
+
+def _random_graph(rng: np.random.Generator, chunks: int, levels: int) -> IPGraph:
+    """Points over random members of the level below (a member may have several parents, or none),
+    some edges weighing zero, as embedding similarity clipped at 0 gives."""
+    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(chunks)]
+    layers = [list(range(chunks))]
+    for level in range(2, levels + 2):
+        below = layers[-1]
+        layer = []
+        for _ in range(max(1, len(below) // 3)):
+            members = rng.choice(below, size=min(len(below), int(rng.integers(1, 6))), replace=False)
+            weights = np.where(rng.random(len(members)) < 0.2, 0.0, rng.random(len(members)))
+            node_id = len(nodes)
+            edges = {int(m): round(float(w), 3) for m, w in zip(members, weights, strict=True)}
+            nodes.append(IPNode(id=node_id, level=level, text=f"p{node_id}", edges=edges))
+            layer.append(node_id)
+        layers.append(layer)
+    return IPGraph(nodes=nodes, levels=layers, chunk_ids=list(range(chunks)))
+
+
+def test_chunks_reached_carries_every_point_down_at_once_as_each_path_would() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        graph = _random_graph(rng, chunks=int(rng.integers(4, 40)), levels=int(rng.integers(1, 4)))
+        visited = [int(i) for i in rng.choice(len(graph.nodes), size=min(6, len(graph.nodes)), replace=False)]
+        assert chunks_reached(graph, visited) == _reached_path_by_path(graph, visited)
+
+
 def test_stop_patience_counts_yes_answers() -> None:
     document = planted(30_000)
     for patience in (1, 3):
