@@ -149,18 +149,20 @@ def _reached_path_by_path(graph: IPGraph, visited: Sequence[int]) -> list[int]:
     for i in visited:
         if graph.node(i).chunk_id is not None:
             continue
-        below: dict[int, float] = {}
-
-        def walk(node_id: int, carried: float) -> None:
-            for lower, w in graph.node(node_id).edges.items():
-                if graph.node(lower).chunk_id is not None:
-                    below[lower] = below.get(lower, 0.0) + carried * w
-                else:
-                    walk(lower, carried * w)
-
-        walk(i, 1.0)
+        below = _chunk_weights_below(graph, i, 1.0, {})
         reached += sorted(below, key=lambda n: (-round(below[n], 9), n))[:DESCENT]
     return list(dict.fromkeys(reached))
+
+
+def _chunk_weights_below(
+    graph: IPGraph, node_id: int, carried: float, below: dict[int, float]
+) -> dict[int, float]:
+    for lower, w in graph.node(node_id).edges.items():
+        if graph.node(lower).chunk_id is not None:
+            below[lower] = below.get(lower, 0.0) + carried * w
+        else:
+            _chunk_weights_below(graph, lower, carried * w, below)
+    return below
 
 
 def _random_graph(rng: np.random.Generator, chunks: int, levels: int) -> IPGraph:
