@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from longgraph.nodes.derivation import has_numbers, numbers_in, unexplained_numbers
+from longgraph.nodes.derivation import Asked, asks_to_combine, has_numbers, numbers_in, unexplained_numbers
 from longgraph.nodes.lexical import (
     WORD,
     QuestionWords,
@@ -820,14 +820,30 @@ _COUNTED_NOUN = re.compile(r"\bhow\s+many\s+(\w+)", re.IGNORECASE)
 
 def items_asked_for(question: str) -> str | None:
     """The stem of the kind of item a question asks over every one of ("For which foundations ...",
-    "For how many vaults ..."), when it names no entity of its own; else None."""
-    if asked_names(question):
-        return None  # "How many horses does the Duke own?" asks a value of the Duke
+    "For how many vaults ...", "For how many officials of Velmora ..."), when it names no entity of its
+    own; else None. Names that place the items ("officials of Velmora") are not an entity asked about."""
     counted = _COUNTED_NOUN.search(question)
     word = counted.group(1).casefold() if counted else None
     if word and is_content(word) and word.endswith("s") and stem(word) != word:
-        return stem(word)
-    return listed_noun(question)
+        noun: str | None = stem(word)
+    else:
+        noun = listed_noun(question)
+    if noun is None or asked_names(question) - names_placing(question, noun):
+        return None  # "How many horses does the Duke own?" asks a value of the Duke
+    return noun
+
+
+_PLACED_BY = re.compile(r"\s+(?:of|in|at|from)\s+(?:the\s+)?((?:[A-Z][\w'-]*\s*)+)")
+
+
+def names_placing(question: str, noun: str) -> frozenset[str]:
+    """The stems of the names right after the items' noun that say where they are ("officials of
+    Velmora", "towns in the Brannock Hills")."""
+    for match in WORD.finditer(question):
+        if stem(match.group().casefold()) == noun and match.group().casefold().endswith("s"):
+            placed = _PLACED_BY.match(question, match.end())
+            return frozenset(content_stems(placed.group(1))) if placed else frozenset()
+    return frozenset()
 
 
 def may_list_more(c: Claimed) -> str:
@@ -908,14 +924,15 @@ def judge_answer(
     # One fact per sentence: a note that gathered three teams' scores holds three values to add.
     groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]
     numbered = has_numbers(answer, question)
-    unexplained = unexplained_numbers(answer, question, groups) if numbered else []
+    derivations = Asked(counts=items_asked_for(question) is not None, combines=asks_to_combine(question))
+    unexplained = unexplained_numbers(answer, question, groups, derivations) if numbered else []
     if unexplained:
         shown = ", ".join(f"{v:g}" for v in unexplained[:4])
         return Judged("none", [], f"its number(s) {shown} are in no verified note and follow from none")
     if asks_count(question) and not has_number(answer):
         return Judged("none", [], "the question asks how many or how much; the answer gives no number")
     counted = asks_count(question) and not numbered and _word_count(answer) is not None
-    if counted and unexplained_numbers(str(_word_count(answer)), question, groups):
+    if counted and unexplained_numbers(str(_word_count(answer)), question, groups, derivations):
         return Judged("none", [], f"its count ({_word_count(answer)}) follows from no verified note")
     support, quotes = support_in_notes(answer, verified, question)
     quoted = frozenset(v for q in quotes for v in numbers_in(q.text))

@@ -9,7 +9,11 @@ code, whether such an answer is **derived** from the notes:
 
 * a **number** of the answer (one the question does not hold) is in a note, or is a count, sum,
   difference, extremum or mean over the notes' numbers (one number per note, over every group of notes
-  when there are few);
+  when there are few), where the question asks for one: a count where it asks over every item of a
+  kind ("How many teams scored?"), a sum, mean or difference where it asks to combine or compare
+  ("in total", "average", "more than"). Asked "What is the yearly fee to join the Sarpev guild?", the
+  one note's count is no fee: measured, PECAN's reader answered "£1.00" over a note of "59.80
+  shillings a year", and it passed as derived (the count of the notes was 1);
 * its other **new words** are in the notes (half of them at least, as for an extractive answer);
 * a **verdict** (yes, no, true, false) stands on the notes that bear on the question.
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 NUMBER = re.compile(
     r"(?<![\w.,])(?<![A-Za-z]-)(?>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
@@ -53,13 +58,39 @@ def _same(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)) or round(a, 2) == round(b, 2)
 
 
-def derived_values(groups: Sequence[Sequence[float]]) -> list[float]:
-    """The values a count, sum, difference, extremum or mean over ``groups`` (each note's numbers) gives."""
+COMBINING = re.compile(
+    r"\b(?:total|sum|combined|together|altogether|overall|in\s+all|average|mean|difference|differ|"
+    r"more|fewer|less|than|exceed|exceeds|between)\b",
+    re.IGNORECASE,
+)
+"""Words of a question that asks to combine or compare values (a sum, a mean, a difference)."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """Which derivations a question asks for: a count (over every item of a kind), a combination (a
+    sum, mean or difference). Extrema need neither: they are numbers the notes hold."""
+
+    counts: bool = True
+    combines: bool = True
+
+
+def asks_to_combine(question: str) -> bool:
+    """Whether the question asks for a sum, mean or difference (:data:`COMBINING`)."""
+    return COMBINING.search(question) is not None
+
+
+def derived_values(groups: Sequence[Sequence[float]], asked: Asked = Asked()) -> list[float]:
+    """The values a count, sum, difference, extremum or mean over ``groups`` (each note's numbers) gives,
+    of those ``asked`` for."""
     filled = [list(dict.fromkeys(g)) for g in groups if g]
     flat = sorted({v for g in filled for v in g})
-    values: list[float] = [float(len(groups)), float(len(filled)), float(len(flat))]
+    values: list[float] = [float(len(groups)), float(len(filled)), float(len(flat))] if asked.counts else []
     if flat:
         values += [max(flat), min(flat)]
+    if not asked.combines:
+        return values
+    if flat:
         values += [a - b for a, b in itertools.permutations(flat, 2)]
     subsets: Iterable[Sequence[list[float]]] = (
         [c for size in range(2, len(filled) + 1) for c in itertools.combinations(filled, size)]
@@ -72,8 +103,11 @@ def derived_values(groups: Sequence[Sequence[float]]) -> list[float]:
     return values
 
 
-def unexplained_numbers(answer: str, question: str, groups: Sequence[Sequence[float]]) -> list[float]:
-    """The numbers of ``answer`` (beyond the question's) that no note holds and no derivation gives."""
+def unexplained_numbers(
+    answer: str, question: str, groups: Sequence[Sequence[float]], derivations: Asked = Asked()
+) -> list[float]:
+    """The numbers of ``answer`` (beyond the question's) that no note holds and none of the
+    ``derivations`` asked for gives."""
     asked = numbers_in(question)
     wanted = [v for v in numbers_in(answer) if not any(_same(v, q) for q in asked)]
     if not wanted:
@@ -82,7 +116,7 @@ def unexplained_numbers(answer: str, question: str, groups: Sequence[Sequence[fl
     missing = [v for v in wanted if not any(_same(v, h) for h in held)]
     if not missing:
         return []
-    derived = derived_values(groups)
+    derived = derived_values(groups, derivations)
     return [v for v in missing if not any(_same(v, d) for d in derived)]
 
 

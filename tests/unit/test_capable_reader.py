@@ -567,3 +567,36 @@ def test_an_answer_over_every_item_that_rests_on_fewer_than_the_document_holds_i
     # A value of one named entity is no list, whatever the document says of its kind.
     own = "How many horses does the Duke of Varnholm own?"
     assert items_asked_for(own) is None and items_asked_for(counted) == stem("foundations")
+
+
+def test_a_count_or_sum_stands_only_where_the_question_asks_for_one() -> None:
+    """Session 40's test split: asked "What is the yearly fee to join the Sarpev guild?" over one note of
+    "59.80 shillings a year", PECAN's reader answered "£1.00 per year", and it passed as derived (the
+    count of the notes was 1). A count stands where the question asks over every item of a kind, a sum or
+    difference where it asks to combine or compare; a lookup's number must be in a note."""
+    fee = _quote("Membership of the Sarpev guild costs 59.80 shillings a year.")
+    lookup = "What is the yearly fee to join the Sarpev guild?"
+    judged = judge_answer("The yearly fee to join the Sarpev guild is £1.00 per year.", [fee], lookup)
+    assert judged.kind == "none" and "1" in judged.why, judged
+    assert judged_kind("The yearly fee is 59.80 shillings.", [fee], lookup) == "extractive"
+
+    trees = _quote("The Pevul orchard has 12,595 apple trees.")
+    assert judged_kind("1", [trees], "How many apple trees does the Pevul orchard have?") == "none"
+
+    crowned = [
+        _quote("The Bailiff of Velmora was crowned on 6 November 1453."),
+        _quote("The Abbess of Velmora was crowned on 2 June 1512.", start=200),
+        _quote("The Duke of Velmora was crowned on 9 August 1601.", start=400),
+    ]
+    counted = "For how many officials of Velmora does the text give the coronation date?"
+    assert items_asked_for(counted) == stem("officials")  # "of Velmora" places the items: no entity
+    assert judged_kind("3", crowned, counted) == "derived"
+    assert judged_kind("4", crowned, counted) == "none"
+
+    gaps = [_quote("The Harriers scored 4 goals."), _quote("The Wolves scored 6 goals.", start=100)]
+    assert judged_kind("2", gaps, "How many more goals did the Wolves score than the Harriers?") == "derived"
+    assert judged_kind("2", gaps, "How many goals did the Wolves score?") == "none"
+
+
+def judged_kind(answer: str, notes: list[Note], question: str) -> str:
+    return judge_answer(answer, notes, question).kind
