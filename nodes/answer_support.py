@@ -646,6 +646,8 @@ class Claimed:
     phrases: list[frozenset[str]]
     partial: bool
     rarity: Rarity | None
+    unread: int = 0
+    """Chunks of the document no stage read (ToM's query-aware compression set them aside)."""
 
     @cached_property
     def held(self) -> frozenset[str]:
@@ -742,7 +744,22 @@ def same_modifier(c: Claimed) -> str:
     return f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}"
 
 
+def read_every_item(c: Claimed) -> str:
+    """Why an answer to a question over every item of a kind ("For how many officials of Velmora does
+    the text give the coronation date?", "Which teams scored?") does not stand when part of the document
+    was never read (ToM's query-aware compression keeps the chunks most like the question), or "". A
+    count or a list over what was read is not one over the document, and no reading of the notes can
+    tell. (PECAN's search reads few chunks again, but every chunk was read into the graph's points.)"""
+    if c.partial or not c.unread or (noun := items_asked_for(c.question)) is None:
+        return ""
+    return (
+        f"the question asks over every one of its {shown_names(c.question, [noun])}, and {c.unread} chunk(s) "
+        "of the document were set aside unread: the answer may leave some out"
+    )
+
+
 ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
+    read_every_item,
     each_statement_bound,
     not_only_common_words,
     not_stopped_at_a_bridge,
@@ -902,6 +919,7 @@ def judge_answer(
     *,
     partial: bool = False,
     rarity: Rarity | None = None,
+    unread: int = 0,
 ) -> Judged:
     """Whether ``answer`` is read in the verified notes (extractive), worked out from them (derived:
     ``nodes/derivation.py``), or neither, and about what the question names (module docstring).
@@ -979,6 +997,7 @@ def judge_answer(
         phrases,
         partial,
         rarity,
+        unread,
     )
     for rule in ABOUTNESS_RULES:
         why = rule(claimed)

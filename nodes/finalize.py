@@ -87,10 +87,10 @@ def note_answer(note: Note) -> str:
     return note.reasoning.strip()
 
 
-def _stands(note: Note, notes: Sequence[Note], question: str, rarity: Rarity) -> bool:
+def _stands(note: Note, notes: Sequence[Note], question: str, rarity: Rarity, unread: int) -> bool:
     """Whether a note's own answer stands as the final answer: judged as one would be (so the fallback
     for an answer that does not stand cannot be a look-alike's value, a sentence about another entity)."""
-    judged = judge_answer(note_answer(note), notes, question, rarity=rarity)
+    judged = judge_answer(note_answer(note), notes, question, rarity=rarity, unread=unread)
     return judged.kind != "none" and not judged.unconfirmed
 
 
@@ -210,13 +210,17 @@ async def settle(
         return Settled(_no_information(why, [], outcomes))
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    judged, checked = await confirmed(judge_answer(answer, notes, question, rarity=rarity), answer, verify)
+    read = {o.chunk_id for o in outcomes}  # a chain's second reading may have read a set-aside chunk
+    unread = len(set(state.get("unread") or []) - read)
+    judged, checked = await confirmed(
+        judge_answer(answer, notes, question, rarity=rarity, unread=unread), answer, verify
+    )
     if checked is not None and checked.confirmed:
         decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
     spent = checked.usage if checked is not None else None
     rationale = state.get("rationale", "")
     if judged.kind == "none":
-        standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity)]
+        standing = [n for n in notes if n.verified_quotes and _stands(n, notes, question, rarity, unread)]
         if not standing:
             why = (
                 f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "

@@ -92,6 +92,7 @@ async def select_chunks(state: ToMState, kit: RunKit) -> ToMState:
             for i in keep
         },
         "filtered": filtered,
+        "unread": [chunk_id for chunk_id, _ in filtered],
         "decisions": [
             f"query-aware compression: built the tree from {k} of {len(chunks)} chunks (embedding similarity, "
             f"{time.perf_counter() - started:.1f} s)"

@@ -57,6 +57,9 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     started_at: float
     filtered: Annotated[list[tuple[int, str]], operator.add]
     """(chunk id, reason) for chunks whose information was set aside on purpose."""
+    unread: list[int]
+    """Chunks no stage read (ToM's query-aware compression set them aside before any call): an answer
+    over every item of a kind cannot stand on the rest (``nodes/answer_support.read_every_item``)."""
     usage: Annotated[Usage, operator.add]
     decisions: Annotated[list[str], operator.add]
     """Notes for the user about choices the run made (fallbacks, trims): they end in ``stats.notes``."""

@@ -600,3 +600,27 @@ def test_a_count_or_sum_stands_only_where_the_question_asks_for_one() -> None:
 
 def judged_kind(answer: str, notes: list[Note], question: str) -> str:
     return judge_answer(answer, notes, question).kind
+
+
+def test_a_count_over_every_item_does_not_stand_on_a_tree_built_from_some_chunks() -> None:
+    """ToM's query-aware compression keeps the chunks most like the question and never reads the rest:
+    a count or list over every item of a kind read from the kept ones is not one over the document.
+    The capable reader's count stands with compression off (the parametrised test above) and is refused,
+    with why, with it on; a question about one entity is not refused for that (whether the one chunk
+    kept holds its fact is up to the fake embedder)."""
+    scenario = next(s for s in SCENARIOS if s.name == "count")
+    text = document(scenario.facts)
+    graph = build_strategy("tom", FakeProvider(ScriptedChatModel(responder=capable_responder(scenario))))
+    kept_one = {**SETTINGS, "tom_top_k": 1}
+    raw = asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=kept_one))
+    result = GraphOutput.model_validate(raw)
+    assert is_no_information(result.answer) and result.supported is False, result.answer
+    assert "set aside unread" in (result.rationale or ""), result.rationale
+    assert any(r.status == "filtered" for r in result.chunks), [r.status for r in result.chunks]
+
+    one = Scenario("one", "How many goals did the Eagles score in the final?", GOALS, "7")
+    graph = build_strategy("tom", FakeProvider(ScriptedChatModel(responder=capable_responder(one))))
+    raw = asyncio.run(graph.ainvoke({"question": one.question, "document": text}, context=kept_one))
+    single = GraphOutput.model_validate(raw)
+    assert "set aside unread" not in (single.rationale or ""), single.rationale
+    assert one.right(single.answer) or is_no_information(single.answer), single.answer
