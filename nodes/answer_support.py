@@ -868,19 +868,24 @@ def may_list_more(c: Claimed) -> str:
     that kind in more sentences than the answer rests on. With one item in the notes,
     :func:`every_listed_item` has nothing to compare against. Measured: PECAN answered "The text gives
     the grant to the Varbrenath foundation" where five foundations had one, and ToM "The Haltalbren
-    Monastery" for six, both marked supported. Like the other confirming rules it does not reject: a
-    reader shown the sentences may know the list is whole (the document may use the word elsewhere)."""
+    Monastery" for six, both marked supported. The items' noun is counted, and the names that place
+    them ("officials of Velmora": the planted sentences say "The Bailiff of Velmora was crowned …", never
+    "official"; measured, PECAN counted "1" of three). Like the other confirming rules it does not
+    reject: a reader shown the sentences may know the list is whole (the document may use the word
+    elsewhere); the embedder's reading cannot (``nodes/verify.confirm_by_meaning``)."""
     if c.partial or c.rarity is None or (noun := items_asked_for(c.question)) is None:
         return ""
-    in_document = c.rarity.counts.get(noun, 0)
-    rested = sum(1 for s in _dedupe_sentences(c.sentences) if noun in s.stems)
-    if in_document <= rested:
-        return ""
-    word = shown_names(c.question, [noun])
-    return (
-        f"the question asks over every one of its {word}; the document speaks of them in {in_document} "
-        f"sentences and the answer rests on {rested}: it may leave some out"
-    )
+    for mark in (noun, *sorted(names_placing(c.question, noun))):
+        in_document = c.rarity.counts.get(mark, 0)
+        rested = sum(1 for s in _dedupe_sentences(c.sentences) if mark in s.stems)
+        if in_document > rested:
+            word = shown_names(c.question, [mark])
+            return (
+                f"the question asks over every one of its {shown_names(c.question, [noun])}; the document "
+                f"speaks of {word} in {in_document} sentences and the answer rests on {rested}: it may "
+                "leave some out"
+            )
+    return ""
 
 
 def says_the_asked_role(c: Claimed) -> str:

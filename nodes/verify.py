@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from longgraph.nodes.answer_support import Judged, entity_phrases
+from longgraph.nodes.answer_support import Judged, entity_phrases, items_asked_for
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans
 from longgraph.prompts import neutralise_frames
@@ -93,6 +93,10 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
     question asks (:data:`MEANING_FLOOR`) beyond naming its entity (:data:`BEYOND_ENTITY`), read by the
     run's embedder (the bundled one unless set; vectors cached: ``longgraph/embeddings.py``). No model
     call: for a model that cannot verify."""
+    if items_asked_for(question) is not None:
+        # "For how many officials of Velmora ...": whether the answer leaves some out is not a matter of
+        # how close its sentences are to the question.
+        return Checked(False, "the embedder cannot tell whether an answer over every item leaves some out")
     sentences = list(dict.fromkeys(shown_sentences(quotes).splitlines()))
     wanted = content_stems(answer)
     holding = [s for s in sentences if wanted & content_stems(s)] or sentences

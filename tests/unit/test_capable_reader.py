@@ -24,6 +24,7 @@ from longgraph.nodes.answer_support import (
 )
 from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.lexical import stem
+from longgraph.nodes.verify import confirm_by_meaning
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -624,3 +625,25 @@ def test_a_count_over_every_item_does_not_stand_on_a_tree_built_from_some_chunks
     single = GraphOutput.model_validate(raw)
     assert "set aside unread" not in (single.rationale or ""), single.rationale
     assert one.right(single.answer) or is_no_information(single.answer), single.answer
+
+
+def test_a_count_of_items_placed_by_a_name_is_not_confirmed_when_the_document_names_more() -> None:
+    """Session 40's test split: "For how many officials of Velmora does the text give the coronation
+    date?" answered "1. The Bailiff of Velmora was crowned on …" from the one note PECAN's search reached,
+    where the document names Velmora in three sentences. The planted sentences never say "official", so
+    the names that place the items are counted; and the embedder's reading cannot confirm a count."""
+    crowned = [
+        "The Bailiff of Velmora was crowned on 6 November 1453.",
+        "The Abbess of Velmora was crowned on 2 June 1512.",
+        "The Duke of Velmora was crowned on 9 August 1601.",
+    ]
+    question = "For how many officials of Velmora does the text give the coronation date?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *crowned])], question)
+    one = judge_answer(f"1. {crowned[0]}", [_quote(crowned[0])], question, rarity=rarity)
+    assert one.kind == "derived" and "Velmora in 3 sentences" in one.unconfirmed, one
+    notes = [_quote(c, 100 * i) for i, c in enumerate(crowned)]
+    assert not judge_answer("3", notes, question, rarity=rarity).unconfirmed
+
+    unused: Any = None  # the reading refuses before it embeds anything
+    checked = asyncio.run(confirm_by_meaning(unused, question, "1", [_quote(crowned[0]).quotes[0]]))
+    assert not checked.confirmed and "over every item" in checked.why
