@@ -832,7 +832,7 @@ def leaves_out_what_is_asked(c: Claimed) -> str:
     )
 
 
-_COUNTED_NOUN = re.compile(r"\bhow\s+many\s+(\w+)", re.IGNORECASE)
+_COUNTED_NOUN = re.compile(r"\bhow\s+many\s+(?:of\s+(?:the|these|those)\s+)?(\w+)", re.IGNORECASE)
 
 
 def items_asked_for(question: str) -> str | None:

@@ -597,6 +597,8 @@ def test_a_count_or_sum_stands_only_where_the_question_asks_for_one() -> None:
     gaps = [_quote("The Harriers scored 4 goals."), _quote("The Wolves scored 6 goals.", start=100)]
     assert judged_kind("2", gaps, "How many more goals did the Wolves score than the Harriers?") == "derived"
     assert judged_kind("2", gaps, "How many goals did the Wolves score?") == "none"
+    over = "How many of the teams scored more than 3 goals?"  # a count, though "more than" compares
+    assert items_asked_for(over) == stem("teams") and judged_kind("2", gaps, over) == "derived"
 
 
 def judged_kind(answer: str, notes: list[Note], question: str) -> str:
