@@ -210,7 +210,7 @@ async def settle(
         return Settled(_no_information(why, [], outcomes))
     answer = (state.get("answer") or "").strip()
     decisions: list[str] = []
-    read = {o.chunk_id for o in outcomes}  # a chain's second reading may have read a set-aside chunk
+    read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
     judged, checked = await confirmed(
         judge_answer(answer, notes, question, rarity=rarity, unread=unread), answer, verify
