@@ -69,10 +69,11 @@ COMBINING = re.compile(
 @dataclass(frozen=True)
 class Asked:
     """Which derivations a question asks for: a count (over every item of a kind), a combination (a
-    sum, mean or difference). Extrema need neither: they are numbers the notes hold."""
+    sum, mean or difference). Extrema need neither: they are numbers the notes hold. No default: a
+    caller that allowed every derivation would let a lookup's answer pass as a count of its notes."""
 
-    counts: bool = True
-    combines: bool = True
+    counts: bool
+    combines: bool
 
 
 def asks_to_combine(question: str) -> bool:
@@ -80,7 +81,7 @@ def asks_to_combine(question: str) -> bool:
     return COMBINING.search(question) is not None
 
 
-def derived_values(groups: Sequence[Sequence[float]], asked: Asked = Asked()) -> list[float]:
+def derived_values(groups: Sequence[Sequence[float]], asked: Asked) -> list[float]:
     """The values a count, sum, difference, extremum or mean over ``groups`` (each note's numbers) gives,
     of those ``asked`` for."""
     filled = [list(dict.fromkeys(g)) for g in groups if g]
@@ -104,7 +105,7 @@ def derived_values(groups: Sequence[Sequence[float]], asked: Asked = Asked()) ->
 
 
 def unexplained_numbers(
-    answer: str, question: str, groups: Sequence[Sequence[float]], derivations: Asked = Asked()
+    answer: str, question: str, groups: Sequence[Sequence[float]], derivations: Asked
 ) -> list[float]:
     """The numbers of ``answer`` (beyond the question's) that no note holds and none of the
     ``derivations`` asked for gives."""
