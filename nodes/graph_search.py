@@ -39,6 +39,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import question_words
 from longgraph.nodes.passages import (
     REREAD,
+    Found,
     best_passage,
     may_bear_strongly,
     passage_note,
@@ -512,44 +513,52 @@ async def _read_best_passage_again(
     documents = documents_of(state)
     question = state["question"]
     wanted = question_words(question)
-    best: tuple[float, int, Any] | None = None
+    best: tuple[Found, int] | None = None
     for index, outcome in enumerate(outcomes):
         if not may_bear_strongly(chunks[outcome.chunk_id], documents, wanted):
             continue
         found = best_passage(chunks[outcome.chunk_id], documents, wanted)
         if (
             found is not None
-            and worth_rereading(outcome, found[1], wanted)
-            and (best is None or found[1] > best[0])
+            and worth_rereading(outcome, found.relevance, wanted)
+            and (best is None or found.relevance > best[0].relevance)
         ):
-            best = (found[1], index, found[0])
+            best = (found, index)
     if best is None:
         return {}
-    _, index, span = best
+    strongest, index = best
     chunk_id = outcomes[index].chunk_id
-    passage = documents[span.doc_index].text[span.start : span.end]
-    result = await kit.call(
-        PROMPTS,
-        "answer",
-        text=f"* {' '.join(passage.split())}",
-        question=question,
-        label=REREAD,
-        work=f"second reading of chunk {chunk_id}",
+    text = documents[strongest.span.doc_index].text
+    stretches = list(dict.fromkeys(text[s.start : s.end] for s in (strongest.sentence, strongest.span)))
+    results = await asyncio.gather(
+        *(
+            kit.call(
+                PROMPTS,
+                "answer",
+                text=f"* {' '.join(passage.split())}",
+                question=question,
+                label=REREAD,
+                work=f"second reading of chunk {chunk_id}",
+            )
+            for passage in stretches
+        )
     )
-    read = chunk_read(result, chunk_id, REREAD, prompts=PROMPTS)  # the one ChunkRead builder
-    again = read.draft.answer if read.draft is not None else ""
-    outcome, note, helped = settle_readings(
-        [
-            (outcomes[index], None),
-            ground_read(read, chunks[chunk_id], documents, question, min_relevance=kit.context.min_relevance),
-        ]
-    )
+    reads = [chunk_read(r, chunk_id, REREAD, prompts=PROMPTS) for r in results]  # the one ChunkRead builder
+    graded = [
+        ground_read(read, chunks[chunk_id], documents, question, min_relevance=kit.context.min_relevance)
+        for read in reads
+    ]
+    outcome, note, helped = settle_readings([(outcomes[index], None), *graded])
     outcomes[index] = outcome
+    usage = sum((r.usage for r in results[1:]), results[0].usage)
     decision = f"the answer was not supported by the chunks reached: chunk {chunk_id}'s most relevant passage was read again alone"
     if note is None or not helped:
-        return {"usage": result.usage, "decisions": [f"{decision}; it did not help"]}
+        return {"usage": usage, "decisions": [f"{decision}; it did not help"]}
     notes.append(note)
-    return {"usage": result.usage, "answer": again, "decisions": [f"{decision}; it gave the answer"]}
+    again = next(
+        read.draft.answer for read, (o, n) in zip(reads, graded, strict=True) if n is note and read.draft
+    )
+    return {"usage": usage, "answer": again, "decisions": [f"{decision}; it gave the answer"]}
 
 
 def _keep_one_candidate(outcomes: list[ChunkOutcome]) -> None:

@@ -410,15 +410,14 @@ async def ground(state: RunState, kit: RunKit) -> RunState:
                 )
                 span = passage_worth_rereading(outcome, strongest, wanted)
                 if span is not None:
-                    text = documents[span.doc_index].text[span.start : span.end]
-                    part = ChunkPart(
-                        doc_index=span.doc_index, title=span.title, start=span.start, end=span.end
-                    )
-                    # The passage alone, without its document's title label: measured with SmolLM2 on
-                    # the demo's needle, a "who" question about a passage labelled "Paul Graham essays"
-                    # was answered "Paul Graham essays" at 300 and 1,500 tokens, and rightly without it.
-                    passage = Chunk(id=chunk_id, parts=[part], tokens=0, text=text)
-                    rereads.append(ReadTask(chunk=passage, question=asked, total=0))
+                    for start, end in span.stretches():
+                        text = documents[span.doc_index].text[start:end]
+                        part = ChunkPart(doc_index=span.doc_index, title=span.title, start=start, end=end)
+                        # The passage alone, without its document's title label: measured with SmolLM2 on
+                        # the demo's needle, a "who" question about a passage labelled "Paul Graham essays"
+                        # was answered "Paul Graham essays" at 300 and 1,500 tokens, and rightly without it.
+                        passage = Chunk(id=chunk_id, parts=[part], tokens=0, text=text)
+                        rereads.append(ReadTask(chunk=passage, question=asked, total=0))
             outcomes.append(outcome)
             if note is not None:
                 notes.append(note)

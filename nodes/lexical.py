@@ -2,7 +2,10 @@
 
 Words are runs of letters and digits, casefolded; each CJK character is a word of its own (CJK text
 has no spaces); a decimal number ("855.7", "3.14.2") is one word, so "85.7" and "433.1" do not share
-a "7" or a "1" with it. Content words leave out a short English stop list and words under three letters
+a "7" or a "1" with it; a number with thousands separators is one word without them ("24,328" is
+"24328"): measured with SmolLM2-135M, asked for an orchard's "24,328 apple trees" it answered "24328"
+on every reading, and the check split the text's number into "24" and "328" and found the answer's
+number in no chunk. Content words leave out a short English stop list and words under three letters
 (digits and non-ASCII words are always kept: "42" and "東" carry meaning). :func:`stem` is a light
 suffix stripper ("eating" ~ "eat", "parks" ~ "park") so an answer that inflects the text's words still
 matches it; it is deliberately crude and reproducible, not a linguistic stemmer.
@@ -16,7 +19,11 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-WORD = re.compile(rf"[{CJK}]|\d+(?:\.\d+)+|[^\W_{CJK}]+")
+WORD = re.compile(
+    rf"[{CJK}]|(?<![\d,])\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?![\d]|,\d)|\d+(?:\.\d+)+|[^\W_{CJK}]+"
+)
+"""A word: a CJK character, a number with thousands separators, a decimal number, or a run of letters
+and digits. A comma group must be whole ("1,2,3" and "12,34" are several words)."""
 _BOUNDARY = re.compile(
     r"[.!?;。！？；\n](?:(?<=[.!?;])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*(\s+)|(?<=[。！？；])(\s*)|(?<=\n)[ \t\r\f\v]*\n\s*)"
 )
@@ -41,7 +48,13 @@ STOP_WORDS = frozenset(
 
 def words_of(text: str) -> list[str]:
     """The casefolded words of ``text``."""
-    return [w.casefold() for w in WORD.findall(text)]
+    return [word_form(w) for w in WORD.findall(text)]
+
+
+def word_form(written: str) -> str:
+    """How a word matched by :data:`WORD` is compared: casefolded, a number without its thousands
+    separators."""
+    return written.casefold().replace(",", "")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from longgraph.nodes.lexical import WORD as _WORD
-from longgraph.nodes.lexical import words_of
+from longgraph.nodes.lexical import word_form, words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence, parse_input
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\s*\.\s*\.|…|\[\s*(?:\.\.\.|…)\s*\])\s*")
@@ -44,7 +44,7 @@ class _Words:
         words, offsets, starts, ends = [], [], [], []
         cursor = 0
         for match in _WORD.finditer(text):
-            word = match.group().casefold()
+            word = word_form(match.group())
             words.append(word)
             offsets.append(cursor)
             cursor += len(word) + 1

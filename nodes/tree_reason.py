@@ -19,6 +19,7 @@ which nothing could verify — and carries no result.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -106,7 +107,7 @@ class TreeReduce(BoundedLoop):
             node = tree.node(reasoned.node_id)
             if reasoned.read is not None:  # a leaf: grounded against its own text
                 chunk = Chunk(id=node.chunk_id or 0, parts=node.parts, tokens=0, text="")
-                reads = [r for r in (reasoned.read, reasoned.reread) if r is not None]
+                reads = [reasoned.read, *reasoned.rereads]
                 graded = [
                     ground_read(
                         r, chunk, documents, state["question"], min_relevance=kit.context.min_relevance
@@ -204,7 +205,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
         record_unanswered=True,
     )
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
-    read, usage, reread = chunk_read(result, chunk_id, stage, prompts=PROMPTS), result.usage, None
+    read, usage, rereads = chunk_read(result, chunk_id, stage, prompts=PROMPTS), result.usage, []
     if read.draft is not None and rereading_enabled(kit.context):
         alone = [DocumentIn(text=text)]  # the leaf on its own: offsets are the leaf's
         leaf = Chunk(
@@ -213,18 +214,25 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
         wanted = question_words(question)
         outcome, _ = ground_read(read, leaf, alone, question, min_relevance=kit.context.min_relevance)
         span = passage_worth_rereading(outcome, strongest_passage(leaf, alone, wanted), wanted)
-        if span is not None:
-            again = await kit.call(
-                PROMPTS,
-                stage,
-                text=text[span.start : span.end],
-                question=question,
-                label=REREAD,
-                work=f"second reading of tree node {node.id}",
-                record_unanswered=True,
+        stretches = span.stretches() if span is not None else []
+        again = await asyncio.gather(
+            *(
+                kit.call(
+                    PROMPTS,
+                    stage,
+                    text=text[start:end],
+                    question=question,
+                    label=REREAD,
+                    work=f"second reading of tree node {node.id}",
+                    record_unanswered=True,
+                )
+                for start, end in stretches
             )
-            reread, usage = chunk_read(again, chunk_id, REREAD, prompts=PROMPTS), usage + again.usage
-    reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, reread=reread)
+        )
+        for result in again:
+            rereads.append(chunk_read(result, chunk_id, REREAD, prompts=PROMPTS))
+            usage = usage + result.usage
+    reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, rereads=rereads)
     return {"reasoned": [reasoned], "usage": usage}
 
 

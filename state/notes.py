@@ -84,6 +84,18 @@ class Passage(BaseModel):
     start: int
     end: int
     relevance: float
+    sentence_start: int | None = None
+    """Where its strongest sentence starts (None: the passage is that sentence)."""
+    sentence_end: int | None = None
+
+    def stretches(self) -> list[tuple[int, int]]:
+        """What a second reading reads (``nodes/passages.py``): the strongest sentence alone, then the
+        passage with its neighbours, when it has any."""
+        whole = (self.start, self.end)
+        if self.sentence_start is None or self.sentence_end is None:
+            return [whole]
+        sentence = (self.sentence_start, self.sentence_end)
+        return [sentence] if sentence == whole else [sentence, whole]
 
 
 ChunkFate = Literal["noted", "no_information", "unsupported", "failed"]

@@ -164,6 +164,49 @@ def test_the_right_number_is_evidence_in_its_own_sentence() -> None:
     assert REPORTS[note.quotes[0].start : note.quotes[0].end].startswith("Denfur Foods reported")
 
 
+ORCHARD = "Taxes rose that year. The Relsar orchard has 24,328 apple trees. The harvest was late."
+ORCHARD_Q = "How many apple trees does the Relsar orchard have?"
+
+
+@pytest.mark.parametrize("answer", ["24328", "24,328", "The Relsar orchard has 24328 apple trees."])
+def test_a_number_is_the_same_with_or_without_thousands_separators(answer: str) -> None:
+    """Measured with SmolLM2-135M: asked for "24,328 apple trees" it answered "24328" on every reading,
+    and the check, which split the text's number at its comma, found the answer in no chunk."""
+    outcome, note = _ground(NoteDraft(answer=answer), [DocumentIn(text=ORCHARD)], ORCHARD_Q)
+    assert outcome.fate == "noted" and note is not None
+    assert ORCHARD[note.quotes[0].start : note.quotes[0].end] == "The Relsar orchard has 24,328 apple trees."
+
+
+@pytest.mark.parametrize("answer", ["24,329", "2,4328", "24 328", "328"])
+def test_a_different_number_or_a_part_of_one_is_not_the_separated_number(answer: str) -> None:
+    outcome, note = _ground(NoteDraft(answer=answer), [DocumentIn(text=ORCHARD)], ORCHARD_Q)
+    assert note is None and outcome.fate == "unsupported"
+
+
+@pytest.mark.parametrize("question", ["Who had 44,021?", "Who had 44021?"])
+def test_the_cheap_bound_finds_a_number_however_its_thousands_are_written(question: str) -> None:
+    for text in ("The Arden fleet carried 44,021 crates.", "The Arden fleet carried 44021 crates."):
+        documents = [DocumentIn(text=text)]
+        wanted = question_words(question)
+        found = best_passage(_chunk(documents), documents, wanted)
+        assert found is not None and bears_strongly(found[1], wanted)
+        assert may_bear_strongly(_chunk(documents), documents, wanted), (question, text)
+
+
+def test_thousands_separators_make_one_word_only_in_whole_groups() -> None:
+    from longgraph.nodes.lexical import words_of
+
+    assert words_of("24,328 and 1,234,567.89 and 10,000, then") == [
+        "24328",
+        "and",
+        "1234567.89",
+        "and",
+        "10000",
+        "then",
+    ]
+    assert words_of("1,2,3 and 12,34 and 1,2345") == ["1", "2", "3", "and", "12", "34", "and", "1", "2345"]
+
+
 def test_a_sentence_about_another_name_bears_less_on_the_question() -> None:
     """Another company's revenue sentence shares every word of the question but its name: the names
     count twice, so its note ranks below the named company's and earns that chunk a second reading."""
@@ -353,6 +396,7 @@ def test_an_inflected_restatement_of_the_question_is_no_answer() -> None:
         "Which companies carried the most money, and why did Denfur Foods fail?",
         "What did Paul Graham say about programming languages like Lisp?",
         "Was the 855.7 figure stopped by the committee?",
+        "Did 21,855 founders or 1855 tell 44,021 stories?",
     ],
 )
 def test_the_cheap_bound_never_rules_out_a_chunk_the_sentence_analysis_would_reread(question: str) -> None:
@@ -364,6 +408,7 @@ def test_the_cheap_bound_never_rules_out_a_chunk_the_sentence_analysis_would_rer
     text = (
         planted(200_000)
         + "\n\nDenfur Foods carried 855.7 million in stories; the committee stopped it."
+        + "\n\nThe 21855 founders told 44,021 stories in 1,855 days."
         + "\n\n東京のLispプログラマー: founders_of startups told 1855.7 stories."  # mixed scripts, an underscore
     )
     documents = [DocumentIn(text=text)]

@@ -19,6 +19,7 @@ from longgraph.graphs.mapreduce import build_graph
 from longgraph.nodes.kit import RunKit, build_kit
 from longgraph.nodes.prepare import chunk_input
 from longgraph.state.context import Context
+from longgraph.state.contract import GraphOutput
 from longgraph.state.notes import ChunkRead, NoteDraft
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, planted
@@ -58,8 +59,9 @@ def test_ground_decides_the_same_with_the_passages_found_beside_the_reads(
     taking = asyncio.run(grounding.ground({**state, **found}, kit))
     assert taking["outcomes"] == searching["outcomes"]
     assert taking["rereads"] == searching["rereads"]
-    [reread] = taking["rereads"]  # type: ignore[misc]
-    assert FACT in reread["chunk"].text
+    sentence, passage = taking["rereads"]  # type: ignore[misc]  # the sentence alone, then with neighbours
+    assert sentence["chunk"].text == FACT and FACT in passage["chunk"].text != FACT
+    assert sentence["chunk"].id == passage["chunk"].id
 
 
 def test_no_search_when_second_readings_are_off() -> None:
@@ -77,3 +79,37 @@ def test_the_graph_searches_in_the_read_step_and_grounds_after_it() -> None:
             step_of.setdefault(event["payload"]["name"], set()).add(event["step"])
     assert step_of["find_passages"] == step_of["map_chunk"]
     assert min(step_of["ground"]) == max(step_of["map_chunk"]) + 1
+
+
+def test_a_second_reading_reads_the_sentence_alone_and_with_its_neighbours() -> None:
+    """Measured with SmolLM2-135M: the holder sentence read alone was answered right where, read with
+    its neighbours, a number of the next sentence was given. Both stretches are read; the grounded one
+    is kept, and a reading with neighbours that misleads costs nothing but its call."""
+    import json
+    import re
+    from collections.abc import Mapping, Sequence
+
+    readings: list[str] = []
+
+    def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        user = str(messages[-1]["content"])
+        text = re.search(r"The text begins as follows:\n(.*)\nThe text concludes here", user, re.S)
+        if text is None:  # the reduce: answer from the notes
+            notes = re.findall(r"smoked plums", user)
+            return json.dumps({"answer": "smoked plums" if notes else "[NO INFORMATION]"})
+        body = text.group(1).strip()
+        readings.append(body)
+        if FACT not in body or sum(FACT in r for r in readings) == 1:  # every chunk, the holder first: the fact is missed
+            return json.dumps({"answer": "[NO INFORMATION]"})
+        return json.dumps({"answer": FACT if body == FACT else "The secret ingredient is 1038 plums."})
+
+    graph = build_graph(FakeProvider(ScriptedChatModel(responder=responder)))
+    result = GraphOutput.model_validate(
+        graph.invoke({"question": QUESTION, "documents": [{"text": DOCUMENT}]}, context=FAKE_SETTINGS)
+    )
+    holder = [r for r in readings if FACT in r]
+    assert len(holder) == 3 and holder[1] == FACT and len(holder[0]) > len(holder[2]) > len(FACT)
+    assert "smoked plums" in result.answer and result.supported
+    holder = next(c for c in result.chunks if c.status == "used")
+    assert "second reading" in (holder.reason or "")
+    assert DOCUMENT[result.evidence[0].start : result.evidence[0].end] == FACT
