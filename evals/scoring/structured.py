@@ -165,4 +165,22 @@ def _states(prediction: str, value: str) -> bool:
     if _PLAIN_NUMBER.fullmatch(value.strip()):
         wanted = numbers_in(value)
         return bool(wanted) and any(abs(v - wanted[0]) < 1e-9 for v in numbers_in(prediction))
+    day = _dates_in(value)
+    if day:
+        return day[0] in _dates_in(prediction)
     return bool(needle_match(prediction, [value]))
+
+
+_MONTHS = "January February March April May June July August September October November December".split()  # noqa: SIM905
+_MONTH = "|".join(_MONTHS)
+_DATE = re.compile(
+    rf"\b(?:(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH})\s+(?P<y1>\d{{3,4}})|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}}),?\s+(?P<y2>\d{{3,4}}))\b"
+)
+
+
+def _dates_in(text: str) -> list[tuple[int, str, int]]:
+    """The full dates of ``text`` as (day, month, year), written day first ("3 April 1500") or month
+    first ("April 3, 1500"): either states the date."""
+    return [
+        (int(m["d1"] or m["d2"]), m["m1"] or m["m2"], int(m["y1"] or m["y2"])) for m in _DATE.finditer(text)
+    ]

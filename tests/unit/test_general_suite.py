@@ -58,6 +58,11 @@ def test_the_scorer_counts_a_look_alike_as_wrong_and_silence_as_right_only_when_
     assert score("It carries 8770 crates.", one)["correct"] == 1.0
     assert score("519.6C", melting)["correct"] == 0.0 and score("519.5C or 412.8C", melting)["correct"] == 0.0
     assert score("1519.5C", melting)["correct"] == 0.0
+    # A date states the day however it is ordered; another day, or a month without the day, does not.
+    dated = {"kind": "one", "answer": "April 3, 1500", "lookalikes": ["July 9, 1600"]}
+    assert score("3 April 1500", dated)["correct"] == 1.0 and score("April 3 1500", dated)["correct"] == 1.0
+    assert score("April 4, 1500", dated)["correct"] == 0.0 and score("April 1500", dated)["correct"] == 0.0
+    assert score("3 April 1500, or July 9, 1600", dated)["correct"] == 0.0
     absent = {"kind": "absent", "absent": "Falcon", "lookalikes": ["4", "6"]}
     assert score("[NO INFORMATION]", absent)["correct"] == 1.0
     assert score("The Falcon scored 6.", absent)["correct"] == 0.0

@@ -99,7 +99,9 @@ def test_a_second_reading_reads_the_sentence_alone_and_with_its_neighbours() -> 
             return json.dumps({"answer": "smoked plums" if notes else "[NO INFORMATION]"})
         body = text.group(1).strip()
         readings.append(body)
-        if FACT not in body or sum(FACT in r for r in readings) == 1:  # every chunk, the holder first: the fact is missed
+        if (
+            FACT not in body or sum(FACT in r for r in readings) == 1
+        ):  # every chunk, the holder first: the fact is missed
             return json.dumps({"answer": "[NO INFORMATION]"})
         return json.dumps({"answer": FACT if body == FACT else "The secret ingredient is 1038 plums."})
 
