@@ -19,7 +19,9 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 
 * the only question words its sentences share are **common in the document** (:class:`Rarity`);
 * it gives **some of the items** of a list question whose notes name several (:func:`missing_items`);
-* it **stops at the bridge** of a chain a verified note goes on with (:func:`not_stopped_at_a_bridge`).
+* it **stops at the bridge** of a chain a verified note goes on with (:func:`not_stopped_at_a_bridge`);
+* it **also states a rival's value**, taken from a sentence about another entity of the asked kind
+  (:func:`says_nothing_of_a_rival`).
 
 And words cannot confirm it (:data:`CONFIRMING_RULES`; a verification call decides, ``nodes/verify.py``)
 when its sentences name the asked entity but **none of what is asked of it**
@@ -59,6 +61,7 @@ from longgraph.nodes.support import (
     held_share,
     is_number,
     new_words,
+    shown_words,
     support_in_notes,
 )
 from longgraph.nodes.word_forms import past_forms
@@ -744,6 +747,45 @@ def same_modifier(c: Claimed) -> str:
     return f"the sentence it rests on is about the {rival[1]!r}; the question asks about the {rival[0]!r}"
 
 
+def says_nothing_of_a_rival(c: Claimed) -> str:
+    """Why an answer also states what the text says of **another entity of the asked kind**, or "".
+
+    A sentence about a rival — the question's noun with another modifier ("the silver regiment" for
+    "the saffron regiment"), or the question's noun beside other names than the question's ("The
+    Halwexmis orchard" for "the Relsar orchard") — may be quoted beside the asked entity's; the answer
+    must take nothing from it that the others do not say. Measured with SmolLM2-135M: asked "Who commands
+    the saffron regiment?", Segment+ answered "The saffron regiment is commanded by Ysolde Zensarlo,
+    while the silver regiment is commanded by Casimir Osktris", one sentence binding both, and it stood.
+    The question's own words never count against it: a comparison names both entities."""
+    if c.partial:
+        return ""
+    heads, phrases = entity_heads(c.question), c.phrases
+    modifiers = _modified_nouns(c.question)
+
+    def rival(s: _Sentence) -> str:
+        """What the sentence names instead of the asked entity, or "" when it names that one."""
+        if modifiers and (pair := rival_modifier(c.question, [s])) is not None:
+            return f"the {pair[1]}"
+        if heads & s.stems and s.names and phrases and not any(p <= s.stems for p in phrases):
+            return shown_words(s.names, s.text)
+        return ""
+
+    named_instead = [rival(s) for s in c.sentences]
+    rivals = [(s, named) for s, named in zip(c.sentences, named_instead, strict=True) if named]
+    others = [s for s, named in zip(c.sentences, named_instead, strict=True) if not named]
+    if not rivals or not others:
+        return ""  # all about the asked entity, or none (then the binding rules decide)
+    spoken = frozenset().union(*(s.stems for s in others)) | content_stems(c.question)
+    for s, named in rivals:
+        taken = frozenset(content_stems(c.answer) & s.stems - spoken)
+        if taken:
+            return (
+                f"it also states what the text says of {named} ({shown_words(taken, c.answer)}), "
+                "which the question does not ask about"
+            )
+    return ""
+
+
 def read_every_item(c: Claimed) -> str:
     """Why an answer to a question over every item of a kind ("For how many officials of Velmora does
     the text give the coronation date?", "Which teams scored?") does not stand when part of the document
@@ -765,6 +807,7 @@ ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
     not_stopped_at_a_bridge,
     every_listed_item,
     same_modifier,
+    says_nothing_of_a_rival,
 )
 """Whether an answer whose names are bound is about what was asked, in order; each returns why not, or
 "". Tested one by one in ``tests/unit/test_capable_reader.py``."""

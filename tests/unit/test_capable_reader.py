@@ -8,6 +8,7 @@ wrong value marked supported.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -330,6 +331,63 @@ def test_which_question_words_are_too_common_in_the_document_to_tie(
     counts: dict[str, int], common: set[str]
 ) -> None:
     assert Rarity(counts, 300).common(counts) == common
+
+
+REGIMENTS = (
+    "The saffron regiment is commanded by Ysolde Zensarlo.",
+    "The silver regiment is commanded by Casimir Osktris.",
+)
+ORCHARDS = ("The Relsar orchard has 24,328 apple trees.", "The Halwexmis orchard has 37,849 apple trees.")
+
+
+@pytest.mark.parametrize(
+    ("question", "facts", "both", "right"),
+    [
+        ("Who commands the saffron regiment?", REGIMENTS,
+         "The saffron regiment is commanded by Ysolde Zensarlo, while the silver regiment is commanded by Casimir Osktris.",
+         "Ysolde Zensarlo"),
+        ("How many apple trees does the Relsar orchard have?", ORCHARDS,
+         "The Relsar orchard has 24,328 apple trees and the Halwexmis orchard has 37,849.", "24,328"),
+    ],
+    ids=["adjective", "name"],
+)  # fmt: skip
+def test_an_answer_that_also_states_a_rivals_value_does_not_stand(
+    question: str, facts: tuple[str, ...], both: str, right: str
+) -> None:
+    """Measured with SmolLM2-135M (Segment+): one sentence binding the asked entity's value and a
+    look-alike's stood, both being in verified quotes. It names what it took from the rival; the asked
+    entity's own sentence still stands, and a question that names both may use both."""
+    notes = [_quote(facts[0]), _quote(facts[1], 200)]
+    judged = judge_answer(both, notes, question)
+    assert judged.kind == "none" and "also states what the text says of" in judged.why, judged
+    assert judge_answer(facts[0], notes, question).kind == "extractive"
+    assert judge_answer(right, notes, question).kind == "extractive"
+    first, second = (f.split(" is ")[0].split(" has ")[0].removeprefix("The ") for f in facts)
+    comparing = f"Which has more, the {first} or the {second}?"
+    assert judge_answer(both, notes, comparing).kind != "none"
+
+
+def test_a_reader_that_adds_a_rivals_value_gets_the_asked_entitys_note() -> None:
+    """Each chunk's note copies its regiment sentence (both pass grounding: they bear on the question);
+    the reduce binds both values in one sentence. The answer is the saffron regiment's note."""
+    question = "Who commands the saffron regiment?"
+    both = "The saffron regiment is commanded by Ysolde Zensarlo, while the silver regiment is commanded by Casimir Osktris."
+
+    def respond(messages: Any, extras: Any) -> str:
+        name = (extras.get("response_format") or {}).get("json_schema", {}).get("name")
+        user = str(messages[-1]["content"])
+        if name == "ChunkAnswer" and "The text begins" in user:
+            said = next((f for f in REGIMENTS if f in user), NO_INFORMATION)
+            return json.dumps({"answer": said})
+        return confused(both)(messages, extras)
+
+    result = run("mapreduce", question, document(REGIMENTS), respond)
+    assert "Casimir" not in result.answer and "silver" not in result.answer, (
+        result.answer,
+        result.stats.notes,
+    )
+    assert "Ysolde Zensarlo" in result.answer and result.supported, (result.answer, result.stats.notes)
+    assert any("also states what the text says of the silver regiment" in n for n in result.stats.notes)
 
 
 def test_modifiers_of_the_same_noun_must_agree_but_articles_and_numbers_are_no_rivals() -> None:

@@ -110,7 +110,9 @@ def test_a_second_reading_reads_the_sentence_alone_and_with_its_neighbours() -> 
         graph.invoke({"question": QUESTION, "documents": [{"text": DOCUMENT}]}, context=FAKE_SETTINGS)
     )
     holder = [r for r in readings if FACT in r]
-    assert len(holder) == 3 and holder[1] == FACT and len(holder[0]) > len(holder[2]) > len(FACT)
+    first, *again = holder  # the chunk, then its two second readings in either order
+    assert len(again) == 2 and FACT in again and len(first) > max(map(len, again))
+    assert min(again, key=len) == FACT and FACT in max(again, key=len) != FACT
     assert "smoked plums" in result.answer and result.supported
     holder = next(c for c in result.chunks if c.status == "used")
     assert "second reading" in (holder.reason or "")
