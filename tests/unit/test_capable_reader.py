@@ -578,10 +578,23 @@ def test_an_answer_whose_sentences_leave_out_what_the_document_says_elsewhere_is
         ("How many people live in Quiganqui?", {"people"}),
         ("In which city was the orchestra founded?", {"city"}),
         ("Who keeps the lighthouse?", set()),
+        ("How far away can the light of the lighthouse be seen?", {"far"}),
+        ("How tall is the dam?", {"tall"}),
+        ("How did the guild pay?", set()),
     ],
 )
 def test_the_kind_of_value_asked_for_is_read_from_the_question(question: str, kinds: set[str]) -> None:
     assert asked_kind(question) == frozenset(stem(k) for k in kinds)
+
+
+def test_a_how_far_question_is_answered_by_a_distance_without_the_word_far() -> None:
+    """Measured with SmolLM2-135M (Segment+): "... can be seen 38 nautical miles away" was left
+    unconfirmed, and the run silent, because "far" is elsewhere in the document and not in it."""
+    question = "How far away can the light of the Corath lighthouse be seen?"
+    fact = "The light of the Corath lighthouse can be seen 38 nautical miles away."
+    rarity = Rarity.of([f"The far hills were green. {fact} Few had come so far."], question)
+    judged = judge_answer(fact, [_quote(fact)], question, rarity=rarity)
+    assert judged.kind == "extractive" and not judged.unconfirmed, judged
 
 
 def test_a_value_rests_on_the_sentence_that_holds_it_not_on_a_look_alike_sharing_its_unit() -> None:
