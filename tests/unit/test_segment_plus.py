@@ -29,11 +29,16 @@ Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
 
 
 def _run(
-    model: BaseChatModel, document: str, *, strategy: str = "segment-plus", **settings: Any
+    model: BaseChatModel,
+    document: str,
+    *,
+    strategy: str = "segment-plus",
+    question: str = QUESTION,
+    **settings: Any,
 ) -> GraphOutput:
     graph = build_strategy(strategy, FakeProvider(model))
     out = GraphOutput.model_validate(
-        graph.invoke({"question": QUESTION, "document": document}, context={**SMALL, **settings})
+        graph.invoke({"question": question, "document": document}, context={**SMALL, **settings})
     )
     assert [c.id for c in out.chunks] == list(range(len(out.chunks)))  # every chunk accounted for
     assert all(c.reason for c in out.chunks if c.status in ("filtered", "failed"))
@@ -316,3 +321,22 @@ def test_text_mode_notes_follow_the_labelled_protocol() -> None:
     assert out.answer == "smoked plums"
     assert "Please follow this format:\nEvidence:\nReasoning:" in model.calls[0]["messages"][-1]["content"]
     assert [e.verified for e in out.evidence] == [True]
+
+
+def test_a_note_naming_the_asked_entity_survives_when_the_filter_removes_every_note() -> None:
+    """Measured with SmolLM2-135M: asked "What is the height of the Pevcor barrage?", the filter labelled
+    the one note ("The Pevcor dam stands 41.1 metres tall.") Remove, and the run was silent. When every
+    note is labelled Remove, a note naming the asked entity stays; one about a look-alike does not."""
+    fact, lookalike = "The Pevcor dam stands 41.1 metres tall.", "The Wexul dam stands 77.6 metres tall."
+    question = "What is the height of the Pevcor barrage?"
+    document = planted(30_000, fact=lookalike) + "\n\n" + planted(30_000, fact=fact)
+
+    def evidence(text: str) -> list[str]:
+        flat = " ".join(text.split())
+        return [s for s in (fact, lookalike) if s in flat]
+
+    model = ScriptedChatModel(responder=scripted(evidence=evidence, keep=lambda note: False))
+    out = _run(model, document, question=question, **ANY_RELEVANCE)
+    assert "41.1" in out.answer and "77.6" not in out.answer, (out.answer, out.stats.notes)
+    assert [c.reason for c in out.chunks if c.status == "filtered"] == [LABELLED_REMOVE]
+    assert any("labelled every note Remove; kept the 1" in n for n in out.stats.notes)
