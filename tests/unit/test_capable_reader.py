@@ -720,3 +720,13 @@ def test_a_count_of_items_placed_by_a_name_is_not_confirmed_when_the_document_na
     unused: Any = None  # the reading refuses before it embeds anything
     checked = asyncio.run(confirm_by_meaning(unused, question, "1", [_quote(crowned[0]).quotes[0]]))
     assert not checked.confirmed and "over every item" in checked.why
+
+
+def test_an_answer_that_names_itself_the_answer_is_judged_on_its_value() -> None:
+    """Measured with SmolLM2-135M (ToM): "... is 234,394. The answer is 234,394." was refused because
+    "answer" is in no note. The answer's word for itself is no claim; a wrong value still is one."""
+    question = "What is the population of the town of Quiganqui?"
+    notes = [_quote("The town of Quiganqui has a population of 234,394 residents.")]
+    said = "The population of the town of Quiganqui is 234,394. The answer is 234,394."
+    assert judge_answer(said, notes, question).kind == "extractive"
+    assert judge_answer("The answer is 234,395.", notes, question).kind == "none"
