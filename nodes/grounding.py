@@ -28,12 +28,16 @@ check against the source tells them apart.
    verified quote; one with no quote found in the chunk, by what its reasoning states (as an answer).
 
 5. **A wrong number in a right sentence.** An answer rejected only because its number is not in the
-   chunk, whose other new words (one at least: "million dollars", not a bare number or a garbled
-   token) are in a sentence that holds a number and bears strongly on the question (half its weighted
-   words, and two of them or one name, as for a second reading), keeps that sentence as its note,
-   without the model's answer: measured with SmolLM2 on loong-synth, the chunk holding "total revenue
-   of 855.7 million dollars" answered "$85.1 million" on both readings, and the run answered with
-   another company's revenue. The note is a quote, judged as a note of quotes is: support the share of
+   chunk, whose other new words (one at least: "million dollars") are in a sentence that holds a number
+   and bears strongly on the question (half its weighted words, and two of them or one name, as for a
+   second reading), keeps that sentence as its note, without the model's answer. A bare value (a
+   number, a garbled timestamp) has no other words to place it: it keeps a sentence only when the
+   question names something and the sentence holds every name it gives (measured with SmolLM2-135M:
+   asked "When was the Oskzen bridge opened?", the holder chunk answered "2018-09-23T14:57:56.783Z" on
+   both readings of "The Oskzen bridge was opened on 23 October 1918", and look-alike bridges' dates
+   were the only notes). Measured for the first case with SmolLM2 on loong-synth: the chunk holding
+   "total revenue of 855.7 million dollars" answered "$85.1 million" on both readings, and the run
+   answered with another company's revenue. The note is a quote, judged as a note of quotes is: support the share of
    the answer's other words the sentence holds, relevance the sentence's; what reaches the final stage
    is the text's number. Where second readings are on, such a chunk still gets one.
 
@@ -328,7 +332,7 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
     claim = new_words(draft.answer or draft.reasoning, wanted, against.titles)
     numbers = frozenset(w for w in claim if is_number(w))
     words = claim - numbers
-    if not numbers or not words:
+    if not numbers or not (words or wanted.named):
         return None
     spans = against.sentences
     if numbers <= frozenset().union(*(span.stems for span in spans)):
@@ -337,6 +341,8 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
     for span in spans:
         if not any(is_number(w) for w in span.stems - wanted) or held_share(words, span.stems) < MIN_SUPPORT:
             continue
+        if not words and not wanted.named <= span.stems:
+            continue  # a bare value: only a sentence naming every name the question holds
         relevance = wanted.share(span.stems)
         if best is None or relevance > best.relevance:
             best = Support(span, held_share(words, span.stems), relevance, claim)

@@ -134,6 +134,25 @@ def test_a_wrong_number_keeps_the_sentence_it_paraphrases_without_the_number(ans
     assert worth_rereading(outcome, 1.0, question_words(REVENUE_Q))  # a second reading may give the value
 
 
+@pytest.mark.parametrize("answer", ["2018-09-23T14:57:56.783Z", "1918-10-23", "2023FedEx85"])
+def test_a_bare_wrong_value_keeps_the_sentence_naming_what_the_question_names(answer: str) -> None:
+    """Measured with SmolLM2-135M: asked "When was the Oskzen bridge opened?", the holder chunk answered
+    an ISO timestamp on both readings; only look-alike bridges' dates were left as notes. A bare value
+    has no words to find its sentence by; the question's names do, when one sentence holds them all."""
+    bridges = (
+        "The Varlen bridge was opened on 12 January 1948. The Oskzen bridge was opened on 23 October 1918."
+    )
+    docs = [DocumentIn(text=bridges)] if "Fed" not in answer else [DocumentIn(text=REPORTS)]
+    question = "When was the Oskzen bridge opened?" if "Fed" not in answer else REVENUE_Q
+    outcome, note = _ground(NoteDraft(answer=answer), docs, question)
+    assert outcome.fate == "noted" and outcome.value_dropped and note is not None and note.answer == ""
+    [quote] = note.verified_quotes
+    assert quote.text.startswith("The Oskzen bridge" if "Fed" not in answer else "Denfur Foods")
+    # A question that names nothing gives a bare value no sentence to keep.
+    outcome, note = _ground(NoteDraft(answer=answer), docs, "When was the bridge opened?")
+    assert note is None and not outcome.value_dropped
+
+
 def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_question() -> None:
     """Another company's sentence shares 3 of the question's 7 weighted words: below half, nothing is kept;
     nor is a sentence holding no number, nor one that lacks the answer's other words, nor anything for an
@@ -146,7 +165,7 @@ def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_que
             [DocumentIn(text="Denfur Foods reported total revenue for fiscal year 2023.")],
         ),
         ("85.1 kilograms of flour", [DocumentIn(text=REPORTS)]),
-        ("2023FedEx85", [DocumentIn(text=REPORTS)]),  # a garbled token: no word to find the sentence by
+        ("2023FedEx85", other_only),  # a garbled token, and no sentence naming Denfur Foods
     ]:
         outcome, note = _ground(NoteDraft(answer=answer), docs, "What total revenue did Denfur Foods report?")
         assert note is None and outcome.fate == "unsupported" and not outcome.value_dropped, answer
@@ -179,8 +198,11 @@ def test_a_number_is_the_same_with_or_without_thousands_separators(answer: str) 
 
 @pytest.mark.parametrize("answer", ["24,329", "2,4328", "24 328", "328"])
 def test_a_different_number_or_a_part_of_one_is_not_the_separated_number(answer: str) -> None:
+    """Not the text's number: the model's value is dropped (the sentence naming the orchard stays as a
+    quote, step 5 of the grounding check)."""
     outcome, note = _ground(NoteDraft(answer=answer), [DocumentIn(text=ORCHARD)], ORCHARD_Q)
-    assert note is None and outcome.fate == "unsupported"
+    assert outcome.value_dropped and outcome.reason and "not in the chunk" in outcome.reason
+    assert note is not None and note.answer == "" and "24328" not in str(note.model_dump())
 
 
 @pytest.mark.parametrize("question", ["Who had 44,021?", "Who had 44021?"])
@@ -452,7 +474,7 @@ READING_TABLE: list[tuple[str, NoteDraft, Callable[[Measured], str] | None, str]
         "its answer restates the question (no new word)",
     ),
     ("a value not in the text", NoteDraft(answer="The code is 4411-FALCON."), stated_in_the_chunk, "falcon"),
-    ("a wrong number", NoteDraft(answer="The code is 7318."), stated_in_the_chunk, "7318"),
+    ("a wrong number", NoteDraft(answer="The code is 7318-FALCON."), stated_in_the_chunk, "7318"),
     (
         "a sentence about something else",
         NoteDraft(answer="It was built by the Kestrel company."),
