@@ -28,6 +28,7 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 NUMBER = re.compile(
     r"(?<![\w.,])(?<![A-Za-z]-)(?>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
@@ -52,10 +53,23 @@ def numbers_in(text: str) -> list[float]:
     return [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
 
 
-def _same(a: float, b: float) -> bool:
-    """Equal up to floating-point error, or to the cent (a mean written rounded): 234,394.1 is not
-    234,394 (a relative tolerance of 1e-6 had made them one)."""
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)) or round(a, 2) == round(b, 2)
+def _same(written: float, value: float) -> bool:
+    """Whether an answer's number (``written``) states ``value``: ``value`` rounded to the decimals the
+    answer writes (a mean of 3.3333 written 3.33), or for a whole number, equal up to floating-point
+    error. Not a value the answer writes more digits of than it has: 234,394.1 is not 234,394 (a
+    relative tolerance of 1e-6 had made them one), nor is 3,752,677.000001 (measured on the session-41
+    test split: SmolLM2-135M wrote it for a bank's loan of 3,752,677, and rounding both to the cent had
+    let it pass as derived, supported)."""
+    decimals = _decimals(written)
+    if decimals:
+        return round(value, decimals) == written  # the answer's own precision decides
+    return abs(written - value) <= 1e-9 * max(1.0, abs(written), abs(value))
+
+
+def _decimals(number: float) -> int:
+    """How many decimals ``number`` is written with (its shortest round-trip form: as parsed from text)."""
+    exponent = Decimal(repr(number)).as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
 
 COMBINING = re.compile(

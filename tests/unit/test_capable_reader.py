@@ -730,3 +730,30 @@ def test_an_answer_that_names_itself_the_answer_is_judged_on_its_value() -> None
     said = "The population of the town of Quiganqui is 234,394. The answer is 234,394."
     assert judge_answer(said, notes, question).kind == "extractive"
     assert judge_answer("The answer is 234,395.", notes, question).kind == "none"
+
+
+def test_a_number_with_digits_the_notes_do_not_have_is_not_their_value() -> None:
+    """Measured on the session-41 test split: "3,752,677.000001" for a loan of 3,752,677 passed as
+    derived (both rounded to the cent). An answer's precision is its own: a mean written rounded still
+    stands, a value written with digits beyond the notes' does not."""
+    question = "What sum did the city borrow from the Sarpev bank?"
+    notes = [_quote("The Sarpev bank lent the city 3,752,677 guilders.")]
+    assert judge_answer("3,752,677.000001", notes, question).kind == "none"
+    assert judge_answer("3,752,677.1 guilders", notes, question).kind == "none"
+    assert judge_answer("3,752,677 guilders", notes, question).kind == "extractive"
+    thirds = [_quote("The Lovar mill ground 10 tons."), _quote("The Varlen mill ground 0 tons.", 100)]
+    mean = "What is the average the Lovar and Varlen mills ground?"
+    assert judge_answer("5 tons", thirds, mean).kind == "derived"
+    three = [
+        _quote("The Osk mill ground 1 ton."),
+        _quote("The Mar mill ground 2 tons.", 100),
+        _quote("The Ul mill ground 7 tons.", 200),
+    ]
+    assert (
+        judge_answer("3.33 tons", three, "What is the average the Osk, Mar and Ul mills ground?").kind
+        == "derived"
+    )
+    assert (
+        judge_answer("3.3334 tons", three, "What is the average the Osk, Mar and Ul mills ground?").kind
+        == "none"
+    )
