@@ -175,7 +175,7 @@ def _chain_stages(ctx: Context, question: str, per_call: int) -> list[StageCost]
 
     if not rereading_enabled(ctx) or link_to_follow(question) is None:
         return []
-    calls = 2 * PASSAGES_PER_HOP * (2 if ctx.verify_answers == "on" else 1)
+    calls = 2 * PASSAGES_PER_HOP * 2 * (2 if ctx.verify_answers == "on" else 1)  # a sentence, a passage
     return [
         _bounded(
             "chain",
@@ -204,7 +204,9 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
     )
     rest: list[StageCost] = []
     if rereading_enabled(ctx):
-        rest.append(_bounded("reread", n, max(tokens, default=0), "at most one per chunk"))
+        rest.append(
+            _bounded("reread", 2 * n, max(tokens, default=0), "at most two per chunk (a sentence, a passage)")
+        )
     if shape.plans and ctx.decompose and len({p.doc_index for c in chunks for p in c.parts}) > 1:
         rest.append(_bounded("decompose", 1, per_call, "one planning call (several documents)"))
         shared = sum(len(c.parts) - 1 for c in chunks)
@@ -243,9 +245,10 @@ def _tree_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: 
         _bounded("summarize", rounds * k + 1, per_call, f"≤{rounds} aggregation rounds over ≤{k} top nodes"),
         _bounded(
             "tree map + reduce",
-            2 * nodes + 1,
+            3 * nodes + 1,
             per_call,
-            "two per tree node, assuming ≤12 sections a chunk (the outline schema's cap)",
+            "three per tree node (a leaf's map and two second readings; an inner node's reduce and map), "
+            "assuming ≤12 sections a chunk (the outline schema's cap)",
         ),
     ]
     return first, rest
@@ -278,9 +281,9 @@ def _ip_graph_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, k
         ),
         _bounded(
             "search + answer",
-            retrieved + 3,
+            retrieved + 4,
             per_call,
-            "a Yes/No turn per retrieved node, the answer, a second reading",
+            "a Yes/No turn per retrieved node, the answer, a second reading (a sentence, a passage)",
         ),
     ]
     return first, rest

@@ -48,10 +48,9 @@ from longgraph.nodes.answer_support import (
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words
-from longgraph.nodes.passages import best_passage
+from longgraph.nodes.passages import Found, best_passage
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
-from longgraph.nodes.support import Span
 from longgraph.nodes.verify import confirmed, verifier_for, verify_answer
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
 from longgraph.state.graph_state import RunState
@@ -109,16 +108,16 @@ def _naming(chunks: Sequence[Chunk], names: frozenset[str]) -> list[Chunk]:
 
 def _passages(
     chunks: Sequence[Chunk], documents: Sequence[DocumentIn], names: frozenset[str], question: str
-) -> list[tuple[Chunk, Span]]:
+) -> list[tuple[Chunk, Found]]:
     """The :data:`PASSAGES_PER_HOP` passages that name ``names`` and bear most on ``question``."""
     wanted = question_words(question)
     found = []
     for chunk in _naming(chunks, names):
         best = best_passage(chunk, documents, wanted)
-        if best is not None and names <= best[0].stems:
-            found.append((best[1], chunk.id, chunk, best[0]))
+        if best is not None and names <= best.span.stems:
+            found.append((best.relevance, chunk.id, chunk, best))
     found.sort(key=lambda f: (-f[0], f[1]))
-    return [(chunk, span) for _, _, chunk, span in found[:PASSAGES_PER_HOP]]
+    return [(chunk, best) for _, _, chunk, best in found[:PASSAGES_PER_HOP]]
 
 
 @dataclass(frozen=True)
@@ -135,33 +134,54 @@ class _Readings:
 
 
 async def _read(
-    kit: RunKit, passages: Sequence[tuple[Chunk, Span]], documents: Sequence[DocumentIn], question: str
+    kit: RunKit, passages: Sequence[tuple[Chunk, Found]], documents: Sequence[DocumentIn], question: str
 ) -> _Readings:
-    """``passages`` read with ``question``, each answer checked against its chunk."""
+    """``passages`` read with ``question``, each answer checked against its chunk. Each passage is read
+    as second readings are (``nodes/passages.py``): its strongest sentence alone and with its
+    neighbours, at once; the first that gives a verified note counts. Measured with SmolLM2-135M: asked
+    "What is the name of the hound owned by Bram Oskzen?", it copied "Bram Oskzen owns a hound named
+    Pevmis" from the sentence alone, and with neighbours answered "Pevmis owns a hound named Bram
+    Oskzen"."""
 
-    async def one(chunk: Chunk, span: Span) -> tuple[tuple[ChunkOutcome, Note] | str, Usage]:
-        text = documents[span.doc_index].text[span.start : span.end]
-        result = await kit.call(
-            PROMPTS,
-            STAGE,
-            text=" ".join(text.split()),
-            question=question,
-            label=CHAIN,
-            record_unanswered=True,
-            work=f"following a chain in chunk {chunk.id}",
+    async def one(chunk: Chunk, found: Found) -> tuple[tuple[ChunkOutcome, Note] | str, Usage]:
+        text = documents[found.span.doc_index].text
+        stretches = list(dict.fromkeys(text[s.start : s.end] for s in (found.sentence, found.span)))
+        results = await asyncio.gather(
+            *(
+                kit.call(
+                    PROMPTS,
+                    STAGE,
+                    text=" ".join(stretch.split()),
+                    question=question,
+                    label=CHAIN,
+                    record_unanswered=True,
+                    work=f"following a chain in chunk {chunk.id}",
+                )
+                for stretch in stretches
+            )
         )
-        read = chunk_read(result, chunk.id, CHAIN, prompts=PROMPTS)
-        outcome, note = ground_read(read, chunk, documents, question, min_relevance=kit.context.min_relevance)
+        usage = sum((r.usage for r in results), Usage())
+        graded = [
+            ground_read(
+                chunk_read(r, chunk.id, CHAIN, prompts=PROMPTS),
+                chunk,
+                documents,
+                question,
+                min_relevance=kit.context.min_relevance,
+            )
+            for r in results
+        ]
+        outcome, note = next(((o, n) for o, n in graded if n is not None and n.verified_quotes), graded[0])
         if note is None or not note.verified_quotes:
             said = (outcome.answer or "").strip()[:80]
             why = outcome.reason or (
                 "it has no information" if outcome.fate == "no_information" else outcome.fate
             )
-            return f"chunk {chunk.id} answered {said!r}: {why}", result.usage
+            return f"chunk {chunk.id} answered {said!r}: {why}", usage
         why = f"following a chain, its passage was asked {question!r}"
-        return (outcome.model_copy(update={"reason": why}), note), result.usage
+        return (outcome.model_copy(update={"reason": why}), note), usage
 
-    results = await asyncio.gather(*(one(chunk, span) for chunk, span in passages))
+    results = await asyncio.gather(*(one(chunk, found) for chunk, found in passages))
     return _Readings(
         noted=[r for r, _ in results if not isinstance(r, str)],
         missed=[r for r, _ in results if isinstance(r, str)],
