@@ -48,7 +48,7 @@ from longgraph.nodes.answer_support import (
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words
-from longgraph.nodes.passages import Found, best_passage
+from longgraph.nodes.passages import Found, best_passage, read_each
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.verify import confirmed, verifier_for, verify_answer
@@ -145,20 +145,15 @@ async def _read(
 
     async def one(chunk: Chunk, found: Found) -> tuple[tuple[ChunkOutcome, Note] | str, Usage]:
         text = documents[found.span.doc_index].text
-        stretches = list(dict.fromkeys(text[s.start : s.end] for s in (found.sentence, found.span)))
-        results = await asyncio.gather(
-            *(
-                kit.call(
-                    PROMPTS,
-                    STAGE,
-                    text=" ".join(stretch.split()),
-                    question=question,
-                    label=CHAIN,
-                    record_unanswered=True,
-                    work=f"following a chain in chunk {chunk.id}",
-                )
-                for stretch in stretches
-            )
+        results = await read_each(
+            kit,
+            [" ".join(text[a:b].split()) for a, b in found.stretches()],
+            prompts=PROMPTS,
+            stage=STAGE,
+            question=question,
+            label=CHAIN,
+            work=f"following a chain in chunk {chunk.id}",
+            record_unanswered=True,
         )
         usage = sum((r.usage for r in results), Usage())
         graded = [

@@ -43,6 +43,7 @@ from longgraph.nodes.passages import (
     best_passage,
     may_bear_strongly,
     passage_note,
+    read_each,
     rereading_enabled,
     settle_readings,
     worth_rereading,
@@ -529,19 +530,14 @@ async def _read_best_passage_again(
     strongest, index = best
     chunk_id = outcomes[index].chunk_id
     text = documents[strongest.span.doc_index].text
-    stretches = list(dict.fromkeys(text[s.start : s.end] for s in (strongest.sentence, strongest.span)))
-    results = await asyncio.gather(
-        *(
-            kit.call(
-                PROMPTS,
-                "answer",
-                text=f"* {' '.join(passage.split())}",
-                question=question,
-                label=REREAD,
-                work=f"second reading of chunk {chunk_id}",
-            )
-            for passage in stretches
-        )
+    results = await read_each(
+        kit,
+        [f"* {' '.join(text[a:b].split())}" for a, b in strongest.stretches()],
+        prompts=PROMPTS,
+        stage="answer",
+        question=question,
+        label=REREAD,
+        work=f"second reading of chunk {chunk_id}",
     )
     reads = [chunk_read(r, chunk_id, REREAD, prompts=PROMPTS) for r in results]  # the one ChunkRead builder
     graded = [

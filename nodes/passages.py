@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 
 from langgraph.types import Send
 
+from longgraph.llm import StructuredCall
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import (
     CJK,
@@ -39,6 +40,7 @@ from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note, Passage
+from longgraph.state.outputs import StructuredOutput
 
 REREAD = "reread"
 """The label of a second reading (its reads, calls and progress events)."""
@@ -58,6 +60,42 @@ class Found(NamedTuple):
     """The strongest sentence's weighted share of the question's words."""
     sentence: Span
     """The strongest sentence alone."""
+
+    def stretches(self) -> list[tuple[int, int]]:
+        """What a second reading reads, as offsets in the passage's document: the strongest sentence
+        alone, then with its neighbours, when it has any (as :meth:`Passage.stretches`)."""
+        sentence, whole = (self.sentence.start, self.sentence.end), (self.span.start, self.span.end)
+        return [sentence] if sentence == whole else [sentence, whole]
+
+
+async def read_each(
+    kit: RunKit,
+    texts: Sequence[str],
+    *,
+    prompts: str,
+    stage: str,
+    question: str,
+    label: str,
+    work: str,
+    record_unanswered: bool = False,
+) -> list[StructuredCall[StructuredOutput]]:
+    """The stretches of a second reading (or of a chain's passage) read at once, in order."""
+    return list(
+        await asyncio.gather(
+            *(
+                kit.call(
+                    prompts,
+                    stage,
+                    text=text,
+                    question=question,
+                    label=label,
+                    work=work,
+                    record_unanswered=record_unanswered,
+                )
+                for text in texts
+            )
+        )
+    )
 
 
 def best_passage(chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords) -> Found | None:

@@ -19,7 +19,6 @@ which nothing could verify — and carries no result.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,6 +32,7 @@ from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.passages import (
     REREAD,
     passage_worth_rereading,
+    read_each,
     rereading_enabled,
     settle_readings,
     strongest_passage,
@@ -215,19 +215,15 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
         outcome, _ = ground_read(read, leaf, alone, question, min_relevance=kit.context.min_relevance)
         span = passage_worth_rereading(outcome, strongest_passage(leaf, alone, wanted), wanted)
         stretches = span.stretches() if span is not None else []
-        again = await asyncio.gather(
-            *(
-                kit.call(
-                    PROMPTS,
-                    stage,
-                    text=text[start:end],
-                    question=question,
-                    label=REREAD,
-                    work=f"second reading of tree node {node.id}",
-                    record_unanswered=True,
-                )
-                for start, end in stretches
-            )
+        again = await read_each(
+            kit,
+            [text[start:end] for start, end in stretches],
+            prompts=PROMPTS,
+            stage=stage,
+            question=question,
+            label=REREAD,
+            work=f"second reading of tree node {node.id}",
+            record_unanswered=True,
         )
         for result in again:
             rereads.append(chunk_read(result, chunk_id, REREAD, prompts=PROMPTS))
