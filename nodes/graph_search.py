@@ -521,8 +521,8 @@ async def _read_best_passage_again(
         found = best_passage(chunks[outcome.chunk_id], documents, wanted)
         if (
             found is not None
-            and worth_rereading(outcome, found.relevance, wanted)
-            and (best is None or found.relevance > best[0].relevance)
+            and worth_rereading(outcome, found.relevance, wanted, named=found.named)
+            and (best is None or (found.named, found.relevance) > (best[0].named, best[0].relevance))
         ):
             best = (found, index)
     if best is None:

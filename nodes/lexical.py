@@ -110,6 +110,11 @@ class QuestionWords(frozenset[str]):
             return 1.0
         return (len(self & stems) + len(self.named & stems)) / (len(self) + len(self.named))
 
+    def names_all(self, stems: AbstractSet[str]) -> bool:
+        """Whether ``stems`` hold every name of the question, which names at least one: a sentence
+        naming what the question is about, however it words the rest."""
+        return bool(self.named) and self.named <= stems
+
 
 def names_in(text: str) -> set[str]:
     """Stems of the capitalised content words of ``text`` that do not open a sentence or line

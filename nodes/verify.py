@@ -71,15 +71,19 @@ async def verify_answer(kit: RunKit, question: str, answer: str, quotes: Sequenc
 
 MEANING_FLOOR = 0.6
 """Cosine similarity (the bundled all-MiniLM-L6-v2) an answer's sentence needs with the question."""
-BEYOND_ENTITY = 0.08
+BEYOND_ENTITY = 0.04
 """How much closer the sentence must be to the question than to the words naming its entity.
 
 A chain's bridge ("The Pevhal garden is tended by Ilka Lenhal", asked in which town the gardener was
 born) is as close to the question as a paraphrase, but no closer to it than to "the gardener of the
-Pevhal garden": the margin is what refuses it. Chosen on the general suite's dev templates
+Pevhal garden": the margin is what refuses it. First chosen (0.08) on session 35's dev templates
 (``evals/bench/verify_probe.py --by meaning``, 12 seeds): another fact about the asked entity 0/348
-confirmed, the chain's bridge 0/84, the answer in other words 125/348; on the test templates afterwards
-0/96, 0/24 and 37/96."""
+confirmed, the chain's bridge 0/84, the answer in other words 125/348. Measured again in session 42 on
+the dev templates then (69 templates and 20 chains, 12 seeds): the bridges' margins reach +0.024 at
+most (240 cases), and 0.08 refused half the answers in other words ("The mayor of Wexmis is a man named
+Odile Thimdorosk" for "Which person governs the town of Wexmis?", +0.048). At 0.04: bridges 0/240,
+another fact 0/828, the answer in other words 496/828 (402 at 0.08), the answer in the question's
+words 723/828 (663)."""
 
 
 def _closeness(vectors: np.ndarray, question: int, other: int, sentence: int) -> tuple[float, float]:

@@ -87,6 +87,9 @@ class Passage(BaseModel):
     sentence_start: int | None = None
     """Where its strongest sentence starts (None: the passage is that sentence)."""
     sentence_end: int | None = None
+    named: bool = False
+    """Whether its strongest sentence holds every name the question gives (it bears on the question
+    however the rest is worded: ``nodes/passages.py``)."""
 
     def stretches(self) -> list[tuple[int, int]]:
         """What a second reading reads (``nodes/passages.py``): the strongest sentence alone, then the

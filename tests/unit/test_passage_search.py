@@ -93,6 +93,8 @@ def test_a_second_reading_reads_the_sentence_alone_and_with_its_neighbours() -> 
 
     def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         user = str(messages[-1]["content"])
+        if "Do the sentences state it as the answer?" in user:
+            return json.dumps({"stated": "yes" if "market is held" in user else "no"})
         text = re.search(r"The text begins as follows:\n(.*)\nThe text concludes here", user, re.S)
         if text is None:  # the reduce: answer from the notes
             notes = re.findall(r"smoked plums", user)
@@ -117,3 +119,68 @@ def test_a_second_reading_reads_the_sentence_alone_and_with_its_neighbours() -> 
     holder = next(c for c in result.chunks if c.status == "used")
     assert "second reading" in (holder.reason or "")
     assert DOCUMENT[result.evidence[0].start : result.evidence[0].end] == FACT
+
+
+PARAPHRASED = "When do the traders of Athmis gather each week?"
+"""Asked in other words than the text's: it shares the name Athmis with the sentence that answers it,
+and little else ("weekly" is not "week")."""
+
+MARKET_TOWNS = (
+    "Traders gather every week in the towns of the north, and each town keeps its own customs. "
+    "The roads are poor in winter. In Athmis, the weekly market is held on Monday mornings. "
+    "Farmers bring cheese and wool. In Velcor, the weekly market is held on Friday evenings."
+)
+
+
+def _market_reader(readings: list[str]) -> ScriptedChatModel:
+    """A small model's habits in reading: the whole chunk, or a sentence that does not name Athmis,
+    gets no answer; the Athmis sentence read alone gets the right one. Asked to verify (the answer's
+    sentence names Athmis but no other word of the question), it says whether that sentence is the
+    one about the market, as a capable reader would."""
+    import json
+    import re
+    from collections.abc import Mapping, Sequence
+
+    def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        user = str(messages[-1]["content"])
+        if "Do the sentences state it as the answer?" in user:
+            return json.dumps({"stated": "yes" if "market is held" in user else "no"})
+        text = re.search(r"The text begins as follows:\n(.*)\nThe text concludes here", user, re.S)
+        if text is None:  # the reduce
+            return json.dumps({"answer": "Monday mornings" if "Monday" in user else "[NO INFORMATION]"})
+        body = text.group(1).strip()
+        readings.append(body)
+        if body.startswith("In Athmis") and "Velcor" not in body:
+            return json.dumps({"answer": "The weekly market of Athmis is held on Monday mornings."})
+        return json.dumps({"answer": "[NO INFORMATION]"})
+
+    return ScriptedChatModel(responder=responder)
+
+
+def test_a_paraphrased_question_rereads_the_sentence_naming_its_entity() -> None:
+    """The sentence sharing most words with the question ("Traders gather every week") is not about
+    Athmis; the one naming Athmis shares two of its five weighted words. It is read again, alone, and
+    answers; the look-alike town's sentence is never taken for it."""
+    readings: list[str] = []
+    graph = build_graph(FakeProvider(_market_reader(readings)))
+    result = GraphOutput.model_validate(
+        graph.invoke({"question": PARAPHRASED, "documents": [{"text": MARKET_TOWNS}]}, context=FAKE_SETTINGS)
+    )
+    assert "Monday mornings" in result.answer and result.supported
+    assert "In Athmis, the weekly market is held on Monday mornings." in readings
+    assert not any(r.startswith("Traders gather") and len(r) < len(MARKET_TOWNS) for r in readings)
+    holder = next(c for c in result.chunks if c.status == "used")
+    assert "second reading" in (holder.reason or "")
+
+
+def test_an_absent_entity_earns_no_second_reading() -> None:
+    """Asked about a town the text never names, no sentence names it: nothing is read again on the
+    strength of a name, and the answer is NO INFORMATION."""
+    readings: list[str] = []
+    graph = build_graph(FakeProvider(_market_reader(readings)))
+    question = PARAPHRASED.replace("Athmis", "Dorvane")
+    result = GraphOutput.model_validate(
+        graph.invoke({"question": question, "documents": [{"text": MARKET_TOWNS}]}, context=FAKE_SETTINGS)
+    )
+    assert not result.supported and "NO INFORMATION" in result.answer
+    assert not any("Velcor" in r and len(r) < len(MARKET_TOWNS) for r in readings)

@@ -45,11 +45,17 @@ def spans_by_definition(text: str, start: int = 0, end: int | None = None) -> li
 
 
 def bounds_by_definition(text: str, spans: list[tuple[int, int]], wanted: QuestionWords) -> list[float]:
-    return [wanted.share({w for w in wanted if _begins_a_word(text[s:e].casefold(), w)}) for s, e in spans]
+    """Each sentence's share of the question words beginning a word in it, plus one when those hold
+    every name the question gives (such a sentence outranks the rest)."""
+    bounds = []
+    for s, e in spans:
+        present = {w for w in wanted if _begins_a_word(text[s:e].casefold(), w)}
+        bounds.append(wanted.share(present) + (1.0 if wanted.named and wanted.named <= present else 0.0))
+    return bounds
 
 
 _PIECES = [*"ab v.J.!?;。！？；\n \t\"'”’)](x東", " v. ", "\n \n", ". ", "(A. ", "\r\n\r\n"]
-_WORDY = [*"CITY happy Years yearly Paul's money ß ſtraße İstanbul question 東京 ", "city.", "sity"]
+_WORDY = [*"CITY happy Years yearly Paul's money ß ſtraße İstanbul question 東京 ", "city.", "sity", "Paul's", " paul "]
 
 
 def _random_text(rng: random.Random, pieces: list[str], length: int) -> str:

@@ -101,6 +101,12 @@ def meaning(question: str, answer: str, text: str, tmp_path: Path) -> Checked:
             "The Sarpev school opened its doors on 15 December 1790.",
             True,
         ),
+        (  # 0.60 close to the question and +0.05 beyond "the town of Wexmis" (a bridge reaches +0.02)
+            "Which person governs the town of Wexmis?",
+            "Odile Thimdorosk",
+            "The mayor of Wexmis is a man named Odile Thimdorosk.",
+            True,
+        ),
         (
             "How many people live in Quiganqui?",
             "234,394",
