@@ -29,8 +29,8 @@ check against the source tells them apart.
 
 5. **A wrong number in a right sentence.** An answer rejected only because its number is not in the
    chunk, whose other new words (one at least: "million dollars") are in a sentence that holds a number
-   and bears strongly on the question (half its weighted words, and two of them or one name, as for a
-   second reading), keeps that sentence as its note, without the model's answer. A bare value (a
+   and bears strongly on the question (half its weighted words, and two of them or one name, or every
+   name the question gives, as for a second reading), keeps that sentence as its note, without the model's answer. A bare value (a
    number, a garbled timestamp) has no other words to place it: it keeps a sentence only when the
    question names something and the sentence holds every name it gives (measured with SmolLM2-135M:
    asked "When was the Oskzen bridge opened?", the holder chunk answered "2018-09-23T14:57:56.783Z" on
@@ -346,7 +346,9 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
         relevance = wanted.share(span.stems)
         if best is None or relevance > best.relevance:
             best = Support(span, held_share(words, span.stems), relevance, claim)
-    if best is None or best.relevance < min_relevance or not bears_strongly(best.relevance, wanted):
+    if best is None or best.relevance < min_relevance:
+        return None
+    if not bears_strongly(best.relevance, wanted, named=wanted.names_all(best.span.stems)):
         return None
     return best
 

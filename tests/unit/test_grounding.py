@@ -153,6 +153,28 @@ def test_a_bare_wrong_value_keeps_the_sentence_naming_what_the_question_names(an
     assert note is None and not outcome.value_dropped
 
 
+def test_a_bare_wrong_value_of_a_paraphrased_question_keeps_the_sentence_naming_its_entity() -> None:
+    """Measured with SmolLM2-135M on a dev paraphrase: asked "On what date did the Cormis college
+    begin?", the holder chunk answered "2007-08-22" on every reading of "Founded on January 17, 1679, the
+    Cormis university is the oldest in the province." The sentence shares only the name with the
+    question (2 of its 5 weighted words), but names all the question names: it is kept, without the
+    wrong value. A sentence naming another college is not."""
+    text = (
+        "Founded on March 2, 1702, the Velmis university is the second oldest. "
+        "Founded on January 17, 1679, the Cormis university is the oldest in the province."
+    )
+    outcome, note = _ground(
+        NoteDraft(answer="2007-08-22"), [DocumentIn(text=text)], "On what date did the Cormis college begin?"
+    )
+    assert outcome.fate == "noted" and outcome.value_dropped and note is not None and note.answer == ""
+    [quote] = note.verified_quotes
+    assert "Cormis" in quote.text and "Velmis" not in quote.text
+    outcome, note = _ground(
+        NoteDraft(answer="2007-08-22"), [DocumentIn(text=text)], "On what date did the Dorvane college begin?"
+    )
+    assert note is None and not outcome.value_dropped
+
+
 def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_question() -> None:
     """Another company's sentence shares 3 of the question's 7 weighted words: below half, nothing is kept;
     nor is a sentence holding no number, nor one that lacks the answer's other words, nor anything for an
