@@ -60,6 +60,7 @@ from longgraph.nodes.support import (
     dedupe_quotes,
     held_share,
     is_number,
+    misspelt_names,
     new_words,
     shown_words,
     support_in_notes,
@@ -989,6 +990,10 @@ def judge_answer(
     if words and held_share(words, stems) < MIN_SUPPORT:
         missing = ", ".join(sorted(words - stems)[:6])
         return Judged("none", [], f"its words are in no verified note (not found: {missing})")
+    misspelt = misspelt_names(answer, stems)
+    if misspelt:
+        shown = ", ".join(f"{word!r}, near the notes' {near!r}" for word, near in misspelt[:3])
+        return Judged("none", [], f"it misspells a name of the verified notes ({shown})")
     pool = sentences_of(dedupe_quotes(all_quotes))
     # One fact per sentence: a note that gathered three teams' scores holds three values to add.
     groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]

@@ -20,6 +20,8 @@ check against the source tells them apart.
    wrong number is a wrong answer however many words around it match (measured: SmolLM2 answered
    "23.1 million dollars" from a chunk saying 433.1, and "million dollars" alone passed). Below
    :data:`MIN_SUPPORT` the answer's value is **not in the chunk** (a hallucinated value): not evidence.
+   A **name misspelt** ("Odeil" where the span has "Odile": ``nodes/support.py`` ``misspelt_names``) is
+   another name, as a changed digit is another number: not evidence either.
 4. ``relevance`` is the share of the question's content words in that span, the question's names
    counted twice (:class:`~longgraph.nodes.lexical.QuestionWords`: asked for one company's revenue, a
    sentence giving another's shares every word with the question but the name); below the context's
@@ -87,6 +89,7 @@ from longgraph.nodes.support import (
     evidence_of,
     held_share,
     is_number,
+    misspelt_names,
     new_words,
     quote_spans,
     shown_words,
@@ -209,6 +212,18 @@ def stated_in_the_chunk(m: Measured) -> str:
     return f"is not in the chunk (not found: {shown_words(m.support.new_words - held, m.stated)})"
 
 
+def names_spelt_as_in_the_chunk(m: Measured) -> str:
+    """Step 3b: a claim's name the supporting span spells otherwise (:func:`misspelt_names`) is another
+    name: not the chunk's value, however many of the claim's other words the span holds."""
+    if not m.claimed or m.support.span is None:
+        return ""
+    misspelt = misspelt_names(m.stated, m.support.span.stems)
+    if not misspelt:
+        return ""
+    shown = ", ".join(f"{word!r}, near the text's {near!r}" for word, near in misspelt[:3])
+    return f"misspells a name of the chunk ({shown})"
+
+
 def bears_on_the_question(m: Measured) -> str:
     """Step 4: the supporting span shares at least ``min_relevance`` of the question's words (names
     twice); else it is copied text about something else."""
@@ -223,6 +238,7 @@ def bears_on_the_question(m: Measured) -> str:
 READING_RULES: tuple[Callable[[Measured], str], ...] = (
     says_something_new,
     stated_in_the_chunk,
+    names_spelt_as_in_the_chunk,
     bears_on_the_question,
 )
 """Whether a measured statement is evidence, in order; each returns why not (after "its answer" or
@@ -346,7 +362,7 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
         relevance = wanted.share(span.stems)
         if best is None or relevance > best.relevance:
             best = Support(span, held_share(words, span.stems), relevance, claim)
-    if best is None or best.relevance < min_relevance:
+    if best is None or best.span is None or best.relevance < min_relevance:
         return None
     if not bears_strongly(best.relevance, wanted, named=wanted.names_all(best.span.stems)):
         return None

@@ -757,3 +757,14 @@ def test_a_number_with_digits_the_notes_do_not_have_is_not_their_value() -> None
         judge_answer("3.3334 tons", three, "What is the average the Osk, Mar and Ul mills ground?").kind
         == "none"
     )
+
+
+def test_an_answer_misspelling_a_name_of_its_notes_does_not_stand() -> None:
+    """Measured with SmolLM2-135M on a dev paraphrase: "Odeil Zenwexsar" for the text's "Odile
+    Zenwexsar" passed as supported (half its words in the note). A name misspelt is another name; the
+    name as the text spells it stands."""
+    question = "Which person governs the town of Sarvinmis?"
+    notes = [_quote("The mayor of Sarvinmis is a man named Odile Zenwexsar.")]
+    misspelt = judge_answer("Odeil Zenwexsar", notes, question)
+    assert misspelt.kind == "none" and "'Odeil', near the notes' 'odil'" in misspelt.why, misspelt
+    assert judge_answer("Odile Zenwexsar", notes, question).kind == "extractive"

@@ -14,13 +14,14 @@ from longgraph.nodes.grounding import (
     Measured,
     bears_on_the_question,
     ground_read,
+    names_spelt_as_in_the_chunk,
     says_something_new,
     stated_in_the_chunk,
     why_not_evidence,
 )
 from longgraph.nodes.lexical import question_words
 from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_strongly, worth_rereading
-from longgraph.nodes.support import Support, confidence_of, support_in_notes
+from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
 from longgraph.state.notes import ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import NO_INFORMATION
@@ -498,6 +499,12 @@ READING_TABLE: list[tuple[str, NoteDraft, Callable[[Measured], str] | None, str]
     ("a value not in the text", NoteDraft(answer="The code is 4411-FALCON."), stated_in_the_chunk, "falcon"),
     ("a wrong number", NoteDraft(answer="The code is 7318-FALCON."), stated_in_the_chunk, "7318"),
     (
+        "a name misspelt",  # half its words in the text ("7319"): the misspelt one is another name
+        NoteDraft(answer="The code is 7319-KESTRAL."),
+        names_spelt_as_in_the_chunk,
+        "'KESTRAL', near the text's 'kestrel'",
+    ),
+    (
         "a sentence about something else",
         NoteDraft(answer="It was built by the Kestrel company."),
         bears_on_the_question,
@@ -533,6 +540,7 @@ def test_reading_rules_table(
 RULE_WORDING: dict[Callable[[Measured], str], str] = {
     says_something_new: "restates the question",
     stated_in_the_chunk: "is not in the chunk",
+    names_spelt_as_in_the_chunk: "misspells a name of the chunk",
     bears_on_the_question: "does not bear on the question",
 }
 
@@ -545,6 +553,11 @@ def test_each_reading_rule_passes_what_the_others_reject() -> None:
     absent = Measured("4411", Support(None, 0.4, 1.0, frozenset({"4411"})), True, 0.2)
     elsewhere = Measured("kestrel company", Support(None, 1.0, 0.1, frozenset({"kestrel"})), True, 0.2)
     quotes_only = Measured("", Support(None, 1.0, 1.0, frozenset()), False, 0.2)
+    odile = Span(0, "", 0, 40, frozenset({"mayor", "odil", "zenwexsar"}))
+    misspelt = Measured(
+        "Odeil Zenwexsar", Support(odile, 0.5, 1.0, frozenset({"odeil", "zenwexsar"})), True, 0.2
+    )
+    assert [rule.__name__ for rule in READING_RULES if rule(misspelt)] == ["names_spelt_as_in_the_chunk"]
     assert [rule.__name__ for rule in READING_RULES if rule(restated)] == ["says_something_new"]
     assert [rule.__name__ for rule in READING_RULES if rule(absent)] == ["stated_in_the_chunk"]
     assert [rule.__name__ for rule in READING_RULES if rule(elsewhere)] == ["bears_on_the_question"]
