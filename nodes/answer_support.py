@@ -448,6 +448,23 @@ def _plain_noun(token: str) -> bool:
     return token[:1].islower() and is_content(token.casefold())
 
 
+def whole_names(sentences: Sequence[_Sentence], asked: frozenset[str]) -> list[frozenset[str]]:
+    """The names a chain may link ``sentences`` to another sentence by, each whole (the stems of every
+    word of "Casimir Sarathmis"), the asked names left out (they are what a chain binds). Two people who
+    share a given name are not one person: measured on session 42's test split, ToM's answer "The ferry
+    to Athtal is skippered by Casimir Sarathmis" rested on "The ferry to Zensarlo is skippered by
+    Casimir Sarathmis" and was bound to Athtal through "Casimir" of Athtal's own skipper, Casimir
+    Varganwex; marked supported. A name counts where a word of it is a name inside the sentence
+    (``names_in``: not a sentence's capitalised first word alone, "Founded")."""
+    out: list[frozenset[str]] = []
+    for sentence in sentences:
+        for run in capitalised_runs(sentence.text):
+            stems = frozenset(content_stems(run)) - asked
+            if stems & sentence.names and stems not in out:
+                out.append(stems)
+    return out
+
+
 def unbound_names(
     phrases: Sequence[frozenset[str]],
     resting: Sequence[_Sentence],
@@ -470,7 +487,7 @@ def unbound_names(
     "The Wexlen choir is led by ..." beside a sentence about Jacksonville, and "studied music in
     Jacksonville" passed as the Wexlen leader's city). A chain counts, one shared name per link: "The
     Wexlen choir is led by Leocadia Brenvin" binds "Leocadia Brenvin studied music in Vartris" to
-    Wexlen, however many links it takes."""
+    Wexlen, however many links it takes. A link is a whole name (:func:`whole_names`)."""
     names = frozenset().union(*phrases) if phrases else frozenset()
     if not names:
         return frozenset(), []
@@ -482,15 +499,15 @@ def unbound_names(
     covered = frozenset().union(*(s.stems for s in resting)) if resting else frozenset()
     chained: list[_Sentence] = []
     if resting and not bound(covered):
-        bridges = frozenset().union(*(s.names for s in resting)) - names
+        bridges = whole_names(resting, names)
         grown = True
         while grown and not bound(covered):
             grown = False
             for other in pool:
-                if other in resting or other in chained or not other.names & bridges:
+                if other in resting or other in chained or not any(b <= other.stems for b in bridges):
                     continue
                 chained.append(other)
-                bridges |= other.names - names
+                bridges += whole_names([other], names)
                 covered |= other.stems
                 grown = True
     if bound(covered):
@@ -1105,9 +1122,20 @@ def _resting(
     with the question (a sentence about something else is no evidence about what was asked, whatever
     words it lends). Measured: ToM answered "264,378 pounds" for the Athtal estate, read in "The Nevbren
     estate was sold for 264,378 pounds", and it stood because "The Athtal estate was sold for 3,959,636
-    pounds", also quoted, shares "pounds" with it and names Athtal."""
+    pounds", also quoted, shares "pounds" with it and names Athtal. An answer without a number rests
+    on the sentences holding one of its names whole, when some do (session 42's test split: ToM's "The
+    ferry to Athtal is skippered by Casimir Sarathmis" rested on Athtal's sentence, whose skipper is
+    Casimir Varganwex, through "Casimir")."""
     numbers = frozenset(numbers_in(answer))
     valued = [s for s in sentences if numbers & frozenset(numbers_in(s.text))] if numbers else []
+    if not valued:  # a name is a value too, whole: a look-alike's "Casimir Sarathmis", not "Casimir"
+        pieces = re.split(r"[,;:()]", answer)  # "Lovar, Ganthimwex and Trisathzen": three names
+        runs = (frozenset(content_stems(run)) for piece in pieces for run in capitalised_runs(piece))
+        known = names_in(answer).union(*(s.names for s in sentences))  # not a capitalised first word
+        named = [n for n in runs if n - wanted and n & known]
+        valued = [
+            s for s in sentences if any(n <= s.stems for n in named) and (s.stems & wanted or not wanted)
+        ]
     holding = valued or [s for s in sentences if s.stems & claim]
     return [s for s in holding or sentences if s.stems & wanted or not wanted]
 

@@ -768,3 +768,25 @@ def test_an_answer_misspelling_a_name_of_its_notes_does_not_stand() -> None:
     misspelt = judge_answer("Odeil Zenwexsar", notes, question)
     assert misspelt.kind == "none" and "'Odeil', near the notes' 'odil'" in misspelt.why, misspelt
     assert judge_answer("Odile Zenwexsar", notes, question).kind == "extractive"
+
+
+def test_a_chain_links_by_a_whole_name_not_a_shared_given_name() -> None:
+    """Session 42's test split: ToM answered "The ferry to Athtal is skippered by Casimir Sarathmis", the
+    look-alike ferry's skipper, and it passed as bound to Athtal through "Casimir", the given name of
+    Athtal's own skipper. Two people sharing a given name are not one person; a whole name still links."""
+    question = "Who skippers the ferry to Athtal?"
+    notes = [
+        _quote("The ferry to Zensarlo is skippered by Casimir Sarathmis."),
+        _quote("The ferry to Athtal is skippered by Casimir Varganwex.", 100),
+    ]
+    wrong = judge_answer("The ferry to Athtal is skippered by Casimir Sarathmis", notes, question)
+    assert wrong.kind == "none", wrong
+    assert judge_answer("Casimir Varganwex", notes, question).kind == "extractive"
+    chain = [
+        _quote("The Athtal ferry is owned by Casimir Varganwex."),
+        _quote("Casimir Varganwex keeps a parrot named Lovar.", 100),
+    ]
+    reached = judge_answer(
+        "Lovar", chain, "What is the name of the parrot kept by the owner of the Athtal ferry?"
+    )
+    assert reached.kind == "extractive", reached

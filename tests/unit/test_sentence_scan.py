@@ -55,7 +55,13 @@ def bounds_by_definition(text: str, spans: list[tuple[int, int]], wanted: Questi
 
 
 _PIECES = [*"ab v.J.!?;。！？；\n \t\"'”’)](x東", " v. ", "\n \n", ". ", "(A. ", "\r\n\r\n"]
-_WORDY = [*"CITY happy Years yearly Paul's money ß ſtraße İstanbul question 東京 ", "city.", "sity", "Paul's", " paul "]
+_WORDY = [
+    *"CITY happy Years yearly Paul's money ß ſtraße İstanbul question 東京 ",
+    "city.",
+    "sity",
+    "Paul's",
+    " paul ",
+]
 
 
 def _random_text(rng: random.Random, pieces: list[str], length: int) -> str:
