@@ -20,6 +20,11 @@ class StubConfig(BaseModel):
 
     model: str = Field(default="stub", description="Model name served at /v1/models and echoed in responses.")
     latency_s: float = Field(default=0.0, ge=0, description="Fixed sleep before every chat answer.")
+    hold: bool = Field(
+        default=False,
+        description="While true, every chat answer waits (after its latency) until it is set false: a test "
+        "keeps a run in the middle of a call for as long as it needs, however slow the host.",
+    )
     error_rate: float = Field(default=0.0, ge=0, le=1, description="Fraction answered HTTP 500 or 503.")
     timeout_rate: float = Field(default=0.0, ge=0, le=1, description="Fraction that hang for hang_s.")
     hang_s: float = Field(

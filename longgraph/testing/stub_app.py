@@ -302,6 +302,8 @@ class _StubApp:
         digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:16]
         if cfg.latency_s > 0:
             await asyncio.sleep(cfg.latency_s)
+        while st.config.hold and not st.is_stopping():  # noqa: ASYNC110 - released by POST /stub/config
+            await asyncio.sleep(0.02)
         if fault in (Fault.ERROR_500, Fault.ERROR_503):
             code = 500 if fault is Fault.ERROR_500 else 503
             self._finish(code, seq, fault, stage)

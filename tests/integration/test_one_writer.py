@@ -60,20 +60,22 @@ def checkpoint_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def test_a_second_process_resuming_a_running_thread_is_refused(checkpoint_db: str, tmp_path: Path) -> None:
     document = tmp_path / "doc.txt"
     document.write_text(planted(80_000), encoding="utf-8")
-    # ~20 chunks two at a time, 0.8 s each: the first run lasts ~8 s, past a second CLI's start on a busy CPU
-    with run_stub_in_thread(StubConfig(latency_s=0.8)) as stub:
+    # The stub holds every answer until the second CLI has been refused: however slow the host is at
+    # starting a CLI, the first run is still in the middle of its calls (CI once saw it finish first).
+    with run_stub_in_thread(StubConfig(hold=True)) as stub:
         command = [
             "ask", str(document), "-q", QUESTION, "--json", "--no-progress", "--no-cache", "--max-concurrency", "2",
             *stub_cli_args(stub.base_url), "--resume", "shared-thread", "--checkpoint-db", checkpoint_db,
         ]  # fmt: skip
         first, log = _start(command, tmp_path, stdout=subprocess.PIPE)
         try:
-            _wait_for_calls(stub, first, log)
-            second = run_longgraph(command, home=tmp_path, timeout=60)
+            _wait_for_calls(stub, first, log, at_least=1)
+            second = run_longgraph(command, home=tmp_path, timeout=120)
             assert first.poll() is None, "the first run should still be running"
             assert second.returncode == 2, second.stderr
             lines = second.stderr.strip().splitlines()
             assert len(lines) == 1 and "shared-thread" in lines[0] and "in use" in lines[0], second.stderr
+            stub.configure(hold=False)
             out, _ = first.communicate(timeout=120)
         finally:
             if first.poll() is None:
@@ -109,15 +111,17 @@ def test_two_batches_on_one_results_file(tmp_path: Path) -> None:
     items = tmp_path / "items.jsonl"
     rows = [{"id": str(i), "question": QUESTION, "document": planted(6_000)} for i in range(6)]
     items.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
-    with run_stub_in_thread(StubConfig(latency_s=0.3)) as stub:
+    with run_stub_in_thread(StubConfig(hold=True)) as stub:  # held until the second batch is refused
         command = ["batch", str(items), "--out", str(tmp_path / "out.jsonl"), "--no-progress", "--no-cache", "--max-concurrency", "1",
                    *stub_cli_args(stub.base_url)]  # fmt: skip
         first, log = _start(command, tmp_path)
         try:
-            _wait_for_calls(stub, first, log)
-            second = run_longgraph(command, home=tmp_path, timeout=60)
+            _wait_for_calls(stub, first, log, at_least=1)
+            second = run_longgraph(command, home=tmp_path, timeout=120)
+            assert first.poll() is None, "the first batch should still be running"
             assert second.returncode == 2 and "another run" in second.stderr, second.stderr
             assert len(second.stderr.strip().splitlines()) == 1
+            stub.configure(hold=False)
             first.wait(timeout=120)
         finally:
             if first.poll() is None:

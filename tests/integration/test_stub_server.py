@@ -387,6 +387,29 @@ def test_malformed_answers_defeat_the_tolerant_parser(
                 parse_structured(content, schema)
 
 
+def test_a_held_answer_waits_until_it_is_released(clean_stub: StubHandle) -> None:
+    clean_stub.configure(hold=True)
+    answers: list[int] = []
+
+    def send() -> None:
+        with httpx.Client(timeout=30) as patient:
+            answers.append(
+                patient.post(f"{clean_stub.base_url}/chat/completions", json=chat_body(PLANTED)).status_code
+            )
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    deadline = time.monotonic() + 10
+    while clean_stub.stats()["requests"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)
+    held = (list(answers), clean_stub.stats()["completed"])
+    clean_stub.configure(hold=False)
+    sender.join(timeout=10)
+    assert held == ([], 0)
+    assert answers == [200] and clean_stub.stats()["completed"] == 1
+
+
 def test_die_after_refuses_later_requests(clean_stub: StubHandle, client: httpx.Client) -> None:
     clean_stub.configure(die_after=2)
     codes = [
