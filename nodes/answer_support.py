@@ -936,11 +936,19 @@ def may_list_more(c: Claimed) -> str:
     them ("officials of Velmora": the planted sentences say "The Bailiff of Velmora was crowned …", never
     "official"; measured, PECAN counted "1" of three). Like the other confirming rules it does not
     reject: a reader shown the sentences may know the list is whole (the document may use the word
-    elsewhere); the embedder's reading cannot (``nodes/verify.confirm_by_meaning``)."""
+    elsewhere); the embedder's reading cannot (``nodes/verify.confirm_by_meaning``).
+
+    The items' sentences may never use the noun ("For which towns does the text give the pen name of its
+    poet?" over "The poet from Trisathzen wrote under the pen name Vinmis"; measured, mapreduce answered
+    with that one sentence and it stood): so the rarest word of what is asked that the answer's
+    sentences hold ("poet") is counted too, the word every item's sentence repeats."""
     if c.partial or c.rarity is None or (noun := items_asked_for(c.question)) is None:
         return ""
-    for mark in (noun, *sorted(names_placing(c.question, noun))):
-        in_document = c.rarity.counts.get(mark, 0)
+    counts = c.rarity.counts
+    shared = sorted((w for w in c.asked_of_entity - _TEXT_ITSELF - {noun} if w in c.held and counts.get(w)),
+                    key=lambda w: (counts[w], w))  # fmt: skip
+    for mark in (noun, *sorted(names_placing(c.question, noun)), *shared[:1]):
+        in_document = counts.get(mark, 0)
         rested = sum(1 for s in _dedupe_sentences(c.sentences) if mark in s.stems)
         if in_document > rested:
             word = shown_names(c.question, [mark])

@@ -641,6 +641,32 @@ def test_an_answer_over_every_item_that_rests_on_fewer_than_the_document_holds_i
     assert items_asked_for(own) is None and items_asked_for(counted) == stem("foundations")
 
 
+PEN_NAMES = [
+    "The poet from Lovar wrote under the pen name Osktal.",
+    "The poet from Ganthimwex wrote under the pen name Relcor.",
+    "The poet from Trisathzen wrote under the pen name Vinmis.",
+]
+
+
+def test_a_list_whose_items_sentences_never_use_its_noun_is_still_counted_by_what_they_share() -> None:
+    """Session 42's test split (mapreduce, 8K): "For which towns does the text give the pen name of its
+    poet?" was answered "The poet from Trisathzen wrote under the pen name Vinmis." and marked supported.
+    Its sentences never say "town", so counting the noun found nothing more; they share "poet" and "pen
+    name", which the document holds in three sentences and the answer rests on one."""
+    question = "For which towns does the text give the pen name of its poet?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *PEN_NAMES])], question)
+    one = judge_answer(PEN_NAMES[2], [_quote(PEN_NAMES[2])], question, rarity=rarity)
+    assert one.kind == "extractive" and "in 3 sentences and the answer rests on 1" in one.unconfirmed, one
+    notes = [_quote(p, 100 * i) for i, p in enumerate(PEN_NAMES)]
+    whole = judge_answer("Lovar, Ganthimwex and Trisathzen", notes, question, rarity=rarity)
+    assert whole.kind == "extractive" and not whole.unconfirmed, whole
+    # A lookup of one poet's pen name asks no list: the others' sentences do not make it unconfirmed.
+    lookup = "Under which pen name did the poet from Trisathzen write?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *PEN_NAMES])], lookup)
+    own = judge_answer("Vinmis", [_quote(PEN_NAMES[2])], lookup, rarity=rarity)
+    assert own.kind == "extractive" and not own.unconfirmed, own
+
+
 def test_a_count_or_sum_stands_only_where_the_question_asks_for_one() -> None:
     """Session 40's test split: asked "What is the yearly fee to join the Sarpev guild?" over one note of
     "59.80 shillings a year", PECAN's reader answered "£1.00 per year", and it passed as derived (the
