@@ -548,6 +548,17 @@ def _modified_nouns(text: str) -> list[tuple[str, str]]:
     ]
 
 
+def modified_phrases(question: str) -> list[str]:
+    """The entities a question names by a modifier of a noun after "the" ("the ivory mint", "the saffron
+    regiment"): what names them when no capitalised name does (:func:`entity_phrases` is then empty)."""
+    words = WORD.findall(question)
+    return [
+        f"the {first} {noun}"
+        for article, first, noun in zip(words, words[1:], words[2:], strict=False)
+        if article.casefold() == "the" and first.islower() and _plain(first) and _plain(noun.casefold())
+    ]
+
+
 def _plain(word: str) -> bool:
     """A content word that is not a number (numbers before a noun count it, they do not name it)."""
     return is_content(word) and not is_number(word)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from longgraph.nodes.answer_support import Judged, entity_phrases, items_asked_for
+from longgraph.nodes.answer_support import Judged, entity_phrases, items_asked_for, modified_phrases
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans
 from longgraph.prompts import neutralise_frames
@@ -104,7 +104,10 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
     sentences = list(dict.fromkeys(shown_sentences(quotes).splitlines()))
     wanted = content_stems(answer)
     holding = [s for s in sentences if wanted & content_stems(s)] or sentences
-    entity = ", ".join(entity_phrases(question))
+    # An entity named by a modifier ("the ivory mint") is compared as one named by a name: measured on
+    # the dev templates' such entities (6 seeds), the answer in other words 43/60 confirmed, another fact
+    # about the entity 0/60; without it every one of them was refused for want of an entity.
+    entity = ", ".join(entity_phrases(question) or modified_phrases(question))
     if not holding or not entity:
         return Checked(False, "the embedder has no sentence or no named entity to compare")
     vectors = await kit.embed([question, entity, *holding])

@@ -132,6 +132,33 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
     assert is_no_information(refused.answer) and "the verification call says no" in (refused.rationale or "")
 
 
+def test_a_note_the_words_cannot_confirm_answers_for_a_reduce_that_does_not_stand_once_verified() -> None:
+    """Measured (dev, 8K): mapreduce's reduce answered a paraphrased question in words of its own, and
+    the one note that held the answer, which the words cannot confirm, was set aside unverified: NO
+    INFORMATION, where ToM, whose final answer was that sentence, was confirmed and right. The note now
+    goes to the same verification as a final answer would; with nothing to verify it, silence."""
+    scenario = next(s for s in SCENARIOS if s.name == "named-paraphrase")
+    text = document(scenario.facts)
+    reader = capable_responder(scenario)
+    wanders = capable_responder(Scenario("wander", scenario.question, scenario.facts, "Nobody counts them"))
+
+    def respond(messages: Any, extras: Any) -> str:
+        schema = (extras.get("response_format") or {}).get("json_schema", {}).get("name")
+        return (wanders if schema in ("ReduceOutput", "DirectAnswer") else reader)(messages, extras)
+
+    result = run("mapreduce", scenario.question, text, respond)
+    assert scenario.right(result.answer) and result.supported, (result.answer, result.rationale)
+    assert result.stats.calls_by_stage.get("verify") == 1, result.stats.calls_by_stage
+    assert any("could not confirm its answer" in n for n in result.stats.notes), result.stats.notes
+
+    graph = build_strategy("mapreduce", FakeProvider(ScriptedChatModel(responder=respond)))
+    off = {**SETTINGS, "verify_answers": "off"}
+    silent = GraphOutput.model_validate(
+        asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=off))
+    )
+    assert is_no_information(silent.answer) and silent.supported is False, silent.answer
+
+
 def test_a_bridge_whose_next_step_no_note_holds_is_not_confirmed_by_words() -> None:
     """Asked where the architect of the Pevhal library grew up, with only "The Pevhal library was designed
     by Ilka Lenhal" verified (the chain's next sentence never reached a note), the answer "Ilka Lenhal"

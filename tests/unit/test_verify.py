@@ -127,6 +127,20 @@ def meaning(question: str, answer: str, text: str, tmp_path: Path) -> Checked:
             "The Sarpev academy was designed by Odile Varmis.",
             False,
         ),
+        # An entity named by a modifier, not a name: measured (dev, 8K), every such answer in other
+        # words was refused for want of an entity to compare with.
+        (
+            "How is a coin made by the ivory mint stamped?",
+            "R2-ZY",
+            "Coins struck at the ivory mint carry the mark R2-ZY.",
+            True,
+        ),
+        (
+            "How is a coin made by the ivory mint stamped?",
+            "Ysolde Varmis",
+            "The ivory mint is run by Ysolde Varmis.",
+            False,
+        ),
     ],
 )
 def test_the_embedder_confirms_the_answer_in_other_words_not_a_bridge_or_another_fact(
