@@ -387,21 +387,28 @@ def test_malformed_answers_defeat_the_tolerant_parser(
                 parse_structured(content, schema)
 
 
-def test_a_held_answer_waits_until_it_is_released(clean_stub: StubHandle) -> None:
-    clean_stub.configure(hold=True)
-    answers: list[int] = []
+def _send_in_background(stub: StubHandle, statuses: list[int]) -> threading.Thread:
+    """One chat request on its own thread, its status appended to ``statuses``; returns once the stub
+    has it in flight (or after 10 s)."""
 
     def send() -> None:
-        with httpx.Client(timeout=30) as patient:
-            answers.append(
-                patient.post(f"{clean_stub.base_url}/chat/completions", json=chat_body(PLANTED)).status_code
+        with httpx.Client(timeout=30.0) as patient:
+            statuses.append(
+                patient.post(f"{stub.base_url}/chat/completions", json=chat_body(PLANTED)).status_code
             )
 
     sender = threading.Thread(target=send)
     sender.start()
     deadline = time.monotonic() + 10
-    while clean_stub.stats()["requests"] < 1 and time.monotonic() < deadline:
+    while stub.stats()["in_flight"] == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
+    return sender
+
+
+def test_a_held_answer_waits_until_it_is_released(clean_stub: StubHandle) -> None:
+    clean_stub.configure(hold=True)
+    answers: list[int] = []
+    sender = _send_in_background(clean_stub, answers)
     time.sleep(0.5)
     held = (list(answers), clean_stub.stats()["completed"])
     clean_stub.configure(hold=False)
@@ -502,18 +509,7 @@ def test_shutdown_with_a_hanging_request_is_prompt() -> None:
     """A hung request must not hold the server open for hang_s (3600 s) when the test ends."""
     results: list[int] = []
     with run_stub_in_thread(StubConfig(timeout_rate=1.0)) as handle:
-
-        def hang() -> None:
-            with httpx.Client(timeout=30.0) as c:
-                results.append(
-                    c.post(f"{handle.base_url}/chat/completions", json=chat_body(PLANTED)).status_code
-                )
-
-        worker = threading.Thread(target=hang)
-        worker.start()
-        deadline = time.monotonic() + 5
-        while handle.stats()["in_flight"] == 0 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        worker = _send_in_background(handle, results)
         started = time.monotonic()
     assert time.monotonic() - started < 5
     worker.join(timeout=5)
