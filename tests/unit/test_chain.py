@@ -117,6 +117,31 @@ def test_which_questions_name_a_chain() -> None:
     assert link_to_follow("How many goals did the Harriers score?") is None
 
 
+POTTER = "What is the name of the parrot kept by the chief potter of the Wexlen workshop?"
+POTTER_CHAIN = (
+    "The chief potter of the Wexlen workshop is Leocadia Brenvin.",
+    "Leocadia Brenvin keeps a parrot named Vartris.",
+)
+
+
+def test_a_role_with_a_word_before_it_names_a_chain() -> None:
+    """Session 42's test split (potter-parrot): "the chief potter of the Wexlen workshop" was no link
+    (a word between the article and the role), so no chain was followed and Segment+ and ToM answered
+    NO INFORMATION."""
+    (link,) = chain_links(POTTER)
+    assert (link.phrase, link.role, link.entity) == (
+        "the chief potter of the Wexlen workshop",
+        "potter",
+        "the Wexlen workshop",
+    )
+    assert (
+        link.asked_through(POTTER, "Leocadia Brenvin")
+        == "What is the name of the parrot kept by Leocadia Brenvin?"
+    )
+    result, _ = run("segment-plus", POTTER, POTTER_CHAIN)
+    assert "Vartris" in result.answer and result.support == "derived", (result.answer, result.stats.notes)
+
+
 def test_a_role_is_said_by_its_word_family_only() -> None:
     def says(role: str, sentence: str) -> bool:
         return states_role(role, frozenset(content_stems(sentence)))
