@@ -553,26 +553,21 @@ def rival_modifier(question: str, resting: Sequence[_Sentence]) -> tuple[str, st
     return None
 
 
-def _modified_nouns(text: str) -> list[tuple[str, str]]:
+def _modified_nouns(text: str, articles: frozenset[str] = ARTICLES) -> list[tuple[str, str]]:
     """(modifier, noun) pairs of ``text`` after an article: "the saffron reservoir", "an ochre ship".
     Lower-case words only (names are bound by :func:`unbound_names`), numbers are not modifiers."""
     words = WORD.findall(text)
     return [
         (first.casefold(), noun.casefold())
         for article, first, noun in zip(words, words[1:], words[2:], strict=False)
-        if article.casefold() in ARTICLES and first.islower() and _plain(first) and _plain(noun.casefold())
+        if article.casefold() in articles and first.islower() and _plain(first) and _plain(noun.casefold())
     ]
 
 
 def modified_phrases(question: str) -> list[str]:
     """The entities a question names by a modifier of a noun after "the" ("the ivory mint", "the saffron
     regiment"): what names them when no capitalised name does (:func:`entity_phrases` is then empty)."""
-    words = WORD.findall(question)
-    return [
-        f"the {first} {noun}"
-        for article, first, noun in zip(words, words[1:], words[2:], strict=False)
-        if article.casefold() == "the" and first.islower() and _plain(first) and _plain(noun.casefold())
-    ]
+    return [f"the {first} {noun}" for first, noun in _modified_nouns(question, articles=frozenset({"the"}))]
 
 
 def _plain(word: str) -> bool:

@@ -94,11 +94,10 @@ when no note's answer is confirmed by its words: a bound on what a fallback cost
 
 @dataclass(frozen=True)
 class Fallback:
-    """What answers instead of a final answer that does not stand: a note and how it stands (None:
-    no note stands), what confirming it said, and what confirming cost (None: no call was made)."""
+    """What answers instead of a final answer that does not stand: a note (None: no note stands), what
+    confirming it said, and what confirming cost (None: no call was made)."""
 
     note: Note | None = None
-    judged: Judged | None = None
     said: str = ""
     usage: Usage | None = None
 
@@ -120,7 +119,7 @@ async def fallback_note(
     standing = [(n, j) for n, j in judged if j.kind != "none"]
     by_words = [(n, j) for n, j in standing if not j.unconfirmed]
     if by_words:
-        return Fallback(*by_words[0])
+        return Fallback(by_words[0][0])
     spent: Usage | None = None
     for note, j in standing[:MAX_NOTES_VERIFIED]:
         kept, checked = await confirmed(j, note_answer(note), verify)
@@ -129,7 +128,7 @@ async def fallback_note(
         spent = checked.usage if spent is None else spent + checked.usage
         if kept.kind != "none":
             said = f"the words could not confirm its answer ({j.unconfirmed}); {checked.why}"
-            return Fallback(note, kept, said, spent)
+            return Fallback(note, said, spent)
     return Fallback(usage=spent)
 
 
