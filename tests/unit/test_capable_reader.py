@@ -694,6 +694,33 @@ def test_a_list_whose_items_sentences_never_use_its_noun_is_still_counted_by_wha
     assert own.kind == "extractive" and not own.unconfirmed, own
 
 
+LINES = [
+    "The teal telegraph line is listed in the registry as TL50.B7.",
+    "The silver telegraph line is listed in the registry as TL30.C8.",
+    "The ivory telegraph line is listed in the registry as TL12.A4.",
+]
+
+
+def test_a_list_of_a_qualified_noun_is_a_list_question() -> None:
+    """Session 43's test split (8K): "For which telegraph lines does the text give the registry entry?"
+    was no list question ("telegraph" is not plural; "lines" is), and mapreduce, ToM and PECAN answered
+    it with one line's sentence, marked supported."""
+    question = "For which telegraph lines does the text give the registry entry?"
+    assert items_asked_for(question) == stem("lines")
+    assert items_asked_for("For how many telegraph lines does the text give the registry entry?") == stem(
+        "lines"
+    )
+    assert items_asked_for("Which ship carries the most tea?") is None  # a verb after a singular noun
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *LINES])], question)
+    one = judge_answer(LINES[1], [_quote(LINES[1])], question, rarity=rarity)
+    assert one.kind == "extractive" and "may leave some out" in one.unconfirmed, one
+    notes = [_quote(line, 100 * i) for i, line in enumerate(LINES)]
+    whole = judge_answer(
+        "The teal (TL50.B7), silver (TL30.C8) and ivory (TL12.A4) lines", notes, question, rarity=rarity
+    )
+    assert whole.kind == "extractive" and not whole.unconfirmed, whole
+
+
 def test_a_count_or_sum_stands_only_where_the_question_asks_for_one() -> None:
     """Session 40's test split: asked "What is the yearly fee to join the Sarpev guild?" over one note of
     "59.80 shillings a year", PECAN's reader answered "£1.00 per year", and it passed as derived (the
