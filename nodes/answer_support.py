@@ -624,19 +624,57 @@ def chooses(answer: str, question: str) -> bool:
     return len(phrases) >= 2 and any(p <= said for p in phrases)
 
 
-_WHICH_NOUN = re.compile(r"\b(?:which|what)\s+(\w+)", re.IGNORECASE)
-
-
-_WHICH_COMPOUND = re.compile(
-    r"\b(?:which|what)\s+(\w+)\s+(\w+)\s+(?:do|does|did|are|were|have|had|can|will|would|in|on|at|of|from)\b",
+_ASKED_OVER = re.compile(
+    r"\b(?:which|what|how\s+many(?:\s+of\s+(?:the|these|those))?)\s+(\w+)(?:\s+(\w+)(?:\s+(\w+))?)?",
     re.IGNORECASE,
 )
-"""A noun qualified by another before the question goes on: "which telegraph lines does ...", not "which
-ship carries the ..." (a verb after a singular noun)."""
+"""The words after "which", "what" or "how many": the noun asked over, perhaps qualified by another."""
+
+_GOES_ON = frozenset(
+    [
+        "do",
+        "does",
+        "did",
+        "are",
+        "were",
+        "have",
+        "had",
+        "can",
+        "will",
+        "would",
+        "in",
+        "on",
+        "at",
+        "of",
+        "from",
+    ]
+)
+"""Words that may follow a qualified plural ("which telegraph lines does ..."); after a singular noun, a
+word ending in s is a verb ("which ship carries the ...")."""
 
 
 def _plural(word: str) -> bool:
     return is_content(word) and word.endswith("s") and stem(word) != word
+
+
+def _asked_plural(match: re.Match[str], counted: bool) -> str | None:
+    """The stem of the plural noun one "which/what/how many ..." asks over: the word itself ("which
+    foundations", "how many vaults"), or a plural a noun qualifies ("which telegraph lines does", "how
+    many telegraph lines"). After "which" the qualified plural needs a word that goes on from a noun, so
+    that "which ship carries the ..." is no list; "how many" is followed by its noun."""
+    first = match.group(1).casefold()
+    second, after = (match.group(2) or "").casefold(), (match.group(3) or "").casefold()
+    if _plural(first):
+        return stem(first)
+    qualifies = is_content(first) and not _plural(first) and first not in NUMBER_WORDS and _plural(second)
+    return stem(second) if qualifies and (counted or after in _GOES_ON) else None
+
+
+def _plural_asked_over(question: str, counted: bool) -> str | None:
+    for match in _ASKED_OVER.finditer(question):
+        if match.group(0).casefold().startswith("how") == counted and (noun := _asked_plural(match, counted)):
+            return noun
+    return None
 
 
 def listed_noun(question: str) -> str | None:
@@ -645,15 +683,7 @@ def listed_noun(question: str) -> str | None:
     ("Which team ...", "Which of the ...", "What is ..."). Measured: "For which telegraph lines does the
     text give the registry entry?" was no list question, and three strategies of four answered it with
     one line's sentence, marked supported."""
-    for match in _WHICH_NOUN.finditer(question):
-        word = match.group(1).casefold()
-        if _plural(word):
-            return stem(word)
-    for match in _WHICH_COMPOUND.finditer(question):
-        first, second = match.group(1).casefold(), match.group(2).casefold()
-        if is_content(first) and not _plural(first) and first not in NUMBER_WORDS and _plural(second):
-            return stem(second)
-    return None
+    return _plural_asked_over(question, counted=False)
 
 
 def listed_items(
@@ -951,24 +981,11 @@ def leaves_out_what_is_asked(c: Claimed) -> str:
     )
 
 
-_COUNTED_NOUN = re.compile(
-    r"\bhow\s+many\s+(?:of\s+(?:the|these|those)\s+)?(\w+)(?:\s+(\w+))?", re.IGNORECASE
-)
-
-
 def items_asked_for(question: str) -> str | None:
     """The stem of the kind of item a question asks over every one of ("For which foundations ...",
     "For how many vaults ...", "For how many officials of Velmora ..."), when it names no entity of its
     own; else None. Names that place the items ("officials of Velmora") are not an entity asked about."""
-    counted = _COUNTED_NOUN.search(question)
-    word = counted.group(1).casefold() if counted else ""
-    qualified = (counted.group(2) or "").casefold() if counted else ""
-    if _plural(word):
-        noun: str | None = stem(word)
-    elif is_content(word) and word not in NUMBER_WORDS and _plural(qualified):
-        noun = stem(qualified)  # "For how many telegraph lines ..."
-    else:
-        noun = listed_noun(question)
+    noun = _plural_asked_over(question, counted=True) or listed_noun(question)
     if noun is None or asked_names(question) - names_placing(question, noun):
         return None  # "How many horses does the Duke own?" asks a value of the Duke
     return noun
