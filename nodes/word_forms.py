@@ -6,6 +6,11 @@ fitted to any test: any verb an agent noun is made from may be asked about.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+
+from longgraph.nodes.lexical import stem
+
 IRREGULAR_PAST: dict[str, tuple[str, ...]] = {
     "arise": ("arose", "arisen"), "bear": ("bore", "borne"), "beat": ("beaten",), "become": ("became",),
     "begin": ("began", "begun"), "bend": ("bent",), "bind": ("bound",), "bite": ("bit", "bitten"),
@@ -41,3 +46,28 @@ def past_forms(root: str) -> tuple[str, ...]:
     """The irregular past forms of the verb ``root`` ("lead" -> "led"; a root that lost its final
     "e", "writ", is looked up with it), or ()."""
     return IRREGULAR_PAST.get(root) or IRREGULAR_PAST.get(root + "e") or ()
+
+
+@functools.cache
+def _families() -> dict[str, frozenset[str]]:
+    """Each stem of an irregular verb's forms -> the stems of all its forms ("held" -> {"hold", "held"})."""
+    families: dict[str, frozenset[str]] = {}
+    for base, pasts in IRREGULAR_PAST.items():
+        family = frozenset({stem(base), *(stem(p) for p in pasts)})
+        for member in family:
+            families[member] = families.get(member, frozenset()) | family
+    return families
+
+
+def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
+    """``stems`` with the other forms of each irregular verb among them, so that a sentence that says
+    "is held by" holds the "hold" of "Who holds ...?", and one that says "holds" the "held" of "Who
+    held ...?". The suffix stripper joins "builds" and "build", never "held" and "hold". Measured
+    (session 44's held-out split): asked "Who holds the see of Relsar?", "The see of Relsar is held by
+    Bishop Anselm Zenlen" shared none of what the question asks of Relsar, and three strategies of four
+    answered NO INFORMATION."""
+    families = _families()
+    out = set(stems)
+    for s in stems:
+        out |= families.get(s, frozenset())
+    return frozenset(out)

@@ -8,7 +8,11 @@ structured path, about cases built from the general suite's templates: the right
 sentence (asked in the question's words and in a paraphrase), a look-alike's value in the look-alike's
 sentence, another fact about the asked entity, and a two-hop question answered with the chain's
 bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
-call): how its thresholds were chosen, on dev. It prints the share of "yes" per
+call): how its thresholds were chosen, on dev. ``--by words`` asks the lexical rules alone
+(:func:`judge_answer`: the answer read in its sentence and confirmed by the words, no call, no
+embedder): what reaches a verifier at all, and what the words let stand on their own;
+``--by words+meaning`` is what a run with the embedded model lets stand (the words, then the embedder
+on what they cannot confirm). It prints the share of "yes" per
 kind: a model that can verify says yes to the right cases and no to the others; one at chance says
 yes to all alike. The embedded server is reused if one runs, otherwise started.
 """
@@ -26,13 +30,16 @@ from typing import Any
 from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
 from longgraph.evals.data.general import HOPS, TEMPLATES, Split, distinct_entities, made_up_name, person_name
 from longgraph.llm import default_provider
+from longgraph.nodes.answer_support import Rarity, judge_answer
 from longgraph.nodes.kit import build_kit
 from longgraph.nodes.verify import confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
 from longgraph.state.contract import Evidence
+from longgraph.state.notes import Note
 
-Case = tuple[str, str, str, str]
-"""(kind, question, proposed answer, the sentences shown)."""
+Case = tuple[str, str, str, str, str]
+"""(kind, question, proposed answer, the sentences shown, the planted sentences of its document): the
+words' rules weigh how common the question's words are in the document (:class:`Rarity`)."""
 
 
 def cases(split: Split, seeds: int) -> list[Case]:
@@ -48,16 +55,13 @@ def cases(split: Split, seeds: int) -> list[Case]:
             right, other = template.sentence.format(e=a, v=va), template.sentence.format(e=b, v=vb)
             fact = rng.choice([t for t in TEMPLATES if t.split == split and t is not template])
             vf = fact.value(rng)
+            about = fact.sentence.format(e=a, v=vf)
+            both = f"{right} {other}"
             out += [
-                ("right", template.question.format(e=a), va, right),
-                ("right, paraphrased question", template.paraphrase.format(e=a), va, right),
-                ("look-alike's value", template.question.format(e=a), vb, other),
-                (
-                    "another fact about it",
-                    template.paraphrase.format(e=a),
-                    vf,
-                    fact.sentence.format(e=a, v=vf),
-                ),
+                ("right", template.question.format(e=a), va, right, both),
+                ("right, paraphrased question", template.paraphrase.format(e=a), va, right, both),
+                ("look-alike's value", template.question.format(e=a), vb, other, both),
+                ("another fact about it", template.paraphrase.format(e=a), vf, about, f"{about} {other}"),
             ]
     for _, which, first, second, question in HOPS:
         if which != split:
@@ -65,14 +69,10 @@ def cases(split: Split, seeds: int) -> list[Case]:
         for seed in range(seeds):
             rng = random.Random(f"probe:{seed}:{question}")
             e, p, v = made_up_name(rng), person_name(rng), made_up_name(rng)
+            chain = f"{first.format(e=e, p=p)} {second.format(p=p, v=v)}"
             out += [
-                (
-                    "two-hop, the chain's end",
-                    question.format(e=e),
-                    v,
-                    f"{first.format(e=e, p=p)} {second.format(p=p, v=v)}",
-                ),
-                ("two-hop, the bridge", question.format(e=e), p, first.format(e=e, p=p)),
+                ("two-hop, the chain's end", question.format(e=e), v, chain, chain),
+                ("two-hop, the bridge", question.format(e=e), p, first.format(e=e, p=p), chain),
             ]
     return out
 
@@ -81,9 +81,15 @@ async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "
     kit = await build_kit(Context(**settings), default_provider)
     said: dict[str, list[bool]] = defaultdict(list)
     calls = 0
-    for kind, question, answer, sentences in all_cases:
+    for kind, question, answer, sentences, document in all_cases:
         quote = Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
-        if by == "meaning":
+        if by.startswith("words"):
+            note = Note(sources=[0], quotes=[quote.model_copy(update={"verified": True})])
+            judged = judge_answer(answer, [note], question, rarity=Rarity.of([document], question))
+            if judged.kind == "none" or not judged.unconfirmed or by == "words":
+                said[kind].append(judged.kind != "none" and not judged.unconfirmed)
+                continue
+        if by in ("meaning", "words+meaning"):
             checked = await confirm_by_meaning(kit, question, answer, [quote])
         else:
             checked = await verify_answer(kit, question, answer, [quote])
@@ -107,14 +113,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--stub", action="store_true", help="the stub's oracle instead of the embedded vLLM")
     parser.add_argument(
-        "--by", choices=("call", "meaning"), default="call", help="the model's call or the embedder"
+        "--by",
+        choices=("call", "meaning", "words", "words+meaning"),
+        default="call",
+        help="the model's call, the embedder, the words alone, or the words then the embedder",
     )
     args = parser.parse_args(argv)
     with ExitStack() as stack:
         embedded = not args.stub and args.by == "call"
         endpoint, _ = bench_endpoint(stack, embedded=embedded, latency=0.0)
         figures = asyncio.run(probe(cases(args.split, args.seeds), {**endpoint, "cache_path": ""}, args.by))
-    reader = endpoint_label(embedded=embedded, latency=0.0) if args.by == "call" else "the bundled embedder"
+    reader = {
+        "call": endpoint_label(embedded=embedded, latency=0.0),
+        "meaning": "the bundled embedder",
+        "words": "the words (no call)",
+    }.get(args.by, "the words, then the bundled embedder")
     print_figures("can the model verify?", {"reader": reader, **figures})
     return figures
 

@@ -233,3 +233,16 @@ def test_verify_probe_prints_the_yes_rate_of_every_kind(capsys: pytest.CaptureFi
     for kind in ("right", "look-alike's value", "two-hop, the bridge"):
         assert f"yes, {kind}:" in out, out
     assert int(str(figures["calls"])) > 0
+
+
+def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> None:
+    """The words' own verdict on the dev cases: no call is made, every right value in its sentence asked
+    in the question's words stands but for the count over items, and no look-alike's value or bridge does."""
+    from longgraph.evals.bench import verify_probe
+
+    figures = verify_probe.main(["--by", "words", "--seeds", "1"])
+    assert figures["calls"] == 0
+    assert str(figures["yes, look-alike's value"]).startswith("0/")
+    assert str(figures["yes, two-hop, the bridge"]).startswith("0/")
+    right, total = map(int, str(figures["yes, right"]).split()[0].split("/"))
+    assert right >= total - 1 and total > 0, figures

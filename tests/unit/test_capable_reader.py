@@ -870,3 +870,56 @@ def test_a_chain_links_by_a_whole_name_not_a_shared_given_name() -> None:
         "Lovar", chain, "What is the name of the parrot kept by the owner of the Athtal ferry?"
     )
     assert reached.kind == "extractive", reached
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        ("Who holds the see of Relsar?", "The see of Relsar is held by Bishop Anselm Zenlen."),
+        ("Who held the see of Relsar?", "Bishop Anselm Zenlen holds the see of Relsar."),
+        ("Who wrote the chronicle of Relsar?", "The chronicle of Relsar was written by Anselm Zenlen."),
+    ],
+)
+def test_a_sentence_saying_the_asked_verb_in_another_form_speaks_to_what_is_asked(
+    question: str, sentence: str
+) -> None:
+    """An irregular verb's other form ("held" for "holds") is the word the question asks of its entity:
+    measured on session 44's held-out split, "The see of Relsar is held by Bishop Anselm Zenlen" was read
+    as naming Relsar and nothing asked of it, and three strategies answered NO INFORMATION."""
+    judged = judge_answer("Anselm Zenlen", [_quote(sentence)], question)
+    assert judged.kind == "extractive" and not judged.unconfirmed, judged
+    other = judge_answer(
+        "Anselm Zenlen", [_quote("The see of Relsar is near Bishop Anselm Zenlen's farm.")], question
+    )
+    assert other.unconfirmed, (
+        other
+    )  # a sentence that holds no form of the verb is still not confirmed by words
+
+
+@pytest.mark.parametrize(
+    ("question", "right", "other", "answer"),
+    [
+        (  # an entity named by a modifier: the modifier alone ties the other fact to the question
+            "What share of the scarlet reservoir's capacity is filled?",
+            "The scarlet reservoir is filled to 5:55 of its capacity.",
+            "The scarlet ferry leaves at 5:55 each morning.",
+            "5:55",
+        ),
+        (  # all the question asks is in the entity's words: the name alone ties the other fact to it
+            "What is the mass of the Sartal bell?",
+            "The Sartal bell has a mass of 35.2 tonnes.",
+            "The harbour of Sartal is 35.2 metres deep.",
+            "35.2",
+        ),
+    ],
+)
+def test_a_sentence_tied_to_the_question_by_the_entitys_name_alone_is_not_confirmed_by_words(
+    question: str, right: str, other: str, answer: str
+) -> None:
+    """Measured with ``verify_probe --by words+meaning`` on dev: another fact about a thing of the same
+    name or modifier ("the scarlet ferry", asked about the scarlet reservoir) was let stand in 53 of 510
+    cases, by the words alone; the embedder decides such a case now (4 of 510 stood)."""
+    judged = judge_answer(answer, [_quote(other)], question, rarity=Rarity.of([other], question))
+    assert judged.unconfirmed, judged  # the asked fact is nowhere: only the other one is there
+    kept = judge_answer(answer, [_quote(right)], question, rarity=Rarity.of([right, other], question))
+    assert kept.kind == "extractive" and not kept.unconfirmed, kept

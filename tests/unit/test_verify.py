@@ -150,6 +150,15 @@ def meaning(question: str, answer: str, text: str, tmp_path: Path) -> Checked:
             "The ivory mint is run by Ysolde Varmis.",
             False,
         ),
+        # The kind of value asked for is not the entity: compared with "the Pevcor barrage", not "the
+        # height of the Pevcor barrage" (the question itself: -0.00, and the dam's height was refused).
+        (
+            "What is the height of the Pevcor barrage?",
+            "41.1",
+            "The Pevcor dam stands 41.1 metres tall.",
+            True,
+        ),
+        ("What is the mass of the Sartal bell?", "35.2", "The harbour of Sartal is 35.2 metres deep.", False),
     ],
 )
 def test_the_embedder_confirms_the_answer_in_other_words_not_a_bridge_or_another_fact(
