@@ -394,36 +394,66 @@ TEMPLATES: tuple[Template, ...] = (
     Template("lorwick-office", "dev", "Since the spring, {v} has served as the {e} of Lorwick.",
              "Who serves as the {e} of Lorwick?", "Which person holds the office of {e} in Lorwick?",
              lambda r: r.choice(_TITLES), person_name, collective="offices of Lorwick", measure="holder"),
-    # The test split, renewed in session 44 (written at the end of session 43, before any run of them): a
-    # weight in tonnes, a bishop by name, a date with its weekday, a fine in ducats, a recipe's spice, a
-    # ledger folio code, a count of arches, and a house named by colour and title.
-    Template("anchor-weight", "test", "The anchor of the {e} galleon weighs {v} tonnes.",
+    # Session 44's held-out split (written at the end of session 43): run once and its misses read, so
+    # it joined dev (session 44's end).
+    Template("anchor-weight", "dev", "The anchor of the {e} galleon weighs {v} tonnes.",
              "How much does the anchor of the {e} galleon weigh?", "What is the mass of the {e} ship's anchor?",
              made_up_name, lambda r: f"{r.randint(2, 30)}.{r.randint(1, 9)}", number=True, collective="galleons", measure="anchor weight"),
-    Template("bishop-see", "test", "The see of {e} is held by Bishop {v}.",
+    Template("bishop-see", "dev", "The see of {e} is held by Bishop {v}.",
              "Who holds the see of {e}?", "Which bishop presides over the diocese of {e}?",
              made_up_name, person_name, collective="sees", measure="bishop"),
-    Template("flood-day", "test", "The great flood reached {e} on {v}.",
+    Template("flood-day", "dev", "The great flood reached {e} on {v}.",
              "On what day did the great flood reach {e}?", "When did the waters of the great flood arrive in {e}?",
              made_up_name, lambda r: f"{r.choice(('Monday', 'Wednesday', 'Friday', 'Sunday'))}, {r.randint(1, 28)} {r.choice(('March', 'July', 'October'))} {r.randint(1650, 1920)}",
              collective="towns", measure="flood date"),
-    Template("smuggler-fine", "test", "Smugglers caught in {e} pay a fine of {v} ducats.",
+    Template("smuggler-fine", "dev", "Smugglers caught in {e} pay a fine of {v} ducats.",
              "How large is the fine smugglers caught in {e} pay?", "What penalty is charged to contrabandists arrested in {e}?",
              made_up_name, _int(50, 9_000), number=True, collective="ports", measure="smuggling fine"),
-    Template("stew-spice", "test", "The stew they cook in {e} is seasoned with {v}.",
+    Template("stew-spice", "dev", "The stew they cook in {e} is seasoned with {v}.",
              "What is the stew cooked in {e} seasoned with?", "Which flavouring goes into the {e} stew?",
              made_up_name, lambda r: r.choice(("smoked paprika", "juniper berries", "black cardamom", "dried sumac",
                                              "wild thyme", "long pepper", "fennel pollen")),
              collective="towns", measure="stew spice"),
-    Template("ledger-folio", "test", "The accounts of the {e} counting house are kept on folio {v}.",
+    Template("ledger-folio", "dev", "The accounts of the {e} counting house are kept on folio {v}.",
              "On which folio are the accounts of the {e} counting house kept?", "Where in the ledger are the {e} merchants' books recorded?",
              made_up_name, lambda r: f"F{r.randint(100, 999)}-{r.choice('RSTU')}{r.randint(1, 9)}", collective="counting houses", measure="folio"),
-    Template("aqueduct-arches", "test", "The {e} aqueduct stands on {v} arches.",
+    Template("aqueduct-arches", "dev", "The {e} aqueduct stands on {v} arches.",
              "How many arches does the {e} aqueduct stand on?", "What is the number of spans carrying the {e} water bridge?",
              lambda r: r.choice(_ADJECTIVES), _int(7, 240, sep=False), number=True, collective="aqueducts", measure="number of arches"),
-    Template("house-heir", "test", "The heir of the {e} house of Morvale is {v}.",
+    Template("house-heir", "dev", "The heir of the {e} house of Morvale is {v}.",
              "Who is the heir of the {e} house of Morvale?", "Which person will inherit the {e} house of Morvale?",
              lambda r: r.choice(_ADJECTIVES), person_name, collective="houses of Morvale", measure="heir"),
+    # The test split, renewed at the end of session 44 (written before any run of them): a count of organ
+    # pipes, an altitude in metres, a fare in shillings and pence, a scene woven in a tapestry named by
+    # colour, a shaft's depth in fathoms, an armistice's date, a herbarium sheet code, and a count of rose
+    # varieties of a titled owner.
+    Template("organ-pipes", "test", "The great organ of the {e} cathedral has {v} pipes.",
+             "How many pipes does the great organ of the {e} cathedral have?", "What is the pipe count of the {e} cathedral's organ?",
+             made_up_name, _int(400, 12_000), number=True, collective="cathedrals", measure="number of organ pipes"),
+    Template("pass-altitude", "test", "Travellers crossing the {e} pass climb to {v} metres above the sea.",
+             "To what altitude do travellers crossing the {e} pass climb?", "How high does the road over the {e} saddle rise?",
+             made_up_name, _int(900, 4_800), number=True, collective="passes", measure="altitude"),
+    Template("stagecoach-fare", "test", "A seat on the {e} stagecoach costs {v}.",
+             "How much does a seat on the {e} stagecoach cost?", "What fare do travellers pay to ride the {e} coach?",
+             made_up_name, lambda r: f"{r.randint(2, 19)} shillings and {r.randint(1, 11)} pence", collective="stagecoaches", measure="fare"),
+    Template("tapestry-scene", "test", "The {e} tapestry depicts {v}.",
+             "What does the {e} tapestry depict?", "Which scene is woven into the {e} wall hanging?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("a stag hunt in winter", "the siege of a harbour town", "a wedding feast",
+                                                                 "the founding of a monastery", "a shipwreck at dawn", "a tournament of knights")),
+             collective="tapestries", measure="scene"),
+    Template("shaft-depth", "test", "The main shaft of the {e} colliery descends {v} fathoms.",
+             "How far does the main shaft of the {e} colliery descend?", "What is the depth of the pit at the {e} colliery?",
+             made_up_name, lambda r: f"{r.randint(30, 400)}.{r.randint(1, 9)}", number=True, collective="collieries", measure="shaft depth"),
+    Template("armistice-date", "test", "The armistice at {e} took effect at dawn on {v}.",
+             "On what date did the armistice at {e} take effect?", "When did the fighting stop under the {e} truce?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'September', 'December'))} {r.randint(1400, 1880)}",
+             collective="armistices", measure="date"),
+    Template("herbarium-sheet", "test", "The {e} herbarium files its dried orchids on sheet {v}.",
+             "On which sheet does the {e} herbarium file its dried orchids?", "Where are the pressed orchids of the {e} herbarium stored?",
+             made_up_name, lambda r: f"HB-{r.randint(100, 999)}/{r.choice('cdfg')}", collective="herbaria", measure="sheet"),
+    Template("rose-varieties", "test", "In the rose garden of the {e} of Arnholt grow {v} varieties.",
+             "How many varieties grow in the rose garden of the {e} of Arnholt?", "What number of kinds of rose does the {e} of Arnholt cultivate?",
+             lambda r: r.choice(_TITLES), _int(12, 480, sep=False), number=True, collective="officials of Arnholt", measure="number of rose varieties"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -486,13 +516,20 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "What was the name of the apprentice of the maker of the clock of the {e} tower?"),
     ("herald-ship", "dev", "The herald of the {e} court is {p}.", "{p} once served aboard the ship {v}.",
      "Aboard which ship did the herald of the {e} court once serve?"),
-    # The test chains, renewed in session 44 (written at the end of session 43, before any run of them).
-    ("cartographer-island", "test", "The {e} atlas was drawn by {p}.", "{p} was born on the island of {v}.",
+    # Session 44's held-out chains: run once and read, so dev (session 44's end).
+    ("cartographer-island", "dev", "The {e} atlas was drawn by {p}.", "{p} was born on the island of {v}.",
      "On which island was the cartographer of the {e} atlas born?"),
-    ("brewer-mule", "test", "The head brewer of the {e} brewery is {p}.", "{p} owns a mule called {v}.",
+    ("brewer-mule", "dev", "The head brewer of the {e} brewery is {p}.", "{p} owns a mule called {v}.",
      "What is the name of the mule owned by the head brewer of the {e} brewery?"),
-    ("lawgiver-river", "test", "The {e} code of laws was written by {p}.", "{p} spent his last years beside the river {v}.",
+    ("lawgiver-river", "dev", "The {e} code of laws was written by {p}.", "{p} spent his last years beside the river {v}.",
      "Beside which river did the author of the {e} code of laws spend his last years?"),
+    # The test chains, renewed in session 44 (written before any run of them).
+    ("glazier-village", "test", "The windows of the {e} chapel were glazed by {p}.", "{p} was born in the village of {v}.",
+     "In which village was the glazier of the windows of the {e} chapel born?"),
+    ("captain-port", "test", "The {e} schooner is captained by {p}.", "{p} keeps a house in the port of {v}.",
+     "In which port does the captain of the {e} schooner keep a house?"),
+    ("miller-son", "test", "The {e} windmill is worked by {p}.", "{p} has a son called {v}.",
+     "What is the name of the son of the miller of the {e} windmill?"),
 )  # fmt: skip
 
 
