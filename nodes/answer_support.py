@@ -636,25 +636,7 @@ _ASKED_OVER = re.compile(
 )
 """The words after "which", "what" or "how many": the noun asked over, perhaps qualified by another."""
 
-_GOES_ON = frozenset(
-    [
-        "do",
-        "does",
-        "did",
-        "are",
-        "were",
-        "have",
-        "had",
-        "can",
-        "will",
-        "would",
-        "in",
-        "on",
-        "at",
-        "of",
-        "from",
-    ]
-)
+_GOES_ON = frozenset("do does did are were have had can will would in on at of from".split())  # noqa: SIM905
 """Words that may follow a qualified plural ("which telegraph lines does ..."); after a singular noun, a
 word ending in s is a verb ("which ship carries the ...")."""
 

@@ -64,10 +64,8 @@ def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
     "is held by" holds the "hold" of "Who holds ...?", and one that says "holds" the "held" of "Who
     held ...?". The suffix stripper joins "builds" and "build", never "held" and "hold". Measured
     (session 44's held-out split): asked "Who holds the see of Relsar?", "The see of Relsar is held by
-    Bishop Anselm Zenlen" shared none of what the question asks of Relsar, and three strategies of four
-    answered NO INFORMATION."""
+    Bishop Anselm Zenlen" shared none of what the question asks of Relsar, and every strategy answered
+    NO INFORMATION (8 of 8 runs)."""
     families = _families()
-    out = set(stems)
-    for s in stems:
-        out |= families.get(s, frozenset())
-    return frozenset(out)
+    given = frozenset(stems)
+    return given.union(*(families[s] for s in given if s in families))
