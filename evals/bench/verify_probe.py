@@ -30,7 +30,7 @@ from typing import Any
 from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
 from longgraph.evals.data.general import HOPS, TEMPLATES, Split, distinct_entities, made_up_name, person_name
 from longgraph.llm import default_provider
-from longgraph.nodes.answer_support import Rarity, judge_answer
+from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
 from longgraph.nodes.kit import build_kit
 from longgraph.nodes.verify import confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
@@ -77,24 +77,51 @@ def cases(split: Split, seeds: int) -> list[Case]:
     return out
 
 
+def shown_quote(case: Case) -> Evidence:
+    """The case's sentences as one quote, as a chunk's reading would cite them."""
+    sentences = case[3]
+    return Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
+
+
+def words_verdict(case: Case) -> Judged:
+    """What the lexical rules alone make of the case's answer in its verified sentences (no call, no
+    embedder), weighed against the words of its planted document as a run would weigh them."""
+    _, question, answer, _, document = case
+    note = Note(sources=[0], quotes=[shown_quote(case).model_copy(update={"verified": True})])
+    return judge_answer(answer, [note], question, rarity=Rarity.of([document], question))
+
+
+def stands_by_words(judged: Judged) -> bool:
+    """The words confirmed the answer on their own: read in its support, nothing left unconfirmed."""
+    return judged.kind != "none" and not judged.unconfirmed
+
+
 async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "call") -> dict[str, object]:
-    kit = await build_kit(Context(**settings), default_provider)
     said: dict[str, list[bool]] = defaultdict(list)
     calls = 0
-    for kind, question, answer, sentences, document in all_cases:
-        quote = Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
-        if by.startswith("words"):
-            note = Note(sources=[0], quotes=[quote.model_copy(update={"verified": True})])
-            judged = judge_answer(answer, [note], question, rarity=Rarity.of([document], question))
-            if judged.kind == "none" or not judged.unconfirmed or by == "words":
-                said[kind].append(judged.kind != "none" and not judged.unconfirmed)
+    if by == "words":  # no call and no embedder: nothing to build
+        for case in all_cases:
+            said[case[0]].append(stands_by_words(words_verdict(case)))
+        return tally(said, calls)
+    kit = await build_kit(Context(**settings), default_provider)
+    for case in all_cases:
+        kind, question, answer, _, _ = case
+        if by == "words+meaning":
+            judged = words_verdict(case)
+            if judged.kind == "none" or not judged.unconfirmed:
+                said[kind].append(stands_by_words(judged))
                 continue
         if by in ("meaning", "words+meaning"):
-            checked = await confirm_by_meaning(kit, question, answer, [quote])
+            checked = await confirm_by_meaning(kit, question, answer, [shown_quote(case)])
         else:
-            checked = await verify_answer(kit, question, answer, [quote])
+            checked = await verify_answer(kit, question, answer, [shown_quote(case)])
         said[kind].append(checked.confirmed)
         calls += checked.usage.llm_calls
+    return tally(said, calls)
+
+
+def tally(said: dict[str, list[bool]], calls: int) -> dict[str, object]:
+    """The share of "yes" per kind, and how far the right cases' share stands above the wrong ones'."""
     figures: dict[str, object] = {
         f"yes, {kind}": f"{sum(v)}/{len(v)} ({sum(v) / len(v):.2f})" for kind, v in said.items()
     }
@@ -119,9 +146,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
         help="the model's call, the embedder, the words alone, or the words then the embedder",
     )
     args = parser.parse_args(argv)
+    embedded = not args.stub and args.by == "call"
     with ExitStack() as stack:
-        embedded = not args.stub and args.by == "call"
-        endpoint, _ = bench_endpoint(stack, embedded=embedded, latency=0.0)
+        # The words alone make no call and need no embedder: no server is started for them.
+        endpoint = {} if args.by == "words" else bench_endpoint(stack, embedded=embedded, latency=0.0)[0]
         figures = asyncio.run(probe(cases(args.split, args.seeds), {**endpoint, "cache_path": ""}, args.by))
     reader = {
         "call": endpoint_label(embedded=embedded, latency=0.0),

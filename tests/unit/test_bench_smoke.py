@@ -241,25 +241,16 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
     an entity named by a modifier ("How many arches does the cobalt aqueduct stand on?"), which is read
     as a count over every item of its kind (a known limit, left silent, not wrong)."""
     from longgraph.evals.bench import verify_probe
-    from longgraph.nodes.answer_support import Rarity, judge_answer
-    from longgraph.state.contract import Evidence
-    from longgraph.state.notes import Note
 
     figures = verify_probe.main(["--by", "words", "--seeds", "1"])
     assert figures["calls"] == 0
     assert str(figures["yes, look-alike's value"]).startswith("0/")
     assert str(figures["yes, two-hop, the bridge"]).startswith("0/")
     refused = []
-    for kind, question, answer, shown, document in verify_probe.cases("dev", 1):
-        if kind == "right":
-            quote = Evidence(
-                chunk_id=0, title="", doc_index=0, start=0, end=len(shown), text=shown, verified=True
-            )
-            judged = judge_answer(
-                answer, [Note(sources=[0], quotes=[quote])], question, rarity=Rarity.of([document], question)
-            )
-            if judged.kind == "none" or judged.unconfirmed:
-                refused.append((question, judged.why or judged.unconfirmed))
+    for case in verify_probe.cases("dev", 1):
+        judged = verify_probe.words_verdict(case)
+        if case[0] == "right" and not verify_probe.stands_by_words(judged):
+            refused.append((case[1], judged.why or judged.unconfirmed))
     assert all(q.startswith("How many") and "every one of" in why for q, why in refused), refused
     right = sum(case[0] == "right" for case in verify_probe.cases("dev", 1))
     assert len(refused) <= right // 20, refused  # a few templates, not a rule gone wrong
