@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from longgraph.nodes.answer_support import Judged, entity_phrases, items_asked_for, modified_phrases
+from longgraph.nodes.answer_support import (
+    Judged,
+    entity_phrases,
+    items_asked_for,
+    modified_phrases,
+    only_the_first_step,
+)
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans
 from longgraph.prompts import neutralise_frames
@@ -110,6 +116,8 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
     entity = ", ".join(entity_phrases(question) or modified_phrases(question))
     if not holding or not entity:
         return Checked(False, "the embedder has no sentence or no named entity to compare")
+    if first_step := only_the_first_step(question, answer, holding):
+        return Checked(False, first_step)
     vectors = await kit.embed([question, entity, *holding])
     readings = [_closeness(vectors, 0, 1, i + 2) for i in range(len(holding))]
 

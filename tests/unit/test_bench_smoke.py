@@ -237,9 +237,9 @@ def test_verify_probe_prints_the_yes_rate_of_every_kind(capsys: pytest.CaptureFi
 
 def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> None:
     """The words' own verdict on the dev cases: no call is made, no look-alike's value or bridge stands,
-    and every right value in its sentence asked in the question's words stands but for a count asked of
-    an entity named by a modifier ("How many arches does the cobalt aqueduct stand on?"), which is read
-    as a count over every item of its kind (a known limit, left silent, not wrong)."""
+    and every right value in its sentence asked in the question's words stands (a count asked of an
+    entity named by a modifier, "How many arches does the cobalt aqueduct stand on?", was read as a count
+    over every item of its kind until its sentence's stated count was read as the value)."""
     from longgraph.evals.bench import verify_probe
 
     figures = verify_probe.main(["--by", "words", "--seeds", "1"])
@@ -251,6 +251,4 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
         judged = verify_probe.words_verdict(case)
         if case[0] == "right" and not verify_probe.stands_by_words(judged):
             refused.append((case[1], judged.why or judged.unconfirmed))
-    assert all(q.startswith("How many") and "every one of" in why for q, why in refused), refused
-    right = sum(case[0] == "right" for case in verify_probe.cases("dev", 1))
-    assert len(refused) <= right // 20, refused  # a few templates, not a rule gone wrong
+    assert refused == []

@@ -668,6 +668,41 @@ def test_an_answer_over_every_item_that_rests_on_fewer_than_the_document_holds_i
     assert items_asked_for(own) is None and items_asked_for(counted) == stem("foundations")
 
 
+CARGO = [
+    "The ochre ship carries 3,400 crates of tea.",
+    "The teal ship carries 2,100 crates of tea.",
+]
+FLOOD = [
+    "The great flood reached Alton in the spring.",
+    "The great flood reached Barby a day later.",
+    "The great flood reached Corwen last of all.",
+]
+
+
+def test_a_count_its_sentence_states_is_a_value_read_not_a_count_over_items() -> None:
+    """Dev probe (``verify_probe --by words``, 6 seeds): "How many crates of tea does the ochre ship
+    carry?" over "The ochre ship carries 3,400 crates of tea" was refused as a count over every crate,
+    because the teal ship's sentence speaks of crates too (6 of 510 right answers). A sentence that
+    writes the answer's number before the asked noun states the count; one over several items' sentences
+    is still not confirmed by words, and a look-alike's stated count is still another entity's."""
+    question = "How many crates of tea does the ochre ship carry?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *CARGO])], question)
+    right = judge_answer("3,400", [_quote(CARGO[0])], question, rarity=rarity)
+    assert right.kind == "extractive" and not right.unconfirmed, right
+    rival = judge_answer("2,100", [_quote(CARGO[1])], question, rarity=rarity)
+    assert rival.kind == "none" or rival.unconfirmed, rival
+    # A count made over the items' sentences: one of them read does not show the count is whole.
+    reached = "How many towns did the great flood reach?"
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *FLOOD])], reached)
+    one = judge_answer("1", [_quote(FLOOD[0])], reached, rarity=rarity)
+    assert one.kind == "none" or one.unconfirmed, one
+    # Over what the text gives, a sentence with the number and the noun is not the count asked for.
+    gives = "For how many foundations does the text give the grant?"
+    stated = "The county lists 2 foundations in its registry."
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *GRANTS, stated])], gives)
+    assert judge_answer("2", [_quote(stated)], gives, rarity=rarity).unconfirmed
+
+
 PEN_NAMES = [
     "The poet from Lovar wrote under the pen name Osktal.",
     "The poet from Ganthimwex wrote under the pen name Relcor.",
@@ -904,6 +939,19 @@ def test_a_sentence_saying_the_asked_verb_in_another_form_speaks_to_what_is_aske
             "The scarlet reservoir is filled to 5:55 of its capacity.",
             "The scarlet ferry leaves at 5:55 each morning.",
             "5:55",
+        ),
+        (  # a modifier and a verb: "teal" names the pass as well as the troops (dev probe, 6 seeds: 4 of
+            # 558 other facts stood on a shared modifier and a shared word, before the noun was needed)
+            "Which officer leads the teal troops?",
+            "The teal troops are led by Captain Sarhalgan.",
+            "The teal pass leads down to the village of Sarhalgan.",
+            "Sarhalgan",
+        ),
+        (
+            "What is the number of spans carrying the crimson water bridge?",
+            "The crimson water bridge is carried by S83 spans.",
+            "The crimson of Dunmarrow keeps the seal numbered S83.",
+            "S83",
         ),
         (  # all the question asks is in the entity's words: the name alone ties the other fact to it
             "What is the mass of the Sartal bell?",

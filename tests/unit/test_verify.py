@@ -12,6 +12,7 @@ import pytest
 
 from longgraph.endpoint import MODEL_PROFILES, resolve_context
 from longgraph.llm import OpenAIProvider
+from longgraph.nodes.answer_support import only_the_first_step
 from longgraph.nodes.kit import build_kit
 from longgraph.nodes.verify import Checked, confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
@@ -166,7 +167,64 @@ def test_the_embedder_confirms_the_answer_in_other_words_not_a_bridge_or_another
 ) -> None:
     checked = meaning(question, answer, text, tmp_path)
     assert checked.confirmed is stands, checked.why
-    assert "close to the question" in checked.why and checked.usage.llm_calls == 0
+    read = "close to the question" in checked.why or (not stands and "first step" in checked.why)
+    assert read and checked.usage.llm_calls == 0
+
+
+def test_the_embedder_does_not_confirm_a_chains_first_step_however_close(tmp_path: Path) -> None:
+    """Dev probe (``verify_probe --by words+meaning``, 6 seeds): "The Halhal code of laws was written by
+    Odile Dortrissar" read 0.79 close to "Beside which river did the author of the Halhal code of laws
+    spend his last years?" and +0.05 beyond the role's phrase, and the bridge was confirmed."""
+    question = "Beside which river did the author of the Halhal code of laws spend his last years?"
+    bridge = meaning(
+        question, "Odile Dortrissar", "The Halhal code of laws was written by Odile Dortrissar.", tmp_path
+    )
+    assert not bridge.confirmed and "first step" in bridge.why, bridge.why
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "text", "first_step"),
+    [
+        (
+            "Beside which river did the author of the Halhal code of laws spend his last years?",
+            "Odile Dortrissar",
+            "The Halhal code of laws was written by Odile Dortrissar.",
+            True,
+        ),
+        # The chain's end, even in one sentence with the first step.
+        (
+            "Beside which river did the author of the Halhal code of laws spend his last years?",
+            "Talwexsar",
+            "The Halhal code of laws was written by Odile Dortrissar, who spent his last years by the Talwexsar.",
+            False,
+        ),
+        # A value of a role's thing is no holder: the debt is the answer, not a bridge (dev: refused
+        # before the answer had to name someone).
+        (
+            "What is the debt of the Lenosk firm to those who supply it?",
+            "1,157,846 marks",
+            "According to the ledger, the Lenosk company owes 1,157,846 marks to its suppliers.",
+            False,
+        ),
+        (
+            "What label do the maps of the Misvinbren archive carry?",
+            "MA-980X",
+            "The Misvinbren archive stores its maps under the code MA-980X.",
+            False,
+        ),
+        # One step: a role of a place named by its own name.
+        (
+            "Which person governs the town of Wexmis?",
+            "Odile Thimdorosk",
+            "The mayor of Wexmis is Odile Thimdorosk.",
+            False,
+        ),
+    ],
+)
+def test_a_chains_first_step_is_a_named_holder_of_a_role_of_a_named_thing(
+    question: str, answer: str, text: str, first_step: bool
+) -> None:
+    assert bool(only_the_first_step(question, answer, [text])) is first_step
 
 
 def test_the_embedder_reads_the_sentence_that_holds_the_answer(tmp_path: Path) -> None:
