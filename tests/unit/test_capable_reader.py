@@ -953,6 +953,12 @@ def test_a_sentence_saying_the_asked_verb_in_another_form_speaks_to_what_is_aske
             "The crimson of Dunmarrow keeps the seal numbered S83.",
             "S83",
         ),
+        (  # a name and a verb: "Wexlo" names the poet as well as the song
+            "Which musician wrote the national song of Wexlo?",
+            "The national song of Wexlo was written by Athwexbren.",
+            "The poet from Wexlo wrote under the pen name Athwexbren.",
+            "Athwexbren",
+        ),
         (  # all the question asks is in the entity's words: the name alone ties the other fact to it
             "What is the mass of the Sartal bell?",
             "The Sartal bell has a mass of 35.2 tonnes.",
