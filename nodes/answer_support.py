@@ -373,11 +373,11 @@ def only_the_first_step(question: str, answer: str, sentences: Sequence[str]) ->
     asked = asked_names(question)
     if not sentences or not any(_is_person_like(run, asked) for run in capitalised_runs(answer)):
         return ""
+    said = [content_stems(s) for s in sentences]
     for link in chain_links(question):
         beyond = asked_of(question, link)
         if not beyond or not any(_plain_noun(w) for w in link.entity.split()):
             continue
-        said = [content_stems(s) for s in sentences]
         if all(link.names & stems and not stems & beyond for stems in said):
             return (
                 f"its sentences name {link.entity} but none of what the question asks of {link.phrase} "
