@@ -229,7 +229,12 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
         first, last = run.start, run.end
         if before[-1:] == ["the"]:
             first = run.start - 1
-            if after < len(tokens) and _plain_noun(tokens[after]):
+            # "the herd the Warden of Varnholm keeps": a noun phrase right after another opens a clause
+            # whose verb, not a noun, follows the name.
+            clause = (
+                run.start >= 3 and tokens[run.start - 3].casefold() in ARTICLES and _plain_noun(before[0])
+            )
+            if after < len(tokens) and _plain_noun(tokens[after]) and not clause:
                 heads.append(after)  # "the Pevhal library"
                 last = after
                 if tokens[after + 1 : after + 2] == ["of"] and _plain_noun(

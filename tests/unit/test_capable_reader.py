@@ -180,6 +180,9 @@ def test_a_bridge_whose_next_step_no_note_holds_is_not_confirmed_by_words() -> N
         ("How many people live in Quiganqui?", set()),
         ("Who painted the portrait of the Duke of Osterlin?", {"portrait"}),
         ("How much does a ticket to the Brel museum cost?", {"museum"}),
+        # A clause's verb after the name is no noun of it ("keeps" was, and the embedder compared with
+        # "the Warden of Varnholm keeps").
+        ("What is the size of the herd the Warden of Varnholm keeps?", set()),
     ],
 )
 def test_the_nouns_that_name_the_asked_entity_with_its_names(question: str, heads: set[str]) -> None:
