@@ -605,7 +605,8 @@ def test_an_answer_whose_sentences_leave_out_what_the_document_says_elsewhere_is
     [
         ("What is the name of the horse ridden by the warden?", {"name"}),
         ("Which number identifies the engine?", {"number"}),
-        ("How many people live in Quiganqui?", {"people"}),
+        ("How many people live in Quiganqui?", {"many", "people"}),
+        ("How much does a seat on the Athtal stagecoach cost?", {"much"}),
         ("In which city was the orchestra founded?", {"city"}),
         ("Who keeps the lighthouse?", set()),
         ("How far away can the light of the lighthouse be seen?", {"far"}),
@@ -624,6 +625,17 @@ def test_a_how_far_question_is_answered_by_a_distance_without_the_word_far() -> 
     fact = "The light of the Corath lighthouse can be seen 38 nautical miles away."
     rarity = Rarity.of([f"The far hills were green. {fact} Few had come so far."], question)
     judged = judge_answer(fact, [_quote(fact)], question, rarity=rarity)
+    assert judged.kind == "extractive" and not judged.unconfirmed, judged
+
+
+def test_a_how_many_question_is_answered_by_a_number_without_the_word_many() -> None:
+    """Session 45's held-out split (8K): "How many pipes does the great organ of the Corath cathedral
+    have?" over "... has 8,193 pipes" was left to the embedder in 6 of 48 runs, because "many" (and for
+    a fare, "much") is elsewhere in the essays and not in the sentence: a frame word, not what is asked."""
+    question = "How many pipes does the great organ of the Corath cathedral have?"
+    fact = "The great organ of the Corath cathedral has 8,193 pipes."
+    rarity = Rarity.of([f"Many people came. {fact} So many had gone before."], question)
+    judged = judge_answer("8,193", [_quote(fact)], question, rarity=rarity)
     assert judged.kind == "extractive" and not judged.unconfirmed, judged
 
 
