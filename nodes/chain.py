@@ -40,6 +40,7 @@ from longgraph.nodes.answer_support import (
     capitalised_runs,
     chain_links,
     judge_answer,
+    outermost_link,
     says_who,
     sentences_of,
     spelled_as_in,
@@ -92,7 +93,7 @@ def link_to_follow(question: str) -> ChainLink | None:
     """The one entity the question names through another and asks something of, or None (none, or
     several: which to resolve first is not clear)."""
     links = [link for link in chain_links(question) if asked_of(question, link)]
-    return links[0] if len(links) == 1 else None
+    return outermost_link(question, links[0]) if len(links) == 1 else None
 
 
 def first_step(link: ChainLink) -> str:
