@@ -423,37 +423,66 @@ TEMPLATES: tuple[Template, ...] = (
     Template("house-heir", "dev", "The heir of the {e} house of Morvale is {v}.",
              "Who is the heir of the {e} house of Morvale?", "Which person will inherit the {e} house of Morvale?",
              lambda r: r.choice(_ADJECTIVES), person_name, collective="houses of Morvale", measure="heir"),
-    # The test split, renewed at the end of session 44 (written before any run of them): a count of organ
-    # pipes, an altitude in metres, a fare in shillings and pence, a scene woven in a tapestry named by
-    # colour, a shaft's depth in fathoms, an armistice's date, a herbarium sheet code, and a count of rose
-    # varieties of a titled owner.
-    Template("organ-pipes", "test", "The great organ of the {e} cathedral has {v} pipes.",
+    # Session 45's held-out split (written at the end of session 44): run once and its misses read, so it
+    # joined dev (session 45's end).
+    Template("organ-pipes", "dev", "The great organ of the {e} cathedral has {v} pipes.",
              "How many pipes does the great organ of the {e} cathedral have?", "What is the pipe count of the {e} cathedral's organ?",
              made_up_name, _int(400, 12_000), number=True, collective="cathedrals", measure="number of organ pipes"),
-    Template("pass-altitude", "test", "Travellers crossing the {e} pass climb to {v} metres above the sea.",
+    Template("pass-altitude", "dev", "Travellers crossing the {e} pass climb to {v} metres above the sea.",
              "To what altitude do travellers crossing the {e} pass climb?", "How high does the road over the {e} saddle rise?",
              made_up_name, _int(900, 4_800), number=True, collective="passes", measure="altitude"),
-    Template("stagecoach-fare", "test", "A seat on the {e} stagecoach costs {v}.",
+    Template("stagecoach-fare", "dev", "A seat on the {e} stagecoach costs {v}.",
              "How much does a seat on the {e} stagecoach cost?", "What fare do travellers pay to ride the {e} coach?",
              made_up_name, lambda r: f"{r.randint(2, 19)} shillings and {r.randint(1, 11)} pence", collective="stagecoaches", measure="fare"),
-    Template("tapestry-scene", "test", "The {e} tapestry depicts {v}.",
+    Template("tapestry-scene", "dev", "The {e} tapestry depicts {v}.",
              "What does the {e} tapestry depict?", "Which scene is woven into the {e} wall hanging?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("a stag hunt in winter", "the siege of a harbour town", "a wedding feast",
                                                                  "the founding of a monastery", "a shipwreck at dawn", "a tournament of knights")),
              collective="tapestries", measure="scene"),
-    Template("shaft-depth", "test", "The main shaft of the {e} colliery descends {v} fathoms.",
+    Template("shaft-depth", "dev", "The main shaft of the {e} colliery descends {v} fathoms.",
              "How far does the main shaft of the {e} colliery descend?", "What is the depth of the pit at the {e} colliery?",
              made_up_name, lambda r: f"{r.randint(30, 400)}.{r.randint(1, 9)}", number=True, collective="collieries", measure="shaft depth"),
-    Template("armistice-date", "test", "The armistice at {e} took effect at dawn on {v}.",
+    Template("armistice-date", "dev", "The armistice at {e} took effect at dawn on {v}.",
              "On what date did the armistice at {e} take effect?", "When did the fighting stop under the {e} truce?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'September', 'December'))} {r.randint(1400, 1880)}",
              collective="armistices", measure="date"),
-    Template("herbarium-sheet", "test", "The {e} herbarium files its dried orchids on sheet {v}.",
+    Template("herbarium-sheet", "dev", "The {e} herbarium files its dried orchids on sheet {v}.",
              "On which sheet does the {e} herbarium file its dried orchids?", "Where are the pressed orchids of the {e} herbarium stored?",
              made_up_name, lambda r: f"HB-{r.randint(100, 999)}/{r.choice('cdfg')}", collective="herbaria", measure="sheet"),
-    Template("rose-varieties", "test", "In the rose garden of the {e} of Arnholt grow {v} varieties.",
+    Template("rose-varieties", "dev", "In the rose garden of the {e} of Arnholt grow {v} varieties.",
              "How many varieties grow in the rose garden of the {e} of Arnholt?", "What number of kinds of rose does the {e} of Arnholt cultivate?",
              lambda r: r.choice(_TITLES), _int(12, 480, sep=False), number=True, collective="officials of Arnholt", measure="number of rose varieties"),
+    # The test split, renewed at the end of session 45 (written before any run of them): a footbridge's
+    # span in metres, the grain a watermill named by colour grinds, a count of canal locks, a charter's
+    # witness, a bell's casting year, a titled owner's tithe in crowns, a brig's figurehead (named by
+    # colour), and a signal station's call sign.
+    Template("footbridge-span", "test", "The {e} footbridge spans {v} metres of the gorge.",
+             "How long is the span of the {e} footbridge?", "Across what distance does the {e} walkway reach over the ravine?",
+             made_up_name, lambda r: f"{r.randint(20, 300)}.{r.randint(1, 9)}", number=True, collective="footbridges", measure="span"),
+    Template("watermill-grain", "test", "The {e} watermill grinds {v}.",
+             "What does the {e} watermill grind?", "Which crop is milled at the {e} water wheel?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("rye", "barley", "buckwheat", "spelt", "oats", "millet")),
+             collective="watermills", measure="grain"),
+    Template("canal-locks", "test", "The {e} canal climbs through {v} locks.",
+             "How many locks does the {e} canal climb through?", "What number of lock chambers lift boats along the {e} waterway?",
+             made_up_name, _int(3, 90, sep=False), number=True, collective="canals", measure="number of locks"),
+    Template("charter-witness", "test", "The charter of {e} was witnessed by {v}.",
+             "Who witnessed the charter of {e}?", "Which person signed as witness to the {e} grant?",
+             made_up_name, person_name, collective="charters", measure="witness"),
+    Template("bell-casting", "test", "The great bell of {e} was cast in the year {v}.",
+             "In which year was the great bell of {e} cast?", "When was the big bell of {e} poured at the foundry?",
+             made_up_name, _int(1200, 1890, sep=False), collective="towns", measure="casting year"),
+    Template("owner-tithe", "test", "The {e} of Wendmoor pays a yearly tithe of {v} crowns.",
+             "What yearly tithe does the {e} of Wendmoor pay?", "How much does the {e} of Wendmoor owe the church annually?",
+             lambda r: r.choice(_TITLES), _int(40, 9_000), number=True, collective="officials of Wendmoor", measure="tithe"),
+    Template("brig-figurehead", "test", "The figurehead of the {e} brig is carved as {v}.",
+             "What is the figurehead of the {e} brig carved as?", "Which figure adorns the bow of the {e} vessel?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("a mermaid", "a lion rampant", "a crowned queen",
+                                                                 "a sea serpent", "an eagle with spread wings", "a bearded sea god")),
+             collective="brigs", measure="figurehead"),
+    Template("station-callsign", "test", "The {e} signal station transmits under call sign {v}.",
+             "Under which call sign does the {e} signal station transmit?", "What identifier does the {e} semaphore post use on the air?",
+             made_up_name, lambda r: f"{r.choice('KQWZ')}{r.randint(10, 99)}{r.choice('ABCX')}", collective="signal stations", measure="call sign"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -523,13 +552,21 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "What is the name of the mule owned by the head brewer of the {e} brewery?"),
     ("lawgiver-river", "dev", "The {e} code of laws was written by {p}.", "{p} spent his last years beside the river {v}.",
      "Beside which river did the author of the {e} code of laws spend his last years?"),
-    # The test chains, renewed in session 44 (written before any run of them).
-    ("glazier-village", "test", "The windows of the {e} chapel were glazed by {p}.", "{p} was born in the village of {v}.",
+    # Session 45's held-out chains: run once and read, so dev (session 45's end).
+    ("glazier-village", "dev", "The windows of the {e} chapel were glazed by {p}.", "{p} was born in the village of {v}.",
      "In which village was the glazier of the windows of the {e} chapel born?"),
-    ("captain-port", "test", "The {e} schooner is captained by {p}.", "{p} keeps a house in the port of {v}.",
+    ("captain-port", "dev", "The {e} schooner is captained by {p}.", "{p} keeps a house in the port of {v}.",
      "In which port does the captain of the {e} schooner keep a house?"),
-    ("miller-son", "test", "The {e} windmill is worked by {p}.", "{p} has a son called {v}.",
+    ("miller-son", "dev", "The {e} windmill is worked by {p}.", "{p} has a son called {v}.",
      "What is the name of the son of the miller of the {e} windmill?"),
+    # The test chains, renewed at the end of session 45 (written before any run of them): a nested role
+    # said by its verb, a nested role with an irregular verb, and a plain one.
+    ("archivist-town", "test", "The archives of the {e} cathedral are kept by {p}.", "{p} was raised in the town of {v}.",
+     "In which town was the keeper of the archives of the {e} cathedral raised?"),
+    ("ringer-village", "test", "The bells of the {e} minster are rung by {p}.", "{p} grew up in the village of {v}.",
+     "In which village did the ringer of the bells of the {e} minster grow up?"),
+    ("director-city", "test", "The {e} theatre is directed by {p}.", "{p} was educated in the city of {v}.",
+     "In which city was the director of the {e} theatre educated?"),
 )  # fmt: skip
 
 
