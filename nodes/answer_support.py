@@ -983,6 +983,13 @@ ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
 "". Tested one by one in ``tests/unit/test_capable_reader.py``."""
 
 
+_NAMING = frozenset(content_stems("name named call called"))
+"""A sentence gives a name by "named" or "called": either speaks to "What was the name of …?". Measured
+(dev, clockmaker-apprentice, 8K): asked "What was the name of the apprentice of Marit Athoskthim?" (the
+chain's second step), "Marit Athoskthim took on an apprentice called Ganquitris" was read as naming
+her and nothing asked of her."""
+
+
 def speaks_to_what_is_asked(c: Claimed) -> str:
     """Why nothing in the sentences a final answer rests on speaks to what the question asks of its
     entity, or "": they name the entity (its names and nouns, :func:`entity_heads`) and share none of
@@ -1009,6 +1016,8 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
         return ""
     names, heads = asked_names(c.question), entity_heads(c.question)
     asked, held = c.asked_of_entity, c.held
+    if held & _NAMING:  # "an apprentice called Ganquitris" gives the name asked for
+        held = held | _NAMING
     if not names:
         modified = _modified_nouns(c.question, articles=frozenset({"the"}))
         names = frozenset(stem(first) for first, _ in modified)

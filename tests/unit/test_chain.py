@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from longgraph.nodes.answer_support import capitalised_runs, chain_links, states_role
+from longgraph.nodes.answer_support import Judged, capitalised_runs, chain_links, judge_answer, states_role
 from longgraph.nodes.chain import first_step, link_to_follow
 from longgraph.nodes.lexical import content_stems, names_in
-from longgraph.state.contract import GraphOutput
+from longgraph.state.contract import Evidence, GraphOutput
+from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.answers import build_completion_content
@@ -166,6 +167,23 @@ def test_a_nested_role_is_followed_through_the_holder_the_question_asks_about() 
             result.answer,
             result.stats.notes,
         )
+
+
+def test_a_name_given_by_called_answers_what_was_the_name_of_the_chains_next_role() -> None:
+    """Dev, clockmaker-apprentice (8K, embedded model): the bridge was found, and the second step's
+    answer, "Marit Athoskthim took on an apprentice called Ganquitris", was read as naming her and
+    nothing asked of her ("name" is given by "called"); a horse called so is still another thing."""
+    question = "What was the name of the apprentice of Marit Athoskthim?"
+
+    def judged(sentence: str) -> Judged:
+        quote = Evidence(
+            chunk_id=0, title="", doc_index=0, start=0, end=len(sentence), text=sentence, verified=True
+        )
+        return judge_answer("Ganquitris", [Note(sources=[0], quotes=[quote])], question)
+
+    right = judged("Marit Athoskthim took on an apprentice called Ganquitris.")
+    assert right.kind == "extractive" and not right.unconfirmed, right
+    assert judged("Marit Athoskthim owns a horse called Ganquitris.").unconfirmed
 
 
 def test_a_role_is_said_by_its_word_family_only() -> None:
