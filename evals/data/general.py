@@ -689,6 +689,8 @@ def _aggregation(
 def _two_hop(hop: tuple[str, Split, str, str, str], rng: random.Random) -> dict[str, Any]:
     _, _, first, second, question = hop
     e, p, v = made_up_name(rng), person_name(rng), made_up_name(rng)
+    while v in (e, *p.split()):  # "born in the village of Vinosk" beside "Leocadia Vinosk": no answer
+        v = made_up_name(rng)
     facts = [first.format(e=e, p=p), second.format(p=p, v=v)]
     return {"facts": facts, "question": question.format(e=e), "gold": [v],
             "label": {"kind": "two-hop", "answer": v, "lookalikes": []}}  # fmt: skip

@@ -102,3 +102,18 @@ def test_every_template_has_the_distinct_entities_and_values_every_kind_plants()
         rng = random.Random(template.name)
         assert len({template.entity(rng) for _ in range(2_000)}) >= 6, template.name
         assert len({template.value(rng) for _ in range(2_000)}) >= 6, template.name
+
+
+def test_a_chain_never_ends_in_a_name_its_bridge_already_holds() -> None:
+    """Made-up places and surnames share syllables: a chain drew the village "Vinosk" for "Leocadia
+    Vinosk" (dev, glazier-village), and its end, "born in the village of Vinosk", read as a name, not an
+    answer. Its end is drawn again until it is no word of the person's name and not the entity."""
+    import random
+
+    from longgraph.evals.data.general import _two_hop
+
+    for seed in range(3_000):
+        case = _two_hop(HOPS[0], random.Random(seed))
+        first, _ = case["facts"]
+        end = case["label"]["answer"]
+        assert not re.search(rf"\b{end}\b", first), (seed, first, end)
