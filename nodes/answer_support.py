@@ -72,7 +72,7 @@ from longgraph.nodes.support import (
     shown_words,
     support_in_notes,
 )
-from longgraph.nodes.word_forms import past_forms, with_verb_forms
+from longgraph.nodes.word_forms import past_forms, with_word_families
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -141,7 +141,7 @@ def asked_names(question: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class _Sentence:
     """One sentence of a verified quote, with its content stems (each irregular verb's other forms
-    among them: :func:`with_verb_forms`) and names."""
+    among them, and both words for giving a name: :func:`with_word_families`) and names."""
 
     text: str
     quote: Evidence
@@ -156,7 +156,7 @@ def sentences_of(quotes: Iterable[Evidence]) -> list[_Sentence]:
     for q in quotes:
         for start, end in sentence_spans(q.text):
             text = q.text[start:end]
-            out.append(_Sentence(text, q, with_verb_forms(content_stems(text)), frozenset(names_in(text))))
+            out.append(_Sentence(text, q, with_word_families(content_stems(text)), frozenset(names_in(text))))
     return out
 
 
@@ -398,8 +398,7 @@ def only_the_first_step(question: str, answer: str, sentences: Sequence[str]) ->
     closeness, not steps: measured on dev (``verify_probe --by words+meaning``), such a bridge read +0.05
     closer to the question than to the role's phrase and was confirmed; session 43's test split had the
     same (the clock-maker's name for his apprentice's)."""
-    asked = asked_names(question)
-    if not sentences or not any(_is_person_like(run, asked) for run in capitalised_runs(answer)):
+    if not sentences or not names_someone_new(question, answer):
         return ""
     said = [content_stems(s) for s in sentences]
     for link in chain_links(question):
@@ -414,9 +413,14 @@ def only_the_first_step(question: str, answer: str, sentences: Sequence[str]) ->
     return ""
 
 
-def _is_person_like(run: str, asked: frozenset[str]) -> bool:
-    """A name the question does not give, in words alone ("Odile Dortrissar"; not a code like MA-980X)."""
-    return not content_stems(run) <= asked and all(w.isalpha() for w in WORD.findall(run))
+def names_someone_new(question: str, answer: str) -> bool:
+    """Whether ``answer`` gives a name the question does not, in words alone ("Odile Dortrissar"): who
+    holds a role. A motto, a number or a code like MA-980X is a role's value, not its holder."""
+    asked = asked_names(question)
+    return any(
+        not content_stems(run) <= asked and all(w.isalpha() for w in WORD.findall(run))
+        for run in capitalised_runs(answer)
+    )
 
 
 def states_role(role: str, stems: frozenset[str]) -> bool:
@@ -983,13 +987,6 @@ ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
 "". Tested one by one in ``tests/unit/test_capable_reader.py``."""
 
 
-_NAMING = frozenset(content_stems("name named call called"))
-"""A sentence gives a name by "named" or "called": either speaks to "What was the name of …?". Measured
-(dev, clockmaker-apprentice, 8K): asked "What was the name of the apprentice of Marit Athoskthim?" (the
-chain's second step), "Marit Athoskthim took on an apprentice called Ganquitris" was read as naming
-her and nothing asked of her."""
-
-
 def speaks_to_what_is_asked(c: Claimed) -> str:
     """Why nothing in the sentences a final answer rests on speaks to what the question asks of its
     entity, or "": they name the entity (its names and nouns, :func:`entity_heads`) and share none of
@@ -1016,8 +1013,6 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
         return ""
     names, heads = asked_names(c.question), entity_heads(c.question)
     asked, held = c.asked_of_entity, c.held
-    if held & _NAMING:  # "an apprentice called Ganquitris" gives the name asked for
-        held = held | _NAMING
     if not names:
         modified = _modified_nouns(c.question, articles=frozenset({"the"}))
         names = frozenset(stem(first) for first, _ in modified)
@@ -1189,9 +1184,7 @@ def says_the_asked_role(c: Claimed) -> str:
     if c.partial or c.kind != "extractive":
         return ""
     links = [link for link in chain_links(c.question) if not asked_of(c.question, link)]
-    asked = asked_names(c.question)
-    names_someone = any(not content_stems(run) <= asked for run in capitalised_runs(c.answer))
-    if len(links) != 1 or not names_someone:
+    if len(links) != 1 or not names_someone_new(c.question, c.answer):
         return ""  # a motto, a number: the role's value, not who holds it
     if says_who_is_asked(c.question, c.answer, [s.quote for s in c.quoted]):
         return ""

@@ -69,3 +69,18 @@ def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
     families = _families()
     given = frozenset(stems)
     return given.union(*(families[s] for s in given if s in families))
+
+
+NAMING = frozenset({stem("name"), stem("call")})
+"""A sentence gives a name by "named" or "called" alike: either speaks to "What was the name of …?".
+Measured (dev, clockmaker-apprentice, 8K): asked "What was the name of the apprentice of Marit
+Athoskthim?" (a chain's second step), "Marit Athoskthim took on an apprentice called Ganquitris" was
+read as naming her and nothing asked of her."""
+
+
+def with_word_families(stems: Iterable[str]) -> frozenset[str]:
+    """``stems`` with each irregular verb's other forms (:func:`with_verb_forms`) and, where a name is
+    given ("called", "named"), both words for giving one (:data:`NAMING`): what a sentence says, read
+    once for every rule that compares it with a question."""
+    given = with_verb_forms(stems)
+    return given | NAMING if given & NAMING else given

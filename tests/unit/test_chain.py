@@ -17,7 +17,8 @@ import pytest
 
 from longgraph.nodes.answer_support import Judged, capitalised_runs, chain_links, judge_answer, states_role
 from longgraph.nodes.chain import first_step, link_to_follow
-from longgraph.nodes.lexical import content_stems, names_in
+from longgraph.nodes.lexical import content_stems, names_in, stem
+from longgraph.nodes.word_forms import with_word_families
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -184,6 +185,8 @@ def test_a_name_given_by_called_answers_what_was_the_name_of_the_chains_next_rol
     right = judged("Marit Athoskthim took on an apprentice called Ganquitris.")
     assert right.kind == "extractive" and not right.unconfirmed, right
     assert judged("Marit Athoskthim owns a horse called Ganquitris.").unconfirmed
+    # Read where every rule sees it: a sentence's words, once (``sentences_of``).
+    assert stem("call") in with_word_families(content_stems("She has a son named Bram."))
 
 
 def test_a_role_is_said_by_its_word_family_only() -> None:
