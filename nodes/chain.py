@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from longgraph.nodes.answer_support import (
     ChainLink,
     Rarity,
+    asked_kind,
     asked_of,
     capitalised_runs,
     chain_links,
@@ -48,7 +49,7 @@ from longgraph.nodes.answer_support import (
 )
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems, question_words
+from longgraph.nodes.lexical import content_stems, question_words, stem
 from longgraph.nodes.passages import Found, best_passage, read_each
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
@@ -91,8 +92,15 @@ class Unfollowed:
 
 def link_to_follow(question: str) -> ChainLink | None:
     """The one entity the question names through another and asks something of, or None (none, or
-    several: which to resolve first is not clear)."""
-    links = [link for link in chain_links(question) if asked_of(question, link)]
+    several: which to resolve first is not clear). A role that is the value asked for ("How long is the
+    *span* of the Corath footbridge?") has no holder to find: session 46's held-out split spent a call
+    asking "What is the name of the span of the Corath footbridge?"."""
+    kind = asked_kind(question)
+    links = [
+        link
+        for link in chain_links(question)
+        if asked_of(question, link) and stem(link.role.casefold()) not in kind
+    ]
     return outermost_link(question, links[0]) if len(links) == 1 else None
 
 

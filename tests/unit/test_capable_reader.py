@@ -23,6 +23,7 @@ from longgraph.nodes.answer_support import (
     rival_modifier,
     sentences_of,
 )
+from longgraph.nodes.chain import link_to_follow
 from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.lexical import stem
 from longgraph.nodes.verify import confirm_by_meaning
@@ -637,6 +638,26 @@ def test_a_how_many_question_is_answered_by_a_number_without_the_word_many() -> 
     rarity = Rarity.of([f"Many people came. {fact} So many had gone before."], question)
     judged = judge_answer("8,193", [_quote(fact)], question, rarity=rarity)
     assert judged.kind == "extractive" and not judged.unconfirmed, judged
+
+
+def test_how_long_is_the_span_of_is_answered_by_the_sentence_holding_the_span_and_no_other() -> None:
+    """Session 46's held-out split (8K): "How long is the span of the Corath footbridge?" over "The Corath
+    footbridge spans 263.8 metres of the gorge" was left to the embedder for lacking "long", and the
+    embedder could not tell the question from "the span of the Corath footbridge". The noun a "how"
+    question measures is the value asked for, as in "What is the span of …?"; another measure of the
+    footbridge, or the span of another thing of that name, is still not confirmed by the words."""
+    question = "How long is the span of the Corath footbridge?"
+    rarity = Rarity.of(["How long it took nobody knows. The Corath footbridge spans 263.8 metres."], question)
+
+    def unconfirmed(fact: str, answer: str) -> str:
+        judged = judge_answer(answer, [_quote(fact)], question, rarity=rarity)
+        assert judged.kind == "extractive", judged
+        return judged.unconfirmed
+
+    assert not unconfirmed("The Corath footbridge spans 263.8 metres of the gorge.", "263.8 metres")
+    assert unconfirmed("The Corath footbridge is 4.5 metres wide.", "4.5 metres")
+    assert unconfirmed("The Corath bridge spans 120.4 metres of the gorge.", "120.4 metres")
+    assert link_to_follow(question) is None  # a span has no holder to ask for by name
 
 
 def test_a_value_rests_on_the_sentence_that_holds_it_not_on_a_look_alike_sharing_its_unit() -> None:
