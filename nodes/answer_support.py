@@ -36,7 +36,7 @@ a look-alike's value through for an entity that was not there.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -278,12 +278,22 @@ def entity_phrases(question: str) -> list[str]:
         first = span.first
         if span.role >= 0 and stem(tokens[span.role].casefold()) in asked:
             first = span.inner  # "the *height* of the Pevcor barrage": the value asked for, not the entity
-        while first >= 2 and tokens[first - 1].casefold() == "of" and _plain_noun(tokens[first - 2]):
-            if stem(tokens[first - 2].casefold()) in asked:
-                break
-            first = first - 3 if first >= 3 and tokens[first - 3].casefold() in ARTICLES else first - 2
+        first = min((start for start, _ in _wider_roles(tokens, first, asked)), default=first)
         phrases.append(" ".join(tokens[first : span.last + 1]))
     return phrases
+
+
+def _wider_roles(tokens: Sequence[str], first: int, stop: frozenset[str]) -> Iterator[tuple[int, int]]:
+    """Where each role that names the phrase starting at token ``first`` begins, and its noun, from the
+    nearest outward ("the clock of …", then "the maker of the clock of …"), up to a noun in ``stop``
+    (the kind of value asked for: "the *name* of the maker of …"). The one walk outward through nested
+    roles, for the entity's words (:func:`entity_phrases`) and the chain's link (:func:`outermost_link`)."""
+    while first >= 2 and tokens[first - 1].casefold() == "of" and _plain_noun(tokens[first - 2]):
+        role = first - 2
+        if stem(tokens[role].casefold()) in stop:
+            return
+        first = role - 1 if role >= 1 and tokens[role - 1].casefold() in ARTICLES else role
+        yield first, role
 
 
 @dataclass(frozen=True)
@@ -354,16 +364,21 @@ def outermost_link(question: str, link: ChainLink) -> ChainLink:
     Pevhal chapel?", every strategy found no bridge in "The windows of the Pevhal chapel were glazed by
     Ilka Lenhal" and answered NO INFORMATION (8 of 8)."""
     stop = asked_kind(question) | ASKED_BEYOND_THE_LINK
-    while True:
-        wider = re.search(
-            rf"\b(?:the|a|an)\s+([^\W\d_]+)\s+of\s+{re.escape(link.phrase)}", question, re.IGNORECASE
-        )
-        if wider is None or not _plain_noun(wider.group(1)) or stem(wider.group(1).casefold()) in stop:
+    tokens = _TOKEN.findall(question)
+    width = len(_TOKEN.findall(link.phrase))
+    starts = [i for i in range(len(tokens)) if _spelled(question, tokens[i : i + width]) == link.phrase]
+    if not starts:
+        return link
+    end = starts[0] + width
+    for first, role in _wider_roles(tokens, starts[0], stop):
+        phrase = _spelled(question, tokens[first:end])
+        if phrase is None:
             return link
-        outer = ChainLink(wider.group(0), wider.group(1), link.phrase, link.names)
+        outer = ChainLink(phrase, tokens[role], link.phrase, link.names)
         if not asked_of(question, outer):
             return link
         link = outer
+    return link
 
 
 def _spelled(text: str, tokens: Sequence[str]) -> str | None:
