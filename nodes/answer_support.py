@@ -1225,11 +1225,54 @@ def says_the_asked_role(c: Claimed) -> str:
     return f"the sentences it rests on do not say who {links[0].phrase} is (a name beside the entity is not its {links[0].role})"
 
 
+NUMBERED_NOUNS = frozenset(
+    content_stems(
+        "year day date month week century decade hour minute time age number figure amount sum total count "
+        "share percentage proportion fraction rate price cost fee fare toll weight mass height length depth "
+        "width breadth distance altitude elevation temperature speed size area volume capacity score "
+        "population value page room platform floor storey chapter verse line route bus track seat exit gate "
+        "bay berth pier house lane ward bed locker box"
+    )
+)
+"""What a bare number can be: a quantity ("in which *year*") or a thing known by its number ("from which
+*platform*"). The common English words for both, not a list fitted to a test: a noun outside it asks for
+something a bare number cannot be, and a verifier is asked (a wrong refusal costs silence, not a wrong
+answer)."""
+_WHO = re.compile(r"^\W*(?:who|whom|whose)\b|\bthe\s+name\s+of\b", re.IGNORECASE)
+_WHICH_NOUN = re.compile(r"\bwhich\s+([^\W\d_]+)", re.IGNORECASE)
+_BARE_QUANTITY = re.compile(r"^[^\w]*\d[\d,.]*(?:\s*[a-z%]+)*[^\w]*$")
+"""A number with separators, perhaps a lower-case unit after it: "4,038", "4,038 metres", "263.8m"."""
+
+
+def wrong_kind_of_answer(question: str, answer: str) -> str:
+    """Why ``answer`` cannot be the kind of thing ``question`` asks for, or "": a bare number for "who",
+    "the name of", or "which <noun>" whose noun a number cannot be (:data:`NUMBERED_NOUNS`). Measured
+    (dev probe, 6 seeds): "Which sailor is in charge of the boat that crosses to Halmar?" was confirmed
+    by its words in "Travellers crossing the Halmar pass climb to 4,038 metres" (one shared verb beside
+    the name), 1 of 606 other facts. Neither the words nor the embedder read kinds; a reader does."""
+    if not _BARE_QUANTITY.match(answer.strip()):
+        return ""
+    if _WHO.search(question):
+        return f"the question asks who or what is named, and {answer.strip()!r} is a number"
+    for noun in _WHICH_NOUN.findall(question):
+        if stem(noun.casefold()) not in NUMBERED_NOUNS and is_content(noun.casefold()):
+            return f"the question asks which {noun}, and {answer.strip()!r} is a number, not a {noun}"
+    return ""
+
+
+def answers_in_the_asked_kind(c: Claimed) -> str:
+    """Why an answer is not the kind of thing asked for (:func:`wrong_kind_of_answer`), or ""."""
+    if c.partial or c.kind != "extractive":
+        return ""
+    return wrong_kind_of_answer(c.question, c.answer)
+
+
 CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (
     speaks_to_what_is_asked,
     leaves_out_what_is_asked,
     may_list_more,
     says_the_asked_role,
+    answers_in_the_asked_kind,
 )
 """Whether the words confirm an answer that stands; each returns why they cannot, or "" (then a
 verification call decides, where the model can make one: ``nodes/verify.py``)."""

@@ -27,6 +27,7 @@ from longgraph.nodes.answer_support import (
     items_asked_for,
     modified_phrases,
     only_the_first_step,
+    wrong_kind_of_answer,
 )
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, sentence_spans
@@ -118,6 +119,8 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
         return Checked(False, "the embedder has no sentence or no named entity to compare")
     if first_step := only_the_first_step(question, answer, holding):
         return Checked(False, first_step)
+    if wrong_kind := wrong_kind_of_answer(question, answer):  # closeness says nothing of kinds
+        return Checked(False, wrong_kind)
     vectors = await kit.embed([question, entity, *holding])
     readings = [_closeness(vectors, 0, 1, i + 2) for i in range(len(holding))]
 

@@ -22,6 +22,7 @@ from longgraph.nodes.answer_support import (
     name_phrases,
     rival_modifier,
     sentences_of,
+    wrong_kind_of_answer,
 )
 from longgraph.nodes.chain import link_to_follow
 from longgraph.nodes.derivation import numbers_in
@@ -658,6 +659,26 @@ def test_how_long_is_the_span_of_is_answered_by_the_sentence_holding_the_span_an
     assert unconfirmed("The Corath footbridge is 4.5 metres wide.", "4.5 metres")
     assert unconfirmed("The Corath bridge spans 120.4 metres of the gorge.", "120.4 metres")
     assert link_to_follow(question) is None  # a span has no holder to ask for by name
+
+
+def test_a_bare_number_is_no_answer_to_who_or_which_person_but_is_to_which_year() -> None:
+    """Dev probe (6 seeds): "Which sailor is in charge of the boat that crosses to Halmar?" was confirmed
+    by the words of "Travellers crossing the Halmar pass climb to 4,038 metres" (1 of 606 other facts).
+    A number cannot be a sailor; it can be a year, a platform, and a code is no bare number."""
+    question = "Which sailor is in charge of the boat that crosses to Halmar?"
+    fact = "Travellers crossing the Halmar pass climb to 4,038 metres above the sea."
+    judged = judge_answer("4,038", [_quote(fact)], question)
+    assert judged.kind == "extractive" and "not a sailor" in judged.unconfirmed, judged
+    assert wrong_kind_of_answer("Who keeps the Corath lighthouse?", "1,200 metres")
+    assert wrong_kind_of_answer("What is the name of the dog of Bram Lolo?", "12")
+    for asked, answer in [
+        ("In which year was the Athqui abbey built?", "1402"),
+        ("From which platform does the Corath train leave?", "4"),
+        ("Which code opens the Sartalsar vault?", "KV-5664-H"),
+        ("Which sailor is in charge of the Halmar boat?", "Bram Lolo"),
+        ("How high is the Halmar pass?", "4,038 metres"),
+    ]:
+        assert not wrong_kind_of_answer(asked, answer), (asked, answer)
 
 
 def test_a_value_rests_on_the_sentence_that_holds_it_not_on_a_look_alike_sharing_its_unit() -> None:

@@ -182,6 +182,13 @@ def test_the_embedder_does_not_confirm_a_chains_first_step_however_close(tmp_pat
     assert not bridge.confirmed and "first step" in bridge.why, bridge.why
 
 
+def test_the_embedder_does_not_confirm_a_number_for_who_is_asked(tmp_path: Path) -> None:
+    """Closeness says nothing of kinds: a bare number is no sailor, however close its sentence reads."""
+    question = "Which sailor is in charge of the boat that crosses to Halmar?"
+    number = meaning(question, "4,038", "The sailor of the Halmar boat crosses 4,038 metres.", tmp_path)
+    assert not number.confirmed and "not a sailor" in number.why, number.why
+
+
 @pytest.mark.parametrize(
     ("question", "answer", "text", "first_step"),
     [
