@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from longgraph.nodes.answer_support import Judged, Rarity, judge_answer, whole_date
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import words_of
+from longgraph.nodes.lexical import sentence_spans, words_of
 from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
@@ -87,6 +87,28 @@ def note_answer(note: Note) -> str:
     return note.reasoning.strip()
 
 
+def judged_answer(
+    answer: str, notes: Sequence[Note], question: str, rarity: Rarity, unread: int
+) -> tuple[str, Judged]:
+    """``answer`` judged (:func:`judge_answer`), or, when it does not stand and it makes several
+    statements, its first statement that stands on its own, judged alone: a reader that copies the text
+    runs on past the sentence that answers. Measured (session 45's held-out split, PECAN, 8K): "The great
+    organ of the Corath cathedral has 8,193 pipes. It's obvious that biotech or software startups exist
+    ..." did not stand (the second sentence's words are in no verified note), nor did the one note that
+    held the fact, whose answer was the same copy: NO INFORMATION. Each statement passes every rule on its
+    own, so a statement about something else, or one step of a chain, stands no more than it would alone."""
+    whole = judge_answer(answer, notes, question, rarity=rarity, unread=unread)
+    spans = sentence_spans(answer)
+    if whole.kind != "none" or len(spans) < 2:
+        return answer, whole
+    for start, end in spans:
+        statement = " ".join(answer[start:end].split())
+        judged = judge_answer(statement, notes, question, rarity=rarity, unread=unread)
+        if judged.kind != "none":
+            return statement, judged
+    return answer, whole
+
+
 MAX_NOTES_VERIFIED = 2
 """Notes, strongest first, whose own answers a verification call (or the embedder) is asked to confirm
 when no note's answer is confirmed by its words: a bound on what a fallback costs a capable model."""
@@ -98,6 +120,8 @@ class Fallback:
     confirming it said, and what confirming cost (None: no call was made)."""
 
     note: Note | None = None
+    answer: str = ""
+    """The note's answer, or the statement of it that stands (:func:`judged_answer`)."""
     said: str = ""
     usage: Usage | None = None
 
@@ -113,22 +137,22 @@ async def fallback_note(
     note, "Coins struck at the ivory mint carry the mark R2-ZY", was never shown to the embedder that
     confirms the same sentence when it is the final answer (ToM's run)."""
     judged = [
-        (n, judge_answer(note_answer(n), notes, question, rarity=rarity, unread=unread))
+        (n, *judged_answer(note_answer(n), notes, question, rarity, unread))
         for n in sorted((n for n in notes if n.verified_quotes), key=strength, reverse=True)
     ]
-    standing = [(n, j) for n, j in judged if j.kind != "none"]
-    by_words = [(n, j) for n, j in standing if not j.unconfirmed]
+    standing = [(n, text, j) for n, text, j in judged if j.kind != "none"]
+    by_words = [(n, text) for n, text, j in standing if not j.unconfirmed]
     if by_words:
-        return Fallback(by_words[0][0])
+        return Fallback(*by_words[0])
     spent: Usage | None = None
-    for note, j in standing[:MAX_NOTES_VERIFIED]:
-        kept, checked = await confirmed(j, note_answer(note), verify)
+    for note, text, j in standing[:MAX_NOTES_VERIFIED]:
+        kept, checked = await confirmed(j, text, verify)
         if checked is None:
             continue  # nothing can confirm it (verify_answers off)
         spent = checked.usage if spent is None else spent + checked.usage
         if kept.kind != "none":
             said = f"the words could not confirm its answer ({j.unconfirmed}); {checked.why}"
-            return Fallback(note, said, spent)
+            return Fallback(note, text, said, spent)
     return Fallback(usage=spent)
 
 
@@ -250,9 +274,15 @@ async def settle(
     decisions: list[str] = []
     read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
-    judged, checked = await confirmed(
-        judge_answer(answer, notes, question, rarity=rarity, unread=unread), answer, verify
-    )
+    given = answer
+    answer, first = judged_answer(given, notes, question, rarity, unread)
+    judged, checked = await confirmed(first, answer, verify)
+    if answer != given and judged.kind != "none":
+        decisions.append(
+            f"the final answer ({given[:80]!r}) runs on past what stands: cut to {answer[:80]!r}"
+        )
+    elif answer != given:
+        answer = given  # its statement did not stand either: what follows speaks of the answer as given
     if checked is not None and checked.confirmed:
         decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
     spent = checked.usage if checked is not None else None
@@ -275,7 +305,7 @@ async def settle(
         )
         if fallback.said:
             decisions.append(fallback.said)
-        answer = note_answer(strongest)
+        answer = fallback.answer
         judged = Judged("extractive", list(strongest.verified_quotes))
         rationale = strongest.reasoning or "the strongest verified note's answer"
     whole = whole_date(answer, question, judged.quotes) if judged.kind == "extractive" else None

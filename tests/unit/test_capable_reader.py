@@ -26,6 +26,7 @@ from longgraph.nodes.answer_support import (
 )
 from longgraph.nodes.chain import link_to_follow
 from longgraph.nodes.derivation import numbers_in
+from longgraph.nodes.finalize import settle
 from longgraph.nodes.lexical import stem
 from longgraph.nodes.verify import confirm_by_meaning
 from longgraph.state.contract import Evidence, GraphOutput
@@ -1034,3 +1035,25 @@ def test_a_sentence_tied_to_the_question_by_the_entitys_name_alone_is_not_confir
     assert judged.unconfirmed, judged  # the asked fact is nowhere: only the other one is there
     kept = judge_answer(answer, [_quote(right)], question, rarity=Rarity.of([right, other], question))
     assert kept.kind == "extractive" and not kept.unconfirmed, kept
+
+
+def test_an_answer_that_runs_on_past_its_fact_is_cut_to_the_statement_that_stands() -> None:
+    """Session 45's held-out split (PECAN, 8K): the reader copied its passage, "The great organ of the
+    Corath cathedral has 8,193 pipes. It's obvious that biotech ...", as the final answer and as its one
+    note's answer; neither stood whole (the second sentence is in no verified quote), so the run said NO
+    INFORMATION. The statement that stands alone is the answer, and the result says what was cut."""
+    question = "How many pipes does the great organ of the Corath cathedral have?"
+    fact = "The great organ of the Corath cathedral has 8,193 pipes."
+    run_on = f"{fact} It's obvious that biotech or software startups exist to solve hard technical problems."
+    note = _quote(fact).model_copy(update={"answer": run_on})
+    rarity = Rarity.of([run_on], question)
+    settled = asyncio.run(settle({"question": question, "answer": run_on}, [note], [], rarity))
+    assert settled.output["answer"] == fact and settled.output["support"] == "extractive", settled
+    assert any("runs on past what stands" in d for d in settled.decisions), settled.decisions
+    # The note's own answer is cut the same way when the final answer is something else that does not stand.
+    settled = asyncio.run(settle({"question": question, "answer": "Jacksonville"}, [note], [], rarity))
+    assert settled.output["answer"] == fact, settled
+    # A statement about something else stands no more alone than inside the answer.
+    other = "The Corath ferry leaves at 5:55. The great organ has a loud voice."
+    settled = asyncio.run(settle({"question": question, "answer": other}, [_quote(other)], [], rarity))
+    assert settled.output["support"] == "none", settled
