@@ -452,37 +452,65 @@ TEMPLATES: tuple[Template, ...] = (
     Template("rose-varieties", "dev", "In the rose garden of the {e} of Arnholt grow {v} varieties.",
              "How many varieties grow in the rose garden of the {e} of Arnholt?", "What number of kinds of rose does the {e} of Arnholt cultivate?",
              lambda r: r.choice(_TITLES), _int(12, 480, sep=False), number=True, collective="officials of Arnholt", measure="number of rose varieties"),
-    # The test split, renewed at the end of session 45 (written before any run of them): a footbridge's
-    # span in metres, the grain a watermill named by colour grinds, a count of canal locks, a charter's
-    # witness, a bell's casting year, a titled owner's tithe in crowns, a brig's figurehead (named by
-    # colour), and a signal station's call sign.
-    Template("footbridge-span", "test", "The {e} footbridge spans {v} metres of the gorge.",
+    # Session 45's test split, run once at d434a0a (session 46) and read: dev from then on.
+    Template("footbridge-span", "dev", "The {e} footbridge spans {v} metres of the gorge.",
              "How long is the span of the {e} footbridge?", "Across what distance does the {e} walkway reach over the ravine?",
              made_up_name, lambda r: f"{r.randint(20, 300)}.{r.randint(1, 9)}", number=True, collective="footbridges", measure="span"),
-    Template("watermill-grain", "test", "The {e} watermill grinds {v}.",
+    Template("watermill-grain", "dev", "The {e} watermill grinds {v}.",
              "What does the {e} watermill grind?", "Which crop is milled at the {e} water wheel?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("rye", "barley", "buckwheat", "spelt", "oats", "millet")),
              collective="watermills", measure="grain"),
-    Template("canal-locks", "test", "The {e} canal climbs through {v} locks.",
+    Template("canal-locks", "dev", "The {e} canal climbs through {v} locks.",
              "How many locks does the {e} canal climb through?", "What number of lock chambers lift boats along the {e} waterway?",
              made_up_name, _int(3, 90, sep=False), number=True, collective="canals", measure="number of locks"),
-    Template("charter-witness", "test", "The charter of {e} was witnessed by {v}.",
+    Template("charter-witness", "dev", "The charter of {e} was witnessed by {v}.",
              "Who witnessed the charter of {e}?", "Which person signed as witness to the {e} grant?",
              made_up_name, person_name, collective="charters", measure="witness"),
-    Template("bell-casting", "test", "The great bell of {e} was cast in the year {v}.",
+    Template("bell-casting", "dev", "The great bell of {e} was cast in the year {v}.",
              "In which year was the great bell of {e} cast?", "When was the big bell of {e} poured at the foundry?",
              made_up_name, _int(1200, 1890, sep=False), collective="towns", measure="casting year"),
-    Template("owner-tithe", "test", "The {e} of Wendmoor pays a yearly tithe of {v} crowns.",
+    Template("owner-tithe", "dev", "The {e} of Wendmoor pays a yearly tithe of {v} crowns.",
              "What yearly tithe does the {e} of Wendmoor pay?", "How much does the {e} of Wendmoor owe the church annually?",
              lambda r: r.choice(_TITLES), _int(40, 9_000), number=True, collective="officials of Wendmoor", measure="tithe"),
-    Template("brig-figurehead", "test", "The figurehead of the {e} brig is carved as {v}.",
+    Template("brig-figurehead", "dev", "The figurehead of the {e} brig is carved as {v}.",
              "What is the figurehead of the {e} brig carved as?", "Which figure adorns the bow of the {e} vessel?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("a mermaid", "a lion rampant", "a crowned queen",
                                                                  "a sea serpent", "an eagle with spread wings", "a bearded sea god")),
              collective="brigs", measure="figurehead"),
-    Template("station-callsign", "test", "The {e} signal station transmits under call sign {v}.",
+    Template("station-callsign", "dev", "The {e} signal station transmits under call sign {v}.",
              "Under which call sign does the {e} signal station transmit?", "What identifier does the {e} semaphore post use on the air?",
              made_up_name, lambda r: f"{r.choice('KQWZ')}{r.randint(10, 99)}{r.choice('ABCX')}", collective="signal stations", measure="call sign"),
+    # The test split, renewed in session 46 (written before any run of them): a granary's capacity in
+    # bushels, a lifeboat's coxswain, a kiln's firing heat, a planetarium dome's width (a decimal), a titled
+    # official's date of stepping down, a caravel's cargo (named by colour, a phrase), a strongroom's
+    # combination (a code), and a fair's licence fee in ducats.
+    Template("granary-capacity", "test", "The {e} granary holds {v} bushels of wheat.",
+             "How many bushels of wheat does the {e} granary hold?", "What quantity of grain can be stored in the {e} storehouse?",
+             made_up_name, _int(800, 90_000), number=True, collective="granaries", measure="capacity"),
+    Template("lifeboat-coxswain", "test", "The {e} lifeboat puts to sea under its coxswain, {v}.",
+             "Who is the coxswain of the {e} lifeboat?", "Which sailor commands the rescue boat stationed at {e}?",
+             made_up_name, person_name, collective="lifeboats", measure="coxswain"),
+    Template("kiln-temperature", "test", "The {e} kiln fires its stoneware at {v} degrees.",
+             "At what temperature does the {e} kiln fire its stoneware?", "How hot does the {e} furnace get when baking clay pots?",
+             made_up_name, _int(900, 1_400, sep=False), number=True, collective="kilns", measure="firing temperature"),
+    Template("planetarium-dome", "test", "The dome of the {e} planetarium measures {v} metres across.",
+             "How wide is the dome of the {e} planetarium?", "What is the diameter of the roof of the {e} star theatre?",
+             made_up_name, lambda r: f"{r.randint(8, 40)}.{r.randint(1, 9)}", number=True, collective="planetaria", measure="dome width"),
+    Template("stepping-down", "test", "The {e} of Felsmark stepped down from office on {v}.",
+             "On what date did the {e} of Felsmark step down from office?", "When did the {e} of Felsmark resign the post?",
+             lambda r: r.choice(_TITLES), lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'May', 'August', 'November'))} {r.randint(1600, 1950)}",
+             collective="officials of Felsmark", measure="date of stepping down"),
+    Template("caravel-cargo", "test", "The {e} caravel carried a cargo of {v}.",
+             "What cargo did the {e} caravel carry?", "Which goods were loaded aboard the {e} sailing ship?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("pepper and cloves", "raw silk", "salted cod", "tin ingots",
+                                                                 "olive oil in jars", "cedar planks")),
+             collective="caravels", measure="cargo"),
+    Template("strongroom-combination", "test", "The strongroom of the {e} treasury opens to the combination {v}.",
+             "Which combination opens the strongroom of the {e} treasury?", "What sequence unlocks the vault beneath the {e} exchequer?",
+             made_up_name, lambda r: f"{r.randint(10, 99)}-{r.randint(10, 99)}-{r.randint(10, 99)}", collective="treasuries", measure="combination"),
+    Template("fair-licence", "test", "A licence to trade at the {e} fair costs {v} ducats.",
+             "How much does a licence to trade at the {e} fair cost?", "What must a merchant pay to sell goods at the {e} market?",
+             made_up_name, _int(12, 2_400), number=True, collective="fairs", measure="licence fee"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -559,14 +587,22 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which port does the captain of the {e} schooner keep a house?"),
     ("miller-son", "dev", "The {e} windmill is worked by {p}.", "{p} has a son called {v}.",
      "What is the name of the son of the miller of the {e} windmill?"),
-    # The test chains, renewed at the end of session 45 (written before any run of them): a nested role
-    # said by its verb, a nested role with an irregular verb, and a plain one.
-    ("archivist-town", "test", "The archives of the {e} cathedral are kept by {p}.", "{p} was raised in the town of {v}.",
+    # Session 45's test chains, run once at d434a0a (session 46) and read: dev from then on.
+    ("archivist-town", "dev", "The archives of the {e} cathedral are kept by {p}.", "{p} was raised in the town of {v}.",
      "In which town was the keeper of the archives of the {e} cathedral raised?"),
-    ("ringer-village", "test", "The bells of the {e} minster are rung by {p}.", "{p} grew up in the village of {v}.",
+    ("ringer-village", "dev", "The bells of the {e} minster are rung by {p}.", "{p} grew up in the village of {v}.",
      "In which village did the ringer of the bells of the {e} minster grow up?"),
-    ("director-city", "test", "The {e} theatre is directed by {p}.", "{p} was educated in the city of {v}.",
+    ("director-city", "dev", "The {e} theatre is directed by {p}.", "{p} was educated in the city of {v}.",
      "In which city was the director of the {e} theatre educated?"),
+    # The test chains, renewed in session 46 (written before any run of them): a role said by its verb
+    # ("governed"), a nested role with an irregular verb ("bound"), and a role whose verb loses its ending
+    # ("managed").
+    ("governor-river", "test", "The {e} convent is governed by {p}.", "{p} was baptised beside the river {v}.",
+     "Beside which river was the governor of the {e} convent baptised?"),
+    ("binder-hamlet", "test", "The books of the {e} priory are bound by {p}.", "{p} lives in the hamlet of {v}.",
+     "In which hamlet does the binder of the books of the {e} priory live?"),
+    ("manager-borough", "test", "The {e} almshouse is managed by {p}.", "{p} was schooled in the borough of {v}.",
+     "In which borough was the manager of the {e} almshouse schooled?"),
 )  # fmt: skip
 
 
