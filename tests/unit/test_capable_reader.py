@@ -814,6 +814,24 @@ def test_a_list_of_a_qualified_noun_is_a_list_question() -> None:
     assert whole.kind == "extractive" and not whole.unconfirmed, whole
 
 
+def test_a_list_of_things_named_by_a_modifier_names_every_one_its_notes_name() -> None:
+    """Session 46's held-out split (brig-figurehead, 8K): "For which brigs does the text give the
+    figurehead?" was answered with the crimson brig's sentence, marked supported, where the notes named
+    three brigs; items were read only by capitalised names, and these are named by a colour."""
+    question = "For which brigs does the text give the figurehead?"
+    facts = [
+        "The figurehead of the amber brig is carved as a mermaid.",
+        "The figurehead of the saffron brig is carved as a lion rampant.",
+        "The figurehead of the crimson brig is carved as a bearded sea god.",
+    ]
+    notes = [_quote(fact, 300 * i) for i, fact in enumerate(facts)]
+    rarity = Rarity.of([" ".join([*GATE_FILLER, *facts])], question)
+    one = judge_answer(facts[2], notes, question, rarity=rarity)
+    assert one.kind == "none" and "leaves out amber, saffron" in one.why, one
+    every = judge_answer("The amber, saffron and crimson brigs.", notes, question, rarity=rarity)
+    assert every.kind == "extractive" and not every.unconfirmed, every
+
+
 def test_a_count_or_sum_stands_only_where_the_question_asks_for_one() -> None:
     """Session 40's test split: asked "What is the yearly fee to join the Sarpev guild?" over one note of
     "59.80 shillings a year", PECAN's reader answered "£1.00 per year", and it passed as derived (the
