@@ -1251,8 +1251,10 @@ something a bare number cannot be, and a verifier is asked (a wrong refusal cost
 answer)."""
 _WHO = re.compile(r"^\W*(?:who|whom|whose)\b|\bthe\s+name\s+of\b", re.IGNORECASE)
 _WHICH_NOUN = re.compile(r"\bwhich\s+([^\W\d_]+)", re.IGNORECASE)
-_BARE_QUANTITY = re.compile(r"^[^\w]*\d[\d,.]*(?:\s*[a-z%]+)*[^\w]*$")
-"""A number with separators, perhaps a lower-case unit after it: "4,038", "4,038 metres", "263.8m"."""
+_BARE_QUANTITY = re.compile(r"^[^\w]*\d[\d,.]*[a-z%]*(?:\s+[a-z%]+)*[^\w]*$")
+"""A number with separators, perhaps a lower-case unit after it: "4,038", "4,038 metres", "263.8m". Each
+unit word after the first follows a space, so a long answer that fails is read once, not split every
+way (a unit of optional space and letters, repeated, took 4 s on 27 characters)."""
 
 
 def wrong_kind_of_answer(question: str, answer: str) -> str:

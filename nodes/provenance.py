@@ -25,7 +25,7 @@ from longgraph.nodes.lexical import word_form, words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence, parse_input
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\s*\.\s*\.|…|\[\s*(?:\.\.\.|…)\s*\])\s*")
-_TRAILING_PUNCTUATION = re.compile(r"[^\w\s\"'“”‘’]+$")
+_TRAILING_PUNCTUATION = re.compile(r"[^\w\s\"'“”‘’]+")
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,10 @@ def _find(quote: str, haystack: _Words, text: str, base: int) -> tuple[int, int]
             start = haystack.starts[first]
         end = haystack.ends[last]
         cursor = last + 1
-    tail = _TRAILING_PUNCTUATION.search(quote.strip().strip("\"'“”‘’").rstrip())
-    for char in tail.group() if tail else "":
+    # Read from the end (the pattern matched on the reversed text): searched forward, a long run of
+    # punctuation inside a quote is tried from each of its characters.
+    tail = _TRAILING_PUNCTUATION.match(quote.strip().strip("\"'“”‘’").rstrip()[::-1])
+    for char in tail.group()[::-1] if tail else "":
         if end - base < len(text) and text[end - base] == char:
             end += 1
         else:

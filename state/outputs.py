@@ -232,12 +232,35 @@ class ParsedSection(BaseModel):
     )
 
 
-_OUTLINE_HEADING = re.compile(
-    r"^\s*\*{0,3}\s*(?:\[?(\d+(?:\.\d+)*)\.?\]?\s*)?\[?([^*\]\n]*?)\]?\s*\*{0,3}\s*$"
-)
+_HEADING_NUMBER = re.compile(r"\[?(\d+(?:\.\d+)*)\.?\]?")
 _OUTLINE_FIELD = re.compile(
-    r"^\s*\*{0,2}\s*(keywords|summary|original text)\s*\*{0,2}\s*:\s*\*{0,2}\s*(.*)$", re.I
+    r"^\s*(?:\*{1,2}\s*)?(keywords|summary|original text)\s*(?:\*{1,2}\s*)?:\s*(?:\*{1,2}\s*)?(.*)$", re.I
 )
+"""Every run of spaces is matched one way: a model's output line is read in time linear in its length
+(a pattern with optional spaces on both sides of optional stars splits a run of spaces every way
+before it fails)."""
+
+
+def outline_heading(line: str) -> tuple[str, str] | None:
+    """(number, title) of a heading of the paper's outline, ``***1.2 [Title]***`` (up to three stars a
+    side, the number and the brackets optional), or None. Read step by step, not by one pattern: the
+    pattern it replaces took 3 s on a heading of 100 spaces and grew without bound, so a model that
+    wrote a long run of spaces between stars could hang ToM's tree building."""
+    if line and not line.strip("*"):  # a line of stars: a heading with no title, as the pattern read it
+        return ("", "") if len(line) <= 6 else None
+    lead, trail = len(line) - len(line.lstrip("*")), len(line) - len(line.rstrip("*"))
+    if not lead or not trail or lead > 3 or trail > 3:
+        return None
+    inner = line[lead : len(line) - trail].strip()
+    if "*" in inner or "\n" in inner:
+        return None
+    number = _HEADING_NUMBER.match(inner)
+    if number is not None:
+        inner = inner[number.end() :].strip()
+    inner = inner.removeprefix("[").removesuffix("]")
+    if "]" in inner:
+        return None
+    return (number.group(1) if number else ""), inner.strip()
 
 
 class DocSections(StructuredOutput):
@@ -269,15 +292,11 @@ class DocSections(StructuredOutput):
             stripped = line.strip()
             if not stripped:
                 continue
-            heading = (
-                _OUTLINE_HEADING.match(stripped)
-                if stripped.startswith("*") and stripped.endswith("*")
-                else None
-            )
+            heading = outline_heading(stripped)
             if heading and not _OUTLINE_FIELD.match(stripped):
                 current = {
-                    "number": heading.group(1) or "",
-                    "title": heading.group(2).strip(),
+                    "number": heading[0],
+                    "title": heading[1],
                     "keywords": [],
                     "summary": "",
                     "text": "",
@@ -428,7 +447,22 @@ class Sufficiency(StructuredOutput):
         return {"answer": word.group(1).capitalize()} if word else None
 
 
-_CITED_LINE = re.compile(r"^\s*(?:[*\-\u2022]|\d{1,3}[.)])?\s*(.*?\S)\s*\[([\d,\s]*)\]\s*$")
+_LIST_MARK = re.compile(r"(?:[*\-\u2022]|\d{1,3}[.)])\s*")
+_CITED_IDS = re.compile(r"[\d,\s]*")
+
+
+def cited_line(line: str) -> tuple[str, list[int]] | None:
+    """(sentence, cited ids) of a line "1. The sentence. [3, 7]" (a list mark optional), or None. Read
+    step by step, not by one pattern: the pattern it replaces, with optional spaces around an optional
+    list mark and a lazy sentence, ran for minutes on a long line of spaces a model may write."""
+    body = line.strip()
+    opened = body.rfind("[")
+    if not body.endswith("]") or opened < 0 or not _CITED_IDS.fullmatch(body, opened + 1, len(body) - 1):
+        return None
+    sentence = body[:opened].strip()
+    mark = _LIST_MARK.match(sentence)
+    sentence = sentence[mark.end() :] if mark else sentence
+    return (sentence, [int(n) for n in re.findall(r"\d+", body[opened:])]) if sentence else None
 
 
 class CitedSentence(BaseModel):
@@ -453,10 +487,9 @@ class PyramidSynthesis(StructuredOutput):
     def parse_text(cls, text: str) -> dict[str, Any] | None:
         sentences = []
         for line in text.splitlines():
-            match = _CITED_LINE.match(line)
-            if match:
-                cites = [int(n) for n in re.findall(r"\d+", match.group(2))]
-                sentences.append({"text": match.group(1), "cites": cites})
+            cited = cited_line(line)
+            if cited:
+                sentences.append({"text": cited[0], "cites": cited[1]})
         return {"sentences": sentences} if sentences else None
 
 
