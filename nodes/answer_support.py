@@ -353,7 +353,7 @@ def chain_links(question: str) -> list[ChainLink]:
     return links
 
 
-def outermost_link(question: str, link: ChainLink) -> ChainLink:
+def outermost_link(question: str, link: ChainLink, kind: frozenset[str]) -> ChainLink:
     """``link`` widened through every role it is named by in turn, while something is still asked of
     the wider role's holder: "the windows of the Pevhal chapel" is reached as "the *glazier* of the
     windows of the Pevhal chapel" in "In which village was the glazier of the windows of the Pevhal
@@ -362,11 +362,13 @@ def outermost_link(question: str, link: ChainLink) -> ChainLink:
     :func:`chain_links` gives the innermost role; a chain is followed through the holder the question
     asks about. Measured on session 45's held-out split: asked "What is the name of the windows of the
     Pevhal chapel?", every strategy found no bridge in "The windows of the Pevhal chapel were glazed by
-    Ilka Lenhal" and answered NO INFORMATION (8 of 8)."""
-    stop = asked_kind(question) | ASKED_BEYOND_THE_LINK
+    Ilka Lenhal" and answered NO INFORMATION (8 of 8). ``kind`` is :func:`asked_kind` of the question,
+    which the caller has already read."""
+    stop = kind | ASKED_BEYOND_THE_LINK
     tokens = _TOKEN.findall(question)
-    width = len(_TOKEN.findall(link.phrase))
-    starts = [i for i in range(len(tokens)) if _spelled(question, tokens[i : i + width]) == link.phrase]
+    inner = _TOKEN.findall(link.phrase)
+    width = len(inner)
+    starts = [i for i in range(len(tokens)) if tokens[i : i + width] == inner]
     if not starts:
         return link
     end = starts[0] + width

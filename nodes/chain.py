@@ -101,7 +101,7 @@ def link_to_follow(question: str) -> ChainLink | None:
         for link in chain_links(question)
         if asked_of(question, link) and stem(link.role.casefold()) not in kind
     ]
-    return outermost_link(question, links[0]) if len(links) == 1 else None
+    return outermost_link(question, links[0], kind) if len(links) == 1 else None
 
 
 def first_step(link: ChainLink) -> str:
