@@ -105,17 +105,20 @@ def rouge_l(prediction: str, golds: Sequence[str] | str) -> float:
 
 # Choice extraction, most explicit first: "answer is (B)", "Answer: B", "答案：B" ...
 _EXPLICIT_PATTERNS = (
-    r"answer\s*(?:is|:|：|=|would be|should be|must be)?\s*(?:option|choice)?\s*[\(\[\"'*]*\s*"
+    r"answer\s*+(?:is|:|：|=|would be|should be|must be)?\s*+(?:option|choice)?\s*+[\(\[\"'*]*+\s*+"
     r"([{letters}])(?![A-Za-z])",
-    r"(?:option|choice)\s*(?:is|:|：)\s*[\(\[\"'*]*([{letters}])(?![A-Za-z])",
-    r"(?:option|choice)\s*[\(\[\"'*]*([{letters}])(?![A-Za-z])\s*(?:is|would be)?\s*"
+    r"(?:option|choice)\s*+(?:is|:|：)\s*+[\(\[\"'*]*+([{letters}])(?![A-Za-z])",
+    r"(?:option|choice)\s*+[\(\[\"'*]*+([{letters}])(?![A-Za-z])\s*+(?:is|would be)?\s*+"
     r"(?:correct|right|the answer)",
-    r"答案\s*(?:是|为|：|:)?\s*[\(（\[]?\s*([{letters}])",
-    r"(?:选|选择)\s*[\(（\[]?\s*([{letters}])",
+    r"答案\s*+(?:是|为|：|:)?\s*+[\(（\[]?\s*+([{letters}])",
+    r"(?:选|选择)\s*+[\(（\[]?\s*+([{letters}])",
 )
+r"""Possessive runs (``\s*+``): each run of spaces is read once. With plain ``\s*`` on both sides of an
+optional word, "answer" and 400 spaces took 69 s to score (the time grew as the fourth power), and a
+model's answer is what is scored."""
 _LEADING_PATTERNS = (
-    r"^\s*[\(\[（]\s*([{letters}])\s*[\)\]）]",  # "(B) the garbage"
-    r"^\s*\**([{letters}])\**\s*(?:[\)\.:：,、]|$)",  # "B. the garbage", "B)", "B" (but not "A good ...")
+    r"^\s*+[\(\[（]\s*+([{letters}])\s*+[\)\]）]",  # "(B) the garbage"
+    r"^\s*+\**+([{letters}])\**+\s*+(?:[\)\.:：,、]|$)",  # "B. the garbage", "B)", "B" (but not "A good ...")
 )
 _BRACKETED_PATTERN = r"[\(\[（]([{letters}])[\)\]）]"
 

@@ -6,6 +6,7 @@ time limit reports it."""
 
 from __future__ import annotations
 
+from longgraph.evals.metrics import extract_choice
 from longgraph.nodes.answer_support import wrong_kind_of_answer
 from longgraph.state.outputs import DocSections, PyramidSynthesis, cited_line, outline_heading
 
@@ -33,3 +34,12 @@ def test_a_long_answer_of_letters_is_kinded_at_once() -> None:
     """The answer-kind check: "4 " + 24 letters and a capital took 4 s."""
     assert wrong_kind_of_answer("Who keeps the Corath lighthouse?", "4 " + "a" * 4_000 + "A") == ""
     assert wrong_kind_of_answer("Who keeps the Corath lighthouse?", "4 " + "a" * 4_000)
+
+
+def test_a_multiple_choice_answer_with_a_long_run_of_spaces_is_scored_at_once() -> None:
+    """The eval's choice extraction: "answer" and 400 spaces took 69 s, the time growing as the fourth
+    power of the spaces."""
+    assert extract_choice(f"answer{SPACES}!") is None
+    assert extract_choice(f"The answer is{SPACES}(B)") == "B"
+    assert extract_choice(f"option{SPACES}C{SPACES}is{SPACES}!") is None
+    assert extract_choice(f"答案{SPACES}：{SPACES}D") == "D"
