@@ -81,8 +81,9 @@ NEEDLES: tuple[Needle, ...] = (
 
 # A piece ends after sentence punctuation (and any closing quotes or brackets); the whitespace that
 # follows starts the next piece. The essays were scraped with paragraph breaks lost ("mistakes.If you"),
-# so a capital letter right after the punctuation is a boundary too.
-_BOUNDARY_RE = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|[A-Z])")
+# so a capital letter right after the punctuation is a boundary too. A run of marks is tried from its
+# first mark only: tried from each, 4,000 dots took 0.45 s and the time grew as the square.
+_BOUNDARY_RE = re.compile(r"(?<![.!?])[.!?]+[\"'”’)\]]*(?=\s|[A-Z])")
 _WRAP = "\n\n"  # between the end of the corpus and its start when the filler cycles
 _LENGTH_TOLERANCE = 0.01
 _MAX_ADJUSTMENTS = 4
