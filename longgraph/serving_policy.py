@@ -12,9 +12,9 @@ raise ``max_concurrency`` past what the operator's model server was sized for. S
 - **Endpoints** (:data:`ENDPOINT_SETTINGS`): a run may name only the server's own (``LONGGRAPH_BASE_URL``,
   ``LONGGRAPH_EMBEDDING_URL``) or one the operator lists in ``LONGGRAPH_ALLOWED_ENDPOINTS``. The server's
   key is therefore sent to no endpoint the operator did not choose.
-- **Load** (:data:`LOWER_ONLY`, :data:`RAISE_ONLY`): a run may lower, never raise, what the operator set
-  for concurrency, retries, budgets and output; and raise, never lower, its block sizes (smaller blocks,
-  more calls).
+- **Load** (:data:`LOWER_ONLY`, :data:`RAISE_ONLY`, :data:`DERIVED_FLOORS`): a run may lower, never
+  raise, what the operator set for concurrency, retries, budgets, output and the loops' limits; and
+  raise, never lower, its block sizes and window (smaller blocks, more calls).
 - **The result cache** is scoped to the run's user (``cache_scope``): one user's answers never serve
   another's question.
 
@@ -26,6 +26,7 @@ Python carry none and are their owner's to configure.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import weakref
 from collections.abc import Iterable, Mapping
@@ -52,23 +53,50 @@ ENDPOINT_SETTINGS = frozenset({"base_url", "embedding_url"})
 LOWER_ONLY = (
     "max_concurrency",
     "max_retries",
+    "parse_retries",
     "request_timeout",
     "max_calls",
     "max_prompt_tokens",
     "max_output_tokens",
+    "max_collapse_rounds",
+    "tom_top_k",
+    "pecan_max_nodes",
+    "pecan_fixed_k",
+    "pecan_patience",
+    "pyramid_fan_in",
+    "pyramid_question_nodes",
 )
+"""Limits a run may lower, never raise: each bounds how many calls a run makes (``parse_retries`` asks
+again for every unreadable answer, ``pecan_max_nodes`` is how many search turns PECAN takes, each up
+to a window long; a larger ``pyramid_fan_in`` makes smaller leaves)."""
+ZERO_MEANS_ALL = frozenset({"tom_top_k"})
+"""Limits whose 0 lifts the limit (``tom_top_k: 0`` keeps every chunk): 0 is the highest value."""
 RAISE_ONLY = (
     "segment_size",
     "tom_chunk_tokens",
     "pecan_chunk_tokens",
+    "pecan_batch_tokens",
     "rag_chunk_tokens",
     "embedding_piece_tokens",
 )
 """Block sizes a run may raise, never lower: the number of model calls (and embeddings) grows as they
-shrink (``chunk_size: 1`` on a 100K-token document asked the operator's model about 100K times)."""
+shrink (``chunk_size: 1`` on a 100K-token document asked the operator's model about 100K times;
+``pecan_batch_tokens: 300`` made a 50K-token document's first PECAN stage 191 calls, not 8)."""
 MIN_SERVED_CHUNK = 256
-"""The smallest ``chunk_size`` a served run may ask for (the operator's own is derived from the window,
-so there is no operator value to compare with before the endpoint answers)."""
+"""The smallest ``chunk_size`` (and ``pyramid_leaf_tokens``) a served run may ask for when the operator
+sets none: the operator's own is derived from the window, so there is no operator value to compare
+with before the endpoint answers."""
+MIN_SERVED_WINDOW = 2048
+"""The smallest ``context_window`` a served run may ask for when the operator sets none (the window is
+then the endpoint's, unknown before it answers). A smaller window cuts a document into more, smaller
+calls: ``context_window: 1100`` made a 50K-token document's map stage 136 calls, not 36."""
+DERIVED_FLOORS = {
+    "chunk_size": MIN_SERVED_CHUNK,
+    "pyramid_leaf_tokens": MIN_SERVED_CHUNK,
+    "context_window": MIN_SERVED_WINDOW,
+}
+"""Sizes a run may raise, never lower, that the operator usually leaves to be derived: the operator's
+value is the floor when set, else these."""
 SERVED_USER_KEY = "langgraph_auth_user_id"
 """The key the LangGraph server puts in every run's ``configurable``: the authenticated user."""
 
@@ -136,16 +164,25 @@ def setting_problems(settings: Mapping[str, Any], operator: Context) -> list[str
             continue
         ceiling = getattr(operator, name)
         value = settings[name]
-        if ceiling is not None and isinstance(value, int | float) and value > ceiling:
+        if (
+            ceiling is not None
+            and isinstance(value, int | float)
+            and _load(name, value) > _load(name, ceiling)
+        ):
             problems.append(f"{name} {value!r} is above this server's {ceiling!r} (a run may only lower it)")
     floors = {name: getattr(operator, name) for name in RAISE_ONLY}
-    if operator.chunk_size is None:
-        floors["chunk_size"] = MIN_SERVED_CHUNK
+    for name, derived in DERIVED_FLOORS.items():
+        floors[name] = getattr(operator, name) or derived
     for name, floor in floors.items():
         value = settings.get(name)
         if floor is not None and isinstance(value, int | float) and value < floor:
             problems.append(f"{name} {value!r} is below this server's {floor!r} (a run may only raise it)")
     return problems
+
+
+def _load(name: str, value: float) -> float:
+    """``value`` as an amount of load: a limit's 0 that lifts it (:data:`ZERO_MEANS_ALL`) is unbounded."""
+    return math.inf if name in ZERO_MEANS_ALL and value == 0 else value
 
 
 def client_settings(context: Context, operator: Context) -> dict[str, Any]:

@@ -72,12 +72,34 @@ def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_sc
      ({"chunk_size": 1}, "chunk_size"), ({"segment_size": 10}, "segment_size"),
      ({"pecan_chunk_tokens": 5}, "pecan_chunk_tokens"), ({"tom_chunk_tokens": 16}, "tom_chunk_tokens"),
      ({"base_url": "http://vllm.internal:8001/v1"}, "base_url"), ({"embedding_precision": "float32"}, "embedding_precision"),
-     ({"attention_precision": "bfloat16"}, "attention_precision")],
+     ({"attention_precision": "bfloat16"}, "attention_precision"), ({"parse_retries": 100}, "parse_retries"),
+     ({"max_collapse_rounds": 1000}, "max_collapse_rounds"), ({"pecan_max_nodes": 100_000}, "pecan_max_nodes"),
+     ({"pecan_fixed_k": 100_000}, "pecan_fixed_k"), ({"pecan_patience": 1000}, "pecan_patience"),
+     ({"pyramid_fan_in": 1000}, "pyramid_fan_in"), ({"pyramid_question_nodes": 1000}, "pyramid_question_nodes"),
+     ({"tom_top_k": 1000}, "tom_top_k"), ({"tom_top_k": 0}, "tom_top_k"),
+     ({"pecan_batch_tokens": 300}, "pecan_batch_tokens"), ({"pyramid_leaf_tokens": 1}, "pyramid_leaf_tokens"),
+     ({"context_window": 1100}, "context_window")],
 )  # fmt: skip
 def test_a_served_run_may_not_name_what_the_operator_decides(settings: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigurationError, match=f"refused: .*{named}") as refused:
         screen_served_context(Context(**settings), "alice")
     assert "sk-x" not in str(refused.value)
+
+
+def test_a_served_run_may_lower_the_loops_limits_and_raise_its_sizes() -> None:
+    """The other side of the refusals above: less load than the operator's passes."""
+    for settings in ({"parse_retries": 0, "max_collapse_rounds": 2, "pecan_max_nodes": 8, "tom_top_k": 3},
+                     {"pyramid_fan_in": 2, "pyramid_question_nodes": 1, "pecan_patience": 1, "pecan_fixed_k": 4},
+                     {"pecan_batch_tokens": 16_000, "pyramid_leaf_tokens": 512, "context_window": 2048, "chunk_size": 256}):  # fmt: skip
+        assert screen_served_context(Context(**settings), "alice").cache_scope == "user:alice"
+
+
+def test_a_limit_whose_zero_lifts_it_is_refused_at_zero_unless_the_operator_lifted_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LONGGRAPH_TOM_TOP_K", "0")
+    assert screen_served_context(Context(tom_top_k=0), "alice").tom_top_k == 0
+    assert screen_served_context(Context(tom_top_k=5), "alice").tom_top_k == 5
 
 
 def test_payloads_are_searched_at_every_depth_a_context_can_hide() -> None:
