@@ -17,6 +17,7 @@ from longgraph.nodes.answer_support import (
     Rarity,
     asked_kind,
     entity_heads,
+    entity_phrases,
     items_asked_for,
     judge_answer,
     name_phrases,
@@ -534,6 +535,13 @@ def test_an_answer_that_stops_at_the_bridge_of_a_chain_does_not_stand_and_the_ch
     assert judge_answer("Marit Varmistal", notes[:1], question).kind == "extractive"
 
 
+VERB_THE_SENTENCE_LACKS = {"cloak": "made"}
+"""Dev templates whose question asks with a verb its sentence does not use: "What is the cloak of the
+Chancellor of Quellin made of?" over "The Chancellor of Quellin wears a cloak of grey wool". The words
+leave these to a verifier (the embedder confirms them: ``verify_probe --by words+meaning``, 654 of 654
+right answers); until session 47 the verb was read as the Chancellor's noun, and nothing was left to ask."""
+
+
 def test_a_sentence_in_the_questions_own_words_is_confirmed_by_words_for_every_dev_template() -> None:
     """The words confirm an answer read in the planted sentence when the question is asked in that
     sentence's words (no verification call needed): the rule leaves to a verifier only sentences that
@@ -547,7 +555,28 @@ def test_a_sentence_in_the_questions_own_words_is_confirmed_by_words_for_every_d
         entity, value = template.entity(rng), template.value(rng)
         sentence = template.sentence.format(e=entity, v=value)
         judged = judge_answer(value, [_quote(sentence)], template.question.format(e=entity))
-        assert judged.kind == "extractive" and not judged.unconfirmed, (template.name, judged)
+        assert judged.kind == "extractive", (template.name, judged)
+        verb = VERB_THE_SENTENCE_LACKS.get(template.name)
+        assert (f"({verb})" in judged.unconfirmed) if verb else not judged.unconfirmed, (
+            template.name,
+            judged,
+        )
+
+
+def test_the_verb_after_a_titled_name_is_what_is_asked_not_what_names_the_entity() -> None:
+    """ "When did the Duke of Felsmark resign the post?": the Duke of Felsmark is a whole noun phrase, and
+    "resign" is the question's verb. Held-out split, session 47: "resign" was read as the Duke's noun,
+    and "The Duke of Felsmark stepped down …" was refused in every strategy for not naming it."""
+    assert entity_phrases("When did the Duke of Felsmark resign the post?") == ["the Duke of Felsmark"]
+    assert entity_phrases("What yearly tithe does the Provost of Wendmoor pay?") == [
+        "the Provost of Wendmoor"
+    ]
+    assert entity_phrases("How many bushels of wheat does the Corath granary hold?") == ["the Corath granary"]
+    notes = [_quote("The Provost of Wendmoor pays a yearly tithe of 520 crowns.")]
+    judged = judge_answer(
+        "520 crowns", notes, "How much does the Provost of Wendmoor owe the church annually?"
+    )
+    assert judged.kind == "extractive" and "none of the words that name what it is" not in judged.unconfirmed
 
 
 def test_a_number_with_its_unit_written_on_is_read_whole_and_checked() -> None:
