@@ -1104,3 +1104,17 @@ def test_an_answer_that_runs_on_past_its_fact_is_cut_to_the_statement_that_stand
     other = "The Corath ferry leaves at 5:55. The great organ has a loud voice."
     settled = asyncio.run(settle({"question": question, "answer": other}, [_quote(other)], [], rarity))
     assert settled.output["support"] == "none", settled
+
+
+def test_british_and_american_spellings_are_one_word() -> None:
+    """A reader writes "meters" for the text's "metres" (held-out split, session 47: "13.1 meters" was
+    refused, its word in no note). Only the regular endings are folded: "-re" and "-our"."""
+    from longgraph.nodes.lexical import stem
+
+    for british, american in (("metres", "meters"), ("centre", "center"), ("theatre", "theater"),
+                              ("litres", "liter"), ("colour", "color"), ("harbours", "harbor")):  # fmt: skip
+        assert stem(british) == stem(american), (british, american)
+    assert len({stem(w) for w in ("hour", "four", "your", "water", "after", "fire", "founder")}) == 7
+    notes = [_quote("The dome of the Varnholm observatory measures 13.1 metres across.")]
+    judged = judge_answer("13.1 meters", notes, "How wide is the dome of the Varnholm observatory?")
+    assert judged.kind == "extractive" and not judged.unconfirmed, judged
