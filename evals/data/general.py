@@ -480,37 +480,68 @@ TEMPLATES: tuple[Template, ...] = (
     Template("station-callsign", "dev", "The {e} signal station transmits under call sign {v}.",
              "Under which call sign does the {e} signal station transmit?", "What identifier does the {e} semaphore post use on the air?",
              made_up_name, lambda r: f"{r.choice('KQWZ')}{r.randint(10, 99)}{r.choice('ABCX')}", collective="signal stations", measure="call sign"),
-    # The test split, renewed in session 46 (written before any run of them): a granary's capacity in
+    # Session 46's test split (written before any run of them; run once in session 47, then moved to dev): a granary's capacity in
     # bushels, a lifeboat's coxswain, a kiln's firing heat, a planetarium dome's width (a decimal), a titled
     # official's date of stepping down, a caravel's cargo (named by colour, a phrase), a strongroom's
     # combination (a code), and a fair's licence fee in ducats.
-    Template("granary-capacity", "test", "The {e} granary holds {v} bushels of wheat.",
+    Template("granary-capacity", "dev", "The {e} granary holds {v} bushels of wheat.",
              "How many bushels of wheat does the {e} granary hold?", "What quantity of grain can be stored in the {e} storehouse?",
              made_up_name, _int(800, 90_000), number=True, collective="granaries", measure="capacity"),
-    Template("lifeboat-coxswain", "test", "The {e} lifeboat puts to sea under its coxswain, {v}.",
+    Template("lifeboat-coxswain", "dev", "The {e} lifeboat puts to sea under its coxswain, {v}.",
              "Who is the coxswain of the {e} lifeboat?", "Which sailor commands the rescue boat stationed at {e}?",
              made_up_name, person_name, collective="lifeboats", measure="coxswain"),
-    Template("kiln-temperature", "test", "The {e} kiln fires its stoneware at {v} degrees.",
+    Template("kiln-temperature", "dev", "The {e} kiln fires its stoneware at {v} degrees.",
              "At what temperature does the {e} kiln fire its stoneware?", "How hot does the {e} furnace get when baking clay pots?",
              made_up_name, _int(900, 1_400, sep=False), number=True, collective="kilns", measure="firing temperature"),
-    Template("planetarium-dome", "test", "The dome of the {e} planetarium measures {v} metres across.",
+    Template("planetarium-dome", "dev", "The dome of the {e} planetarium measures {v} metres across.",
              "How wide is the dome of the {e} planetarium?", "What is the diameter of the roof of the {e} star theatre?",
              made_up_name, lambda r: f"{r.randint(8, 40)}.{r.randint(1, 9)}", number=True, collective="planetaria", measure="dome width"),
-    Template("stepping-down", "test", "The {e} of Felsmark stepped down from office on {v}.",
+    Template("stepping-down", "dev", "The {e} of Felsmark stepped down from office on {v}.",
              "On what date did the {e} of Felsmark step down from office?", "When did the {e} of Felsmark resign the post?",
              lambda r: r.choice(_TITLES), lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'May', 'August', 'November'))} {r.randint(1600, 1950)}",
              collective="officials of Felsmark", measure="date of stepping down"),
-    Template("caravel-cargo", "test", "The {e} caravel carried a cargo of {v}.",
+    Template("caravel-cargo", "dev", "The {e} caravel carried a cargo of {v}.",
              "What cargo did the {e} caravel carry?", "Which goods were loaded aboard the {e} sailing ship?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("pepper and cloves", "raw silk", "salted cod", "tin ingots",
                                                                  "olive oil in jars", "cedar planks")),
              collective="caravels", measure="cargo"),
-    Template("strongroom-combination", "test", "The strongroom of the {e} treasury opens to the combination {v}.",
+    Template("strongroom-combination", "dev", "The strongroom of the {e} treasury opens to the combination {v}.",
              "Which combination opens the strongroom of the {e} treasury?", "What sequence unlocks the vault beneath the {e} exchequer?",
              made_up_name, lambda r: f"{r.randint(10, 99)}-{r.randint(10, 99)}-{r.randint(10, 99)}", collective="treasuries", measure="combination"),
-    Template("fair-licence", "test", "A licence to trade at the {e} fair costs {v} ducats.",
+    Template("fair-licence", "dev", "A licence to trade at the {e} fair costs {v} ducats.",
              "How much does a licence to trade at the {e} fair cost?", "What must a merchant pay to sell goods at the {e} market?",
              made_up_name, _int(12, 2_400), number=True, collective="fairs", measure="licence fee"),
+    # The test split, renewed in session 47 (written before any run of them): a causeway's length in yards,
+    # a hospice's matron, a distillery's first cask (a date), a titled official's stipend in florins, a
+    # pavilion's roofing (named by colour, a phrase), a telescope mirror's width (a decimal), a jetty's
+    # chart mark (a code), and the place a glasshouse buys its sand from.
+    Template("causeway-length", "test", "The {e} causeway runs for {v} yards across the salt marsh.",
+             "For how many yards does the {e} causeway run across the salt marsh?", "How long is the raised road over the marsh at {e}?",
+             made_up_name, _int(400, 12_000), number=True, collective="causeways", measure="length"),
+    Template("hospice-matron", "test", "The {e} hospice is run by its matron, {v}.",
+             "Who is the matron of the {e} hospice?", "Which nurse is in charge of the house for the sick at {e}?",
+             made_up_name, person_name, collective="hospices", measure="matron"),
+    Template("distillery-cask", "test", "The {e} distillery filled its first cask on {v}.",
+             "On what date did the {e} distillery fill its first cask?", "When did the {e} whisky works begin production?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'April', 'July', 'October'))} {r.randint(1700, 1990)}",
+             collective="distilleries", measure="date of the first cask"),
+    Template("official-stipend", "test", "The {e} of Drummel is paid a stipend of {v} florins.",
+             "What stipend is the {e} of Drummel paid?", "How much does the {e} of Drummel earn in wages?",
+             lambda r: r.choice(_TITLES), _int(50, 8_000), number=True, collective="officials of Drummel", measure="stipend"),
+    Template("pavilion-roof", "test", "The {e} pavilion is roofed with {v}.",
+             "What is the {e} pavilion roofed with?", "Which material covers the top of the {e} summer house?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("copper sheets", "slate tiles", "thatched reed", "cedar shingles",
+                                                                 "lead panels", "painted tin")),
+             collective="pavilions", measure="roofing"),
+    Template("telescope-mirror", "test", "The mirror of the {e} telescope is {v} inches wide.",
+             "How wide is the mirror of the {e} telescope?", "What is the aperture of the {e} spyglass?",
+             made_up_name, lambda r: f"{r.randint(6, 60)}.{r.randint(1, 9)}", number=True, collective="telescopes", measure="mirror width"),
+    Template("jetty-mark", "test", "The {e} jetty is marked on the charts as {v}.",
+             "How is the {e} jetty marked on the charts?", "Under what designation does the {e} pier appear on maritime maps?",
+             made_up_name, lambda r: f"{r.choice('JKRT')}{r.choice('XYZ')}-{r.randint(100, 999)}", collective="jetties", measure="chart mark"),
+    Template("glasshouse-sand", "test", "The {e} glasshouse buys its sand from the pits at {v}.",
+             "From where does the {e} glasshouse buy its sand?", "Which quarry supplies the {e} glassworks with sand?",
+             made_up_name, made_up_name, collective="glasshouses", measure="sand source"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -594,15 +625,24 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which village did the ringer of the bells of the {e} minster grow up?"),
     ("director-city", "dev", "The {e} theatre is directed by {p}.", "{p} was educated in the city of {v}.",
      "In which city was the director of the {e} theatre educated?"),
-    # The test chains, renewed in session 46 (written before any run of them): a role said by its verb
+    # Session 46's test chains (run once in session 47, then moved to dev): a role said by its verb
     # ("governed"), a nested role with an irregular verb ("bound"), and a role whose verb loses its ending
     # ("managed").
-    ("governor-river", "test", "The {e} convent is governed by {p}.", "{p} was baptised beside the river {v}.",
+    ("governor-river", "dev", "The {e} convent is governed by {p}.", "{p} was baptised beside the river {v}.",
      "Beside which river was the governor of the {e} convent baptised?"),
-    ("binder-hamlet", "test", "The books of the {e} priory are bound by {p}.", "{p} lives in the hamlet of {v}.",
+    ("binder-hamlet", "dev", "The books of the {e} priory are bound by {p}.", "{p} lives in the hamlet of {v}.",
      "In which hamlet does the binder of the books of the {e} priory live?"),
-    ("manager-borough", "test", "The {e} almshouse is managed by {p}.", "{p} was schooled in the borough of {v}.",
+    ("manager-borough", "dev", "The {e} almshouse is managed by {p}.", "{p} was schooled in the borough of {v}.",
      "In which borough was the manager of the {e} almshouse schooled?"),
+    # The test chains, renewed in session 47 (written before any run of them): a role said by its verb
+    # ("conducted"), one whose verb is its noun's root ("printed"), and a nested role ("the designer of the
+    # terraces of …").
+    ("conductor-parish", "test", "The {e} chorale is conducted by {p}.", "{p} was christened in the parish of {v}.",
+     "In which parish was the conductor of the {e} chorale christened?"),
+    ("printer-harbour", "test", "The {e} gazette is printed by {p}.", "{p} retired to the harbour of {v}.",
+     "To which harbour did the printer of the {e} gazette retire?"),
+    ("designer-county", "test", "The terraces of the {e} palace were designed by {p}.", "{p} was raised in the county of {v}.",
+     "In which county was the designer of the terraces of the {e} palace raised?"),
 )  # fmt: skip
 
 
