@@ -245,8 +245,8 @@ def outline_heading(line: str) -> tuple[str, str] | None:
     """(number, title) of a heading of the paper's outline, ``***1.2 [Title]***`` (up to three stars a
     side, the number and the brackets optional), or None. Read step by step, not by one pattern: the
     pattern it replaces took 3.1 s on a heading of 240 spaces (0.21 s at 120, about 16 times longer each
-    time the spaces double), so a model that
-    wrote a long run of spaces between stars could hang ToM's tree building."""
+    time the spaces double), so a model that wrote a long run of spaces between stars could hang ToM's
+    tree building."""
     if line and not line.strip("*"):  # a line of stars: a heading with no title, as the pattern read it
         return ("", "") if len(line) <= 6 else None
     lead, trail = len(line) - len(line.lstrip("*")), len(line) - len(line.rstrip("*"))
