@@ -73,8 +73,8 @@ def _one_spelling(root: str) -> str:
     """The American spelling of a British stem: "metr" (metre, metres) is "meter", "harbour" is
     "harbor". Held-out split, session 47: a reader's "13.1 meters" was refused for a word in no note
     over "… measures 13.1 metres across". Only the two regular endings are folded ("-re", "-our"): a
-    stem ending in a consonant and "r" is otherwise rare, so few words meet ("kindred" and "kinder" do;
-    both sides of a comparison are stemmed alike, so a name stays itself)."""
+    stem ending in a consonant and "r" is otherwise rare, so few words meet ("kindred" and "kinder" do,
+    and the names "Petr" and "Peter")."""
     if len(root) >= 4 and _CONSONANT_R.fullmatch(root[-2:]):
         return root[:-1] + "er"
     if len(root) >= 5 and root.endswith("our"):
