@@ -239,16 +239,26 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
     """The words' own verdict on the dev cases: no call is made, no look-alike's value or bridge stands,
     and every right value in its sentence asked in the question's words stands (a count asked of an
     entity named by a modifier, "How many arches does the cobalt aqueduct stand on?", was read as a count
-    over every item of its kind until its sentence's stated count was read as the value)."""
+    over every item of its kind until its sentence's stated count was read as the value). One template
+    asks with a verb its sentence does not use ("What is the cloak of … made of?" over "… wears a cloak
+    of …"): the words leave it to a verifier, naming the verb (``test_capable_reader.py``)."""
     from longgraph.evals.bench import verify_probe
 
     figures = verify_probe.main(["--by", "words", "--seeds", "1"])
     assert figures["calls"] == 0
     assert str(figures["yes, look-alike's value"]).startswith("0/")
     assert str(figures["yes, two-hop, the bridge"]).startswith("0/")
-    refused = []
+    refused, left_for_the_verb = [], []
     for case in verify_probe.cases("dev", 1):
         judged = verify_probe.words_verdict(case)
         if case[0] == "right" and not verify_probe.stands_by_words(judged):
-            refused.append((case[1], judged.why or judged.unconfirmed))
+            if (
+                judged.kind == "extractive"
+                and case[1].endswith(" made of?")
+                and "(made)" in judged.unconfirmed
+            ):
+                left_for_the_verb.append(case[1])
+            else:
+                refused.append((case[1], judged.why or judged.unconfirmed))
     assert refused == []
+    assert len(left_for_the_verb) == 1
