@@ -172,7 +172,8 @@ def setting_problems(settings: Mapping[str, Any], operator: Context) -> list[str
             problems.append(f"{name} {value!r} is above this server's {ceiling!r} (a run may only lower it)")
     floors = {name: getattr(operator, name) for name in RAISE_ONLY}
     for name, derived in DERIVED_FLOORS.items():
-        floors[name] = getattr(operator, name) or derived
+        own = getattr(operator, name)
+        floors[name] = derived if own is None else own
     for name, floor in floors.items():
         value = settings.get(name)
         if floor is not None and isinstance(value, int | float) and value < floor:

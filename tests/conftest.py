@@ -20,6 +20,12 @@ FAKE_SETTINGS: dict[str, object] = {
 """Settings for graphs run on an injected fake provider: small windows (many chunks from a short
 document), constrained JSON; ``base_url`` is never contacted, and being set it keeps the embedded
 server out of the picture."""
+VERB_THE_SENTENCE_LACKS = {"cloak": "made"}
+"""Dev templates whose question asks with a verb its sentence does not use, and the verb: "What is the
+cloak of the Chancellor of Quellin made of?" over "The Chancellor of Quellin wears a cloak of grey
+wool". The words leave these to a verifier, naming the verb (the embedder confirms them:
+``verify_probe --by words+meaning``); every other dev right answer stands by words alone. Until session
+47 the verb was read as the Chancellor's noun, and nothing was left to ask."""
 
 
 @functools.lru_cache(maxsize=1)

@@ -240,9 +240,22 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
     and every right value in its sentence asked in the question's words stands (a count asked of an
     entity named by a modifier, "How many arches does the cobalt aqueduct stand on?", was read as a count
     over every item of its kind until its sentence's stated count was read as the value). One template
-    asks with a verb its sentence does not use ("What is the cloak of … made of?" over "… wears a cloak
-    of …"): the words leave it to a verifier, naming the verb (``test_capable_reader.py``)."""
+    asks with a verb its sentence does not use (``VERB_THE_SENTENCE_LACKS``, "What is the cloak of … made
+    of?" over "… wears a cloak of …"): the words leave it to a verifier, naming the verb."""
     from longgraph.evals.bench import verify_probe
+    from longgraph.evals.data.general import TEMPLATES
+    from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS
+
+    def verb_it_lacks(question: str) -> str | None:
+        for template in TEMPLATES:
+            before, _, after = template.question.partition("{e}")
+            if (
+                template.name in VERB_THE_SENTENCE_LACKS
+                and question.startswith(before)
+                and question.endswith(after)
+            ):
+                return VERB_THE_SENTENCE_LACKS[template.name]
+        return None
 
     figures = verify_probe.main(["--by", "words", "--seeds", "1"])
     assert figures["calls"] == 0
@@ -252,13 +265,10 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
     for case in verify_probe.cases("dev", 1):
         judged = verify_probe.words_verdict(case)
         if case[0] == "right" and not verify_probe.stands_by_words(judged):
-            if (
-                judged.kind == "extractive"
-                and case[1].endswith(" made of?")
-                and "(made)" in judged.unconfirmed
-            ):
+            verb = verb_it_lacks(case[1])
+            if verb and judged.kind == "extractive" and f"({verb})" in judged.unconfirmed:
                 left_for_the_verb.append(case[1])
             else:
                 refused.append((case[1], judged.why or judged.unconfirmed))
     assert refused == []
-    assert len(left_for_the_verb) == 1
+    assert len(left_for_the_verb) == len(VERB_THE_SENTENCE_LACKS)

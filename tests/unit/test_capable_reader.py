@@ -36,7 +36,7 @@ from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.capable import Scenario, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import FAKE_SETTINGS, essays
+from longgraph.tests.conftest import FAKE_SETTINGS, VERB_THE_SENTENCE_LACKS, essays
 
 STRATEGIES = ["mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan"]
 SETTINGS: dict[str, Any] = {**FAKE_SETTINGS, "temperature": 0.0, "cache_path": "", "tom_top_k": 0}
@@ -533,13 +533,6 @@ def test_an_answer_that_stops_at_the_bridge_of_a_chain_does_not_stand_and_the_ch
     assert chained.kind == "extractive" and len(chained.quotes) == 2
     # Without the second hop among the verified notes, nothing shows the answer stopped early.
     assert judge_answer("Marit Varmistal", notes[:1], question).kind == "extractive"
-
-
-VERB_THE_SENTENCE_LACKS = {"cloak": "made"}
-"""Dev templates whose question asks with a verb its sentence does not use: "What is the cloak of the
-Chancellor of Quellin made of?" over "The Chancellor of Quellin wears a cloak of grey wool". The words
-leave these to a verifier (the embedder confirms them: ``verify_probe --by words+meaning``, 654 of 654
-right answers); until session 47 the verb was read as the Chancellor's noun, and nothing was left to ask."""
 
 
 def test_a_sentence_in_the_questions_own_words_is_confirmed_by_words_for_every_dev_template() -> None:
