@@ -6,23 +6,25 @@ users, a replica restarting, a rate-limiting proxy). Above capacity, a vLLM serv
 latency grows for everyone and timeouts follow — and a proxy answers 429, which the SDK retries
 after ``Retry-After``: in both cases more concurrency buys nothing and costs retries.
 
-The rule is TCP's (additive increase, multiplicative decrease), on two overload signals:
+The rule is TCP's (additive increase, multiplicative decrease), on three overload signals:
 
 * **a 429 or 503 answer** (seen by an ``httpx`` response hook, so retried attempts count too);
+* **no answer within ``request_timeout``** (each timed-out attempt, ``on_timeout`` of
+  :func:`~longgraph.http_retries.post_with_retries`): a server that admits every request, as vLLM on
+  CPU does, shows overload only as slowness, with nothing queued;
 * **a growing queue**: while calls are in flight, each endpoint's Prometheus ``/metrics`` is read
   twice a second, and requests waiting for its capacity (:func:`waiting_requests`) above zero and
-  not shrinking is overload (and
-  while any request is queued, the limit does not grow). An endpoint without ``/metrics`` (not vLLM)
-  is asked once and then left alone.
+  not shrinking is overload (and while any request is queued, the limit does not grow). An endpoint
+  without ``/metrics`` (not vLLM) is asked once and then left alone.
 
 On overload the limit halves (at least 1); on a queue reading it falls instead to what the server
-serves of ours (our calls in flight less the queue) when that is known and lower. A turned-away
-call cuts only when it was sent after the last cut (a burst of 429s to calls sent under the old
-limit is one overload, not ten); a queue reading cuts at most once per ``cooldown_s``. A turned-away call gives its slot back and
-waits for one under the new limit before it is retried (:meth:`AdaptiveLimit.requeue`). After as many
-successful calls as the limit (about one round trip of the whole window) with no overload, it grows
-by one, up to ``max_concurrency``. Every change is logged on
-``longgraph.concurrency`` with its reason and kept in :attr:`AdaptiveLimit.changes`.
+serves of ours (our calls in flight less the queue) when that is known and lower. A turned-away or
+timed-out call cuts only when it was sent after the last cut (a burst of 429s to calls sent under the
+old limit is one overload, not ten); a queue reading cuts at most once per ``cooldown_s``. A
+turned-away or timed-out call gives its slot back and waits for one under the new limit before it is
+retried (:meth:`AdaptiveLimit.requeue`). After as many successful calls as the limit (about one round
+trip of the whole window) with no overload, it grows by one, up to ``max_concurrency``. Every change
+is logged on ``longgraph.concurrency`` with its reason and kept in :attr:`AdaptiveLimit.changes`.
 """
 
 from __future__ import annotations

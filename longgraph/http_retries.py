@@ -26,7 +26,7 @@ import math
 import random
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 import anyio
@@ -61,16 +61,21 @@ async def post_with_retries(
     headers: Mapping[str, str],
     request_timeout: float,
     max_retries: int,
+    on_timeout: Callable[[bool], Awaitable[None]] | None = None,
 ) -> httpx.Response:
     """POST ``content`` to ``url``; the response of a successful attempt (its body read), or the
     SDK's error for the last one (see the module docstring). ``request_timeout`` bounds each attempt's
-    connect, write, read and pool waits, as the SDK's ``timeout`` does."""
+    connect, write, read and pool waits, as the SDK's ``timeout`` does. ``on_timeout`` hears of each
+    attempt that timed out (with whether it will be retried) before the retry's wait: a server that
+    answers too slowly is as overloaded as one that answers 429 (``longgraph/concurrency.py``)."""
     for retries_taken in range(max_retries + 1):
         retries_left = max_retries - retries_taken
         request = http.build_request("POST", url, content=content, headers=headers, timeout=request_timeout)
         try:
             response = await http.send(request)
         except httpx.TimeoutException as exc:
+            if on_timeout is not None:
+                await on_timeout(retries_left > 0)
             if retries_left > 0:
                 await _wait(retries_taken, max_retries, None)
                 continue

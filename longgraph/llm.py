@@ -483,6 +483,14 @@ class OpenAIProvider(PerLoopProvider):
                 await response.aread()
                 await limit.requeue()
 
+        async def on_timeout(retrying: bool) -> None:
+            # A server that admits every request (vLLM on CPU queues none) shows overload only as
+            # slowness: 16 calls in flight on the 2-core embedded server left a reduce call unanswered
+            # through all its retries (session 47's eval), its /metrics queue empty throughout.
+            limit.overloaded(f"no answer within {context.request_timeout:g} s", admitted=admitted_at())
+            if retrying:
+                await limit.requeue()
+
         sampling: dict[str, Any] = {
             "temperature": context.temperature,
             "max_tokens": context.max_output_tokens,
@@ -504,6 +512,7 @@ class OpenAIProvider(PerLoopProvider):
                         timeout=context.request_timeout,
                         event_hooks={"response": [on_response]},
                     ),
+                    on_timeout=on_timeout,
                 ),
             )
             for url in context.base_urls

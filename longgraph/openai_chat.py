@@ -23,7 +23,7 @@ import functools
 import itertools
 import math
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -92,6 +92,7 @@ class OpenAIChat:
         timeout: float,
         max_retries: int,
         http: httpx.AsyncClient,
+        on_timeout: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         self.http = http
         """Its HTTP client (benchmarks hook its events to record requests)."""
@@ -106,6 +107,7 @@ class OpenAIChat:
         }
         self._timeout = timeout
         self._max_retries = max_retries
+        self._on_timeout = on_timeout
 
     async def aclose(self) -> None:
         """Close its connection pools."""
@@ -135,6 +137,7 @@ class OpenAIChat:
             headers={**self._headers, **headers},
             request_timeout=self._timeout,
             max_retries=self._max_retries,
+            on_timeout=self._on_timeout,
         )
         return _reply(response)
 

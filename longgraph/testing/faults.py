@@ -48,9 +48,11 @@ class StubConfig(BaseModel):
         ge=1,
         description="Requests served at once; the others queue or are refused. None: no limit.",
     )
-    over_capacity: Literal["queue", "reject"] = Field(
+    over_capacity: Literal["queue", "reject", "share"] = Field(
         default="queue",
-        description="Above capacity: wait in a queue (counted at /metrics as vLLM does) or answer 429.",
+        description="Above capacity: wait in a queue (counted at /metrics as vLLM does), answer 429, or "
+        "admit every request and share the capacity among them, each answer slowed by running/capacity "
+        "(vLLM on CPU: nothing queued, only slower answers); a shared request ends when its client hangs up.",
     )
     fail_containing: str | None = Field(
         default=None,

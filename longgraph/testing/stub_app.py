@@ -151,6 +151,24 @@ async def _hang(request: Request, seconds: float, is_stopping: Callable[[], bool
     return None
 
 
+async def _shared_work(request: Request, work_s: float, st: _StubState) -> str | None:
+    """``work_s`` seconds of the server's time, shared with the other running requests: each tick does
+    ``capacity / running`` of a tick's work when more than ``capacity`` run. Ends early when the client
+    hangs up (vLLM aborts a request whose client went away)."""
+    loop = asyncio.get_running_loop()
+    done, tick = 0.0, 0.02
+    while done < work_s:
+        if await request.is_disconnected():
+            return "disconnected"
+        if st.is_stopping():
+            return "stopping"
+        started = loop.time()
+        await asyncio.sleep(tick)
+        capacity = st.config.capacity or st.running
+        done += (loop.time() - started) * min(1.0, capacity / max(st.running, 1))
+    return None
+
+
 class _StubApp:
     """Request handlers bound to one :class:`_StubState`."""
 
@@ -264,7 +282,7 @@ class _StubApp:
         fault = decide_fault(cfg, seq)
         slots = st.slots()
         async with slots:
-            if cfg.capacity is not None and st.running >= cfg.capacity:
+            if cfg.capacity is not None and st.running >= cfg.capacity and cfg.over_capacity != "share":
                 if cfg.over_capacity == "reject":
                     fault = Fault.RATE_LIMIT
                 else:
@@ -300,7 +318,11 @@ class _StubApp:
             return JSONResponse(_error_body(str(exc), "invalid_request_error", 400), status_code=400)
         # What the request asked, as a digest: tests compare what two clients sent for the same work.
         digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:16]
-        if cfg.latency_s > 0:
+        if cfg.latency_s > 0 and cfg.capacity is not None and cfg.over_capacity == "share":
+            if await _shared_work(request, cfg.latency_s, st) == "disconnected":
+                self._finish("disconnected", seq, fault, stage)
+                return Response(status_code=499)
+        elif cfg.latency_s > 0:
             await asyncio.sleep(cfg.latency_s)
         while st.config.hold and not st.is_stopping():  # noqa: ASYNC110 - released by POST /stub/config
             await asyncio.sleep(0.02)

@@ -6,7 +6,10 @@ flight against a stub that serves 3 at once, and compares what the server saw:
 * a server that **rejects** above capacity (429, as a rate-limiting proxy does): the adaptive client
   sends far fewer rejected requests per answer (a fixed one may exhaust its retries and fail);
 * a server that **queues** above capacity (vLLM; its ``/metrics`` gauge says how many wait): the
-  adaptive client keeps the queue short, then climbs back to more in flight when capacity returns.
+  adaptive client keeps the queue short, then climbs back to more in flight when capacity returns;
+* a server that **admits every request and slows them all** (vLLM on CPU: nothing queued): the
+  adaptive client backs off on the first answers that miss ``request_timeout`` and the run finishes,
+  where a fixed one keeps timing out.
 """
 
 from __future__ import annotations
@@ -87,3 +90,30 @@ def test_a_queue_makes_it_back_off_and_drained_capacity_brings_it_back(
     assert any("queued at the server" in m for m in messages), messages
     assert any("the server keeps up" in m for m in messages), messages
     assert after["max_in_flight"] > CAPACITY + 1, after
+
+
+def test_answers_too_slow_to_arrive_make_it_back_off(caplog: pytest.LogCaptureFixture) -> None:
+    """Session 47's eval: two runs at 16 requests in flight on the 2-core embedded server, nothing
+    queued at /metrics, and a reduce call unanswered within 120 s through all its retries. Here 12 in
+    flight share a capacity of 2: each answer takes 0.1 s × 6 = 0.6 s, past a 0.4 s timeout."""
+    config = StubConfig(latency_s=0.1, capacity=2, over_capacity="share")
+    document = planted(150_000, at=0.5)
+    timed_out: dict[bool, int] = {}
+    for adaptive in (False, True):
+        settings = {**STUB_SETTINGS, "max_concurrency": 12, "max_retries": 3, "request_timeout": 0.4,
+                    "adaptive_concurrency": adaptive}  # fmt: skip
+        with run_stub_in_thread(config) as stub, caplog.at_level(logging.INFO, "longgraph.concurrency"):
+            try:
+                result = asyncio.run(
+                    aask(QUESTION, document, start_embedded=False, base_url=stub.base_url, **settings)
+                )
+                lost = [c.id for c in result.chunks if c.status == "failed"]
+                assert "smoked plums" in result.answer and not (adaptive and lost), (result.answer, lost)
+            except (EndpointError, TooManyFailures) as exc:
+                assert not adaptive, f"the adaptive run failed: {exc}"
+            stats = stub.stats()
+            timed_out[adaptive] = stats["by_status"].get("disconnected", 0)
+            assert stats["max_waiting"] == 0, stats  # nothing queued: slowness is the only signal
+    cuts = [r.getMessage() for r in caplog.records if "overload: no answer within 0.4 s" in r.getMessage()]
+    assert cuts and cuts[0].startswith("requests in flight: 12 → 6"), cuts
+    assert timed_out[False] > 0 and timed_out[True] < timed_out[False] / 2, timed_out

@@ -106,3 +106,34 @@ def test_attempts_waits_and_errors_are_the_sdks(scenario: str, monkeypatch: pyte
     assert our_waits == sdk_waits
     assert len(our_attempts) == len(sdk_attempts)
     assert [json.loads(a) for a in our_attempts] == [json.loads(a) for a in sdk_attempts]
+
+
+def test_each_timed_out_attempt_is_reported_before_its_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adaptive limit hears of every attempt that got no answer in time (slowness is the only sign
+    of overload on a server that queues nothing), told whether it will be retried, and a connection
+    error or an error status is not a timeout."""
+
+    async def no_wait(delay: float) -> None:
+        return None
+
+    monkeypatch.setattr(anyio, "sleep", no_wait)
+
+    def heard(steps: Sequence[Step], max_retries: int) -> list[bool]:
+        reported: list[bool] = []
+
+        async def on_timeout(retrying: bool) -> None:
+            reported.append(retrying)
+
+        async def run() -> httpx.Response:
+            http = httpx.AsyncClient(transport=_endpoint(steps, []), timeout=30)
+            return await post_with_retries(
+                http, f"{BASE}/chat/completions", content=b"{}", headers={}, request_timeout=30,
+                max_retries=max_retries, on_timeout=on_timeout,
+            )  # fmt: skip
+
+        _outcome(run)
+        return reported
+
+    assert heard([httpx.ReadTimeout] * 3, 2) == [True, True, False]
+    assert heard([httpx.ReadTimeout, httpx.PoolTimeout, (200, {}, b"{}")], 3) == [True, True]
+    assert heard([httpx.ConnectError, (503, {}, b""), (200, {}, b"{}")], 3) == []
