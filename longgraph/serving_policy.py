@@ -15,6 +15,8 @@ raise ``max_concurrency`` past what the operator's model server was sized for. S
 - **Load** (:data:`LOWER_ONLY`, :data:`RAISE_ONLY`, :data:`DERIVED_FLOORS`): a run may lower, never
   raise, what the operator set for concurrency, retries, budgets, output and the loops' limits; and
   raise, never lower, its block sizes and window (smaller blocks, more calls).
+- **A budget** (:data:`SERVED_BUDGETS`) where the operator sets none: a run's calls and prompt tokens
+  are bounded whatever it sends.
 - **The result cache** is scoped to the run's user (``cache_scope``): one user's answers never serve
   another's question.
 
@@ -97,6 +99,14 @@ DERIVED_FLOORS = {
 }
 """Sizes a run may raise, never lower, that the operator usually leaves to be derived: the operator's
 value is the floor when set, else these."""
+SERVED_BUDGETS = {"max_calls": 20_000, "max_prompt_tokens": 40_000_000}
+"""The spending budget of a served run when the operator sets none (``LONGGRAPH_MAX_CALLS``,
+``LONGGRAPH_MAX_PROMPT_TOKENS``): without one, a run's cost is the client's to choose. Measured by dry
+run: 1,000 one-word documents with a ``plan`` (a few kilobytes of request) ask for 998 map calls, one
+per document, and the server accepts request bodies of 300 MB; a 1.28M-token document read by
+mapreduce is 847 map calls (its bounded stages at most 13,526 calls and 91M prompt tokens, which a run
+nowhere near reaches: one call in five rereads or retries at most on the evaluation suites). An
+operator who wants more sets their own; a run may lower it, never raise it or lift it."""
 SERVED_USER_KEY = "langgraph_auth_user_id"
 """The key the LangGraph server puts in every run's ``configurable``: the authenticated user."""
 
@@ -206,23 +216,33 @@ def mark_screened(context: Context) -> Context:
     return context
 
 
+def served_operator() -> Context:
+    """The operator's settings for served runs: the server's environment, with :data:`SERVED_BUDGETS`
+    where it sets no budget."""
+    operator = Context()
+    unset = {name: limit for name, limit in SERVED_BUDGETS.items() if getattr(operator, name) is None}
+    return operator.replace(**unset) if unset else operator
+
+
 def screen_served_context(context: Context, user: str) -> Context:
     """The context a served run of ``user`` runs with, or :class:`ConfigurationError` naming every
-    setting it may not carry. Called before the run's first request."""
+    setting it may not carry. Called before the run's first request. A budget the run leaves unset
+    (or unsets) is the operator's."""
     if _SCREENED.get(id(context)) is context:
         return context
-    operator = Context()
-    problems = setting_problems(client_settings(context, operator), operator)
+    operator = served_operator()
+    problems = setting_problems(client_settings(context, Context()), operator)
     if problems:
         raise ConfigurationError("refused: " + "; ".join(problems))
-    return mark_screened(context.replace(cache_scope=f"user:{user}"))
+    budgets = {name: getattr(operator, name) for name in SERVED_BUDGETS if getattr(context, name) is None}
+    return mark_screened(context.replace(cache_scope=f"user:{user}", **budgets))
 
 
 def problems_in_payload(value: Any) -> list[str]:
     """The settings problems of everything a client sends that a run's context is built from: a run's
     ``context`` and ``config.configurable``, an assistant's or cron's the same, at any depth of the
     payload's ``context``/``config``/``configurable`` keys (a batch of runs included)."""
-    operator = Context()
+    operator = served_operator()
     found: list[str] = []
     for settings in _settings_maps(value):
         found += setting_problems(settings, operator)

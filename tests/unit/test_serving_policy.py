@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from longgraph.errors import ConfigurationError
+from longgraph.errors import BudgetExhausted, ConfigurationError
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.serving_policy import (
+    SERVED_BUDGETS,
     endpoint_identity,
     problems_in_payload,
     screen_served_context,
@@ -25,7 +26,8 @@ from longgraph.tests.conftest import QUESTION, planted
 @pytest.fixture(autouse=True)
 def operator_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LONGGRAPH_BASE_URL", "LONGGRAPH_EMBEDDING_URL", "LONGGRAPH_ALLOWED_ENDPOINTS",
-                 "LONGGRAPH_MAX_CONCURRENCY", "LONGGRAPH_MAX_CALLS", "LONGGRAPH_CACHE_PATH"):  # fmt: skip
+                 "LONGGRAPH_MAX_CONCURRENCY", "LONGGRAPH_MAX_CALLS", "LONGGRAPH_MAX_PROMPT_TOKENS",
+                 "LONGGRAPH_CACHE_PATH"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LONGGRAPH_BASE_URL", "http://vllm.internal:8000/v1")
     monkeypatch.setenv(
@@ -78,7 +80,8 @@ def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_sc
      ({"pyramid_fan_in": 1000}, "pyramid_fan_in"), ({"pyramid_question_nodes": 1000}, "pyramid_question_nodes"),
      ({"tom_top_k": 1000}, "tom_top_k"), ({"tom_top_k": 0}, "tom_top_k"),
      ({"pecan_batch_tokens": 300}, "pecan_batch_tokens"), ({"pyramid_leaf_tokens": 1}, "pyramid_leaf_tokens"),
-     ({"context_window": 1100}, "context_window")],
+     ({"context_window": 1100}, "context_window"), ({"max_calls": 20_001}, "max_calls"),
+     ({"max_prompt_tokens": 10**9}, "max_prompt_tokens")],
 )  # fmt: skip
 def test_a_served_run_may_not_name_what_the_operator_decides(settings: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigurationError, match=f"refused: .*{named}") as refused:
@@ -154,3 +157,41 @@ def test_cached_answers_are_kept_apart_per_endpoint_and_per_user(tmp_path: Any) 
     assert calls("http://planted.example/v1") == 0, "the same endpoint's answers are reused"
     assert calls("http://vllm.internal:8000/v1") == first, "another endpoint's answers were served"
     assert calls("http://vllm.internal:8000/v1", "user:bob") == first, "another user's answers were served"
+
+
+def test_a_served_run_has_a_budget_when_the_operator_sets_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without one, what a served run costs is the client's to choose: a few kilobytes of one-word
+    documents with a plan ask for one call per document, and the server accepts 300 MB bodies."""
+    screened = screen_served_context(Context(), "alice")
+    assert (screened.max_calls, screened.max_prompt_tokens) == (20_000, 40_000_000)
+    assert screen_served_context(Context(max_calls=50), "alice").max_calls == 50  # lowered: kept
+    monkeypatch.setenv("LONGGRAPH_MAX_CALLS", "100000")  # the operator's own budget replaces the default
+    assert screen_served_context(Context(), "alice").max_calls == 100_000
+    assert screen_served_context(Context(max_calls=50_000), "alice").max_calls == 50_000
+    assert problems_in_payload({"context": {"max_calls": 100_001}}) != []
+
+
+def test_a_served_run_of_many_small_documents_stops_at_the_budget() -> None:
+    """The amplification the default budget bounds, through the real graph: 200 one-line documents and a
+    plan ask for a call per document; the served run stops with BudgetExhausted at the (here lowered)
+    default, its calls counted."""
+    model = ScriptedChatModel()
+    graph = build_graph(FakeProvider(model))
+    config: Any = {"configurable": {"langgraph_auth_user_id": "mallory"}}
+    documents = [{"title": f"note {i}", "text": f"Note {i} says nothing."} for i in range(200)]
+    plan = {"per_document_question": "What does {document} say?", "combine": "list"}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(SERVED_BUDGETS, "max_calls", 30)
+        with pytest.raises(BudgetExhausted, match="30"):
+            asyncio.run(
+                graph.ainvoke(
+                    {"question": "What do the notes say?", "documents": documents, "plan": plan},
+                    context={
+                        "model": "m",
+                        "context_window": 2048,
+                        "base_url": "http://vllm.internal:8000/v1",
+                    },
+                    config=config,
+                )
+            )
+    assert 0 < len(model.calls) <= 30
