@@ -218,8 +218,9 @@ class _EntitySpan:
 
 def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan]]:
     """The question's tokens, their stems, and each entity it names with the nouns that say which it
-    is: the noun a name modifies after an article ("the Pevhal *library*") and a noun "of" a name ("the
-    *town* of Quiganqui", "the *architect* of the Pevhal library")."""
+    is: the noun a name modifies after an article ("the Pevhal *library*"), a noun "of" a name ("the
+    *town* of Quiganqui", "the *architect* of the Pevhal library") and a noun "at" a place ("the *well* at
+    Corcor")."""
     tokens, keys, runs = _name_runs(question)
     spans: list[_EntitySpan] = []
     for run in runs:
@@ -252,6 +253,14 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
             heads.append(of_at - 1)  # "the town of Quiganqui"
             role, inner = of_at - 1, of_at + 1
             first = of_at - 2 if of_at >= 2 and tokens[of_at - 2].casefold() in ARTICLES else of_at - 1
+        # "How deep is the well at Corcor?": a thing named by the place it is at has its noun before "at",
+        # as "the Corcor well" has it after the name (dev probe, session 48: with "well" read as asked, a
+        # sentence about another thing at the place stood by words on its noun alone).
+        noun = run.start - 2
+        at_place = before[-1:] == ["at"] and noun >= 1 and tokens[noun - 1].casefold() in ARTICLES
+        if not heads and at_place and _plain_noun(tokens[noun]):
+            heads.append(noun)
+            first = noun - 1
         spans.append(_EntitySpan(first, last, tuple(heads), role, inner))
     return tokens, keys, spans
 

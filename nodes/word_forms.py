@@ -78,9 +78,33 @@ Athoskthim?" (a chain's second step), "Marit Athoskthim took on an apprentice ca
 read as naming her and nothing asked of her."""
 
 
+DIMENSIONS: dict[str, str] = {
+    "deep": "depth", "wide": "width", "long": "length", "high": "height", "broad": "breadth",
+    "strong": "strength",
+}  # fmt: skip
+"""English adjectives of measure and the nouns made from them: a sentence that gives "a depth of 40
+feet" speaks to "How deep is …?". The closed set English forms this way, not a list fitted to a test.
+Measured (dev, well-depth, 6 seeds): "How deep is the well at Corcor?" over "The well at Corcor reaches
+a depth of 41 feet" shared nothing asked of the well but "deep"/"depth" once "well" was read as the
+well's own noun."""
+
+
+@functools.cache
+def _dimension_families() -> dict[str, frozenset[str]]:
+    families: dict[str, frozenset[str]] = {}
+    for adjective, noun in DIMENSIONS.items():
+        family = frozenset({stem(adjective), stem(noun)})
+        for member in family:
+            families[member] = family
+    return families
+
+
 def with_word_families(stems: Iterable[str]) -> frozenset[str]:
-    """``stems`` with each irregular verb's other forms (:func:`with_verb_forms`) and, where a name is
-    given ("called", "named"), both words for giving one (:data:`NAMING`): what a sentence says, read
-    once for every rule that compares it with a question."""
+    """``stems`` with each irregular verb's other forms (:func:`with_verb_forms`), each measure's
+    adjective and noun (:data:`DIMENSIONS`) and, where a name is given ("called", "named"), both words
+    for giving one (:data:`NAMING`): what a sentence says, read once for every rule that compares it
+    with a question."""
     given = with_verb_forms(stems)
+    dimensions = _dimension_families()
+    given = given.union(*(dimensions[s] for s in given if s in dimensions))
     return given | NAMING if given & NAMING else given

@@ -572,6 +572,27 @@ def test_the_verb_after_a_titled_name_is_what_is_asked_not_what_names_the_entity
     assert judged.kind == "extractive" and "none of the words that name what it is" not in judged.unconfirmed
 
 
+def test_a_thing_named_by_the_place_it_is_at_has_that_noun_and_a_measure_its_noun() -> None:
+    """ "the well at Corcor": "well" names the entity, as "library" does in "the Pevhal library", so a
+    sentence sharing only it with the question says nothing of what is asked. Dev probe (session 48, 6
+    seeds): asked "Which nurse is in charge of the house for the sick at Marsar?", "The heir of the
+    Marsar house of Morvale is Odile Marsar" stood by words on "house", the only other fact of 750 to
+    stand. And "How deep is the well at Corcor?" is spoken to by "… reaches a depth of 41 feet"."""
+    assert entity_phrases("How deep is the well at Corcor?") == ["the well at Corcor"]
+    assert entity_phrases("Which sailor commands the rescue boat stationed at Corath?") == ["Corath"]
+    heir = [_quote("The heir of the Marsar house of Morvale is Odile Marsar.")]
+    judged = judge_answer(
+        "Odile Marsar", heir, "Which nurse is in charge of the house for the sick at Marsar?"
+    )
+    assert judged.kind == "none" or judged.unconfirmed, judged
+    depth = [_quote("The well at Corcor reaches a depth of 41 feet.")]
+    judged = judge_answer("41 feet", depth, "How deep is the well at Corcor?")
+    assert judged.kind == "extractive" and not judged.unconfirmed, judged
+    dug = [_quote("The well at Corcor was dug by Petra Lohal.")]
+    judged = judge_answer("Petra Lohal", dug, "How deep is the well at Corcor?")
+    assert judged.kind == "none" or judged.unconfirmed, judged
+
+
 def test_a_number_with_its_unit_written_on_is_read_whole_and_checked() -> None:
     """Measured: the embedded model answered "380.4C" from "melts at 380.4 degrees"; the number was read
     as 380 (not in the note), and the right note was refused. Read whole, it stands; a wrong value
