@@ -48,15 +48,20 @@ def past_forms(root: str) -> tuple[str, ...]:
     return IRREGULAR_PAST.get(root) or IRREGULAR_PAST.get(root + "e") or ()
 
 
-@functools.cache
-def _families() -> dict[str, frozenset[str]]:
-    """Each stem of an irregular verb's forms -> the stems of all its forms ("held" -> {"hold", "held"})."""
+def _family_map(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
+    """Each stem of each group of words -> the stems of all the words of its groups."""
     families: dict[str, frozenset[str]] = {}
-    for base, pasts in IRREGULAR_PAST.items():
-        family = frozenset({stem(base), *(stem(p) for p in pasts)})
+    for group in groups:
+        family = frozenset(stem(word) for word in group)
         for member in family:
             families[member] = families.get(member, frozenset()) | family
     return families
+
+
+@functools.cache
+def _families() -> dict[str, frozenset[str]]:
+    """Each stem of an irregular verb's forms -> the stems of all its forms ("held" -> {"hold", "held"})."""
+    return _family_map((base, *pasts) for base, pasts in IRREGULAR_PAST.items())
 
 
 def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
@@ -91,12 +96,7 @@ well's own noun."""
 
 @functools.cache
 def _dimension_families() -> dict[str, frozenset[str]]:
-    families: dict[str, frozenset[str]] = {}
-    for adjective, noun in DIMENSIONS.items():
-        family = frozenset({stem(adjective), stem(noun)})
-        for member in family:
-            families[member] = family
-    return families
+    return _family_map(DIMENSIONS.items())
 
 
 def with_word_families(stems: Iterable[str]) -> frozenset[str]:

@@ -319,9 +319,13 @@ class _StubApp:
         # What the request asked, as a digest: tests compare what two clients sent for the same work.
         digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()[:16]
         if cfg.latency_s > 0 and cfg.capacity is not None and cfg.over_capacity == "share":
-            if await _shared_work(request, cfg.latency_s, st) == "disconnected":
+            ended = await _shared_work(request, cfg.latency_s, st)
+            if ended == "disconnected":
                 self._finish("disconnected", seq, fault, stage)
                 return Response(status_code=499)
+            if ended == "stopping":  # as a hung request ends on shutdown
+                self._finish(503, seq, fault, stage)
+                return JSONResponse(_error_body("stub server stopping", "server_error", 503), status_code=503)
         elif cfg.latency_s > 0:
             await asyncio.sleep(cfg.latency_s)
         while st.config.hold and not st.is_stopping():  # noqa: ASYNC110 - released by POST /stub/config
