@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -23,8 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from longgraph.errors import BudgetExhausted, EndpointError, LonggraphError
 from longgraph.files import read_document
 from longgraph.inert import for_terminal
-from longgraph.nodes.runtime import Progress as ProgressEvent
 from longgraph.state.contract import GraphOutput
+
+if TYPE_CHECKING:
+    from longgraph.nodes.runtime import Progress as ProgressEvent
 
 T = TypeVar("T")
 Opt = typer.Option

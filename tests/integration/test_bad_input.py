@@ -322,6 +322,9 @@ def cli_error_runs(
         return dict(zip(CLI_ERRORS, pool.map(run, CLI_ERRORS), strict=True))
 
 
+@pytest.mark.xdist_group(
+    "bad-input-cli"
+)  # one worker runs the module's cases; without it each worker ran all
 @pytest.mark.parametrize("case", list(CLI_ERRORS))
 def test_cli_error_is_one_line_and_nonzero(
     case: str, cli_error_runs: dict[str, subprocess.CompletedProcess[str]]

@@ -276,6 +276,7 @@ def test_the_suite_holds_150_distinct_inputs() -> None:
     assert total >= 150, total
 
 
+@pytest.mark.xdist_group("hostile-cli")  # one worker runs the module's cases; without it each worker ran all
 @pytest.mark.parametrize("case", list(CASES))
 def test_one_clear_line_the_exit_code_and_no_file_touched(
     case: str, runs: dict[str, tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, str]]]
