@@ -12,6 +12,10 @@ raise ``max_concurrency`` past what the operator's model server was sized for. S
 - **Endpoints** (:data:`ENDPOINT_SETTINGS`): a run may name only the server's own (``LONGGRAPH_BASE_URL``,
   ``LONGGRAPH_EMBEDDING_URL``) or one the operator lists in ``LONGGRAPH_ALLOWED_ENDPOINTS``. The server's
   key is therefore sent to no endpoint the operator did not choose.
+- **The model** (``model``): a run may name only the operator's (``LONGGRAPH_MODEL``) or one the operator
+  lists in ``LONGGRAPH_ALLOWED_MODELS``. An endpoint may serve dearer models than the one the operator
+  chose (a hosted API behind the server's key lists dozens), and a budget in calls and tokens is not one
+  in money.
 - **Load** (:data:`LOWER_ONLY`, :data:`RAISE_ONLY`, :data:`DERIVED_FLOORS`): a run may lower, never
   raise, what the operator set for concurrency, retries, budgets, output and the loops' limits; and
   raise, never lower, its block sizes and window (smaller blocks, more calls).
@@ -40,6 +44,7 @@ from longgraph.redact import redact_url
 from longgraph.state.context import Context
 
 ALLOWED_ENDPOINTS_ENV = "LONGGRAPH_ALLOWED_ENDPOINTS"
+ALLOWED_MODELS_ENV = "LONGGRAPH_ALLOWED_MODELS"
 SECRET_SETTINGS = frozenset({"api_key"})
 """Settings that hold a secret: never accepted from a client, never stored in a run or assistant."""
 SERVER_PATH_SETTINGS = frozenset(
@@ -153,12 +158,36 @@ def allowed_endpoints(operator: Context, environ: Mapping[str, str] | None = Non
     return frozenset(endpoint_identity(url) for url in [*own, *listed])
 
 
+def allowed_models(operator: Context, environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The models a served run may name: the operator's own and those listed in the allow-list (names
+    as the endpoint spells them, compared exactly)."""
+    raw = (os.environ if environ is None else environ).get(ALLOWED_MODELS_ENV, "")
+    listed = [part.strip() for part in raw.split(",") if part.strip()]
+    return frozenset([*listed, *([operator.model] if operator.model else [])])
+
+
+def _model_problem(settings: Mapping[str, Any], operator: Context) -> list[str]:
+    """Why a run may not name its ``model``, if it names one other than the operator's. Naming none where
+    the operator names one is naming another: without a name the endpoint's first model is used."""
+    if "model" not in settings or settings["model"] == operator.model:
+        return []
+    value = settings["model"]
+    if isinstance(value, str) and value in allowed_models(operator):
+        return []
+    own = repr(operator.model) if operator.model else "the endpoint's first"
+    return [
+        f"model {str(value)[:80]!r} is not a model this server's runs may use (the operator's is {own}; "
+        f"others are listed in {ALLOWED_MODELS_ENV})"
+    ]
+
+
 def setting_problems(settings: Mapping[str, Any], operator: Context) -> list[str]:
     """Why a served run may not carry ``settings`` (a client's context), one reason per setting."""
     problems: list[str] = []
     for name in sorted(OPERATOR_ONLY & set(settings)):
         where = "the server's environment" if name in SECRET_SETTINGS else "the server's settings"
         problems.append(f"{name} is set by the server's operator ({where}), not by a run")
+    problems += _model_problem(settings, operator)
     allowed = allowed_endpoints(operator)
     for name in sorted(ENDPOINT_SETTINGS & set(settings)):
         raw = settings[name]

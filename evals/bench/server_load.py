@@ -180,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             env={
                 "LONGGRAPH_AUTH_TOKENS": ",".join(f"{user}:{token}" for user, token in tokens.items()),
                 "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url,  # a served run may name only these
+                "LONGGRAPH_ALLOWED_MODELS": "stub",
                 "LONGGRAPH_MAX_CONCURRENCY": "64",  # and may not raise the operator's load limit
             },
         ) as server,

@@ -87,7 +87,11 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory, stub: StubHandle) ->
 
 def operator_env(*stubs: StubHandle) -> dict[str, str]:
     """The server's key, and the stubs as endpoints its runs may name (``LONGGRAPH_ALLOWED_ENDPOINTS``)."""
-    return {"LONGGRAPH_API_KEY": KEY, "LONGGRAPH_ALLOWED_ENDPOINTS": ",".join(s.base_url for s in stubs)}
+    return {
+        "LONGGRAPH_API_KEY": KEY,
+        "LONGGRAPH_ALLOWED_ENDPOINTS": ",".join(s.base_url for s in stubs),
+        "LONGGRAPH_ALLOWED_MODELS": STUB_SETTINGS["model"],
+    }
 
 
 def context_for(stub: StubHandle, **overrides: Any) -> dict[str, Any]:

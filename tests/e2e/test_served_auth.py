@@ -88,6 +88,7 @@ def server(
     workdir = tmp_path_factory.mktemp("langgraph-dev-auth")
     env = {
         "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens, "LONGGRAPH_ALLOWED_ENDPOINTS": f"{stub.base_url},{DEAD_ENDPOINT}",
+        "LONGGRAPH_ALLOWED_MODELS": f"{STUB_SETTINGS['model']},m",
         "LONGGRAPH_CACHE_PATH": str(workdir / "operator-cache.sqlite"),
     }  # fmt: skip
     with run_langgraph_dev(workdir, allow_blocking=True, env=env) as running:

@@ -186,7 +186,8 @@ def test_served_graphs_checkpoint_to_postgres(postgres_url: str, tmp_path: Path)
         run_stub_in_thread(StubConfig()) as stub,
         run_langgraph_dev(tmp_path / "server", config_path=config_path, allow_blocking=True,
                           env={"LONGGRAPH_CHECKPOINT_URL": postgres_url,
-                               "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url}) as server,
+                               "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url,
+                               "LONGGRAPH_ALLOWED_MODELS": STUB_SETTINGS["model"]}) as server,
     ):  # fmt: skip
 
         async def run() -> tuple[str, Any, Any]:

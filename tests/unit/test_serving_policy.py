@@ -27,13 +27,14 @@ from longgraph.tests.conftest import QUESTION, planted
 def operator_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LONGGRAPH_BASE_URL", "LONGGRAPH_EMBEDDING_URL", "LONGGRAPH_ALLOWED_ENDPOINTS",
                  "LONGGRAPH_MAX_CONCURRENCY", "LONGGRAPH_MAX_CALLS", "LONGGRAPH_MAX_PROMPT_TOKENS",
-                 "LONGGRAPH_CACHE_PATH"):  # fmt: skip
+                 "LONGGRAPH_CACHE_PATH", "LONGGRAPH_MODEL", "LONGGRAPH_ALLOWED_MODELS"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LONGGRAPH_BASE_URL", "http://vllm.internal:8000/v1")
     monkeypatch.setenv(
         "LONGGRAPH_ALLOWED_ENDPOINTS", "http://replica.internal:8000/v1, http://embed.internal/v1"
     )
     monkeypatch.setenv("LONGGRAPH_MAX_CONCURRENCY", "8")
+    monkeypatch.setenv("LONGGRAPH_ALLOWED_MODELS", "m, qwen-7b")
 
 
 @pytest.mark.parametrize(
@@ -103,6 +104,41 @@ def test_a_limit_whose_zero_lifts_it_is_refused_at_zero_unless_the_operator_lift
     monkeypatch.setenv("LONGGRAPH_TOM_TOP_K", "0")
     assert screen_served_context(Context(tom_top_k=0), "alice").tom_top_k == 0
     assert screen_served_context(Context(tom_top_k=5), "alice").tom_top_k == 5
+
+
+def test_a_served_run_may_name_only_the_operators_model_or_an_allowed_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An endpoint behind the server's key may serve dearer models than the operator chose (a hosted API
+    lists dozens): a budget in calls and tokens is not one in money."""
+    for name in ("m", "qwen-7b"):
+        assert screen_served_context(Context(model=name), "alice").model == name
+    for payload in ({"context": {"model": "o1-pro"}}, {"config": {"configurable": {"model": "M"}}}):
+        problems = problems_in_payload(payload)
+        assert len(problems) == 1 and "LONGGRAPH_ALLOWED_MODELS" in problems[0], problems
+    with pytest.raises(ConfigurationError, match="refused: model 'o1-pro'"):
+        screen_served_context(Context(model="o1-pro"), "alice")
+    monkeypatch.setenv("LONGGRAPH_MODEL", "cheap")
+    assert screen_served_context(Context(), "alice").model == "cheap"
+    assert problems_in_payload({"context": {"model": "cheap"}}) == []
+    # Naming none where the operator names one would get the endpoint's first model: another one.
+    assert problems_in_payload({"context": {"model": None}}) != []
+    with pytest.raises(ConfigurationError, match="the operator's is 'cheap'"):
+        screen_served_context(Context(model=None), "alice")
+
+
+def test_a_served_graph_run_naming_another_model_makes_no_call() -> None:
+    model = ScriptedChatModel()
+    config: Any = {"configurable": {"langgraph_auth_user_id": "mallory"}}
+    with pytest.raises(ConfigurationError, match="model 'o1-pro'"):
+        asyncio.run(
+            build_graph(FakeProvider(model)).ainvoke(
+                {"question": QUESTION, "document": planted(4000)},
+                context={"model": "o1-pro", "context_window": 2048},
+                config=config,
+            )
+        )
+    assert model.calls == []
 
 
 def test_payloads_are_searched_at_every_depth_a_context_can_hide() -> None:
