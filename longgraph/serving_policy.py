@@ -152,8 +152,7 @@ def _urls(value: str | list[str] | None) -> list[str]:
 
 def allowed_endpoints(operator: Context, environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The endpoints a served run may name: the operator's own and those listed in the allow-list."""
-    raw = (os.environ if environ is None else environ).get(ALLOWED_ENDPOINTS_ENV, "")
-    listed = [part.strip() for part in raw.split(",") if part.strip()]
+    listed = _listed(ALLOWED_ENDPOINTS_ENV, environ)
     own = [*operator.base_urls, *_urls(operator.embedding_url)]
     return frozenset(endpoint_identity(url) for url in [*own, *listed])
 
@@ -161,9 +160,14 @@ def allowed_endpoints(operator: Context, environ: Mapping[str, str] | None = Non
 def allowed_models(operator: Context, environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The models a served run may name: the operator's own and those listed in the allow-list (names
     as the endpoint spells them, compared exactly)."""
-    raw = (os.environ if environ is None else environ).get(ALLOWED_MODELS_ENV, "")
-    listed = [part.strip() for part in raw.split(",") if part.strip()]
+    listed = _listed(ALLOWED_MODELS_ENV, environ)
     return frozenset([*listed, *([operator.model] if operator.model else [])])
+
+
+def _listed(name: str, environ: Mapping[str, str] | None) -> list[str]:
+    """The comma-separated entries of the operator's allow-list ``name``."""
+    raw = (os.environ if environ is None else environ).get(name, "")
+    return [part.strip() for part in raw.split(",") if part.strip()]
 
 
 def _model_problem(settings: Mapping[str, Any], operator: Context) -> list[str]:
