@@ -20,7 +20,6 @@ import os
 import random
 import subprocess
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -302,35 +301,20 @@ CLI_ERRORS: dict[str, tuple[int, Callable[[Path], list[str]], str]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def cli_error_runs(
-    stub: StubHandle, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Every error case at once (four processes at a time): a CLI start costs a second of CPU."""
-
-    homes = {case: tmp_path_factory.mktemp("cli-error") for case in CLI_ERRORS}  # mktemp is not thread-safe
-
-    def run(case: str) -> subprocess.CompletedProcess[str]:
-        home = homes[case]
-        args = CLI_ERRORS[case][1](home)
-        question = [] if "-q" in args else ["-q", QUESTION]
-        # The case's own flags last: the later of two values wins.
-        command = ["ask", *stub_cli_args(stub.base_url), *question, *args]
-        return run_longgraph(command, home=home, timeout=60)
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip(CLI_ERRORS, pool.map(run, CLI_ERRORS), strict=True))
+def run_cli_error(case: str, stub: StubHandle, home: Path) -> subprocess.CompletedProcess[str]:
+    """One error case through ``longgraph ask``. Each case is its own test, so xdist spreads them over its
+    workers (a module fixture running every case ran them all on each worker that took one)."""
+    args = CLI_ERRORS[case][1](home)
+    question = [] if "-q" in args else ["-q", QUESTION]
+    # The case's own flags last: the later of two values wins.
+    command = ["ask", *stub_cli_args(stub.base_url), *question, *args]
+    return run_longgraph(command, home=home, timeout=60)
 
 
-@pytest.mark.xdist_group(
-    "bad-input-cli"
-)  # one worker runs the module's cases; without it each worker ran all
 @pytest.mark.parametrize("case", list(CLI_ERRORS))
-def test_cli_error_is_one_line_and_nonzero(
-    case: str, cli_error_runs: dict[str, subprocess.CompletedProcess[str]]
-) -> None:
+def test_cli_error_is_one_line_and_nonzero(case: str, stub: StubHandle, tmp_path: Path) -> None:
     code, _, word = CLI_ERRORS[case]
-    done = cli_error_runs[case]
+    done = run_cli_error(case, stub, tmp_path)
     assert done.returncode == code, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -243,25 +242,18 @@ def _snapshot(home: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def runs(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict[str, tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, str]]]:
-    """Every case at once, four processes at a time (a CLI start costs about a second of CPU)."""
-
-    homes = {case: tmp_path_factory.mktemp("hostile") for case in CASES}  # mktemp is not thread-safe
-
-    def run(case: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, str]]:
-        home = homes[case]
-        _files(home)
-        args = CASES[case][0](home)
-        env = dict(a.removeprefix("@env:").split("=", 1) for a in args if a.startswith("@env:"))
-        before = _snapshot(home)
-        done = run_longgraph([a for a in args if not a.startswith("@env:")], home=home, timeout=90, env=env)
-        return done, before, _snapshot(home)
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip(CASES, pool.map(run, CASES), strict=True))
+def run_case(
+    case: str, home: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, str]]:
+    """One case in its own folder: what the CLI did, and the folder's files before and after. Each case
+    is its own test, so xdist spreads them over its workers (a module fixture running every case ran
+    them all on each worker that took one: 630 s of setup, twice, in session 48's CI)."""
+    _files(home)
+    args = CASES[case][0](home)
+    env = dict(a.removeprefix("@env:").split("=", 1) for a in args if a.startswith("@env:"))
+    before = _snapshot(home)
+    done = run_longgraph([a for a in args if not a.startswith("@env:")], home=home, timeout=90, env=env)
+    return done, before, _snapshot(home)
 
 
 def test_the_suite_holds_150_distinct_inputs() -> None:
@@ -276,13 +268,10 @@ def test_the_suite_holds_150_distinct_inputs() -> None:
     assert total >= 150, total
 
 
-@pytest.mark.xdist_group("hostile-cli")  # one worker runs the module's cases; without it each worker ran all
 @pytest.mark.parametrize("case", list(CASES))
-def test_one_clear_line_the_exit_code_and_no_file_touched(
-    case: str, runs: dict[str, tuple[subprocess.CompletedProcess[str], dict[str, str], dict[str, str]]]
-) -> None:
+def test_one_clear_line_the_exit_code_and_no_file_touched(case: str, tmp_path: Path) -> None:
     code, word = CASES[case][1], CASES[case][2]
-    done, before, after = runs[case]
+    done, before, after = run_case(case, tmp_path)
     assert done.returncode == code, done.stderr[-2000:]
     assert ESC not in done.stderr and "\u202e" not in done.stderr and "\a" not in done.stderr
     assert "hunter22" not in done.stderr

@@ -74,6 +74,13 @@ class _User:
     permissions: tuple[str, ...] = ()
 
 
+@pytest.fixture(autouse=True)
+def operator_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator who lets runs name the model "m" (``LONGGRAPH_ALLOWED_MODELS``)."""
+    monkeypatch.delenv("LONGGRAPH_MODEL", raising=False)
+    monkeypatch.setenv("LONGGRAPH_ALLOWED_MODELS", "m")
+
+
 def _ctx(action: str) -> Any:
     return Auth.types.AuthContext(resource="threads", action=action, user=_User(), permissions=[])  # type: ignore[arg-type]
 
@@ -110,6 +117,8 @@ def test_a_run_is_stamped_with_its_owner_and_filtered_by_it() -> None:
         (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"max_concurrency": 100000}}}),
         (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"embedding_url": "http://10.0.0.1/v1"}}}),
         (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"cache_scope": "user:bob"}}}),
+        (refuse_settings_and_stamp_the_run, "create_run", {"kwargs": {"context": {"model": "o1-pro"}}}),
+        (own_assistants_and_shared_graphs, "create", {"graph_id": "mapreduce", "context": {"model": "o1-pro"}}),
     ],
 )  # fmt: skip
 def test_every_door_refuses_secrets_server_paths_foreign_endpoints_and_more_load(
