@@ -39,7 +39,7 @@ from langgraph_sdk import get_client
 from longgraph.evals.bench import load_average, print_figures, spread
 from longgraph.state.contract import GraphOutput
 from longgraph.testing.langgraph_dev import run_langgraph_dev, served_config
-from longgraph.testing.stub_server import StubConfig, run_stub_in_subprocess, stub_settings
+from longgraph.testing.stub_server import STUB_SETTINGS, StubConfig, run_stub_in_subprocess, stub_settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FILLER = (
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             env={
                 "LONGGRAPH_AUTH_TOKENS": ",".join(f"{user}:{token}" for user, token in tokens.items()),
                 "LONGGRAPH_ALLOWED_ENDPOINTS": stub.base_url,  # a served run may name only these
-                "LONGGRAPH_ALLOWED_MODELS": "stub",
+                "LONGGRAPH_ALLOWED_MODELS": STUB_SETTINGS["model"],  # and only the model its runs name
                 "LONGGRAPH_MAX_CONCURRENCY": "64",  # and may not raise the operator's load limit
             },
         ) as server,
