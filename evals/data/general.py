@@ -577,41 +577,77 @@ TEMPLATES: tuple[Template, ...] = (
     Template("tannery-springs", "dev", "The {e} tannery draws its water from the springs of {v}.",
              "From which springs does the {e} tannery draw its water?", "Where does the {e} leather works get its water?",
              made_up_name, made_up_name, collective="tanneries", measure="water source"),
-    # The test split, renewed in session 49 (written before any run of them): an apiary's honey in pounds,
+    # Session 49's test split (written before any run of them; run once in session 49, then moved to dev): an apiary's honey in pounds,
     # the person who hands out alms at an almonry (the entity inside a prepositional phrase), a tramway's
     # stops, the date a fire gutted a guildhall (the event first), a titled official's rent in crowns, a
     # carriage's paint (named by colour, a phrase), a bathhouse pool's temperature (a decimal), a
     # warehouse's lot mark (a code), and the forest a sawmill floats its timber down from (a place).
-    Template("apiary-honey", "test", "The {e} apiary gathered {v} pounds of honey this summer.",
+    Template("apiary-honey", "dev", "The {e} apiary gathered {v} pounds of honey this summer.",
              "How many pounds of honey did the {e} apiary gather this summer?", "What weight of honey came from the {e} beehives this summer?",
              made_up_name, _int(40, 6_000), number=True, collective="apiaries", measure="honey gathered"),
-    Template("almonry-almoner", "test", "Alms at the {e} almonry are handed out by {v}.",
+    Template("almonry-almoner", "dev", "Alms at the {e} almonry are handed out by {v}.",
              "Who hands out alms at the {e} almonry?", "Which person distributes charity at the {e} poorhouse?",
              made_up_name, person_name, collective="almonries", measure="almoner"),
-    Template("tramway-stops", "test", "The {e} tramway serves {v} stops between its two depots.",
+    Template("tramway-stops", "dev", "The {e} tramway serves {v} stops between its two depots.",
              "How many stops does the {e} tramway serve between its two depots?", "At how many places does the {e} streetcar line halt?",
              made_up_name, _int(3, 120, sep=False), number=True, collective="tramways", measure="number of stops"),
-    Template("guildhall-fire", "test", "A fire gutted the {e} guildhall on {v}.",
+    Template("guildhall-fire", "dev", "A fire gutted the {e} guildhall on {v}.",
              "On what date did a fire gut the {e} guildhall?", "When did flames destroy the {e} hall of the merchants?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'May', 'August', 'November'))} {r.randint(1600, 1950)}",
              collective="guildhalls", measure="date of the fire"),
-    Template("official-rent", "test", "The {e} of Kessary pays a rent of {v} crowns a year.",
+    Template("official-rent", "dev", "The {e} of Kessary pays a rent of {v} crowns a year.",
              "What rent does the {e} of Kessary pay a year?", "How much does the {e} of Kessary owe the landlord each year?",
              lambda r: r.choice(_TITLES), _int(20, 3_000), number=True, collective="officials of Kessary", measure="rent"),
-    Template("carriage-paint", "test", "The {e} carriage is painted in {v}.",
+    Template("carriage-paint", "dev", "The {e} carriage is painted in {v}.",
              "What is the {e} carriage painted in?", "Which colours does the {e} coach wear?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("green and gold", "black lacquer", "royal blue", "cream with red trim",
                                                                  "plain walnut", "silver leaf")),
              collective="carriages", measure="paint"),
-    Template("bathhouse-pool", "test", "The hot pool of the {e} bathhouse is kept at {v} degrees.",
+    Template("bathhouse-pool", "dev", "The hot pool of the {e} bathhouse is kept at {v} degrees.",
              "At what temperature is the hot pool of the {e} bathhouse kept?", "How warm is the water in the {e} baths?",
              made_up_name, lambda r: f"{r.randint(30, 45)}.{r.randint(1, 9)}", number=True, collective="bathhouses", measure="pool temperature"),
-    Template("warehouse-lot", "test", "Bales from the {e} warehouse are stamped with the lot mark {v}.",
+    Template("warehouse-lot", "dev", "Bales from the {e} warehouse are stamped with the lot mark {v}.",
              "Which lot mark are bales from the {e} warehouse stamped with?", "What label identifies the bundles stored at the {e} depot?",
              made_up_name, lambda r: f"{r.choice('MNPW')}{r.randint(10, 99)}{r.choice('ACEG')}", collective="warehouses", measure="lot mark"),
-    Template("sawmill-forest", "test", "The {e} sawmill floats its timber down from the forest of {v}.",
+    Template("sawmill-forest", "dev", "The {e} sawmill floats its timber down from the forest of {v}.",
              "From which forest does the {e} sawmill float its timber down?", "Where do the logs cut at the {e} lumber yard come from?",
              made_up_name, made_up_name, collective="sawmills", measure="timber source"),
+    # The test split, renewed in session 50 (written before any run of them): a ropewalk's weekly rope in
+    # fathoms, who signs a customs house's ledgers (the entity inside a possessive phrase), the date the
+    # first train reached a junction (the event first), a belfry's repair bill in pounds sterling, a
+    # parlour's wallpaper (named by colour, a phrase), a weir's winter depth (a decimal), a cannery's batch
+    # number (a code), the market town drovers take their cattle to (a place), and a titled official's
+    # hounds.
+    Template("ropewalk-rope", "test", "The {e} ropewalk turns out {v} fathoms of rope a week.",
+             "How many fathoms of rope does the {e} ropewalk turn out a week?", "What length of cordage does the {e} rope works make each week?",
+             made_up_name, _int(150, 9_000), number=True, collective="ropewalks", measure="weekly rope"),
+    Template("customs-signer", "test", "The ledgers of the {e} customs house are signed by {v}.",
+             "Who signs the ledgers of the {e} customs house?", "Which official puts a name to the account books at the {e} tax office?",
+             made_up_name, person_name, collective="customs houses", measure="signer of the ledgers"),
+    Template("junction-train", "test", "The first train reached the {e} junction on {v}.",
+             "On what date did the first train reach the {e} junction?", "When did a railway engine first arrive where the lines meet at {e}?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'July', 'September', 'December'))} {r.randint(1830, 1930)}",
+             collective="junctions", measure="date of the first train"),
+    Template("belfry-repairs", "test", "Repairs to the {e} belfry cost £{v}.",
+             "How much did repairs to the {e} belfry cost?", "What was the bill for mending the {e} bell tower?",
+             made_up_name, _int(300, 48_000), number=True, collective="belfries", measure="repair cost"),
+    Template("parlour-paper", "test", "The {e} parlour is papered with {v}.",
+             "What is the {e} parlour papered with?", "Which wallpaper covers the walls of the {e} sitting room?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("green damask", "printed peacocks", "striped silk", "hand-painted birds",
+                                                                 "plain linen", "gilded lilies")),
+             collective="parlours", measure="wallpaper"),
+    Template("weir-depth", "test", "The water at the {e} weir runs {v} metres deep in winter.",
+             "How deep does the water at the {e} weir run in winter?", "What depth does the river reach at the {e} barrier in the cold months?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="weirs", measure="winter depth"),
+    Template("cannery-batch", "test", "Crates leaving the {e} cannery bear the batch number {v}.",
+             "What batch number do crates leaving the {e} cannery bear?", "Which code is printed on the boxes shipped from the {e} tin factory?",
+             made_up_name, lambda r: f"{r.choice('BCLT')}{r.choice('RSU')}/{r.randint(100, 999)}", collective="canneries", measure="batch number"),
+    Template("drovers-market", "test", "The {e} drovers drive their cattle to market at {v}.",
+             "To which market do the {e} drovers drive their cattle?", "Where do the herdsmen of {e} take their cows to sell?",
+             made_up_name, made_up_name, collective="drovers", measure="market town"),
+    Template("official-hounds", "test", "The {e} of Tollemarch rides to the hunt with {v} hounds.",
+             "With how many hounds does the {e} of Tollemarch ride to the hunt?", "How big is the pack the {e} of Tollemarch takes hunting?",
+             lambda r: r.choice(_TITLES), _int(4, 90, sep=False), number=True, collective="officials of Tollemarch", measure="hounds"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -722,15 +758,24 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "What is the name of the goose kept by the ruler of the {e} nunnery?"),
     ("organist-conservatory", "dev", "The organ of the {e} basilica is played by {p}.", "{p} studied at the conservatory of {v}.",
      "At which conservatory did the organist of the {e} basilica study?"),
-    # The test chains, renewed in session 49 (written before any run of them): a role named by a noun its
+    # Session 49's test chains (run once in session 49, then moved to dev): a role named by a noun its
     # sentence does not use ("the keeper of …" over "is looked after by"), a founder said in the active voice
     # (the person first), and a nested role ("the restorer of the frescoes of …").
-    ("keeper-valley", "test", "The {e} menagerie is looked after by {p}.", "{p} grew up in the valley of {v}.",
+    ("keeper-valley", "dev", "The {e} menagerie is looked after by {p}.", "{p} grew up in the valley of {v}.",
      "In which valley did the keeper of the {e} menagerie grow up?"),
-    ("founder-island", "test", "{p} founded the {e} library.", "{p} was exiled to the island of {v}.",
+    ("founder-island", "dev", "{p} founded the {e} library.", "{p} was exiled to the island of {v}.",
      "To which island was the founder of the {e} library exiled?"),
-    ("restorer-town", "test", "The frescoes of the {e} chapel were restored by {p}.", "{p} served an apprenticeship in the town of {v}.",
+    ("restorer-town", "dev", "The frescoes of the {e} chapel were restored by {p}.", "{p} served an apprenticeship in the town of {v}.",
      "In which town did the restorer of the frescoes of the {e} chapel serve an apprenticeship?"),
+    # The test chains, renewed in session 50 (written before any run of them): a role said by its verb
+    # ("organised"), a role named in an apposition ("The curator of …, P, opened …"), and a nested role
+    # named by a noun its sentence does not use ("the trainer of the horses of …" over "are schooled by").
+    ("organiser-village", "test", "The {e} regatta is organised by {p}.", "{p} was born in the fishing village of {v}.",
+     "In which fishing village was the organiser of the {e} regatta born?"),
+    ("curator-city", "test", "The curator of the {e} gallery, {p}, opened a new wing last spring.", "{p} learned to paint in the city of {v}.",
+     "In which city did the curator of the {e} gallery learn to paint?"),
+    ("trainer-hamlet", "test", "The horses of the {e} stud are schooled by {p}.", "{p} keeps a cottage in the hamlet of {v}.",
+     "In which hamlet does the trainer of the horses of the {e} stud keep a cottage?"),
 )  # fmt: skip
 
 
