@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from longgraph.tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
+
 FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
 FAKE_SETTINGS: dict[str, object] = {
