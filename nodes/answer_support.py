@@ -467,14 +467,20 @@ def states_role(role: str, stems: frozenset[str]) -> bool:
 
 def says_who(link: ChainLink, sentence: str, name: str) -> bool:
     """Whether ``sentence`` says that ``name`` is the linked entity: "The steward of the Zen manor is
-    Ysolde Lenvar" (the phrase and the name, joined by "is" or "was", or "is a man named"), or the role said outside the
+    Ysolde Lenvar" (the phrase and the name, joined by "is" or "was", or "is a man named", or set beside
+    each other between commas), or the role said outside the
     words that name the entity ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The
     portrait of the Duke of Osterlin shows Bram Lolo" only names the portrait)."""
     phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))
     who = r"\s+".join(map(re.escape, name.split()))
     named = r"(?:(?:a|an|the)\s+\w+\s+(?:named|called)\s+)?"  # "is a man named Bram Lolo"
     identity = rf"\b{phrase}\s+(?:is|was)\s+{named}{who}\b|\b{who},?\s+(?:is|was)\s+(?:the\s+)?{phrase}\b"
-    if re.search(identity, sentence, re.IGNORECASE):
+    # An apposition: "The steward of the Zen manor, Ysolde Lenvar, rode out" or "Ysolde Lenvar, the
+    # steward of the Zen manor, rode out"; not a list ("the steward of the Zen manor, Ysolde Lenvar and
+    # Bram Lolo").
+    closed = r"(?!\s+(?:and|or)\b)\s*(?:,(?!\s*(?:and|or)\b)|[.;:!?]|$)"
+    apposition = rf"\b{phrase},\s+{who}\b{closed}|\b{who},\s+(?:the\s+)?{phrase}\b{closed}"
+    if re.search(identity, sentence, re.IGNORECASE) or re.search(apposition, sentence, re.IGNORECASE):
         return True
     outside = re.sub(phrase, " ", sentence, flags=re.IGNORECASE)
     outside = re.sub(_pattern(_core(link.entity)), " ", outside, flags=re.IGNORECASE)

@@ -76,6 +76,20 @@ def test_a_chain_no_reading_could_answer_is_followed_to_its_end(strategy: str) -
     assert len(used) >= 2, result.chunks
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_bridge_said_in_an_apposition_is_followed(strategy: str) -> None:
+    """ "The warden of the Ostrel marsh, Bram Lolo, rebuilt the dykes" says who the warden is by setting
+    the name beside the role between commas; the run asks where Bram Lolo was born."""
+    question = "In which town was the warden of the Ostrel marsh born?"
+    facts = (
+        "The warden of the Ostrel marsh, Bram Lolo, rebuilt the dykes.",
+        "Bram Lolo was born in the town of Tallo.",
+    )
+    result, _ = run(strategy, question, facts)
+    assert "Tallo" in result.answer and result.supported is True, (result.answer, result.stats.notes)
+    assert any("followed the chain" in n for n in result.stats.notes), result.stats.notes
+
+
 @pytest.mark.parametrize("strategy", ["mapreduce", "tom"])
 def test_an_absent_entity_costs_no_chain_call(strategy: str) -> None:
     result, _ = run(strategy, QUESTION.replace("Quirel", "Zandor"), CHAIN)
@@ -328,6 +342,16 @@ def test_who_a_sentence_says_the_linked_entity_is() -> None:
     assert says_who(steward, "The steward of the Zen manor is Ysolde Lenvar.", "Ysolde Lenvar")
     assert says_who(steward, "Ysolde Lenvar is the steward of the Zen manor.", "Ysolde Lenvar")
     assert not says_who(steward, "The steward of the Zen manor greeted Ysolde Lenvar.", "Ysolde Lenvar")
+    # An apposition says it, either way round; a list does not.
+    assert says_who(steward, "The steward of the Zen manor, Ysolde Lenvar, rode out.", "Ysolde Lenvar")
+    assert says_who(steward, "Ysolde Lenvar, the steward of the Zen manor, rode out.", "Ysolde Lenvar")
+    assert says_who(steward, "They were met by the steward of the Zen manor, Ysolde Lenvar.", "Ysolde Lenvar")
+    for listed in (
+        "The steward of the Zen manor, Ysolde Lenvar and Bram Lolo rode out.",
+        "The steward of the Zen manor, Ysolde Lenvar, and Bram Lolo rode out.",
+        "Ysolde Lenvar, the steward of the Zen manor and Bram Lolo rode out.",
+    ):
+        assert not says_who(steward, listed, "Ysolde Lenvar"), listed
     (founder,) = chain_links(QUESTION)
     assert says_who(founder, "The Quirel guild was founded by Ilka Lenhal.", "Ilka Lenhal")
 
