@@ -612,42 +612,77 @@ TEMPLATES: tuple[Template, ...] = (
     Template("sawmill-forest", "dev", "The {e} sawmill floats its timber down from the forest of {v}.",
              "From which forest does the {e} sawmill float its timber down?", "Where do the logs cut at the {e} lumber yard come from?",
              made_up_name, made_up_name, collective="sawmills", measure="timber source"),
-    # The test split, renewed in session 50 (written before any run of them): a ropewalk's weekly rope in
+    # Session 50's test split (written before any run of them; run once in session 50, then moved to dev): a ropewalk's weekly rope in
     # fathoms, who signs a customs house's ledgers (the entity inside a possessive phrase), the date the
     # first train reached a junction (the event first), a belfry's repair bill in pounds sterling, a
     # parlour's wallpaper (named by colour, a phrase), a weir's winter depth (a decimal), a cannery's batch
     # number (a code), the market town drovers take their cattle to (a place), and a titled official's
     # hounds.
-    Template("ropewalk-rope", "test", "The {e} ropewalk turns out {v} fathoms of rope a week.",
+    Template("ropewalk-rope", "dev", "The {e} ropewalk turns out {v} fathoms of rope a week.",
              "How many fathoms of rope does the {e} ropewalk turn out a week?", "What length of cordage does the {e} rope works make each week?",
              made_up_name, _int(150, 9_000), number=True, collective="ropewalks", measure="weekly rope"),
-    Template("customs-signer", "test", "The ledgers of the {e} customs house are signed by {v}.",
+    Template("customs-signer", "dev", "The ledgers of the {e} customs house are signed by {v}.",
              "Who signs the ledgers of the {e} customs house?", "Which official puts a name to the account books at the {e} tax office?",
              made_up_name, person_name, collective="customs houses", measure="signer of the ledgers"),
-    Template("junction-train", "test", "The first train reached the {e} junction on {v}.",
+    Template("junction-train", "dev", "The first train reached the {e} junction on {v}.",
              "On what date did the first train reach the {e} junction?", "When did a railway engine first arrive where the lines meet at {e}?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'July', 'September', 'December'))} {r.randint(1830, 1930)}",
              collective="junctions", measure="date of the first train"),
-    Template("belfry-repairs", "test", "Repairs to the {e} belfry cost £{v}.",
+    Template("belfry-repairs", "dev", "Repairs to the {e} belfry cost £{v}.",
              "How much did repairs to the {e} belfry cost?", "What was the bill for mending the {e} bell tower?",
              made_up_name, _int(300, 48_000), number=True, collective="belfries", measure="repair cost"),
-    Template("parlour-paper", "test", "The {e} parlour is papered with {v}.",
+    Template("parlour-paper", "dev", "The {e} parlour is papered with {v}.",
              "What is the {e} parlour papered with?", "Which wallpaper covers the walls of the {e} sitting room?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("green damask", "printed peacocks", "striped silk", "hand-painted birds",
                                                                  "plain linen", "gilded lilies")),
              collective="parlours", measure="wallpaper"),
-    Template("weir-depth", "test", "The water at the {e} weir runs {v} metres deep in winter.",
+    Template("weir-depth", "dev", "The water at the {e} weir runs {v} metres deep in winter.",
              "How deep does the water at the {e} weir run in winter?", "What depth does the river reach at the {e} barrier in the cold months?",
              made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="weirs", measure="winter depth"),
-    Template("cannery-batch", "test", "Crates leaving the {e} cannery bear the batch number {v}.",
+    Template("cannery-batch", "dev", "Crates leaving the {e} cannery bear the batch number {v}.",
              "What batch number do crates leaving the {e} cannery bear?", "Which code is printed on the boxes shipped from the {e} tin factory?",
              made_up_name, lambda r: f"{r.choice('BCLT')}{r.choice('RSU')}/{r.randint(100, 999)}", collective="canneries", measure="batch number"),
-    Template("drovers-market", "test", "The {e} drovers drive their cattle to market at {v}.",
+    Template("drovers-market", "dev", "The {e} drovers drive their cattle to market at {v}.",
              "To which market do the {e} drovers drive their cattle?", "Where do the herdsmen of {e} take their cows to sell?",
              made_up_name, made_up_name, collective="drovers", measure="market town"),
-    Template("official-hounds", "test", "The {e} of Tollemarch rides to the hunt with {v} hounds.",
+    Template("official-hounds", "dev", "The {e} of Tollemarch rides to the hunt with {v} hounds.",
              "With how many hounds does the {e} of Tollemarch ride to the hunt?", "How big is the pack the {e} of Tollemarch takes hunting?",
              lambda r: r.choice(_TITLES), _int(4, 90, sep=False), number=True, collective="officials of Tollemarch", measure="hounds"),
+    # The test split, renewed again in session 50 after its first one was read (written before any run of
+    # them): a cooperage's barrels, who mixes a dispensary's medicines, the date a storm flooded docks
+    # (the event first), a share's price in guilders, a gondola's upholstery (named by colour, a phrase),
+    # a brine lake's salinity (a decimal), a post office's franking mark (a code), the shrine pilgrims
+    # set out for (a place), and a titled official's footmen.
+    Template("cooperage-barrels", "test", "The {e} cooperage made {v} barrels last winter.",
+             "How many barrels did the {e} cooperage make last winter?", "What number of casks came out of the {e} barrel works last winter?",
+             made_up_name, _int(120, 7_500), number=True, collective="cooperages", measure="barrels made"),
+    Template("dispensary-chemist", "test", "Medicines at the {e} dispensary are mixed by {v}.",
+             "Who mixes the medicines at the {e} dispensary?", "Which chemist prepares the remedies at the {e} pharmacy?",
+             made_up_name, person_name, collective="dispensaries", measure="chemist"),
+    Template("docks-storm", "test", "A great storm flooded the {e} docks on {v}.",
+             "On what date did a great storm flood the {e} docks?", "When was the {e} wharf swamped by the tempest?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'March', 'October', 'November'))} {r.randint(1700, 1950)}",
+             collective="docks", measure="date of the storm"),
+    Template("syndicate-share", "test", "A share in the {e} whaling syndicate sold for {v} guilders.",
+             "For how much did a share in the {e} whaling syndicate sell?", "What price did one stake in the {e} whale-hunting venture fetch?",
+             made_up_name, _int(80, 25_000), number=True, collective="whaling syndicates", measure="share price"),
+    Template("gondola-upholstery", "test", "The {e} gondola is upholstered in {v}.",
+             "What is the {e} gondola upholstered in?", "Which fabric covers the seats of the {e} boat?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("red velvet", "black leather", "gold brocade", "blue plush",
+                                                                 "green felt", "white linen")),
+             collective="gondolas", measure="upholstery"),
+    Template("brine-salinity", "test", "The {e} brine lake has a salinity of {v} percent.",
+             "What is the salinity of the {e} brine lake?", "How salty is the water of the {e} salt lake?",
+             made_up_name, lambda r: f"{r.randint(3, 30)}.{r.randint(1, 9)}", number=True, collective="brine lakes", measure="salinity"),
+    Template("postoffice-frank", "test", "Parcels posted at the {e} post office are franked {v}.",
+             "How are parcels posted at the {e} post office franked?", "Which stamp marks the packages sent from the {e} mail counter?",
+             made_up_name, lambda r: f"PO-{r.choice('DGHK')}{r.randint(10, 99)}", collective="post offices", measure="franking mark"),
+    Template("pilgrims-shrine", "test", "The {e} pilgrims set out each spring for the shrine at {v}.",
+             "For which shrine do the {e} pilgrims set out each spring?", "Where do the worshippers of {e} travel to every spring?",
+             made_up_name, made_up_name, collective="pilgrim bands", measure="shrine"),
+    Template("official-footmen", "test", "The {e} of Brackwater employs {v} footmen.",
+             "How many footmen does the {e} of Brackwater employ?", "How many liveried servants wait on the {e} of Brackwater?",
+             lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brackwater", measure="footmen"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -767,15 +802,24 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "To which island was the founder of the {e} library exiled?"),
     ("restorer-town", "dev", "The frescoes of the {e} chapel were restored by {p}.", "{p} served an apprenticeship in the town of {v}.",
      "In which town did the restorer of the frescoes of the {e} chapel serve an apprenticeship?"),
-    # The test chains, renewed in session 50 (written before any run of them): a role said by its verb
+    # Session 50's test chains (run once in session 50, then moved to dev): a role said by its verb
     # ("organised"), a role named in an apposition ("The curator of …, P, opened …"), and a nested role
     # named by a noun its sentence does not use ("the trainer of the horses of …" over "are schooled by").
-    ("organiser-village", "test", "The {e} regatta is organised by {p}.", "{p} was born in the fishing village of {v}.",
+    ("organiser-village", "dev", "The {e} regatta is organised by {p}.", "{p} was born in the fishing village of {v}.",
      "In which fishing village was the organiser of the {e} regatta born?"),
-    ("curator-city", "test", "The curator of the {e} gallery, {p}, opened a new wing last spring.", "{p} learned to paint in the city of {v}.",
+    ("curator-city", "dev", "The curator of the {e} gallery, {p}, opened a new wing last spring.", "{p} learned to paint in the city of {v}.",
      "In which city did the curator of the {e} gallery learn to paint?"),
-    ("trainer-hamlet", "test", "The horses of the {e} stud are schooled by {p}.", "{p} keeps a cottage in the hamlet of {v}.",
+    ("trainer-hamlet", "dev", "The horses of the {e} stud are schooled by {p}.", "{p} keeps a cottage in the hamlet of {v}.",
      "In which hamlet does the trainer of the horses of the {e} stud keep a cottage?"),
+    # The test chains, renewed again in session 50 (written before any run of them): a role said by its
+    # verb ("played": the player), the person first in an apposition ("P, the bursar of the … college,
+    # …"), and the role in a possessive apposition ("The … brickworks' owner, P, …").
+    ("player-town", "test", "The {e} carillon is played by {p}.", "{p} was born in the market town of {v}.",
+     "In which market town was the player of the {e} carillon born?"),
+    ("bursar-village", "test", "{p}, the bursar of the {e} college, balanced the accounts every Friday.", "{p} was schooled in the village of {v}.",
+     "In which village was the bursar of the {e} college schooled?"),
+    ("owner-port", "test", "The {e} brickworks' owner, {p}, hired forty new men.", "{p} grew up in the port of {v}.",
+     "In which port did the owner of the {e} brickworks grow up?"),
 )  # fmt: skip
 
 
