@@ -10,10 +10,11 @@
   appended), so the server's prefix cache serves every earlier turn (vLLM's automatic prefix caching:
   the node-level KV cache of Appendix B).
 * **graph search** (§3.2.2) — an unvisited node i scores ``z_i = Σ_{j ∈ P_i ∩ S} r_j e_{j,i}`` (that is
-  ``z = Eᵀ r``, computed over S's edges only) plus its embedding similarity to the question; the argmax
+  ``z = Eᵀ r``, computed over S's edges only) plus its similarity to the question (the paper's embedding
+  cosine, plus the share of the question's words the node holds: :func:`node_relevance`); the argmax
   is retrieved. ``r_j``: the attention of node j's tokens to the question's in the search prompt,
   multiplied by j's position index with the question first (Appendix C), when a local model reads
-  attention; otherwise j's embedding similarity to the question (labelled ``embedding-similarity``).
+  attention; otherwise j's similarity to the question (labelled ``embedding+words-similarity``).
   Ablations: no similarity term (``pecan-no-embedding``), no progress control (``pecan-fixed-k``).
 * **answer** — the second turn of Table A2: the first-turn prompt, the model's "Yes", then the answer
   request (one shared prefix again).
@@ -36,7 +37,7 @@ from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import question_words
+from longgraph.nodes.lexical import content_stems, question_words
 from longgraph.nodes.passages import (
     REREAD,
     Found,
@@ -83,6 +84,30 @@ def node_similarity(graph: IPGraph, question_vector: np.ndarray[Any, Any]) -> li
     if not len(vectors):
         return [0.0] * len(graph.nodes)
     return best_piece_scores(question_vector, vectors, graph.vector_owners, len(graph.nodes))
+
+
+WORD_WEIGHT = 0.5
+"""How much the question's words in a node add to its cosine similarity (:func:`node_relevance`)."""
+
+
+def node_relevance(
+    graph: IPGraph, question_vector: np.ndarray[Any, Any], question: str, chunks: Mapping[int, Chunk]
+) -> list[float]:
+    """Each node's similarity to the question: its cosine, plus :data:`WORD_WEIGHT` × the share of the
+    question's words it holds (names counted twice, ``QuestionWords.share``).
+
+    An embedding reads "the Halwexmis customs house" and "the Thimcor customs house" alike, so among
+    look-alike facts the cosine alone can rank the asked one's chunk below another's; the name tells
+    them apart. Measured on the general suite's dev split (8K, 300-token chunks, MiniLM, 12 seeds): the
+    asked fact's chunk ranked first by the cosine in 20 of 24 look-alike cases and 22 of 24 paraphrased
+    questions (one below third); with the words added, in 24 of 24 of each, and still 24 of 24 single
+    facts. Blocking (0.5 s for 4,167 chunks of 1.25M tokens): run it in a thread."""
+    wanted = question_words(question)
+    cosine = node_similarity(graph, question_vector)
+    return [
+        score + WORD_WEIGHT * wanted.share(content_stems(node_text(node, chunks)))
+        for node, score in zip(graph.nodes, cosine, strict=True)
+    ]
 
 
 def retrieval_scores(
@@ -155,7 +180,7 @@ async def start_search(
     question = state["question"]
     chunks = _chunks(state)
     vectors = await kit.embed([question])
-    similarity = node_similarity(graph, vectors[0])
+    similarity = await asyncio.to_thread(node_relevance, graph, vectors[0], question, chunks)
     budget = search_budget(kit, question)
     top = graph.top
     counts = dict(
@@ -579,7 +604,7 @@ def describe_search(state: PecanState) -> dict[str, Any]:
         "kind": "information-point graph",
         "edges": graph.edge_mode,
         "edge_model": graph.edge_model,
-        "relevance": "attention × position index" if attention else "embedding-similarity",
+        "relevance": "attention × position index" if attention else "embedding+words-similarity",
         "nodes": len(graph.nodes),
         "levels": [len(level) for level in graph.levels],
         "construction": graph.construction,

@@ -12,8 +12,15 @@ import pytest
 from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.nodes import attention as attention_module
 from longgraph.nodes.attention import AttentionReading, _Capture, normalise_rows
-from longgraph.nodes.graph_search import chunks_reached, retrieval_scores
-from longgraph.state.contract import GraphOutput
+from longgraph.nodes.chunking import split_into_chunks
+from longgraph.nodes.graph_search import (
+    WORD_WEIGHT,
+    chunks_reached,
+    node_relevance,
+    node_similarity,
+    retrieval_scores,
+)
+from longgraph.state.contract import DocumentIn, GraphOutput
 from longgraph.state.pecan import IPGraph, IPNode
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
@@ -51,7 +58,10 @@ def test_the_planted_fact_is_found_and_grounded_and_every_chunk_accounted_for() 
     assert "smoked plums" in out.answer and out.supported is True
     assert out.evidence and "smoked plums" in out.evidence[0].text
     structure = out.stats.structure or {}
-    assert structure["edges"] == "embedding-similarity" and structure["relevance"] == "embedding-similarity"
+    assert (
+        structure["edges"] == "embedding-similarity"
+        and structure["relevance"] == "embedding+words-similarity"
+    )
     assert len(structure["levels"]) >= 2 and structure["retrieved"] >= 1
     assert len(out.chunks) == len({c.id for c in out.chunks}) == structure["levels"][0]
     assert {c.status for c in out.chunks} <= {"used", "no_information", "unsupported", "filtered"}
@@ -138,6 +148,31 @@ def test_the_search_scores_are_E_transposed_r_plus_similarity() -> None:
     alone = retrieval_scores(graph, relevance, similarity, use_similarity=False)
     assert alone[1] == 0.0 and math.isclose(alone[4], 0.9)
     assert chunks_reached(graph, [7]) == [4, 0, 2]  # weights multiplied down: 0.45, 0.175, 0.15…
+
+
+def test_the_asked_entitys_chunk_outranks_a_look_alike_the_embedding_prefers() -> None:
+    """Similarity is the cosine plus the question's words: an embedding reads two customs houses alike,
+    so a look-alike may win on the cosine alone; the asked name tells them apart."""
+    texts = [
+        "The ledgers of the Thimcor customs house are signed by Casimir Ganath.",
+        "The ledgers of the Halwexmis customs house are signed by Leocadia Quivar.",
+        "Startups grow fast when founders talk to users.",
+    ]
+    tokenizer = get_tokenizer(None)
+    chunks = {
+        i: split_into_chunks([DocumentIn(text=text)], 100, tokenizer)[0].model_copy(update={"id": i})
+        for i, text in enumerate(texts)
+    }
+    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(3)]
+    graph = IPGraph(nodes=nodes, levels=[[0, 1, 2]], chunk_ids=[0, 1, 2])
+    question = np.array([1.0, 0.0], dtype=np.float32)
+    vectors = np.array([[0.9, 0.436], [0.8, 0.6], [0.0, 1.0]], dtype=np.float32)  # the look-alike is closer
+    graph = graph.with_vectors(vectors, [0, 1, 2], "toy")
+    cosine = node_similarity(graph, question)
+    assert cosine[0] > cosine[1] > cosine[2]
+    scores = node_relevance(graph, question, "Who signs the ledgers of the Halwexmis customs house?", chunks)
+    assert scores[1] > scores[0] > scores[2]
+    assert all(math.isclose(scores[i] - cosine[i], WORD_WEIGHT * share) for i, share in ((1, 1.0), (2, 0.0)))
 
 
 def _reached_path_by_path(graph: IPGraph, visited: Sequence[int]) -> list[int]:
