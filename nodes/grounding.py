@@ -167,7 +167,10 @@ def ground_read(
             }
         ), note
     span = verdict.support.span
-    supporting = [evidence_of(span, chunk.id, documents, verdict.confidence)] if span is not None else []
+    supporting = [
+        evidence_of(s, chunk.id, documents, verdict.confidence)
+        for s in ([span] if span is not None else []) + list(verdict.also)
+    ]
     others = [
         q.model_copy(update={"confidence": verdict.confidence if q.verified else None}) for q in located
     ]
@@ -255,6 +258,9 @@ class _Verdict:
     support: Support
     confidence: float
     reason: str | None
+    also: tuple[Span, ...] = ()
+    """The sentences the claim's other standing statements rest on (a reader that gathers every
+    sentence bearing on the question writes several, each its own evidence)."""
 
 
 @dataclass(frozen=True)
@@ -311,7 +317,10 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
     """Measure a draft against its chunk (steps 2-4 of the module docstring) and apply the rules.
 
     A claim of several sentences (or one cut off at the output limit) is evidence when one of its
-    statements is (the best supported of those); a note of quotes is judged by its most relevant
+    statements is (the best supported of those), and every statement that stands is quoted: measured
+    with the scripted capable reader (``evals/bench/capable_general.py``), a count over four planted
+    facts whose chunk's reader wrote two of them lost the second, and the right count of 4 no longer
+    followed from the notes; a note of quotes is judged by its most relevant
     verified quote; a note of quotes none of which is in the chunk, by what its reasoning states (a
     small model often leaves the quote list empty and writes the sentence it read into its reasoning).
     """
@@ -336,7 +345,8 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
         m, why = max(judged, key=lambda j: (j[0].support.support, j[0].support.relevance))
         return _Verdict(m.support, 0.0, f"its {what} {why}")
     best = max(standing, key=lambda m: (m.support.support, m.support.relevance)).support
-    return _Verdict(best, confidence_of(best.support, best.relevance, draft.model_confidence), None)
+    also = tuple(m.support.span for m in standing if m.support.span is not None and m.support is not best)
+    return _Verdict(best, confidence_of(best.support, best.relevance, draft.model_confidence), None, also)
 
 
 def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support | None:
