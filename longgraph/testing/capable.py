@@ -44,6 +44,7 @@ READING_SCHEMAS = frozenset(
 ENOUGH_SCHEMA = "Sufficiency"
 CHECK_SCHEMA = "AnswerCheck"
 _PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)
+_ASKED = re.compile(r"^Question:\s*(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,13 @@ class Scenario:
     """Other spellings of the right answer a test accepts (beside ``conclusion``)."""
 
     def right(self, answer: str) -> bool:
+        """Whether ``answer`` states the conclusion (or an accepted spelling) as a whole: a count of 4 is
+        not the 4 in "134 horses"."""
         folded = " ".join(answer.casefold().split())
-        return any(" ".join(a.casefold().split()) in folded for a in (self.conclusion, *self.accepted))
+        return any(
+            re.search(rf"(?<![\w.,]){re.escape(' '.join(a.casefold().split()))}(?![\w]|[.,]\d)", folded)
+            for a in (self.conclusion, *self.accepted)
+        )
 
 
 def _schema_name(extras: Mapping[str, Any]) -> str:
@@ -79,8 +85,24 @@ def capable_responder(scenario: Scenario) -> Any:
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         name = _schema_name(extras)
         if name == CHECK_SCHEMA:  # the verification call: yes to the answer it would have given itself
-            proposed = _PROPOSED.search(str(messages[-1]["content"]))
-            right = proposed is not None and scenario.right(proposed.group(1))
+            content = str(messages[-1]["content"])
+            proposed = _PROPOSED.search(content)
+            asked = _ASKED.search(content)
+            right = proposed is not None and (
+                scenario.right(proposed.group(1))
+                # A step of its own reasoning, asked on its own ("What is the name of the architect of
+                # the Relsarcor library?" on the way to where the architect grew up): yes when a fact it
+                # needs, shown, states the proposed answer. The question itself gets yes only for the
+                # conclusion (a count's answer is not one of the items it counts).
+                or (
+                    asked is not None
+                    and asked.group(1).strip() != scenario.question.strip()
+                    and any(
+                        fact in " ".join(content.split()) and proposed.group(1).strip().rstrip(".") in fact
+                        for fact in scenario.facts
+                    )
+                )
+            )
             verdict = ("yes", "they state it") if right else (NO_INFORMATION, None)
             return build_completion_content({"messages": list(messages), **extras}, said=verdict)[0]
         if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
