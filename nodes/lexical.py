@@ -155,7 +155,7 @@ def names_in(text: str) -> set[str]:
 
 
 _ABOUT_THE_TEXT = re.compile(
-    r"\b(?:according\s+to\s+)?(?:the|this)\s+(?:text|document|documents|passage|passages|article)"
+    r"\b(?:according\s+to\s+)?(?:the|this)\s+(?:texts?|documents?|passages?|articles?)\b"
     r"(?:\s+(?:gives?|says?|states?|mentions?|lists?|names?|reports?|provides?)\b)?(?!\s+of\b)",
     re.IGNORECASE,
 )

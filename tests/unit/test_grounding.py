@@ -615,6 +615,10 @@ def test_words_about_the_text_itself_are_not_question_words() -> None:
     asked = question_words("For how many ferries does the text give the departure time?")
     assert "text" not in asked and "giv" not in asked and {"ferry", "departur"} <= asked
     assert "text" in question_words("How long is the text of the Magna Carta?")
+    assert "textil" in question_words("Who owns the textile mill at Varnholm?")
+    assert question_words("What do the documents say about the Quirel guild?") == question_words(
+        "What about the Quirel guild?"
+    )
     assert question_words("According to the passage, who founded the Quirel guild?") == question_words(
         "Who founded the Quirel guild?"
     )
