@@ -1460,6 +1460,12 @@ def _resting(
     Casimir Varganwex, through "Casimir")."""
     numbers = frozenset(numbers_in(answer))
     valued = [s for s in sentences if numbers & frozenset(numbers_in(s.text))] if numbers else []
+    about = [s for s in sentences if s.stems & wanted or not wanted]
+    if numbers and not any(s in about for s in valued) and not any(not is_number(w) for w in claim):
+        # A bare number no sentence about the question holds was worked out over them (the caller
+        # refuses one that follows from none): a count of 4 vaults does not rest on an essay's footnote
+        # "[4]" (measured: PECAN's right count was refused for resting on it alone).
+        return about
     if not valued:  # a name is a value too, whole: a look-alike's "Casimir Sarathmis", not "Casimir"
         pieces = re.split(r"[,;:()]", answer)  # "Lovar, Ganthimwex and Trisathzen": three names
         runs = (frozenset(content_stems(run)) for piece in pieces for run in capitalised_runs(piece))

@@ -9,18 +9,12 @@ from longgraph.evals.bench.capable_general import STRATEGIES, measure, scenario_
 from longgraph.evals.data.general import KINDS, build_general
 from longgraph.state.outputs import NO_INFORMATION
 
-KNOWN_MISSES = {("aggregation", "pecan")}
-"""PECAN grounds a count or list over its passages' sentences, and a sentence sharing one common word
-with the question joins them: measured 4 of 8 on dev. Asserted only to mark nothing wrong supported."""
-
 
 def test_every_kind_comes_back_right_through_every_strategy() -> None:
     found = measure("dev", n=3, tokens=4_000)
     assert found["wrong_supported"] == 0, found["misses"]
     for kind in KINDS:
         for strategy in STRATEGIES:
-            if (kind, strategy) in KNOWN_MISSES:
-                continue
             right = found["right"][(kind, strategy)]
             assert right and all(right), (kind, strategy, found["misses"])
 

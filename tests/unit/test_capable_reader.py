@@ -1132,3 +1132,43 @@ def test_british_and_american_spellings_are_one_word() -> None:
     notes = [_quote("The dome of the Varnholm observatory measures 13.1 metres across.")]
     judged = judge_answer("13.1 meters", notes, "How wide is the dome of the Varnholm observatory?")
     assert judged.kind == "extractive" and not judged.unconfirmed, judged
+
+
+VAULTS = (
+    "The access code for the Talganqui vault is KJ-7938-F.",
+    "The access code for the Sarsar vault is ZV-7401-F.",
+    "The access code for the Tristal vault is QW-5361-F.",
+    "The access code for the Vinul vault is QJ-6103-H.",
+)
+
+
+def _quoted(*texts: str) -> list[Note]:
+    return [
+        Note(
+            sources=[i],
+            quotes=[Evidence(chunk_id=i, title="", doc_index=0, start=0, end=len(t), text=t, verified=True)],
+        )
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_a_count_does_not_rest_on_a_footnote_that_happens_to_hold_its_number() -> None:
+    """ "[4]" in an essay is no evidence about vaults: a count of 4 rests on the four vaults' sentences."""
+    question = "For how many vaults does the text give the access code?"
+    notes = _quoted(f"[4]Likewise, schools work badly. {VAULTS[0]}", *VAULTS[1:])
+    judged = judge_answer("4", notes, question)
+    assert judged.kind != "none", judged
+    # A number that no sentence about the question holds and none gives is still refused.
+    assert judge_answer("7", notes, question).kind == "none"
+    # An answer of words is not let off: a value read only in a sentence about something else.
+    assert (
+        judge_answer("schools", _quoted("[4]Likewise, schools work badly.", *VAULTS), question).kind == "none"
+    )
+
+
+def test_how_many_is_no_word_a_sentence_must_share() -> None:
+    from longgraph.nodes.lexical import question_words
+
+    assert "many" not in question_words("How many goals did the Harriers score?")
+    assert "much" not in question_words("How much was the grant?")
+    assert {"goal", "harrier", "scor"} <= question_words("How many goals did the Harriers score?")
