@@ -1458,14 +1458,17 @@ def _resting(
     on the sentences holding one of its names whole, when some do (session 42's test split: ToM's "The
     ferry to Athtal is skippered by Casimir Sarathmis" rested on Athtal's sentence, whose skipper is
     Casimir Varganwex, through "Casimir")."""
+
+    def bears(s: _Sentence) -> bool:
+        return bool(s.stems & wanted) or not wanted
+
     numbers = frozenset(numbers_in(answer))
     valued = [s for s in sentences if numbers & frozenset(numbers_in(s.text))] if numbers else []
-    about = [s for s in sentences if s.stems & wanted or not wanted]
-    if numbers and not any(s in about for s in valued) and not any(not is_number(w) for w in claim):
+    if numbers and not any(bears(s) for s in valued) and all(is_number(w) for w in claim):
         # A bare number no sentence about the question holds was worked out over them (the caller
         # refuses one that follows from none): a count of 4 vaults does not rest on an essay's footnote
         # "[4]" (measured: PECAN's right count was refused for resting on it alone).
-        return about
+        return [s for s in sentences if bears(s)]
     if not valued:  # a name is a value too, whole: a look-alike's "Casimir Sarathmis", not "Casimir"
         pieces = re.split(r"[,;:()]", answer)  # "Lovar, Ganthimwex and Trisathzen": three names
         runs = (frozenset(content_stems(run)) for piece in pieces for run in capitalised_runs(piece))
@@ -1475,7 +1478,7 @@ def _resting(
             s for s in sentences if any(n <= s.stems for n in named) and (s.stems & wanted or not wanted)
         ]
     holding = valued or [s for s in sentences if s.stems & claim]
-    return [s for s in holding or sentences if s.stems & wanted or not wanted]
+    return [s for s in holding or sentences if bears(s)]
 
 
 def _dedupe_sentences(sentences: Iterable[_Sentence]) -> list[_Sentence]:

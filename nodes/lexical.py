@@ -154,25 +154,25 @@ def names_in(text: str) -> set[str]:
     return named
 
 
-_ABOUT_THE_TEXT = re.compile(
+_NO_SENTENCE_SAYS = re.compile(
     r"\b(?:according\s+to\s+)?(?:the|this)\s+(?:texts?|documents?|passages?|articles?)\b"
     r"(?:\s+(?:gives?|says?|states?|mentions?|lists?|names?|reports?|provides?)\b)?(?!\s+of\b)"
     r"|\bhow\s+(?:many|much)\b",
     re.IGNORECASE,
 )
-"""Words of a question about the text itself ("For how many ferries does *the text give* the departure
-time?"), and the "how many" or "how much" that asks for a quantity: no sentence of the text says them,
-so they only dilute how much of the question a sentence shares ("many", common in any text, made
-filler sentences bear on a count question: measured, PECAN's count of 4 families was worked out over
-passages that joined them). Measured with the scripted capable reader (``evals/bench/capable_general.py``, dev): "The Pevcor
-ferry leaves at 7:15 each morning." shared 1 of the question's 6 words (0.17, under the 0.2 a note
-needs), and a capable reader's right count of the ferries was silenced in every strategy."""
+"""Words of a question that no sentence of the text says: those about the text itself ("For how many
+ferries does *the text give* the departure time?") and the "how many" or "how much" that asks for a
+quantity. They only dilute how much of the question a sentence shares, or worse, tie filler to it.
+Measured with the scripted capable reader (``evals/bench/capable_general.py``, dev): "The Pevcor ferry
+leaves at 7:15 each morning." shared 1 of the question's 6 words (0.17, under the 0.2 a note needs),
+and a right count of the ferries was silenced in every strategy; and "many", common in any text, made
+filler passages join those PECAN counted 4 families over."""
 
 
 def question_words(question: str) -> QuestionWords:
     """The content stems of a question (what a relevant sentence should share with it), its names marked;
-    not the words that speak of the text itself (:data:`_ABOUT_THE_TEXT`)."""
-    asked = _ABOUT_THE_TEXT.sub(" ", question)
+    not the words no sentence of the text says (:data:`_NO_SENTENCE_SAYS`)."""
+    asked = _NO_SENTENCE_SAYS.sub(" ", question)
     return QuestionWords(content_stems(asked), names_in(asked))
 
 

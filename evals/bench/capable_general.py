@@ -29,21 +29,10 @@ from longgraph.evals.scoring.structured import score_general
 from longgraph.state.contract import GraphOutput
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import build_strategy
-from longgraph.testing.capable import Scenario, capable_responder
+from longgraph.testing.capable import SETTINGS, Scenario, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 
 STRATEGIES = ("mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan")
-SETTINGS: dict[str, Any] = {
-    "context_window": 2048,
-    "max_output_tokens": 256,
-    "structured_output": "json_schema",
-    "base_url": "http://fake.invalid/v1",
-    "model": "scripted",
-    "temperature": 0.0,
-    "cache_path": "",
-    "tom_top_k": 0,
-}
-"""Small windows, so that an instance of a few thousand tokens is read in many chunks."""
 
 
 def scenario_of(instance: EvalInstance) -> Scenario:

@@ -41,6 +41,19 @@ READING_SCHEMAS = frozenset(
     }
 )
 """Stages that read text for the question and answer it (or judge a note for it)."""
+SETTINGS: dict[str, Any] = {
+    "context_window": 2048,
+    "max_output_tokens": 256,
+    "structured_output": "json_schema",
+    "base_url": "http://fake.invalid/v1",
+    "model": "scripted",
+    "temperature": 0.0,
+    "cache_path": "",
+    "tom_top_k": 0,
+}
+"""What a graph run on the scripted reader gets: small windows (many chunks from a short document),
+constrained JSON, no cache; ``base_url`` is never contacted, and being set it keeps the embedded server
+out of the picture."""
 ENOUGH_SCHEMA = "Sufficiency"
 CHECK_SCHEMA = "AnswerCheck"
 _PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)

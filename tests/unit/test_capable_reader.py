@@ -34,12 +34,11 @@ from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.strategies import build_strategy
-from longgraph.testing.capable import Scenario, capable_responder
+from longgraph.testing.capable import SETTINGS, Scenario, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import FAKE_SETTINGS, VERB_THE_SENTENCE_LACKS, essays
+from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS, essays
 
 STRATEGIES = ["mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan"]
-SETTINGS: dict[str, Any] = {**FAKE_SETTINGS, "temperature": 0.0, "cache_path": "", "tom_top_k": 0}
 
 GOALS = (
     "The Harriers scored 4 goals in the final.",
