@@ -648,41 +648,76 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-hounds", "dev", "The {e} of Tollemarch rides to the hunt with {v} hounds.",
              "With how many hounds does the {e} of Tollemarch ride to the hunt?", "How big is the pack the {e} of Tollemarch takes hunting?",
              lambda r: r.choice(_TITLES), _int(4, 90, sep=False), number=True, collective="officials of Tollemarch", measure="hounds"),
-    # The test split, renewed again in session 50 after its first one was read (written before any run of
-    # them): a cooperage's barrels, who mixes a dispensary's medicines, the date a storm flooded docks
+    # Session 50's second test split (written before any run of them; run in session 50, then moved to
+    # dev): a cooperage's barrels, who mixes a dispensary's medicines, the date a storm flooded docks
     # (the event first), a share's price in guilders, a gondola's upholstery (named by colour, a phrase),
     # a brine lake's salinity (a decimal), a post office's franking mark (a code), the shrine pilgrims
     # set out for (a place), and a titled official's footmen.
-    Template("cooperage-barrels", "test", "The {e} cooperage made {v} barrels last winter.",
+    Template("cooperage-barrels", "dev", "The {e} cooperage made {v} barrels last winter.",
              "How many barrels did the {e} cooperage make last winter?", "What number of casks came out of the {e} barrel works last winter?",
              made_up_name, _int(120, 7_500), number=True, collective="cooperages", measure="barrels made"),
-    Template("dispensary-chemist", "test", "Medicines at the {e} dispensary are mixed by {v}.",
+    Template("dispensary-chemist", "dev", "Medicines at the {e} dispensary are mixed by {v}.",
              "Who mixes the medicines at the {e} dispensary?", "Which chemist prepares the remedies at the {e} pharmacy?",
              made_up_name, person_name, collective="dispensaries", measure="chemist"),
-    Template("docks-storm", "test", "A great storm flooded the {e} docks on {v}.",
+    Template("docks-storm", "dev", "A great storm flooded the {e} docks on {v}.",
              "On what date did a great storm flood the {e} docks?", "When was the {e} wharf swamped by the tempest?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'March', 'October', 'November'))} {r.randint(1700, 1950)}",
              collective="docks", measure="date of the storm"),
-    Template("syndicate-share", "test", "A share in the {e} whaling syndicate sold for {v} guilders.",
+    Template("syndicate-share", "dev", "A share in the {e} whaling syndicate sold for {v} guilders.",
              "For how much did a share in the {e} whaling syndicate sell?", "What price did one stake in the {e} whale-hunting venture fetch?",
              made_up_name, _int(80, 25_000), number=True, collective="whaling syndicates", measure="share price"),
-    Template("gondola-upholstery", "test", "The {e} gondola is upholstered in {v}.",
+    Template("gondola-upholstery", "dev", "The {e} gondola is upholstered in {v}.",
              "What is the {e} gondola upholstered in?", "Which fabric covers the seats of the {e} boat?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("red velvet", "black leather", "gold brocade", "blue plush",
                                                                  "green felt", "white linen")),
              collective="gondolas", measure="upholstery"),
-    Template("brine-salinity", "test", "The {e} brine lake has a salinity of {v} percent.",
+    Template("brine-salinity", "dev", "The {e} brine lake has a salinity of {v} percent.",
              "What is the salinity of the {e} brine lake?", "How salty is the water of the {e} salt lake?",
              made_up_name, lambda r: f"{r.randint(3, 30)}.{r.randint(1, 9)}", number=True, collective="brine lakes", measure="salinity"),
-    Template("postoffice-frank", "test", "Parcels posted at the {e} post office are franked {v}.",
+    Template("postoffice-frank", "dev", "Parcels posted at the {e} post office are franked {v}.",
              "How are parcels posted at the {e} post office franked?", "Which stamp marks the packages sent from the {e} mail counter?",
              made_up_name, lambda r: f"PO-{r.choice('DGHK')}{r.randint(10, 99)}", collective="post offices", measure="franking mark"),
-    Template("pilgrims-shrine", "test", "The {e} pilgrims set out each spring for the shrine at {v}.",
+    Template("pilgrims-shrine", "dev", "The {e} pilgrims set out each spring for the shrine at {v}.",
              "For which shrine do the {e} pilgrims set out each spring?", "Where do the worshippers of {e} travel to every spring?",
              made_up_name, made_up_name, collective="pilgrim bands", measure="shrine"),
-    Template("official-footmen", "test", "The {e} of Brackwater employs {v} footmen.",
+    Template("official-footmen", "dev", "The {e} of Brackwater employs {v} footmen.",
              "How many footmen does the {e} of Brackwater employ?", "How many liveried servants wait on the {e} of Brackwater?",
              lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brackwater", measure="footmen"),
+    # The test split, renewed in session 51 after session 50's second one was read (written before any run
+    # of them): a hatchery's eggs, who shoes a smithy's horses, the date a siege ended (the event first), a
+    # tollgate's takings in ducats, a sleigh's harness (named by colour, a phrase), a hot spring's pH (a
+    # decimal), a powder magazine's keg stamp (a code), the summer pasture shepherds take their flocks to
+    # (a place), and a titled official's hawks.
+    Template("hatchery-eggs", "test", "The {e} hatchery hatched {v} eggs this season.",
+             "How many eggs did the {e} hatchery hatch this season?", "What number of chicks came out of the {e} incubation house this season?",
+             made_up_name, _int(200, 12_000), number=True, collective="hatcheries", measure="eggs hatched"),
+    Template("smithy-farrier", "test", "Horses at the {e} smithy are shod by {v}.",
+             "Who shoes the horses at the {e} smithy?", "Which blacksmith fits the horseshoes at the {e} forge?",
+             made_up_name, person_name, collective="smithies", measure="farrier"),
+    Template("fortress-siege", "test", "The siege of the {e} fortress ended on {v}.",
+             "On what date did the siege of the {e} fortress end?", "When was the blockade of the {e} stronghold lifted?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'May', 'August', 'December'))} {r.randint(1500, 1850)}",
+             collective="fortresses", measure="date the siege ended"),
+    Template("tollgate-takings", "test", "The {e} tollgate took in {v} ducats last year.",
+             "How much did the {e} tollgate take in last year?", "What were last year's receipts at the {e} turnpike?",
+             made_up_name, _int(90, 30_000), number=True, collective="tollgates", measure="takings"),
+    Template("sleigh-harness", "test", "The {e} sleigh is harnessed with {v}.",
+             "What is the {e} sleigh harnessed with?", "Which tack is fitted to the {e} sledge?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("silver bells", "red leather straps", "brass buckles", "plaited rope",
+                                                                 "black webbing", "woven ribbons")),
+             collective="sleighs", measure="harness"),
+    Template("spring-ph", "test", "The {e} hot spring bubbles up at a pH of {v}.",
+             "What is the pH of the {e} hot spring?", "How acidic is the water of the {e} geyser pool?",
+             made_up_name, lambda r: f"{r.randint(2, 8)}.{r.randint(1, 9)}", number=True, collective="hot springs", measure="pH"),
+    Template("magazine-keg", "test", "Kegs from the {e} powder magazine are stamped {v}.",
+             "What are kegs from the {e} powder magazine stamped?", "Which mark is printed on the barrels kept at the {e} gunpowder store?",
+             made_up_name, lambda r: f"{r.choice('FJRV')}{r.randint(1, 9)}-{r.randint(100, 999)}", collective="powder magazines", measure="keg stamp"),
+    Template("shepherds-pasture", "test", "The {e} shepherds take their flocks to summer pasture at {v}.",
+             "Where do the {e} shepherds take their flocks to summer pasture?", "To which upland grazing do the herders of {e} move their sheep in summer?",
+             made_up_name, made_up_name, collective="shepherds' bands", measure="summer pasture"),
+    Template("official-hawks", "test", "The {e} of Quillmere keeps {v} hawks.",
+             "How many hawks does the {e} of Quillmere keep?", "How large is the mews of birds of prey the {e} of Quillmere maintains?",
+             lambda r: r.choice(_TITLES), _int(2, 70, sep=False), number=True, collective="officials of Quillmere", measure="hawks"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -811,15 +846,24 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which city did the curator of the {e} gallery learn to paint?"),
     ("trainer-hamlet", "dev", "The horses of the {e} stud are schooled by {p}.", "{p} keeps a cottage in the hamlet of {v}.",
      "In which hamlet does the trainer of the horses of the {e} stud keep a cottage?"),
-    # The test chains, renewed again in session 50 (written before any run of them): a role said by its
+    # Session 50's second test chains (written before any run of them; run in session 50, then moved to dev): a role said by its
     # verb ("played": the player), the person first in an apposition ("P, the bursar of the … college,
     # …"), and the role in a possessive apposition ("The … brickworks' owner, P, …").
-    ("player-town", "test", "The {e} carillon is played by {p}.", "{p} was born in the market town of {v}.",
+    ("player-town", "dev", "The {e} carillon is played by {p}.", "{p} was born in the market town of {v}.",
      "In which market town was the player of the {e} carillon born?"),
-    ("bursar-village", "test", "{p}, the bursar of the {e} college, balanced the accounts every Friday.", "{p} was schooled in the village of {v}.",
+    ("bursar-village", "dev", "{p}, the bursar of the {e} college, balanced the accounts every Friday.", "{p} was schooled in the village of {v}.",
      "In which village was the bursar of the {e} college schooled?"),
-    ("owner-port", "test", "The {e} brickworks' owner, {p}, hired forty new men.", "{p} grew up in the port of {v}.",
+    ("owner-port", "dev", "The {e} brickworks' owner, {p}, hired forty new men.", "{p} grew up in the port of {v}.",
      "In which port did the owner of the {e} brickworks grow up?"),
+    # The test chains, renewed in session 51 (written before any run of them): a role said by its verb
+    # ("commanded": the commander), a role named after the person at the sentence's end ("P runs the …
+    # as its headmistress"), and a role named beside the person ("by the shipwright P").
+    ("commander-town", "test", "The {e} garrison is commanded by {p}.", "{p} was born in the mill town of {v}.",
+     "In which mill town was the commander of the {e} garrison born?"),
+    ("headmistress-city", "test", "{p} runs the {e} girls' school as its headmistress.", "{p} trained as a teacher in the city of {v}.",
+     "In which city did the headmistress of the {e} girls' school train as a teacher?"),
+    ("shipwright-island", "test", "The {e} barque was built by the shipwright {p}.", "{p} was raised on the island of {v}.",
+     "On which island was the shipwright of the {e} barque raised?"),
 )  # fmt: skip
 
 
