@@ -1190,14 +1190,20 @@ def states_the_count(c: Claimed, noun: str) -> bool:
     tea" and "The teal ship carries 2,100 crates of tea")."""
     if _plural_asked_over(c.question, counted=True) != noun or content_stems(c.question) & _TEXT_ITSELF:
         return False  # a list ("Which towns ..."), or over what the text gives ("... does the text give ...")
-    written = numbers_in(c.answer)
+    return writes_count_before(c.answer, noun, [s.text for s in c.sentences])
+
+
+def writes_count_before(answer: str, noun: str, sentences: Iterable[str]) -> bool:
+    """Whether one of ``sentences`` writes the answer's one number right before ``noun`` ("stands on 14
+    arches")."""
+    written = numbers_in(answer)
     if len(written) != 1:
         return False
-    for s in c.sentences:
-        for match in NUMBER.finditer(s.text):
+    for text in sentences:
+        for match in NUMBER.finditer(text):
             if numbers_in(match.group()) != written:
                 continue
-            after = WORD.findall(s.text[match.end() :])[: _BETWEEN_COUNT_AND_NOUN + 1]
+            after = WORD.findall(text[match.end() :])[: _BETWEEN_COUNT_AND_NOUN + 1]
             if any(stem(w.casefold()) == noun for w in after):
                 return True
     return False
@@ -1347,12 +1353,16 @@ def judge_answer(
     # One fact per sentence: a note that gathered three teams' scores holds three values to add.
     groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]
     numbered = has_numbers(answer, question)
-    derivations = Asked(counts=items_asked_for(question) is not None, combines=asks_to_combine(question))
+    noun = items_asked_for(question)
+    items = _item_sentences(question, noun, pool) if noun else []
+    derivations = Asked(counts=noun is not None, combines=asks_to_combine(question), items=len(items))
     unexplained = unexplained_numbers(answer, question, groups, derivations) if numbered else []
     if unexplained:
         shown = ", ".join(f"{v:g}" for v in unexplained[:4])
         return Judged("none", [], f"its number(s) {shown} are in no verified note and follow from none")
-    if asks_count(question) and not has_number(answer):
+    # A note on its way to a count gathers the items (a tree node's "The Talganqui vault … The Sarsar
+    # vault …"); only the final answer must give the number.
+    if asks_count(question) and not has_number(answer) and not partial:
         return Judged("none", [], "the question asks how many or how much; the answer gives no number")
     counted = asks_count(question) and not numbered and _word_count(answer) is not None
     if counted and unexplained_numbers(str(_word_count(answer)), question, groups, derivations):
@@ -1361,7 +1371,14 @@ def judge_answer(
     quoted = frozenset(v for q in quotes for v in numbers_in(q.text))
     asked = frozenset(numbers_in(question))
     verbatim = all(v in quoted for v in numbers_in(answer) if v not in asked)
-    if claim and support.support >= MIN_SUPPORT and quotes and verbatim:
+    # A count of the sentences naming what is counted rests on them, not on a quote that happens to hold
+    # its number ("[3] How many times ..." for 3 ferries), unless a quote writes it before the noun.
+    counts_items = (
+        noun is not None
+        and _counts_the_items(answer, len(items))
+        and not writes_count_before(answer, noun, [q.text for q in quotes])
+    )
+    if claim and support.support >= MIN_SUPPORT and quotes and verbatim and not counts_items:
         kind: SupportKind = "extractive"
         basis = (support.support, support.relevance)
     elif not claim and not is_verdict(answer) and not chooses(answer, question) and not counted:
@@ -1375,9 +1392,11 @@ def judge_answer(
         kind = "derived"
         sharing = [q for q in all_quotes if wanted.share(content_stems(q.text)) > 0]
         # A value worked out rests on the quotes with numbers; a count, on what it counts.
-        bearing = [q for q in sharing if numbers_in(q.text)] if numbered else []
-        bearing = bearing or sharing
-        quotes = dedupe_quotes([*quotes, *bearing])
+        if counts_items:
+            quotes = dedupe_quotes([s.quote for s in items])
+        else:
+            bearing = [q for q in sharing if numbers_in(q.text)] if numbered else []
+            quotes = dedupe_quotes([*quotes, *(bearing or sharing)])
         basis = (1.0, max((wanted.share(content_stems(q.text)) for q in quotes), default=0.0))
     quote_sentences = sentences_of(quotes)
     phrases = name_phrases(question)
@@ -1479,6 +1498,22 @@ def _resting(
         ]
     holding = valued or [s for s in sentences if s.stems & claim]
     return [s for s in holding or sentences if bears(s)]
+
+
+def _item_sentences(question: str, noun: str, pool: Sequence[_Sentence]) -> list[_Sentence]:
+    """The sentences naming the kind of item a question counts or lists: those holding the names that
+    place the items, when the question places them ("officials of Varnholm": the planted sentences say
+    "The Bailiff of Varnholm owns …", never "official", and an essay's "officials" are no Varnholm's);
+    else those holding its noun ("vault")."""
+    placing = names_placing(question, noun)
+    return [s for s in _dedupe_sentences(pool) if (placing <= s.stems if placing else noun in s.stems)]
+
+
+def _counts_the_items(answer: str, items: int) -> bool:
+    """Whether ``answer`` is a count of the ``items`` sentences naming what is counted (in digits or a
+    word): then it rests on those sentences, not on whichever quotes happen to hold numbers."""
+    written = numbers_in(answer) or ([float(n)] if (n := _word_count(answer)) is not None else [])
+    return items > 0 and written == [float(items)]
 
 
 def _dedupe_sentences(sentences: Iterable[_Sentence]) -> list[_Sentence]:

@@ -27,17 +27,19 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Literal
 
 import numpy as np
 
-from longgraph.nodes.answer_support import judge_answer
+from longgraph.nodes.answer_support import Rarity, judge_answer
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems, question_words
+from longgraph.nodes.lexical import QuestionWords, content_stems, question_words
 from longgraph.nodes.passages import (
     REREAD,
     Found,
@@ -94,20 +96,41 @@ def node_relevance(
     graph: IPGraph, question_vector: np.ndarray[Any, Any], question: str, chunks: Mapping[int, Chunk]
 ) -> list[float]:
     """Each node's similarity to the question: its cosine, plus :data:`WORD_WEIGHT` × the share of the
-    question's words it holds (names counted twice, ``QuestionWords.share``).
+    question's words it holds, each word weighted by how rare it is among the chunks (:func:`word_weights`).
 
     An embedding reads "the Halwexmis customs house" and "the Thimcor customs house" alike, so among
     look-alike facts the cosine alone can rank the asked one's chunk below another's; the name tells
     them apart. Measured on the general suite's dev split (8K, 300-token chunks, MiniLM, 12 seeds): the
     asked fact's chunk ranked first by the cosine in 20 of 24 look-alike cases and 22 of 24 paraphrased
     questions (one below third); with the words added, in 24 of 24 of each, and still 24 of 24 single
-    facts. Blocking (0.5 s for 4,167 chunks of 1.25M tokens): run it in a thread."""
+    facts. Unweighted, a word every other chunk holds counted as much as the one that says what is
+    asked: for "For which reservoirs does the text give the fill level?", filler chunks holding "levels"
+    tied with the reservoirs' and took the search prompt's room (measured with the scripted capable
+    reader, PECAN found two reservoirs of three). Blocking (0.5 s for 4,167 chunks of 1.25M tokens): run
+    it in a thread."""
     wanted = question_words(question)
     cosine = node_similarity(graph, question_vector)
+    stems = [content_stems(node_text(node, chunks)) for node in graph.nodes]
+    weights = word_weights(
+        wanted, [s for node, s in zip(graph.nodes, stems, strict=True) if node.chunk_id is not None]
+    )
+    total = sum(weights.values())
     return [
-        score + WORD_WEIGHT * wanted.share(content_stems(node_text(node, chunks)))
-        for node, score in zip(graph.nodes, cosine, strict=True)
+        score
+        + WORD_WEIGHT * (sum(w for word, w in weights.items() if word in held) / total if total else 1.0)
+        for held, score in zip(stems, cosine, strict=True)
     ]
+
+
+def word_weights(wanted: QuestionWords, chunk_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
+    """Each question word's weight: its inverse chunk frequency, ``log(1 + N / (1 + n))`` over the N
+    chunks (a word in no chunk weighs most), twice that for a name (``QuestionWords.share`` counts names
+    twice too)."""
+    n = len(chunk_stems)
+    return {
+        word: math.log(1 + n / (1 + sum(word in s for s in chunk_stems))) * (2 if word in wanted.named else 1)
+        for word in wanted
+    }
 
 
 def retrieval_scores(
@@ -470,9 +493,23 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
         if note is not None:
             notes.append(note)
     update: PecanState = {}
-    if answer and not is_no_information(answer) and judge_answer(answer, notes, question).kind == "none":
+    # Judged as the final answer will be: a bare "3" grounded in a chunk by a sentence sharing only a word
+    # common in the document ("time") is no support there (measured with the scripted capable reader: a
+    # count of 3 ferries rested on such a chunk, was refused at the end, and the passages it was worked out
+    # from were never tried).
+    rarity = await asyncio.to_thread(Rarity.of, [c.text for c in state["input_chunks"]], question)
+    if (
+        answer
+        and not is_no_information(answer)
+        and judge_answer(answer, notes, question, rarity=rarity).kind == "none"
+    ):
         worked_out = _worked_out_from_passages(
-            answer, [chunks[o.chunk_id] for o in outcomes], documents, question, kit.context.min_relevance
+            answer,
+            [chunks[o.chunk_id] for o in outcomes],
+            documents,
+            question,
+            kit.context.min_relevance,
+            rarity,
         )
         if worked_out:
             notes = worked_out
@@ -517,19 +554,24 @@ def _worked_out_from_passages(
     documents: Sequence[DocumentIn],
     question: str,
     min_relevance: float,
+    rarity: Rarity,
 ) -> list[Note]:
     """The reached chunks' passages an answer stands on when no single chunk holds it (a total, a verdict,
     the end of a chain: PECAN asks for one answer over many nodes), or none. Judged as every strategy's
     final answer is (``nodes/answer_support.py``)."""
     wanted = question_words(question)
-    passages = [n for c in reached if (n := passage_note(c, documents, wanted, min_relevance=min_relevance))]
-    judged = judge_answer(answer, passages, question)
+    passages = [
+        n
+        for c in reached
+        if (n := passage_note(c, documents, wanted, min_relevance=min_relevance, frequencies=rarity.counts))
+    ]
+    judged = judge_answer(answer, passages, question, rarity=rarity)
     if judged.kind == "none":
         return []
     cited = [n for n in passages if any(q in n.quotes for q in judged.quotes)]
     # A count or list is worked out over every passage it was judged on, and the few it cites may not
     # give it again (measured with the scripted capable reader: a count of 4 families kept 2): then all.
-    return cited if judge_answer(answer, cited, question).kind != "none" else passages
+    return cited if judge_answer(answer, cited, question, rarity=rarity).kind != "none" else passages
 
 
 async def _read_best_passage_again(

@@ -51,15 +51,23 @@ def scenario_of(instance: EvalInstance) -> Scenario:
     return Scenario(instance.id, instance.question, tuple(facts), gold)
 
 
-def read(strategy: str, instance: EvalInstance) -> GraphOutput:
+def read(strategy: str, instance: EvalInstance, window: int | None = None) -> GraphOutput:
+    """``instance`` read through ``strategy`` by the capable reader (``window``: its context window,
+    the settings' small one when None)."""
     model = ScriptedChatModel(responder=capable_responder(scenario_of(instance)))
     graph = build_strategy(strategy, FakeProvider(model))
     given = {"question": instance.question, "documents": instance.documents}
-    return GraphOutput.model_validate(asyncio.run(graph.ainvoke(given, context=dict(SETTINGS))))
+    context = {**SETTINGS, **({"context_window": window} if window else {})}
+    return GraphOutput.model_validate(asyncio.run(graph.ainvoke(given, context=context)))
 
 
 def measure(
-    split: Split, n: int, tokens: int, strategies: Sequence[str] = STRATEGIES, seed: int = 0
+    split: Split,
+    n: int,
+    tokens: int,
+    strategies: Sequence[str] = STRATEGIES,
+    seed: int = 0,
+    window: int | None = None,
 ) -> dict[str, Any]:
     """Right and wrong-but-supported per (kind, strategy), with what each miss answered."""
     right: dict[tuple[str, str], list[bool]] = defaultdict(list)
@@ -68,7 +76,7 @@ def measure(
     for instance in build_general(target_tokens=tokens, n=n, seed=seed, split=split):
         kind = str(instance.metadata["kind"])
         for strategy in strategies:
-            result = read(strategy, instance)
+            result = read(strategy, instance, window)
             ok = score_general(result.answer, instance.label)["correct"] == 1.0
             right[(kind, strategy)].append(ok)
             if not ok:
@@ -86,10 +94,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--n", type=int, default=2, help="instances per kind")
     parser.add_argument("--tokens", type=int, default=4_000, help="length of each instance")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--window", type=int, default=None, help="the reader's context window (default: 2,048, many chunks)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    found = measure(args.split, args.n, args.tokens, seed=args.seed)
-    figures: dict[str, object] = {"split": args.split, "instances per kind": args.n, "tokens": args.tokens}
+    found = measure(args.split, args.n, args.tokens, seed=args.seed, window=args.window)
+    figures: dict[str, object] = {
+        "split": args.split,
+        "instances per kind": args.n,
+        "tokens": args.tokens,
+        "window": args.window or SETTINGS["context_window"],
+    }
     for kind in KINDS:
         cells = [f"{s} {sum(found['right'][(kind, s)])}/{len(found['right'][(kind, s)])}" for s in STRATEGIES]
         figures[kind] = ", ".join(cells)

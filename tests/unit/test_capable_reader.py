@@ -324,6 +324,44 @@ def test_a_sentence_that_shares_no_word_with_the_question_is_not_evidence_for_it
     assert judge_answer("Lovar", [note, right], question).kind == "extractive"
 
 
+VAULTS = tuple(
+    f"The access code for the {name} vault is {code}."
+    for name, code in (("Tristal", "QW-5361-F"), ("Talganqui", "KJ-7938-F"), ("Sarsar", "ZV-7401-F"), ("Vinul", "QJ-6103-H"))
+)  # fmt: skip
+
+
+def test_a_count_is_of_the_sentences_naming_what_is_counted_not_of_every_sentence_sharing_a_word() -> None:
+    """Measured with the scripted capable reader: PECAN's passages for "For how many vaults does the text
+    give the access code?" held the four vaults and two essay sentences about program code (one with
+    "1960s"); the count of 4 was "in no verified note and follows from none"."""
+    question = "For how many vaults does the text give the access code?"
+    code = [
+        _quote("To the Blub programmer, Lisp code looks weird.", 500),
+        _quote("Many companies wrote code in machine language well into the 1960s.", 600),
+    ]
+    notes = [*(_quote(v, 100 * i) for i, v in enumerate(VAULTS)), *code]
+    judged = judge_answer("4", notes, question)
+    assert judged.kind == "derived", judged
+    assert sorted(q.text for q in judged.quotes) == sorted(VAULTS)
+    assert judge_answer("5", notes, question).kind == "none"
+
+
+def test_a_count_rests_on_the_items_not_on_a_footnote_that_holds_its_number() -> None:
+    """Measured with the scripted capable reader: PECAN's count of 3 ferries was grounded on "[3] How many
+    times ...", a footnote tied to the question by "time" alone, and refused at the end. A count of the
+    sentences naming the items rests on them; a sentence writing the count before the noun is read."""
+    question = "For how many ferries does the text give the departure time?"
+    ferries = [
+        _quote(f"The {name} ferry leaves at {time} each morning.", 100 * i)
+        for i, (name, time) in enumerate((("Talmar", "7:40"), ("Trisqui", "5:55"), ("Corvinbren", "8:15")))
+    ]
+    footnote = _quote("[3] How many times have you read about founders who live cheaply?", 900)
+    judged = judge_answer("3", [footnote, *ferries], question)
+    assert judged.kind == "derived" and all("ferry" in q.text for q in judged.quotes), judged
+    stated = _quote("The harbour runs 3 ferries; the Talmar ferry leaves at 7:40 each morning.", 900)
+    assert judge_answer("3", [stated, *ferries], question).kind == "extractive"
+
+
 ABBEYS = (
     "The Lovar abbey was built in the year 1430.",
     "The Ganthimwex abbey was built in the year 1512.",

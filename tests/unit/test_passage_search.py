@@ -16,13 +16,16 @@ import pytest
 import longgraph.nodes.grounding as grounding
 import longgraph.nodes.passages as passages
 from longgraph.graphs.mapreduce import build_graph
+from longgraph.nodes.chunking import split_into_chunks
 from longgraph.nodes.kit import RunKit, build_kit
+from longgraph.nodes.lexical import question_words
 from longgraph.nodes.prepare import chunk_input
 from longgraph.state.context import Context
-from longgraph.state.contract import GraphOutput
+from longgraph.state.contract import DocumentIn, GraphOutput
 from longgraph.state.notes import ChunkRead, NoteDraft
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, planted
+from longgraph.tokenizer import get_tokenizer
 
 DOCUMENT = planted(40_000, at=0.3)
 
@@ -184,3 +187,25 @@ def test_an_absent_entity_earns_no_second_reading() -> None:
     )
     assert not result.supported and "NO INFORMATION" in result.answer
     assert not any("Velcor" in r and len(r) < len(MARKET_TOWNS) for r in readings)
+
+
+def test_of_two_sentences_sharing_as_much_the_one_whose_words_are_rarer_in_the_document_is_the_passage() -> (
+    None
+):
+    """Measured with the scripted capable reader: for the ferries' departure times, PECAN's passage of one
+    chunk was "But times have changed" (its first sentence sharing one question word) rather than the
+    ferry's sentence later in it, and a count of 3 ferries found two."""
+    text = (
+        "Conservatism was the order of the day. But times have changed. The old rules fell away. "
+        "Nobody minded much. The Corvinbren ferry leaves at 8:15 each morning. Then the town slept."
+    )
+    documents = [DocumentIn(text=text)]
+    chunk = split_into_chunks(documents, 200, get_tokenizer(None))[0]
+    wanted = question_words("For how many ferries does the text give the departure time?")
+    first = passages.best_passage(chunk, documents, wanted)
+    assert first is not None and text[first.sentence.start : first.sentence.end] == "But times have changed."
+    rarer = passages.best_passage(chunk, documents, wanted, {"tim": 24, "ferry": 3})
+    assert rarer is not None, chunk
+    assert (
+        text[rarer.sentence.start : rarer.sentence.end] == "The Corvinbren ferry leaves at 8:15 each morning."
+    )

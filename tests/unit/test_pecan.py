@@ -175,6 +175,31 @@ def test_the_asked_entitys_chunk_outranks_a_look_alike_the_embedding_prefers() -
     assert all(math.isclose(scores[i] - cosine[i], WORD_WEIGHT * share) for i, share in ((1, 1.0), (2, 0.0)))
 
 
+def test_a_word_most_chunks_hold_counts_for_less_than_the_one_that_says_what_is_asked() -> None:
+    """Measured with the scripted capable reader: for "For which reservoirs does the text give the fill
+    level?", filler chunks holding "levels" tied with the reservoirs' chunks on the words' share and
+    took the search prompt's room (two reservoirs of three found). Weighted by rarity among the chunks,
+    the reservoir's chunk ranks first; a chunk with every word still gets the whole weight."""
+    texts = [
+        "Sea levels rose by a few centimetres.",
+        "The noise levels in the hall were high.",
+        "Water levels in the canal fell in June.",
+        "The violet reservoir is 32.0 percent full.",
+        "The reservoir fill level is read each day.",
+    ]
+    tokenizer = get_tokenizer(None)
+    chunks = {
+        i: split_into_chunks([DocumentIn(text=text)], 100, tokenizer)[0].model_copy(update={"id": i})
+        for i, text in enumerate(texts)
+    }
+    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(len(texts))]
+    graph = IPGraph(nodes=nodes, levels=[list(range(len(texts)))], chunk_ids=list(range(len(texts))))
+    question = "For which reservoirs does the text give the fill level?"
+    scores = node_relevance(graph, np.array([1.0, 0.0], dtype=np.float32), question, chunks)
+    assert all(scores[3] > scores[i] for i in range(3)), scores
+    assert math.isclose(scores[4], WORD_WEIGHT)  # no vectors: no cosine, and every question word held
+
+
 def _reached_path_by_path(graph: IPGraph, visited: Sequence[int]) -> list[int]:
     """The definition, walked one visited point and one path at a time (the implementation before the
     vectorised one): the reference for :func:`chunks_reached`."""
