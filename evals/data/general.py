@@ -683,41 +683,76 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-footmen", "dev", "The {e} of Brackwater employs {v} footmen.",
              "How many footmen does the {e} of Brackwater employ?", "How many liveried servants wait on the {e} of Brackwater?",
              lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brackwater", measure="footmen"),
-    # The test split, renewed in session 51 after session 50's second one was read (written before any run
-    # of them): a hatchery's eggs, who shoes a smithy's horses, the date a siege ended (the event first), a
+    # Session 51's test split (written before any run of them; run twice in session 51, then moved to
+    # dev): a hatchery's eggs, who shoes a smithy's horses, the date a siege ended (the event first), a
     # tollgate's takings in ducats, a sleigh's harness (named by colour, a phrase), a hot spring's pH (a
     # decimal), a powder magazine's keg stamp (a code), the summer pasture shepherds take their flocks to
     # (a place), and a titled official's hawks.
-    Template("hatchery-eggs", "test", "The {e} hatchery hatched {v} eggs this season.",
+    Template("hatchery-eggs", "dev", "The {e} hatchery hatched {v} eggs this season.",
              "How many eggs did the {e} hatchery hatch this season?", "What number of chicks came out of the {e} incubation house this season?",
              made_up_name, _int(200, 12_000), number=True, collective="hatcheries", measure="eggs hatched"),
-    Template("smithy-farrier", "test", "Horses at the {e} smithy are shod by {v}.",
+    Template("smithy-farrier", "dev", "Horses at the {e} smithy are shod by {v}.",
              "Who shoes the horses at the {e} smithy?", "Which blacksmith fits the horseshoes at the {e} forge?",
              made_up_name, person_name, collective="smithies", measure="farrier"),
-    Template("fortress-siege", "test", "The siege of the {e} fortress ended on {v}.",
+    Template("fortress-siege", "dev", "The siege of the {e} fortress ended on {v}.",
              "On what date did the siege of the {e} fortress end?", "When was the blockade of the {e} stronghold lifted?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'May', 'August', 'December'))} {r.randint(1500, 1850)}",
              collective="fortresses", measure="date the siege ended"),
-    Template("tollgate-takings", "test", "The {e} tollgate took in {v} ducats last year.",
+    Template("tollgate-takings", "dev", "The {e} tollgate took in {v} ducats last year.",
              "How much did the {e} tollgate take in last year?", "What were last year's receipts at the {e} turnpike?",
              made_up_name, _int(90, 30_000), number=True, collective="tollgates", measure="takings"),
-    Template("sleigh-harness", "test", "The {e} sleigh is harnessed with {v}.",
+    Template("sleigh-harness", "dev", "The {e} sleigh is harnessed with {v}.",
              "What is the {e} sleigh harnessed with?", "Which tack is fitted to the {e} sledge?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("silver bells", "red leather straps", "brass buckles", "plaited rope",
                                                                  "black webbing", "woven ribbons")),
              collective="sleighs", measure="harness"),
-    Template("spring-ph", "test", "The {e} hot spring bubbles up at a pH of {v}.",
+    Template("spring-ph", "dev", "The {e} hot spring bubbles up at a pH of {v}.",
              "What is the pH of the {e} hot spring?", "How acidic is the water of the {e} geyser pool?",
              made_up_name, lambda r: f"{r.randint(2, 8)}.{r.randint(1, 9)}", number=True, collective="hot springs", measure="pH"),
-    Template("magazine-keg", "test", "Kegs from the {e} powder magazine are stamped {v}.",
+    Template("magazine-keg", "dev", "Kegs from the {e} powder magazine are stamped {v}.",
              "What are kegs from the {e} powder magazine stamped?", "Which mark is printed on the barrels kept at the {e} gunpowder store?",
              made_up_name, lambda r: f"{r.choice('FJRV')}{r.randint(1, 9)}-{r.randint(100, 999)}", collective="powder magazines", measure="keg stamp"),
-    Template("shepherds-pasture", "test", "The {e} shepherds take their flocks to summer pasture at {v}.",
+    Template("shepherds-pasture", "dev", "The {e} shepherds take their flocks to summer pasture at {v}.",
              "Where do the {e} shepherds take their flocks to summer pasture?", "To which upland grazing do the herders of {e} move their sheep in summer?",
              made_up_name, made_up_name, collective="shepherds' bands", measure="summer pasture"),
-    Template("official-hawks", "test", "The {e} of Quillmere keeps {v} hawks.",
+    Template("official-hawks", "dev", "The {e} of Quillmere keeps {v} hawks.",
              "How many hawks does the {e} of Quillmere keep?", "How large is the mews of birds of prey the {e} of Quillmere maintains?",
              lambda r: r.choice(_TITLES), _int(2, 70, sep=False), number=True, collective="officials of Quillmere", measure="hawks"),
+    # The test split, renewed again in session 51 after its first one was read (written before any run of
+    # them): a creamery's cheeses, who cuts a chancery's seals, the date a mill pond froze (the event
+    # first), a racecourse's prize money in crowns, a bedchamber's hangings (named by colour, a phrase),
+    # a pendulum clock's daily loss (a decimal), a freight line's wagon number (a code), where merchants
+    # winter their caravans (a place), and a titled official's Sunday beggars.
+    Template("creamery-cheeses", "test", "The {e} creamery pressed {v} cheeses in the spring.",
+             "How many cheeses did the {e} creamery press in the spring?", "What number of wheels did the {e} dairy turn out in spring?",
+             made_up_name, _int(150, 9_500), number=True, collective="creameries", measure="cheeses pressed"),
+    Template("chancery-seals", "test", "Seals at the {e} chancery are cut by {v}.",
+             "Who cuts the seals at the {e} chancery?", "Which engraver makes the stamps of the {e} records office?",
+             made_up_name, person_name, collective="chanceries", measure="seal cutter"),
+    Template("millpond-frost", "test", "The {e} mill pond froze solid on {v}.",
+             "On what date did the {e} mill pond freeze solid?", "When did the water behind the {e} mill turn to ice?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'February', 'November', 'December'))} {r.randint(1600, 1900)}",
+             collective="mill ponds", measure="date it froze"),
+    Template("racecourse-prizes", "test", "The {e} racecourse paid out {v} crowns in prizes.",
+             "How much did the {e} racecourse pay out in prizes?", "What was the purse offered at the {e} horse-racing track?",
+             made_up_name, _int(100, 40_000), number=True, collective="racecourses", measure="prize money"),
+    Template("bedchamber-hangings", "test", "The {e} bedchamber is hung with {v}.",
+             "What is the {e} bedchamber hung with?", "Which drapes cover the walls of the {e} sleeping room?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("blue tapestries", "gold curtains", "embroidered silk", "faded velvet",
+                                                                 "plain muslin", "heavy damask")),
+             collective="bedchambers", measure="hangings"),
+    Template("pendulum-loss", "test", "The {e} pendulum clock loses {v} seconds a day.",
+             "How many seconds a day does the {e} pendulum clock lose?", "By how much does the {e} long-case timepiece fall behind each day?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="pendulum clocks", measure="daily loss"),
+    Template("freight-wagon", "test", "Wagons of the {e} freight line carry the number {v}.",
+             "What number do wagons of the {e} freight line carry?", "Which identifier is painted on the trucks of the {e} goods railway?",
+             made_up_name, lambda r: f"{r.choice('GKMT')}{r.choice('AEU')}-{r.randint(10, 99)}{r.choice('XYZ')}", collective="freight lines", measure="wagon number"),
+    Template("merchants-winter", "test", "The {e} merchants winter their caravans at {v}.",
+             "Where do the {e} merchants winter their caravans?", "In which place do the traders of {e} keep their wagon trains in the cold season?",
+             made_up_name, made_up_name, collective="merchant companies", measure="winter quarters"),
+    Template("official-beggars", "test", "The {e} of Dunmarrow feeds {v} beggars each Sunday.",
+             "How many beggars does the {e} of Dunmarrow feed each Sunday?", "How many of the poor get a meal from the {e} of Dunmarrow on Sundays?",
+             lambda r: r.choice(_TITLES), _int(3, 80, sep=False), number=True, collective="officials of Dunmarrow", measure="beggars fed"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -855,15 +890,25 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which village was the bursar of the {e} college schooled?"),
     ("owner-port", "dev", "The {e} brickworks' owner, {p}, hired forty new men.", "{p} grew up in the port of {v}.",
      "In which port did the owner of the {e} brickworks grow up?"),
-    # The test chains, renewed in session 51 (written before any run of them): a role said by its verb
+    # Session 51's test chains (written before any run of them; run twice in session 51, then moved to dev): a role said by its verb
     # ("commanded": the commander), a role named after the person at the sentence's end ("P runs the …
     # as its headmistress"), and a role named beside the person ("by the shipwright P").
-    ("commander-town", "test", "The {e} garrison is commanded by {p}.", "{p} was born in the mill town of {v}.",
+    ("commander-town", "dev", "The {e} garrison is commanded by {p}.", "{p} was born in the mill town of {v}.",
      "In which mill town was the commander of the {e} garrison born?"),
-    ("headmistress-city", "test", "{p} runs the {e} girls' school as its headmistress.", "{p} trained as a teacher in the city of {v}.",
+    ("headmistress-city", "dev", "{p} runs the {e} girls' school as its headmistress.", "{p} trained as a teacher in the city of {v}.",
      "In which city did the headmistress of the {e} girls' school train as a teacher?"),
-    ("shipwright-island", "test", "The {e} barque was built by the shipwright {p}.", "{p} was raised on the island of {v}.",
+    ("shipwright-island", "dev", "The {e} barque was built by the shipwright {p}.", "{p} was raised on the island of {v}.",
      "On which island was the shipwright of the {e} barque raised?"),
+    # The test chains, renewed again in session 51 (written before any run of them): a nested role said by
+    # its verb in the active voice ("P tutors the children of …": the tutor), a nested role said in the
+    # active voice by its verb's past ("P carved the stones of …": the carver), and a role noun holding
+    # another verb's root ("innkeeper" over "is kept by").
+    ("tutor-river", "test", "{p} tutors the children of the {e} household.", "{p} was born beside the river {v}.",
+     "Beside which river was the tutor of the children of the {e} household born?"),
+    ("carver-port", "test", "{p} carved the stones of the {e} bridge.", "{p} learned the trade in the port of {v}.",
+     "In which port did the carver of the stones of the {e} bridge learn the trade?"),
+    ("innkeeper-county", "test", "The {e} coaching inn is kept by {p}.", "{p} grew up in the county of {v}.",
+     "In which county did the innkeeper of the {e} coaching inn grow up?"),
 )  # fmt: skip
 
 
