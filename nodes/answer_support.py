@@ -1500,7 +1500,10 @@ def _resting(
         # "[4]" (measured: PECAN's right count was refused for resting on it alone).
         return [s for s in sentences if bears(s)]
     if not valued:  # a name is a value too, whole: a look-alike's "Casimir Sarathmis", not "Casimir"
-        pieces = re.split(r"[,;:()]", answer)  # "Lovar, Ganthimwex and Trisathzen": three names
+        # "Lovar, Ganthimwex and Trisathzen": three names; and a sentence's end ends a name ("… city of
+        # Relvardor. The Lowex orchestra …" was one run, Relvardor-the-Lowex, that no sentence holds:
+        # measured, ToM's three-statement note kept two quotes and lost Lowex from a list of four).
+        pieces = re.split(r"[,;:()]|[.!?](?=\s)", answer)
         runs = (frozenset(content_stems(run)) for piece in pieces for run in capitalised_runs(piece))
         known = names_in(answer).union(*(s.names for s in sentences))  # not a capitalised first word
         named = [n for n in runs if n - wanted and n & known]

@@ -362,6 +362,21 @@ def test_a_count_rests_on_the_items_not_on_a_footnote_that_holds_its_number() ->
     assert judge_answer("3", [stated, *ferries], question).kind == "extractive"
 
 
+def test_a_note_of_several_statements_rests_on_each_statements_sentence() -> None:
+    """Measured with the scripted capable reader at an 8B model's window: ToM's note copying three
+    orchestras' sentences kept two quotes; "Relvardor. The Lowex" was read as one name across the
+    sentence end, which no sentence holds, so Lowex fell out of the tree and the list of four was lost."""
+    facts = [
+        "The Vartris orchestra was founded in the city of Relvardor.",
+        "The Lowex orchestra was founded in the city of Lenmis.",
+        "The Quigan orchestra was founded in the city of Mishal.",
+    ]
+    notes = [_quote(fact, 100 * i) for i, fact in enumerate(facts)]
+    question = "For which orchestras does the text give the founding city?"
+    judged = judge_answer(" ".join(facts), notes, question, partial=True)
+    assert judged.kind == "extractive" and [q.text for q in judged.quotes] == facts, judged
+
+
 ABBEYS = (
     "The Lovar abbey was built in the year 1430.",
     "The Ganthimwex abbey was built in the year 1512.",
