@@ -88,7 +88,7 @@ class Asked:
 
     counts: bool
     combines: bool
-    items: int | None = None
+    items: int = 0
     """How many sentences name the kind of item counted ("vault" for "For how many vaults ..."), when a
     count is asked: the count over them. The sentences that share any word of the question may hold
     others ("Lisp code looks weird" beside four vaults' access codes; measured with the scripted capable
