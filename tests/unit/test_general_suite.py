@@ -58,6 +58,14 @@ def test_the_scorer_counts_a_look_alike_as_wrong_and_silence_as_right_only_when_
     assert score("It carries 8770 crates.", one)["correct"] == 1.0
     assert score("519.6C", melting)["correct"] == 0.0 and score("519.5C or 412.8C", melting)["correct"] == 0.0
     assert score("1519.5C", melting)["correct"] == 0.0
+    # A unit hyphenated to its number ("a 5,520-crown prize") states it; a code's letter is no unit.
+    prize = {"kind": "one", "answer": "5,520", "lookalikes": ["1,204"]}
+    assert score("The purse was a 5,520-crown prize.", prize)["correct"] == 1.0
+    assert score("The purse was a 1,204-crown prize.", prize)["correct"] == 0.0
+    assert (
+        score("The stamp is QW-5520-F.", {"kind": "one", "answer": "5520", "lookalikes": []})["correct"]
+        == 0.0
+    )
     # A date states the day however it is ordered; another day, or a month without the day, does not.
     dated = {"kind": "one", "answer": "April 3, 1500", "lookalikes": ["July 9, 1600"]}
     assert score("3 April 1500", dated)["correct"] == 1.0 and score("April 3 1500", dated)["correct"] == 1.0
