@@ -718,41 +718,76 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-hawks", "dev", "The {e} of Quillmere keeps {v} hawks.",
              "How many hawks does the {e} of Quillmere keep?", "How large is the mews of birds of prey the {e} of Quillmere maintains?",
              lambda r: r.choice(_TITLES), _int(2, 70, sep=False), number=True, collective="officials of Quillmere", measure="hawks"),
-    # The test split, renewed again in session 51 after its first one was read (written before any run of
-    # them): a creamery's cheeses, who cuts a chancery's seals, the date a mill pond froze (the event
+    # Session 51's second test split (written before any run of them; run twice in session 51, then moved
+    # to dev): a creamery's cheeses, who cuts a chancery's seals, the date a mill pond froze (the event
     # first), a racecourse's prize money in crowns, a bedchamber's hangings (named by colour, a phrase),
     # a pendulum clock's daily loss (a decimal), a freight line's wagon number (a code), where merchants
     # winter their caravans (a place), and a titled official's Sunday beggars.
-    Template("creamery-cheeses", "test", "The {e} creamery pressed {v} cheeses in the spring.",
+    Template("creamery-cheeses", "dev", "The {e} creamery pressed {v} cheeses in the spring.",
              "How many cheeses did the {e} creamery press in the spring?", "What number of wheels did the {e} dairy turn out in spring?",
              made_up_name, _int(150, 9_500), number=True, collective="creameries", measure="cheeses pressed"),
-    Template("chancery-seals", "test", "Seals at the {e} chancery are cut by {v}.",
+    Template("chancery-seals", "dev", "Seals at the {e} chancery are cut by {v}.",
              "Who cuts the seals at the {e} chancery?", "Which engraver makes the stamps of the {e} records office?",
              made_up_name, person_name, collective="chanceries", measure="seal cutter"),
-    Template("millpond-frost", "test", "The {e} mill pond froze solid on {v}.",
+    Template("millpond-frost", "dev", "The {e} mill pond froze solid on {v}.",
              "On what date did the {e} mill pond freeze solid?", "When did the water behind the {e} mill turn to ice?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'February', 'November', 'December'))} {r.randint(1600, 1900)}",
              collective="mill ponds", measure="date it froze"),
-    Template("racecourse-prizes", "test", "The {e} racecourse paid out {v} crowns in prizes.",
+    Template("racecourse-prizes", "dev", "The {e} racecourse paid out {v} crowns in prizes.",
              "How much did the {e} racecourse pay out in prizes?", "What was the purse offered at the {e} horse-racing track?",
              made_up_name, _int(100, 40_000), number=True, collective="racecourses", measure="prize money"),
-    Template("bedchamber-hangings", "test", "The {e} bedchamber is hung with {v}.",
+    Template("bedchamber-hangings", "dev", "The {e} bedchamber is hung with {v}.",
              "What is the {e} bedchamber hung with?", "Which drapes cover the walls of the {e} sleeping room?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("blue tapestries", "gold curtains", "embroidered silk", "faded velvet",
                                                                  "plain muslin", "heavy damask")),
              collective="bedchambers", measure="hangings"),
-    Template("pendulum-loss", "test", "The {e} pendulum clock loses {v} seconds a day.",
+    Template("pendulum-loss", "dev", "The {e} pendulum clock loses {v} seconds a day.",
              "How many seconds a day does the {e} pendulum clock lose?", "By how much does the {e} long-case timepiece fall behind each day?",
              made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="pendulum clocks", measure="daily loss"),
-    Template("freight-wagon", "test", "Wagons of the {e} freight line carry the number {v}.",
+    Template("freight-wagon", "dev", "Wagons of the {e} freight line carry the number {v}.",
              "What number do wagons of the {e} freight line carry?", "Which identifier is painted on the trucks of the {e} goods railway?",
              made_up_name, lambda r: f"{r.choice('GKMT')}{r.choice('AEU')}-{r.randint(10, 99)}{r.choice('XYZ')}", collective="freight lines", measure="wagon number"),
-    Template("merchants-winter", "test", "The {e} merchants winter their caravans at {v}.",
+    Template("merchants-winter", "dev", "The {e} merchants winter their caravans at {v}.",
              "Where do the {e} merchants winter their caravans?", "In which place do the traders of {e} keep their wagon trains in the cold season?",
              made_up_name, made_up_name, collective="merchant companies", measure="winter quarters"),
-    Template("official-beggars", "test", "The {e} of Dunmarrow feeds {v} beggars each Sunday.",
+    Template("official-beggars", "dev", "The {e} of Dunmarrow feeds {v} beggars each Sunday.",
              "How many beggars does the {e} of Dunmarrow feed each Sunday?", "How many of the poor get a meal from the {e} of Dunmarrow on Sundays?",
              lambda r: r.choice(_TITLES), _int(3, 80, sep=False), number=True, collective="officials of Dunmarrow", measure="beggars fed"),
+    # The test split, renewed a third time in session 51 after its second one was read (written before any
+    # run of them): a tannery's hides, who trims a topiary garden, the date a lock gate burst (the event
+    # first), a salvage crew's reward in marks, a barge's awning (named by colour, a phrase), a wine
+    # cellar's humidity (a decimal), a quarantine station's pass (a code), where charcoal burners sell
+    # their charcoal (a place), and a titled official's trumpeters.
+    Template("tannery-hides", "test", "The {e} tannery cured {v} hides over the summer.",
+             "How many hides did the {e} tannery cure over the summer?", "What number of skins did the {e} leather works treat during the summer?",
+             made_up_name, _int(130, 8_800), number=True, collective="tanneries", measure="hides cured"),
+    Template("topiary-gardener", "test", "The hedges of the {e} topiary garden are trimmed by {v}.",
+             "Who trims the hedges of the {e} topiary garden?", "Which groundsman clips the shaped bushes at the {e} ornamental grounds?",
+             made_up_name, person_name, collective="topiary gardens", measure="hedge trimmer"),
+    Template("lockgate-burst", "test", "The {e} lock gate burst on {v}.",
+             "On what date did the {e} lock gate burst?", "When did the sluice barrier at {e} give way?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'April', 'September', 'October'))} {r.randint(1650, 1920)}",
+             collective="lock gates", measure="date it burst"),
+    Template("salvage-reward", "test", "The {e} salvage crew was paid a reward of {v} marks.",
+             "What reward was the {e} salvage crew paid?", "How much did the wreck-recovery team of {e} receive for its work?",
+             made_up_name, _int(60, 35_000), number=True, collective="salvage crews", measure="reward"),
+    Template("barge-awning", "test", "The {e} barge is shaded by {v}.",
+             "What is the {e} barge shaded by?", "Which canopy covers the deck of the {e} river boat?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("a striped canvas awning", "green oilcloth", "a patched sail",
+                                                                 "red bunting", "woven reeds", "a tarred tarpaulin")),
+             collective="barges", measure="awning"),
+    Template("cellar-humidity", "test", "The {e} wine cellar is kept at {v} percent humidity.",
+             "At what humidity is the {e} wine cellar kept?", "How damp is the air in the {e} vault where the wine is stored?",
+             made_up_name, lambda r: f"{r.randint(50, 90)}.{r.randint(1, 9)}", number=True, collective="wine cellars", measure="humidity"),
+    Template("quarantine-pass", "test", "Sailors leaving the {e} quarantine station carry the pass {v}.",
+             "Which pass do sailors leaving the {e} quarantine station carry?", "What permit do seamen released from the {e} isolation post hold?",
+             made_up_name, lambda r: f"Q{r.randint(100, 999)}-{r.choice('HLNR')}{r.choice('AEIO')}", collective="quarantine stations", measure="pass"),
+    Template("charcoal-market", "test", "The {e} charcoal burners sell their charcoal at {v}.",
+             "Where do the {e} charcoal burners sell their charcoal?", "At which town do the colliers of the {e} woods trade their fuel?",
+             made_up_name, made_up_name, collective="charcoal burners' bands", measure="market"),
+    Template("official-trumpeters", "test", "The {e} of Welkenbrae keeps {v} trumpeters.",
+             "How many trumpeters does the {e} of Welkenbrae keep?", "How many horn players serve the {e} of Welkenbrae?",
+             lambda r: r.choice(_TITLES), _int(2, 40, sep=False), number=True, collective="officials of Welkenbrae", measure="trumpeters"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -899,16 +934,26 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which city did the headmistress of the {e} girls' school train as a teacher?"),
     ("shipwright-island", "dev", "The {e} barque was built by the shipwright {p}.", "{p} was raised on the island of {v}.",
      "On which island was the shipwright of the {e} barque raised?"),
-    # The test chains, renewed again in session 51 (written before any run of them): a nested role said by
+    # Session 51's second test chains (written before any run of them; run twice, then moved to dev): a nested role said by
     # its verb in the active voice ("P tutors the children of …": the tutor), a nested role said in the
     # active voice by its verb's past ("P carved the stones of …": the carver), and a role noun holding
     # another verb's root ("innkeeper" over "is kept by").
-    ("tutor-river", "test", "{p} tutors the children of the {e} household.", "{p} was born beside the river {v}.",
+    ("tutor-river", "dev", "{p} tutors the children of the {e} household.", "{p} was born beside the river {v}.",
      "Beside which river was the tutor of the children of the {e} household born?"),
-    ("carver-port", "test", "{p} carved the stones of the {e} bridge.", "{p} learned the trade in the port of {v}.",
+    ("carver-port", "dev", "{p} carved the stones of the {e} bridge.", "{p} learned the trade in the port of {v}.",
      "In which port did the carver of the stones of the {e} bridge learn the trade?"),
-    ("innkeeper-county", "test", "The {e} coaching inn is kept by {p}.", "{p} grew up in the county of {v}.",
+    ("innkeeper-county", "dev", "The {e} coaching inn is kept by {p}.", "{p} grew up in the county of {v}.",
      "In which county did the innkeeper of the {e} coaching inn grow up?"),
+    # The test chains, renewed a third time in session 51 (written before any run of them): a role said by
+    # its verb with a compound entity ("The … toll house is kept by P": the keeper), a role named before
+    # the person as a title ("the bandmaster P conducts the … band"), and a nested role in the active voice
+    # ("P mends the nets of the … fishing fleet": the mender).
+    ("keeper-moor", "test", "The {e} toll house is kept by {p}.", "{p} was born on the moor of {v}.",
+     "On which moor was the keeper of the {e} toll house born?"),
+    ("bandmaster-town", "test", "Each Sunday the bandmaster {p} conducts the {e} brass band.", "{p} grew up in the town of {v}.",
+     "In which town did the bandmaster of the {e} brass band grow up?"),
+    ("mender-isle", "test", "{p} mends the nets of the {e} fishing fleet.", "{p} lives on the isle of {v}.",
+     "On which isle does the mender of the nets of the {e} fishing fleet live?"),
 )  # fmt: skip
 
 
