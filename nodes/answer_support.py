@@ -886,15 +886,43 @@ class Claimed:
         return frozenset().union(*(s.stems for s in self.sentences)) if self.sentences else frozenset()
 
     @cached_property
+    def entity_nouns(self) -> frozenset[str]:
+        """The nouns that name the question's entity with its names (:func:`entity_heads`), and the words
+        after a name that a sentence it rests on continues the name with as the question does
+        (:func:`continued_names`)."""
+        return entity_heads(self.question) | continued_names(self.question, [s.text for s in self.sentences])
+
+    @cached_property
     def asked_of_entity(self) -> frozenset[str]:
         """The question's words that say what it asks of its entity: not the entity's names, nor the
-        nouns they name (:func:`entity_heads`), nor words common in the document, unless they are all
+        nouns they name (:attr:`entity_nouns`), nor words common in the document, unless they are all
         common: then all of them. Measured: asked "In which city did the translator of the Wexlen
         chronicle live?" over 32K tokens of SQuAD paragraphs, where "city" and "live" are common, the
         bridge "The Wexlen chronicle was translated by Leocadia Brenvin" was asked nothing and stood."""
-        asked = self.wanted - asked_names(self.question) - entity_heads(self.question)
+        asked = self.wanted - asked_names(self.question) - self.entity_nouns
         common = self.rarity.common(self.wanted) if self.rarity else frozenset()
         return frozenset(asked - common or asked)
+
+
+def continued_names(question: str, sentences: Sequence[str]) -> frozenset[str]:
+    """Stems of the words that follow a name of the question and that one of ``sentences`` also puts
+    right after that name, as the question spells them: the entity's own words. "the innkeeper of the
+    Halwex coaching inn" names "the Halwex coaching inn" when a sentence says "The Halwex coaching inn is
+    kept by …"; the question's parse takes one noun after a name (it cannot tell "inn" from "grow" in
+    "… inn grow up?"), and "inn" was read as asked of the entity: held by that sentence, it let a chain's
+    first step stand as the answer (session 51's second test split, the scripted capable reader: the
+    innkeeper's name, marked supported, in every strategy)."""
+    tokens, _, runs = _name_runs(question)
+    continued: set[str] = set()
+    for run in runs:
+        for end in range(run.end + 1, len(tokens)):
+            if not tokens[end][:1].isalpha():
+                break
+            spelled = _spelled(question, tokens[run.start : end + 1])
+            if spelled is None or not any(re.search(_pattern(spelled), s, re.IGNORECASE) for s in sentences):
+                break
+            continued.add(stem(tokens[end].casefold()))
+    return frozenset(continued)
 
 
 def each_statement_bound(c: Claimed) -> str:
@@ -1070,7 +1098,7 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     the words then the embedder 366 -> 356 (the rest left to a verifier, or silent)."""
     if c.partial or c.kind != "extractive":
         return ""
-    names, heads = asked_names(c.question), entity_heads(c.question)
+    names, heads = asked_names(c.question), c.entity_nouns
     asked, held = c.asked_of_entity, c.held
     if not names:
         modified = _modified_nouns(c.question, articles=frozenset({"the"}))

@@ -151,6 +151,35 @@ def test_an_entity_named_with_a_plural_possessive_is_a_link(strategy: str) -> No
     assert "Vartris" in result.answer and result.supported is True, (result.answer, result.stats.notes)
 
 
+def test_a_chains_first_step_is_no_answer_when_the_entity_is_named_by_two_nouns() -> None:
+    """Session 51's second test split, the scripted capable reader: "The Halwex coaching inn is kept by
+    Ilka Athvinsar." stood as the answer to where the innkeeper grew up, in every strategy, because the
+    question's parse ends the entity at "coaching" and "inn", held by the sentence, was read as asked."""
+    question = "In which county did the innkeeper of the Halwex coaching inn grow up?"
+    bridge = "The Halwex coaching inn is kept by Ilka Athvinsar."
+    judged = judge_answer(bridge, [_note(bridge)], question)
+    assert "county" in judged.unconfirmed and "grow" in judged.unconfirmed, judged
+    chain = [_note(bridge), _note("Ilka Athvinsar grew up in the county of Talbren.", 100)]
+    assert judge_answer("Talbren", chain, question).kind == "extractive"
+
+
+def _note(text: str, start: int = 0) -> Note:
+    return Note(
+        sources=[0],
+        quotes=[
+            Evidence(
+                chunk_id=0,
+                doc_index=0,
+                title="",
+                start=start,
+                end=start + len(text),
+                text=text,
+                verified=True,
+            )
+        ],
+    )
+
+
 POTTER = "What is the name of the parrot kept by the chief potter of the Wexlen workshop?"
 POTTER_CHAIN = (
     "The chief potter of the Wexlen workshop is Leocadia Brenvin.",
