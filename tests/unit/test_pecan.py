@@ -20,7 +20,7 @@ from longgraph.nodes.graph_search import (
     node_similarity,
     retrieval_scores,
 )
-from longgraph.state.contract import DocumentIn, GraphOutput
+from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
 from longgraph.state.pecan import IPGraph, IPNode
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
@@ -150,6 +150,17 @@ def test_the_search_scores_are_E_transposed_r_plus_similarity() -> None:
     assert chunks_reached(graph, [7]) == [4, 0, 2]  # weights multiplied down: 0.45, 0.175, 0.15…
 
 
+def _one_chunk_each(texts: Sequence[str]) -> tuple[IPGraph, dict[int, Chunk]]:
+    """A graph of one level: each text one chunk (its id its index), no points, no vectors."""
+    tokenizer = get_tokenizer(None)
+    chunks = {
+        i: split_into_chunks([DocumentIn(text=text)], 100, tokenizer)[0].model_copy(update={"id": i})
+        for i, text in enumerate(texts)
+    }
+    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(len(texts))]
+    return IPGraph(nodes=nodes, levels=[list(range(len(texts)))], chunk_ids=list(range(len(texts)))), chunks
+
+
 def test_the_asked_entitys_chunk_outranks_a_look_alike_the_embedding_prefers() -> None:
     """Similarity is the cosine plus the question's words: an embedding reads two customs houses alike,
     so a look-alike may win on the cosine alone; the asked name tells them apart."""
@@ -158,13 +169,7 @@ def test_the_asked_entitys_chunk_outranks_a_look_alike_the_embedding_prefers() -
         "The ledgers of the Halwexmis customs house are signed by Leocadia Quivar.",
         "Startups grow fast when founders talk to users.",
     ]
-    tokenizer = get_tokenizer(None)
-    chunks = {
-        i: split_into_chunks([DocumentIn(text=text)], 100, tokenizer)[0].model_copy(update={"id": i})
-        for i, text in enumerate(texts)
-    }
-    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(3)]
-    graph = IPGraph(nodes=nodes, levels=[[0, 1, 2]], chunk_ids=[0, 1, 2])
+    graph, chunks = _one_chunk_each(texts)
     question = np.array([1.0, 0.0], dtype=np.float32)
     vectors = np.array([[0.9, 0.436], [0.8, 0.6], [0.0, 1.0]], dtype=np.float32)  # the look-alike is closer
     graph = graph.with_vectors(vectors, [0, 1, 2], "toy")
@@ -187,13 +192,7 @@ def test_a_word_most_chunks_hold_counts_for_less_than_the_one_that_says_what_is_
         "The violet reservoir is 32.0 percent full.",
         "The reservoir fill level is read each day.",
     ]
-    tokenizer = get_tokenizer(None)
-    chunks = {
-        i: split_into_chunks([DocumentIn(text=text)], 100, tokenizer)[0].model_copy(update={"id": i})
-        for i, text in enumerate(texts)
-    }
-    nodes = [IPNode(id=i, level=1, chunk_id=i) for i in range(len(texts))]
-    graph = IPGraph(nodes=nodes, levels=[list(range(len(texts)))], chunk_ids=list(range(len(texts))))
+    graph, chunks = _one_chunk_each(texts)
     question = "For which reservoirs does the text give the fill level?"
     scores = node_relevance(graph, np.array([1.0, 0.0], dtype=np.float32), question, chunks)
     assert all(scores[3] > scores[i] for i in range(3)), scores
