@@ -27,7 +27,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal
@@ -39,7 +38,7 @@ from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import QuestionWords, content_stems, question_words
+from longgraph.nodes.lexical import QuestionWords, content_stems, question_words, rarity_weight
 from longgraph.nodes.passages import (
     REREAD,
     Found,
@@ -123,12 +122,11 @@ def node_relevance(
 
 
 def word_weights(wanted: QuestionWords, chunk_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
-    """Each question word's weight: its inverse chunk frequency, ``log(1 + N / (1 + n))`` over the N
-    chunks (a word in no chunk weighs most), twice that for a name (``QuestionWords.share`` counts names
-    twice too)."""
+    """Each question word's weight: its rarity among the chunks (:func:`rarity_weight`), twice that for a
+    name (``QuestionWords.share`` counts names twice too)."""
     n = len(chunk_stems)
     return {
-        word: math.log(1 + n / (1 + sum(word in s for s in chunk_stems))) * (2 if word in wanted.named else 1)
+        word: rarity_weight(sum(word in s for s in chunk_stems), n) * (2 if word in wanted.named else 1)
         for word in wanted
     }
 
@@ -560,10 +558,11 @@ def _worked_out_from_passages(
     the end of a chain: PECAN asks for one answer over many nodes), or none. Judged as every strategy's
     final answer is (``nodes/answer_support.py``)."""
     wanted = question_words(question)
+    weights = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
     passages = [
         n
         for c in reached
-        if (n := passage_note(c, documents, wanted, min_relevance=min_relevance, frequencies=rarity.counts))
+        if (n := passage_note(c, documents, wanted, min_relevance=min_relevance, weights=weights))
     ]
     judged = judge_answer(answer, passages, question, rarity=rarity)
     if judged.kind == "none":

@@ -14,6 +14,7 @@ matches it; it is deliberately crude and reproducible, not a linguistic stemmer.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
@@ -167,6 +168,13 @@ Measured with the scripted capable reader (``evals/bench/capable_general.py``, d
 leaves at 7:15 each morning." shared 1 of the question's 6 words (0.17, under the 0.2 a note needs),
 and a right count of the ferries was silenced in every strategy; and "many", common in any text, made
 filler passages join those PECAN counted 4 families over."""
+
+
+def rarity_weight(holding: int, total: int) -> float:
+    """How much a word weighs for being rare: its inverse frequency, ``log(1 + total / (1 + holding))``
+    over ``total`` places (chunks, sentences) of which ``holding`` hold it (a word held nowhere weighs
+    most). The one weighting of rarer words (PECAN's node relevance, a passage's tie-break)."""
+    return math.log(1 + total / (1 + holding))
 
 
 def question_words(question: str) -> QuestionWords:

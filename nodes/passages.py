@@ -112,14 +112,14 @@ def best_passage(
     chunk: Chunk,
     documents: Sequence[DocumentIn],
     wanted: QuestionWords,
-    frequencies: Mapping[str, int] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Found | None:
     """The chunk's sentence that shares most of the question's words (the first of equals), with a
     sentence either side; a sentence holding every name the question gives ranks above any that does
     not (the name says what the question is about; the rest of its words may be paraphrased).
 
-    ``frequencies`` (how many sentences of the document hold each question word) break ties: of two
-    sentences sharing as much, the one whose words are rarer in the document. Asked for ferries'
+    ``weights`` (each question word's rarity in the document, ``lexical.rarity_weight``) break ties: of
+    two sentences sharing as much, the one whose shared words weigh more. Asked for ferries'
     departure times, "The Corvinbren ferry leaves at 8:15" and "times have changed" share one word each;
     measured with the scripted capable reader, PECAN's count of 3 ferries rested on the second.
 
@@ -143,11 +143,11 @@ def best_passage(
         return Span.of(*sentences[i], documents)
 
     def rareness(stems: frozenset[str]) -> float:
-        return sum(1.0 / frequencies[w] for w in wanted & stems if frequencies.get(w)) if frequencies else 0.0
+        return sum(weights.get(w, 0.0) for w in wanted & stems) if weights else 0.0
 
     best, best_score, best_rareness = -1, -1.0, 0.0
     for i in sorted(range(len(sentences)), key=lambda i: (-bounds[i], i)):
-        if bounds[i] < best_score or (bounds[i] == best_score and i > best and not frequencies):
+        if bounds[i] < best_score or (bounds[i] == best_score and i > best and not weights):
             break  # every later sentence scores less, or as much but later (and no tie is broken)
         stems = span(i).stems
         score = _rank(stems, wanted)
@@ -176,13 +176,13 @@ def passage_note(
     wanted: QuestionWords,
     *,
     min_relevance: float,
-    frequencies: Mapping[str, int] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Note | None:
     """The chunk's passage that bears most on the question, as a note of that quote alone (the text's
     own words, no answer), or None when none bears on it: what one answer worked out over several chunks
-    (PECAN's) is judged against (``nodes/answer_support.py``). ``frequencies``: as for
+    (PECAN's) is judged against (``nodes/answer_support.py``). ``weights``: as for
     :func:`best_passage`."""
-    found = best_passage(chunk, documents, wanted, frequencies)
+    found = best_passage(chunk, documents, wanted, weights)
     if found is None or found.relevance <= 0.0 or found.relevance < min_relevance:
         return None
     span, relevance = found.span, found.relevance

@@ -18,7 +18,7 @@ import longgraph.nodes.passages as passages
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.nodes.chunking import split_into_chunks
 from longgraph.nodes.kit import RunKit, build_kit
-from longgraph.nodes.lexical import question_words
+from longgraph.nodes.lexical import question_words, rarity_weight
 from longgraph.nodes.prepare import chunk_input
 from longgraph.state.context import Context
 from longgraph.state.contract import DocumentIn, GraphOutput
@@ -204,7 +204,9 @@ def test_of_two_sentences_sharing_as_much_the_one_whose_words_are_rarer_in_the_d
     wanted = question_words("For how many ferries does the text give the departure time?")
     first = passages.best_passage(chunk, documents, wanted)
     assert first is not None and text[first.sentence.start : first.sentence.end] == "But times have changed."
-    rarer = passages.best_passage(chunk, documents, wanted, {"tim": 24, "ferry": 3})
+    rarer = passages.best_passage(
+        chunk, documents, wanted, {"tim": rarity_weight(24, 766), "ferry": rarity_weight(3, 766)}
+    )
     assert rarer is not None, chunk
     assert (
         text[rarer.sentence.start : rarer.sentence.end] == "The Corvinbren ferry leaves at 8:15 each morning."
