@@ -753,41 +753,76 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-beggars", "dev", "The {e} of Dunmarrow feeds {v} beggars each Sunday.",
              "How many beggars does the {e} of Dunmarrow feed each Sunday?", "How many of the poor get a meal from the {e} of Dunmarrow on Sundays?",
              lambda r: r.choice(_TITLES), _int(3, 80, sep=False), number=True, collective="officials of Dunmarrow", measure="beggars fed"),
-    # The test split, renewed a third time in session 51 after its second one was read (written before any
-    # run of them): a tannery's hides, who trims a topiary garden, the date a lock gate burst (the event
+    # Session 51's third test split (written before any run of them; run once in session 51, then moved to
+    # dev): a tannery's hides, who trims a topiary garden, the date a lock gate burst (the event
     # first), a salvage crew's reward in marks, a barge's awning (named by colour, a phrase), a wine
     # cellar's humidity (a decimal), a quarantine station's pass (a code), where charcoal burners sell
     # their charcoal (a place), and a titled official's trumpeters.
-    Template("tannery-hides", "test", "The {e} tannery cured {v} hides over the summer.",
+    Template("tannery-hides", "dev", "The {e} tannery cured {v} hides over the summer.",
              "How many hides did the {e} tannery cure over the summer?", "What number of skins did the {e} leather works treat during the summer?",
              made_up_name, _int(130, 8_800), number=True, collective="tanneries", measure="hides cured"),
-    Template("topiary-gardener", "test", "The hedges of the {e} topiary garden are trimmed by {v}.",
+    Template("topiary-gardener", "dev", "The hedges of the {e} topiary garden are trimmed by {v}.",
              "Who trims the hedges of the {e} topiary garden?", "Which groundsman clips the shaped bushes at the {e} ornamental grounds?",
              made_up_name, person_name, collective="topiary gardens", measure="hedge trimmer"),
-    Template("lockgate-burst", "test", "The {e} lock gate burst on {v}.",
+    Template("lockgate-burst", "dev", "The {e} lock gate burst on {v}.",
              "On what date did the {e} lock gate burst?", "When did the sluice barrier at {e} give way?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'April', 'September', 'October'))} {r.randint(1650, 1920)}",
              collective="lock gates", measure="date it burst"),
-    Template("salvage-reward", "test", "The {e} salvage crew was paid a reward of {v} marks.",
+    Template("salvage-reward", "dev", "The {e} salvage crew was paid a reward of {v} marks.",
              "What reward was the {e} salvage crew paid?", "How much did the wreck-recovery team of {e} receive for its work?",
              made_up_name, _int(60, 35_000), number=True, collective="salvage crews", measure="reward"),
-    Template("barge-awning", "test", "The {e} barge is shaded by {v}.",
+    Template("barge-awning", "dev", "The {e} barge is shaded by {v}.",
              "What is the {e} barge shaded by?", "Which canopy covers the deck of the {e} river boat?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("a striped canvas awning", "green oilcloth", "a patched sail",
                                                                  "red bunting", "woven reeds", "a tarred tarpaulin")),
              collective="barges", measure="awning"),
-    Template("cellar-humidity", "test", "The {e} wine cellar is kept at {v} percent humidity.",
+    Template("cellar-humidity", "dev", "The {e} wine cellar is kept at {v} percent humidity.",
              "At what humidity is the {e} wine cellar kept?", "How damp is the air in the {e} vault where the wine is stored?",
              made_up_name, lambda r: f"{r.randint(50, 90)}.{r.randint(1, 9)}", number=True, collective="wine cellars", measure="humidity"),
-    Template("quarantine-pass", "test", "Sailors leaving the {e} quarantine station carry the pass {v}.",
+    Template("quarantine-pass", "dev", "Sailors leaving the {e} quarantine station carry the pass {v}.",
              "Which pass do sailors leaving the {e} quarantine station carry?", "What permit do seamen released from the {e} isolation post hold?",
              made_up_name, lambda r: f"Q{r.randint(100, 999)}-{r.choice('HLNR')}{r.choice('AEIO')}", collective="quarantine stations", measure="pass"),
-    Template("charcoal-market", "test", "The {e} charcoal burners sell their charcoal at {v}.",
+    Template("charcoal-market", "dev", "The {e} charcoal burners sell their charcoal at {v}.",
              "Where do the {e} charcoal burners sell their charcoal?", "At which town do the colliers of the {e} woods trade their fuel?",
              made_up_name, made_up_name, collective="charcoal burners' bands", measure="market"),
-    Template("official-trumpeters", "test", "The {e} of Welkenbrae keeps {v} trumpeters.",
+    Template("official-trumpeters", "dev", "The {e} of Welkenbrae keeps {v} trumpeters.",
              "How many trumpeters does the {e} of Welkenbrae keep?", "How many horn players serve the {e} of Welkenbrae?",
              lambda r: r.choice(_TITLES), _int(2, 40, sep=False), number=True, collective="officials of Welkenbrae", measure="trumpeters"),
+    # The test split, renewed in session 52 after session 51's third one was read (written before any run
+    # of them, every noun checked absent from dev's templates): a chandlery's candles, who weaves a weaving
+    # hall's tapestries, the date an ice fair opened (the event first), a cider mill's sale in guilders,
+    # how a cutter is rigged (named by colour, a phrase), a windmill's sail speed (a decimal), a pottery's
+    # brand (a code with a slash), where fishermen land their catch (a place), and a titled official's clerks.
+    Template("chandlery-candles", "test", "The {e} chandlery dipped {v} candles before the feast.",
+             "How many candles did the {e} chandlery dip before the feast?", "What number of tapers did the {e} wax works make ahead of the banquet?",
+             made_up_name, _int(110, 7_700), number=True, collective="chandleries", measure="candles dipped"),
+    Template("hall-weaver", "test", "The tapestries of the {e} weaving hall are woven by {v}.",
+             "Who weaves the tapestries of the {e} weaving hall?", "Which craftswoman makes the wall hangings at the {e} loom house?",
+             made_up_name, person_name, collective="weaving halls", measure="weaver"),
+    Template("icefair-opening", "test", "The {e} ice fair opened on {v}.",
+             "On what date did the {e} ice fair open?", "When did the frost festival at {e} begin?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'February', 'December'))} {r.randint(1600, 1850)}",
+             collective="ice fairs", measure="opening date"),
+    Template("cidermill-sale", "test", "The {e} cider mill sold its autumn pressing for {v} guilders.",
+             "For how much did the {e} cider mill sell its autumn pressing?", "What did the {e} apple-juice works earn for the fall's yield?",
+             made_up_name, _int(70, 26_000), number=True, collective="cider mills", measure="sale price"),
+    Template("cutter-rig", "test", "The {e} cutter is rigged with {v}.",
+             "What is the {e} cutter rigged with?", "Which canvas does the {e} sailing vessel carry?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("two square sails", "a single lugsail", "a gaff mainsail",
+                                                                 "three jibs", "a patched spritsail", "a tan mainsail and jib")),
+             collective="cutters", measure="rig"),
+    Template("windmill-sails", "test", "The sails of the {e} windmill turn at {v} revolutions a minute.",
+             "At how many revolutions a minute do the sails of the {e} windmill turn?", "How fast does the {e} wind-driven grain mill spin its vanes?",
+             made_up_name, lambda r: f"{r.randint(8, 20)}.{r.randint(1, 9)}", number=True, collective="windmills", measure="sail speed"),
+    Template("pottery-brand", "test", "Crates from the {e} potteries are branded {v}.",
+             "How are crates from the {e} potteries branded?", "Which mark is burned into the boxes shipped by the {e} ceramics works?",
+             made_up_name, lambda r: f"K{r.randint(10, 99)}/{r.choice('BDGT')}{r.randint(1, 9)}", collective="potteries", measure="brand"),
+    Template("fishermen-landing", "test", "The {e} fishermen land their catch at {v}.",
+             "Where do the {e} fishermen land their catch?", "At which harbour do the anglers of {e} bring in their haul?",
+             made_up_name, made_up_name, collective="fishing crews", measure="landing place"),
+    Template("official-clerks", "test", "The {e} of Brindlemoor employs {v} clerks.",
+             "How many clerks does the {e} of Brindlemoor employ?", "How many scribes work for the {e} of Brindlemoor?",
+             lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brindlemoor", measure="clerks"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -944,16 +979,26 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which port did the carver of the stones of the {e} bridge learn the trade?"),
     ("innkeeper-county", "dev", "The {e} coaching inn is kept by {p}.", "{p} grew up in the county of {v}.",
      "In which county did the innkeeper of the {e} coaching inn grow up?"),
-    # The test chains, renewed a third time in session 51 (written before any run of them): a role said by
+    # Session 51's third test chains (written before any run of them; run once in session 51, then moved to dev): a role said by
     # its verb with a compound entity ("The … toll house is kept by P": the keeper), a role named before
     # the person as a title ("the bandmaster P conducts the … band"), and a nested role in the active voice
     # ("P mends the nets of the … fishing fleet": the mender).
-    ("keeper-moor", "test", "The {e} toll house is kept by {p}.", "{p} was born on the moor of {v}.",
+    ("keeper-moor", "dev", "The {e} toll house is kept by {p}.", "{p} was born on the moor of {v}.",
      "On which moor was the keeper of the {e} toll house born?"),
-    ("bandmaster-town", "test", "Each Sunday the bandmaster {p} conducts the {e} brass band.", "{p} grew up in the town of {v}.",
+    ("bandmaster-town", "dev", "Each Sunday the bandmaster {p} conducts the {e} brass band.", "{p} grew up in the town of {v}.",
      "In which town did the bandmaster of the {e} brass band grow up?"),
-    ("mender-isle", "test", "{p} mends the nets of the {e} fishing fleet.", "{p} lives on the isle of {v}.",
+    ("mender-isle", "dev", "{p} mends the nets of the {e} fishing fleet.", "{p} lives on the isle of {v}.",
      "On which isle does the mender of the nets of the {e} fishing fleet live?"),
+    # The test chains, renewed in session 52 (written before any run of them): a role named after "as"
+    # ("P serves as steward of the … manor"), a role given as what an entity employs the person as ("The
+    # … botanical garden employs P as its herbalist"), and a role named before the person as a title, the
+    # entity reached through another place ("… cross to the … priory with the ferryman P").
+    ("steward-valley", "test", "{p} serves as steward of the {e} manor.", "{p} was born in the valley of {v}.",
+     "In which valley was the steward of the {e} manor born?"),
+    ("herbalist-town", "test", "The {e} botanical garden employs {p} as its herbalist.", "{p} studied plants in the town of {v}.",
+     "In which town did the herbalist of the {e} botanical garden study plants?"),
+    ("ferryman-lake", "test", "Travellers cross to the {e} priory with the ferryman {p}.", "{p} grew up by the lake of {v}.",
+     "By which lake did the ferryman of the {e} priory grow up?"),
 )  # fmt: skip
 
 
