@@ -788,41 +788,77 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-trumpeters", "dev", "The {e} of Welkenbrae keeps {v} trumpeters.",
              "How many trumpeters does the {e} of Welkenbrae keep?", "How many horn players serve the {e} of Welkenbrae?",
              lambda r: r.choice(_TITLES), _int(2, 40, sep=False), number=True, collective="officials of Welkenbrae", measure="trumpeters"),
-    # The test split, renewed in session 52 after session 51's third one was read (written before any run
-    # of them, every noun checked absent from dev's templates): a chandlery's candles, who weaves a weaving
+    # Session 52's test split (written before any run of them, every noun checked absent from dev's
+    # templates; run once in session 52, then moved to dev): a chandlery's candles, who weaves a weaving
     # hall's tapestries, the date an ice fair opened (the event first), a cider mill's sale in guilders,
     # how a cutter is rigged (named by colour, a phrase), a windmill's sail speed (a decimal), a pottery's
     # brand (a code with a slash), where fishermen land their catch (a place), and a titled official's clerks.
-    Template("chandlery-candles", "test", "The {e} chandlery dipped {v} candles before the feast.",
+    Template("chandlery-candles", "dev", "The {e} chandlery dipped {v} candles before the feast.",
              "How many candles did the {e} chandlery dip before the feast?", "What number of tapers did the {e} wax works make ahead of the banquet?",
              made_up_name, _int(110, 7_700), number=True, collective="chandleries", measure="candles dipped"),
-    Template("hall-weaver", "test", "The tapestries of the {e} weaving hall are woven by {v}.",
+    Template("hall-weaver", "dev", "The tapestries of the {e} weaving hall are woven by {v}.",
              "Who weaves the tapestries of the {e} weaving hall?", "Which craftswoman makes the wall hangings at the {e} loom house?",
              made_up_name, person_name, collective="weaving halls", measure="weaver"),
-    Template("icefair-opening", "test", "The {e} ice fair opened on {v}.",
+    Template("icefair-opening", "dev", "The {e} ice fair opened on {v}.",
              "On what date did the {e} ice fair open?", "When did the frost festival at {e} begin?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'February', 'December'))} {r.randint(1600, 1850)}",
              collective="ice fairs", measure="opening date"),
-    Template("cidermill-sale", "test", "The {e} cider mill sold its autumn pressing for {v} guilders.",
+    Template("cidermill-sale", "dev", "The {e} cider mill sold its autumn pressing for {v} guilders.",
              "For how much did the {e} cider mill sell its autumn pressing?", "What did the {e} apple-juice works earn for the fall's yield?",
              made_up_name, _int(70, 26_000), number=True, collective="cider mills", measure="sale price"),
-    Template("cutter-rig", "test", "The {e} cutter is rigged with {v}.",
+    Template("cutter-rig", "dev", "The {e} cutter is rigged with {v}.",
              "What is the {e} cutter rigged with?", "Which canvas does the {e} sailing vessel carry?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("two square sails", "a single lugsail", "a gaff mainsail",
                                                                  "three jibs", "a patched spritsail", "a tan mainsail and jib")),
              collective="cutters", measure="rig"),
-    Template("windmill-sails", "test", "The sails of the {e} windmill turn at {v} revolutions a minute.",
+    Template("windmill-sails", "dev", "The sails of the {e} windmill turn at {v} revolutions a minute.",
              "At how many revolutions a minute do the sails of the {e} windmill turn?", "How fast does the {e} wind-driven grain mill spin its vanes?",
              made_up_name, lambda r: f"{r.randint(8, 20)}.{r.randint(1, 9)}", number=True, collective="windmills", measure="sail speed"),
-    Template("pottery-brand", "test", "Crates from the {e} potteries are branded {v}.",
+    Template("pottery-brand", "dev", "Crates from the {e} potteries are branded {v}.",
              "How are crates from the {e} potteries branded?", "Which mark is burned into the boxes shipped by the {e} ceramics works?",
              made_up_name, lambda r: f"K{r.randint(10, 99)}/{r.choice('BDGT')}{r.randint(1, 9)}", collective="potteries", measure="brand"),
-    Template("fishermen-landing", "test", "The {e} fishermen land their catch at {v}.",
+    Template("fishermen-landing", "dev", "The {e} fishermen land their catch at {v}.",
              "Where do the {e} fishermen land their catch?", "At which harbour do the anglers of {e} bring in their haul?",
              made_up_name, made_up_name, collective="fishing crews", measure="landing place"),
-    Template("official-clerks", "test", "The {e} of Brindlemoor employs {v} clerks.",
+    Template("official-clerks", "dev", "The {e} of Brindlemoor employs {v} clerks.",
              "How many clerks does the {e} of Brindlemoor employ?", "How many scribes work for the {e} of Brindlemoor?",
              lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brindlemoor", measure="clerks"),
+    # The test split, renewed in session 52 after its first one was read (written before any run of them,
+    # every noun checked absent from dev's templates): a smelter's copper ingots, who audits an orphanage's
+    # accounts, the date a dyke was breached (the event first), what kennels were sold for in thalers, what
+    # a kite is strung with (named by colour, a phrase), how pure an assay office found the silver (a
+    # decimal), a saddlery's maker's mark (a code), where woodcutters haul their logs (a place), and a
+    # titled official's lamplighters.
+    Template("smelter-ingots", "test", "The {e} smelter poured {v} ingots of copper last year.",
+             "How many ingots of copper did the {e} smelter pour last year?", "What number of metal bars did the {e} ore works cast last year?",
+             made_up_name, _int(140, 9_300), number=True, collective="smelters", measure="ingots poured"),
+    Template("orphanage-auditor", "test", "The accounts of the {e} orphanage are audited by {v}.",
+             "Who audits the accounts of the {e} orphanage?", "Which bookkeeper checks the books of the {e} children's home?",
+             made_up_name, person_name, collective="orphanages", measure="auditor"),
+    Template("dyke-breach", "test", "The {e} dyke was breached on {v}.",
+             "On what date was the {e} dyke breached?", "When did the {e} sea wall give way?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('May', 'July', 'November'))} {r.randint(1500, 1800)}",
+             collective="dykes", measure="date of the breach"),
+    Template("kennels-sale", "test", "The {e} kennels were sold for {v} thalers.",
+             "For how much were the {e} kennels sold?", "What price did the {e} hound stables fetch?",
+             made_up_name, _int(80, 31_000), number=True, collective="kennels", measure="sale price"),
+    Template("kite-string", "test", "The {e} kite is strung with {v}.",
+             "What is the {e} kite strung with?", "What line holds the {e} paper flyer?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("waxed linen thread", "braided horsehair", "a silk cord",
+                                                                 "hemp twine", "fine copper wire", "gut string")),
+             collective="kites", measure="string"),
+    Template("assay-purity", "test", "The {e} assay office found the silver {v} percent pure.",
+             "How pure did the {e} assay office find the silver?", "What fineness did the {e} metal testers report for the silver?",
+             made_up_name, lambda r: f"{r.randint(80, 99)}.{r.randint(1, 9)}", number=True, collective="assay offices", measure="purity"),
+    Template("saddlery-mark", "test", "Saddles from the {e} saddlery carry the maker's mark {v}.",
+             "Which maker's mark do saddles from the {e} saddlery carry?", "What stamp is pressed into the leather seats made by the {e} tack shop?",
+             made_up_name, lambda r: f"S{r.randint(1, 9)}{r.choice('XYZ')}-{r.randint(10, 99)}", collective="saddleries", measure="maker's mark"),
+    Template("woodcutters-haul", "test", "The {e} woodcutters haul their logs to {v}.",
+             "Where do the {e} woodcutters haul their logs?", "To which town do the foresters of {e} drag their timber?",
+             made_up_name, made_up_name, collective="woodcutters' gangs", measure="destination"),
+    Template("official-lamplighters", "test", "The {e} of Ostravel keeps {v} lamplighters.",
+             "How many lamplighters does the {e} of Ostravel keep?", "How many men light the street lamps for the {e} of Ostravel?",
+             lambda r: r.choice(_TITLES), _int(2, 50, sep=False), number=True, collective="officials of Ostravel", measure="lamplighters"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -989,16 +1025,26 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which town did the bandmaster of the {e} brass band grow up?"),
     ("mender-isle", "dev", "{p} mends the nets of the {e} fishing fleet.", "{p} lives on the isle of {v}.",
      "On which isle does the mender of the nets of the {e} fishing fleet live?"),
-    # The test chains, renewed in session 52 (written before any run of them): a role named after "as"
+    # Session 52's test chains (written before any run of them; run once in session 52, then moved to dev): a role named after "as"
     # ("P serves as steward of the … manor"), a role given as what an entity employs the person as ("The
     # … botanical garden employs P as its herbalist"), and a role named before the person as a title, the
     # entity reached through another place ("… cross to the … priory with the ferryman P").
-    ("steward-valley", "test", "{p} serves as steward of the {e} manor.", "{p} was born in the valley of {v}.",
+    ("steward-valley", "dev", "{p} serves as steward of the {e} manor.", "{p} was born in the valley of {v}.",
      "In which valley was the steward of the {e} manor born?"),
-    ("herbalist-town", "test", "The {e} botanical garden employs {p} as its herbalist.", "{p} studied plants in the town of {v}.",
+    ("herbalist-town", "dev", "The {e} botanical garden employs {p} as its herbalist.", "{p} studied plants in the town of {v}.",
      "In which town did the herbalist of the {e} botanical garden study plants?"),
-    ("ferryman-lake", "test", "Travellers cross to the {e} priory with the ferryman {p}.", "{p} grew up by the lake of {v}.",
+    ("ferryman-lake", "dev", "Travellers cross to the {e} priory with the ferryman {p}.", "{p} grew up by the lake of {v}.",
      "By which lake did the ferryman of the {e} priory grow up?"),
+    # The test chains, renewed in session 52 after its first ones were read (written before any run of
+    # them): a role said by its verb in the passive, the verb's root the role ("Meals at the … workhouse are
+    # cooked by P": the cook), a role in apposition ("P, beekeeper of the … rectory, sold …"), and a
+    # role as a possessive's noun ("The … vicarage's sexton is P").
+    ("cook-village", "test", "Meals at the {e} workhouse are cooked by {p}.", "{p} was born in the village of {v}.",
+     "In which village was the cook of the {e} workhouse born?"),
+    ("beekeeper-county", "test", "{p}, beekeeper of the {e} rectory, sold honey at the fair.", "{p} grew up in the county of {v}.",
+     "In which county did the beekeeper of the {e} rectory grow up?"),
+    ("sexton-hamlet", "test", "The {e} vicarage's sexton is {p}.", "{p} was schooled in the hamlet of {v}.",
+     "In which hamlet was the sexton of the {e} vicarage schooled?"),
 )  # fmt: skip
 
 
