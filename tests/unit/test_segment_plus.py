@@ -357,4 +357,30 @@ def test_a_note_naming_the_asked_entity_survives_when_the_filter_removes_every_n
     assert "41.1" in out.answer and "77.6" not in out.answer, (out.answer, out.stats.notes)
     assert any("the embedder reads" in n for n in out.stats.notes), out.stats.notes
     assert [c.reason for c in out.chunks if c.status == "filtered"] == [LABELLED_REMOVE]
-    assert any("labelled every note Remove; kept the 1" in n for n in out.stats.notes)
+    assert any(
+        "no note the filter kept names what the question asks about; kept the 1" in n for n in out.stats.notes
+    )
+
+
+def test_a_note_naming_the_asked_entity_survives_when_the_filter_keeps_only_a_look_alikes() -> None:
+    """Session 51's third test split (dev since): the filter kept the note quoting a look-alike's sentence
+    and removed the one quoting the asked entity's; the answer layer refused the look-alike, silent."""
+    fact, lookalike = "The Pevcor dam stands 41.1 metres tall.", "The Wexul dam stands 77.6 metres tall."
+    question = "What is the height of the Pevcor barrage?"
+    document = planted(30_000, fact=lookalike) + "\n\n" + planted(30_000, fact=fact)
+
+    def evidence(text: str) -> list[str]:
+        flat = " ".join(text.split())
+        return [s for s in (fact, lookalike) if s in flat]
+
+    def keep(note: str) -> bool:  # the filter keeps the look-alike's note only
+        return "Wexul" in note
+
+    model = ScriptedChatModel(responder=scripted(evidence=evidence, keep=keep))
+    graph = build_strategy("segment-plus", BundledEmbedder(model))
+    context = {**SMALL, **ANY_RELEVANCE, "verify_answers": "embedding"}
+    out = GraphOutput.model_validate(
+        graph.invoke({"question": question, "document": document}, context=context)
+    )
+    assert "41.1" in out.answer and "77.6" not in out.answer, (out.answer, out.stats.notes)
+    assert any("no note the filter kept names what the question asks about" in n for n in out.stats.notes)
