@@ -40,6 +40,7 @@ from longgraph.nodes.answer_support import (
     asked_of,
     capitalised_runs,
     chain_links,
+    holder_among,
     judge_answer,
     outermost_link,
     says_who,
@@ -222,6 +223,7 @@ async def _bridge(
                 and content_stems(name) <= said | sentence.stems
                 and content_stems(name) & said
             ]
+            new = holder_among(here, sentence.text, new)
             if len(new) != 1:
                 seen.append(f"{sentence.text!r} gives {len(new)} new names")
                 continue

@@ -163,6 +163,26 @@ def test_a_chains_first_step_is_no_answer_when_the_entity_is_named_by_two_nouns(
     assert judge_answer("Talbren", chain, question).kind == "extractive"
 
 
+def test_the_verb_a_question_ends_on_is_not_read_as_the_entitys_word() -> None:
+    """ "On what date did the Athtal lock gate burst?" over "The Athtal lock gate burst on …": the
+    sentence continues the name as the question does, with the verb. Read as the gate's own word, it left
+    "date" the only word asked, and the words could not confirm the right sentence (session 51's third
+    test split, dev since). Asked with "is", the same continuation is the entity's ("coaching inn")."""
+    from longgraph.nodes.answer_support import continued_names
+
+    sentence = "The Athtal lock gate burst on 8 September 1656."
+    assert "burst" not in continued_names("On what date did the Athtal lock gate burst?", [sentence])
+    judged = judge_answer(
+        "8 September 1656", [_note(sentence)], "On what date did the Athtal lock gate burst?"
+    )
+    assert judged.kind == "extractive" and not judged.unconfirmed, judged
+    inn = "The Halwex coaching inn is kept by Ilka Athvinsar."
+    assert "inn" in continued_names("Who keeps the Halwex coaching inn?", [inn])
+    assert "inn" in continued_names(
+        "In which county did the innkeeper of the Halwex coaching inn grow up?", [inn]
+    )
+
+
 def _note(text: str, start: int = 0) -> Note:
     return Note(
         sources=[0],
@@ -401,6 +421,43 @@ def test_who_a_sentence_says_the_linked_entity_is() -> None:
         assert not says_who(steward, listed, "Ysolde Lenvar"), listed
     (founder,) = chain_links(QUESTION)
     assert says_who(founder, "The Quirel guild was founded by Ilka Lenhal.", "Ilka Lenhal")
+
+
+def test_a_sentence_giving_the_role_as_a_title_or_by_serves_as_says_who_holds_it() -> None:
+    """Session 52's held-out chains: "… with the ferryman Casimir Lensartris" names "Travellers" too (a
+    sentence starts with a capital), and "Ilka Lenhal serves as steward of …" says "is" in other words.
+    Both were silent: two new names, or no word saying the role outside the entity's phrase."""
+    from longgraph.nodes.answer_support import holder_among, says_who
+
+    (ferryman,) = chain_links("By which lake did the ferryman of the Quibren priory grow up?")
+    sentence = "Travellers cross to the Quibren priory with the ferryman Casimir Lensartris."
+    assert holder_among(ferryman, sentence, ["Travellers", "Casimir Lensartris"]) == ["Casimir Lensartris"]
+    assert says_who(ferryman, sentence, "Casimir Lensartris")
+    # Two names given the title, or none: the sentence does not single one out.
+    both = "The ferryman Bram Lolo and the ferryman Casimir Lensartris cross to the Quibren priory."
+    assert holder_among(ferryman, both, ["Bram Lolo", "Casimir Lensartris"]) == [
+        "Bram Lolo",
+        "Casimir Lensartris",
+    ]
+    (steward,) = chain_links("In which valley was the steward of the Pevhal manor born?")
+    assert says_who(steward, "Ilka Lenhal serves as steward of the Pevhal manor.", "Ilka Lenhal")
+    assert says_who(steward, "Ilka Lenhal acted as the steward of the Pevhal manor.", "Ilka Lenhal")
+    assert not says_who(steward, "Ilka Lenhal dined with the steward of the Pevhal manor.", "Ilka Lenhal")
+    assert not says_who(steward, "Ilka Lenhal serves the steward of the Pevhal manor.", "Ilka Lenhal")
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        ("Travellers cross to the Quibren priory with the ferryman Casimir Lensartris.",
+         "Casimir Lensartris grew up by the lake of Pevmar."),
+        ("Each Sunday the ferryman Casimir Lensartris rows to the Quibren priory.",
+         "Casimir Lensartris grew up by the lake of Pevmar."),
+    ],
+)  # fmt: skip
+def test_a_chain_through_a_role_given_as_a_title_is_followed(facts: tuple[str, str]) -> None:
+    result, _ = run("mapreduce", "By which lake did the ferryman of the Quibren priory grow up?", facts)
+    assert "Pevmar" in result.answer and result.supported, (result.answer, result.stats.notes)
 
 
 def test_an_entity_of_several_nouns_is_replaced_whole() -> None:
