@@ -346,6 +346,38 @@ def test_a_count_is_of_the_sentences_naming_what_is_counted_not_of_every_sentenc
     assert judge_answer("5", notes, question).kind == "none"
 
 
+CREWS = [
+    "The Brenathath fishermen land their catch at Varcor.",
+    "The Nevcorpev fishermen land their catch at Sarmisbren.",
+    "The Ulsar fishermen land their catch at Trismartris.",
+    "The Lenmarul fishermen land their catch at Sartrismar.",
+    "The Zenwexcor fishermen land their catch at Zenqui.",
+]
+
+
+def test_a_count_whose_items_never_use_its_noun_is_of_the_sentences_saying_the_same_of_each() -> None:
+    """Session 52's first test split, the scripted capable reader at 8,192: PECAN's passages for "For how
+    many fishing crews does the text give the landing place?" held the five sentences, each with its
+    neighbours ("The only place to look was …"); none says "crew", and the count of 5 was refused. The
+    five say the same of different names: those are the items. A wrong count still is refused, and two
+    sets of equal size leave nothing to count."""
+    question = "For how many fishing crews does the text give the landing place?"
+    filler = [
+        _quote("There was no Internet then. The only place to look was in the chain bookstore.", 900),
+        _quote(
+            "Some investment firms seem able to grow revenues without growing the number of employees.", 950
+        ),
+    ]
+    notes = [*(_quote(c, 100 * i) for i, c in enumerate(CREWS)), *filler]
+    judged = judge_answer("5", notes, question)
+    assert judged.kind == "derived", judged
+    assert sorted(q.text for q in judged.quotes) == sorted(CREWS)
+    assert judge_answer("4", notes, question).kind == "none"
+    boats = ["The Ulsar boatmen land their boats at Lenqui.", "The Osk boatmen land their boats at Varth."]
+    tied = [_quote(t, 100 * i) for i, t in enumerate([*CREWS[:2], *boats])]
+    assert judge_answer("2", tied, question).kind == "none"
+
+
 def test_a_count_rests_on_the_items_not_on_a_footnote_that_holds_its_number() -> None:
     """Measured with the scripted capable reader: PECAN's count of 3 ferries was grounded on "[3] How many
     times ...", a footnote tied to the question by "time" alone, and refused at the end. A count of the
