@@ -423,6 +423,25 @@ def test_who_a_sentence_says_the_linked_entity_is() -> None:
     assert says_who(founder, "The Quirel guild was founded by Ilka Lenhal.", "Ilka Lenhal")
 
 
+def test_a_bridge_the_words_say_needs_no_reading() -> None:
+    """Session 52's first test split, SmolLM2-135M: asked "What is the name of the steward of the Pevhal
+    manor?" over "Ilka Lenhal serves as steward of the Pevhal manor.", it answered "Lena Lenhal", which
+    grounding refuses, in every strategy. The sentence says who the steward is: the bridge is taken from
+    it with no call, and only the question about Ilka Lenhal is read."""
+    question = "In which valley was the steward of the Pevhal manor born?"
+    facts = (
+        "Ilka Lenhal serves as steward of the Pevhal manor.",
+        "Ilka Lenhal was born in the valley of Vintalath.",
+    )
+    result, model = run("mapreduce", question, facts)
+    assert "Vintalath" in result.answer and result.support == "derived", (result.answer, result.stats.notes)
+    asked = {extract_question_and_text(list(c["messages"]))[0] for c in model.calls}
+    assert "What is the name of the steward of the Pevhal manor?" not in asked, asked
+    assert "In which valley was Ilka Lenhal born?" in asked, asked
+    bridged = [c for c in result.chunks if c.reason and "in the text's own words" in c.reason]
+    assert len(bridged) == 1, [c.reason for c in result.chunks]
+
+
 def test_a_sentence_giving_the_role_as_a_title_or_by_serves_as_says_who_holds_it() -> None:
     """Session 52's held-out chains: "… with the ferryman Casimir Lensartris" names "Travellers" too (a
     sentence starts with a capital), and "Ilka Lenhal serves as steward of …" says "is" in other words.
