@@ -139,8 +139,8 @@ class PecanState(RunState, total=False):
     yes_count: int
     search_trace: list[SearchStep]
     search_stop: str
+    """Why the search stopped (the patience reached, the bound, the window, nothing left)."""
     search_limits: dict[str, int]
     """``patience`` (0: fixed-k, no Yes/No turn) and ``max_nodes``, from the run's context."""
-    """Why the search stopped (the patience reached, the bound, the window, nothing left)."""
     search_tokens: int
     """Tokens the visited nodes take in the search prompt."""
