@@ -54,6 +54,11 @@ def literal_responder(facts: Sequence[str]) -> Any:
     return respond
 
 
+def _asked(model: ScriptedChatModel) -> set[str]:
+    """The questions the model's calls asked."""
+    return {extract_question_and_text(list(c["messages"]))[0] for c in model.calls}
+
+
 def run(strategy: str, question: str, facts: Sequence[str]) -> tuple[GraphOutput, ScriptedChatModel]:
     model = ScriptedChatModel(responder=literal_responder(facts))
     graph = build_strategy(strategy, FakeProvider(model))
@@ -435,7 +440,7 @@ def test_a_bridge_the_words_say_needs_no_reading() -> None:
     )
     result, model = run("mapreduce", question, facts)
     assert "Vintalath" in result.answer and result.support == "derived", (result.answer, result.stats.notes)
-    asked = {extract_question_and_text(list(c["messages"]))[0] for c in model.calls}
+    asked = _asked(model)
     assert "What is the name of the steward of the Pevhal manor?" not in asked, asked
     assert "In which valley was Ilka Lenhal born?" in asked, asked
     bridged = [c for c in result.chunks if c.reason and "in the text's own words" in c.reason]
@@ -490,7 +495,7 @@ def test_an_entity_of_several_nouns_is_replaced_whole() -> None:
     )
     result, model = run("mapreduce", question, facts)
     assert "Varpev" in result.answer and result.support == "derived", (result.answer, result.stats.notes)
-    asked = {extract_question_and_text(list(c["messages"]))[0] for c in model.calls}
+    asked = _asked(model)
     assert "What is the name of the dog owned by Leocadia Dordorsar?" in asked, asked
 
 

@@ -334,26 +334,34 @@ def test_text_mode_notes_follow_the_labelled_protocol() -> None:
     assert [e.verified for e in out.evidence] == [True]
 
 
+DAM, LOOK_ALIKE_DAM = "The Pevcor dam stands 41.1 metres tall.", "The Wexul dam stands 77.6 metres tall."
+
+
+def _dam_run(keep: Callable[[str], bool]) -> GraphOutput:
+    """ "What is the height of the Pevcor barrage?" over the Pevcor dam's sentence and a look-alike's,
+    each note labelled by ``keep``. The sentence shares only the name with the question (dam for
+    barrage, tall for height): the words cannot tell it from another thing named Pevcor, so the bundled
+    embedder confirms it, as with SmolLM2."""
+    document = planted(30_000, fact=LOOK_ALIKE_DAM) + "\n\n" + planted(30_000, fact=DAM)
+
+    def evidence(text: str) -> list[str]:
+        flat = " ".join(text.split())
+        return [s for s in (DAM, LOOK_ALIKE_DAM) if s in flat]
+
+    model = ScriptedChatModel(responder=scripted(evidence=evidence, keep=keep))
+    graph = build_strategy("segment-plus", BundledEmbedder(model))
+    context = {**SMALL, **ANY_RELEVANCE, "verify_answers": "embedding"}
+    question = "What is the height of the Pevcor barrage?"
+    return GraphOutput.model_validate(
+        graph.invoke({"question": question, "document": document}, context=context)
+    )
+
+
 def test_a_note_naming_the_asked_entity_survives_when_the_filter_removes_every_note() -> None:
     """Measured with SmolLM2-135M: asked "What is the height of the Pevcor barrage?", the filter labelled
     the one note ("The Pevcor dam stands 41.1 metres tall.") Remove, and the run was silent. When every
     note is labelled Remove, a note naming the asked entity stays; one about a look-alike does not."""
-    fact, lookalike = "The Pevcor dam stands 41.1 metres tall.", "The Wexul dam stands 77.6 metres tall."
-    question = "What is the height of the Pevcor barrage?"
-    document = planted(30_000, fact=lookalike) + "\n\n" + planted(30_000, fact=fact)
-
-    def evidence(text: str) -> list[str]:
-        flat = " ".join(text.split())
-        return [s for s in (fact, lookalike) if s in flat]
-
-    model = ScriptedChatModel(responder=scripted(evidence=evidence, keep=lambda note: False))
-    # Its sentence shares only the name with the question (dam for barrage, tall for height): the words
-    # cannot tell it from another thing named Pevcor, so the bundled embedder confirms it, as with SmolLM2.
-    graph = build_strategy("segment-plus", BundledEmbedder(model))
-    context = {**SMALL, **ANY_RELEVANCE, "verify_answers": "embedding"}
-    out = GraphOutput.model_validate(
-        graph.invoke({"question": question, "document": document}, context=context)
-    )
+    out = _dam_run(keep=lambda note: False)
     assert "41.1" in out.answer and "77.6" not in out.answer, (out.answer, out.stats.notes)
     assert any("the embedder reads" in n for n in out.stats.notes), out.stats.notes
     assert [c.reason for c in out.chunks if c.status == "filtered"] == [LABELLED_REMOVE]
@@ -365,22 +373,6 @@ def test_a_note_naming_the_asked_entity_survives_when_the_filter_removes_every_n
 def test_a_note_naming_the_asked_entity_survives_when_the_filter_keeps_only_a_look_alikes() -> None:
     """Session 51's third test split (dev since): the filter kept the note quoting a look-alike's sentence
     and removed the one quoting the asked entity's; the answer layer refused the look-alike, silent."""
-    fact, lookalike = "The Pevcor dam stands 41.1 metres tall.", "The Wexul dam stands 77.6 metres tall."
-    question = "What is the height of the Pevcor barrage?"
-    document = planted(30_000, fact=lookalike) + "\n\n" + planted(30_000, fact=fact)
-
-    def evidence(text: str) -> list[str]:
-        flat = " ".join(text.split())
-        return [s for s in (fact, lookalike) if s in flat]
-
-    def keep(note: str) -> bool:  # the filter keeps the look-alike's note only
-        return "Wexul" in note
-
-    model = ScriptedChatModel(responder=scripted(evidence=evidence, keep=keep))
-    graph = build_strategy("segment-plus", BundledEmbedder(model))
-    context = {**SMALL, **ANY_RELEVANCE, "verify_answers": "embedding"}
-    out = GraphOutput.model_validate(
-        graph.invoke({"question": question, "document": document}, context=context)
-    )
+    out = _dam_run(keep=lambda note: "Wexul" in note)  # the filter keeps the look-alike's note only
     assert "41.1" in out.answer and "77.6" not in out.answer, (out.answer, out.stats.notes)
     assert any("no note the filter kept names what the question asks about" in n for n in out.stats.notes)
