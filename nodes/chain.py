@@ -234,11 +234,11 @@ async def _bridge(
     verification call is made."""
     seen: list[str] = []
     for note in sorted(notes, key=lambda n: -n.confidence):
-        said = content_stems(note.answer)
+        answered = frozenset(content_stems(note.answer))
         for sentence in sentences_of(note.verified_quotes):
             if not link.names <= sentence.stems:
                 continue
-            said = sentence.stems if in_words else said
+            said = sentence.stems if in_words else answered
             here = spelled_as_in(link, question, sentence.text)
             new = [
                 name
