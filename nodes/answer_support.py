@@ -478,8 +478,9 @@ def states_role(role: str, stems: frozenset[str]) -> bool:
 
 def says_who(link: ChainLink, sentence: str, name: str) -> bool:
     """Whether ``sentence`` says that ``name`` is the linked entity: "The steward of the Zen manor is
-    Ysolde Lenvar" (:func:`names_as_holder`), or the role said outside the words that name the entity ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The
-    portrait of the Duke of Osterlin shows Bram Lolo" only names the portrait)."""
+    Ysolde Lenvar" (:func:`names_as_holder`), or the role said outside the words that name the entity
+    ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The portrait of the Duke of
+    Osterlin shows Bram Lolo" only names the portrait)."""
     if names_as_holder(link, sentence, name):
         return True
     phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))

@@ -16,7 +16,8 @@ height of the Pevcor barrage?", holds half the question's weighted words, and it
 with no note, silent. The same holds when the notes kept name no asked entity: on session 51's third
 test split the one note kept quoted a look-alike's hedges ("the Misosk topiary garden"), the answer layer
 refused it, and the note quoting the Halwexmis garden's sentence had been labelled Remove, silent. A
-note about a look-alike names no asked entity and stays removed; the answer layer judges what is kept. Overrides are said in ``stats.notes``. Measured with the embedded SmolLM2-135M: it labelled the note
+note about a look-alike names no asked entity and stays removed; the answer layer judges what is kept.
+Overrides are said in ``stats.notes``. Measured with the embedded SmolLM2-135M: it labelled the note
 quoting a planted fact Keep in 1 of 12 cases and a note quoting an unrelated sentence Keep in 8 of 12
 — at that size the label carries no signal, while the evidence check does. A capable model's label
 still removes every weakly supported note, as the paper intends.
@@ -116,14 +117,15 @@ async def gather_filter(state: SegmentPlusState, kit: RunKit) -> SegmentPlusStat
             f"the filter labelled {overridden} note(s) Remove whose quotes hold the answer and most of the "
             f"question's words (evidence-based confidence ≥ {STRONG_EVIDENCE:g}): kept them"
         )
-    naming: set[int] = set()
+    rescued: set[int] = set()
     if not any(names_an_asked_entity(n, phrases) for n in kept):
-        naming = {id(n) for n in removed if names_an_asked_entity(n, phrases)}
-    if naming:
-        kept = [n for n in notes if id(n) in naming or any(n is k for k in kept)]
-        removed = [n for n in removed if id(n) not in naming]
+        rescued = {id(n) for n in removed if names_an_asked_entity(n, phrases)}
+    if rescued:
+        staying = rescued | {id(k) for k in kept}
+        kept = [n for n in notes if id(n) in staying]
+        removed = [n for n in removed if id(n) not in rescued]
         decisions.append(
-            f"no note the filter kept names what the question asks about; kept the {len(naming)} labelled "
+            f"no note the filter kept names what the question asks about; kept the {len(rescued)} labelled "
             "Remove whose verified quotes do"
         )
     return {
