@@ -823,42 +823,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-clerks", "dev", "The {e} of Brindlemoor employs {v} clerks.",
              "How many clerks does the {e} of Brindlemoor employ?", "How many scribes work for the {e} of Brindlemoor?",
              lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brindlemoor", measure="clerks"),
-    # The test split, renewed in session 52 after its first one was read (written before any run of them,
-    # every noun checked absent from dev's templates): a smelter's copper ingots, who audits an orphanage's
+    # Session 52's second test split (written before any run of them, every noun checked absent from dev's
+    # templates; run once in session 52, then moved to dev): a smelter's copper ingots, who audits an orphanage's
     # accounts, the date a dyke was breached (the event first), what kennels were sold for in thalers, what
     # a kite is strung with (named by colour, a phrase), how pure an assay office found the silver (a
     # decimal), a saddlery's maker's mark (a code), where woodcutters haul their logs (a place), and a
     # titled official's lamplighters.
-    Template("smelter-ingots", "test", "The {e} smelter poured {v} ingots of copper last year.",
+    Template("smelter-ingots", "dev", "The {e} smelter poured {v} ingots of copper last year.",
              "How many ingots of copper did the {e} smelter pour last year?", "What number of metal bars did the {e} ore works cast last year?",
              made_up_name, _int(140, 9_300), number=True, collective="smelters", measure="ingots poured"),
-    Template("orphanage-auditor", "test", "The accounts of the {e} orphanage are audited by {v}.",
+    Template("orphanage-auditor", "dev", "The accounts of the {e} orphanage are audited by {v}.",
              "Who audits the accounts of the {e} orphanage?", "Which bookkeeper checks the books of the {e} children's home?",
              made_up_name, person_name, collective="orphanages", measure="auditor"),
-    Template("dyke-breach", "test", "The {e} dyke was breached on {v}.",
+    Template("dyke-breach", "dev", "The {e} dyke was breached on {v}.",
              "On what date was the {e} dyke breached?", "When did the {e} sea wall give way?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('May', 'July', 'November'))} {r.randint(1500, 1800)}",
              collective="dykes", measure="date of the breach"),
-    Template("kennels-sale", "test", "The {e} kennels were sold for {v} thalers.",
+    Template("kennels-sale", "dev", "The {e} kennels were sold for {v} thalers.",
              "For how much were the {e} kennels sold?", "What price did the {e} hound stables fetch?",
              made_up_name, _int(80, 31_000), number=True, collective="kennels", measure="sale price"),
-    Template("kite-string", "test", "The {e} kite is strung with {v}.",
+    Template("kite-string", "dev", "The {e} kite is strung with {v}.",
              "What is the {e} kite strung with?", "What line holds the {e} paper flyer?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("waxed linen thread", "braided horsehair", "a silk cord",
                                                                  "hemp twine", "fine copper wire", "gut string")),
              collective="kites", measure="string"),
-    Template("assay-purity", "test", "The {e} assay office found the silver {v} percent pure.",
+    Template("assay-purity", "dev", "The {e} assay office found the silver {v} percent pure.",
              "How pure did the {e} assay office find the silver?", "What fineness did the {e} metal testers report for the silver?",
              made_up_name, lambda r: f"{r.randint(80, 99)}.{r.randint(1, 9)}", number=True, collective="assay offices", measure="purity"),
-    Template("saddlery-mark", "test", "Saddles from the {e} saddlery carry the maker's mark {v}.",
+    Template("saddlery-mark", "dev", "Saddles from the {e} saddlery carry the maker's mark {v}.",
              "Which maker's mark do saddles from the {e} saddlery carry?", "What stamp is pressed into the leather seats made by the {e} tack shop?",
              made_up_name, lambda r: f"S{r.randint(1, 9)}{r.choice('XYZ')}-{r.randint(10, 99)}", collective="saddleries", measure="maker's mark"),
-    Template("woodcutters-haul", "test", "The {e} woodcutters haul their logs to {v}.",
+    Template("woodcutters-haul", "dev", "The {e} woodcutters haul their logs to {v}.",
              "Where do the {e} woodcutters haul their logs?", "To which town do the foresters of {e} drag their timber?",
              made_up_name, made_up_name, collective="woodcutters' gangs", measure="destination"),
-    Template("official-lamplighters", "test", "The {e} of Ostravel keeps {v} lamplighters.",
+    Template("official-lamplighters", "dev", "The {e} of Ostravel keeps {v} lamplighters.",
              "How many lamplighters does the {e} of Ostravel keep?", "How many men light the street lamps for the {e} of Ostravel?",
              lambda r: r.choice(_TITLES), _int(2, 50, sep=False), number=True, collective="officials of Ostravel", measure="lamplighters"),
+    # The test split, renewed a third time in session 52 (written before any run of them and before the
+    # change that followed its second split was made, every noun checked absent from dev's templates): a
+    # bakery's loaves, who mixes an apothecary's tinctures, the date a quay collapsed (the event first),
+    # a bindery's charge in groats, what a pantry is stocked with (named by colour, a phrase), an
+    # optician's lens thickness (a decimal), a shearing shed's bale tag (a code with a point), where
+    # scriveners send their parchments (a place), and a titled official's cobblers.
+    Template("bakery-loaves", "test", "The {e} bakery baked {v} loaves for the wedding.",
+             "How many loaves did the {e} bakery bake for the wedding?", "What number of breads came out of the {e} bread oven for the nuptials?",
+             made_up_name, _int(120, 6_600), number=True, collective="bakeries", measure="loaves baked"),
+    Template("apothecary-mixer", "test", "Tinctures at the {e} apothecary are mixed by {v}.",
+             "Who mixes the tinctures at the {e} apothecary?", "Which chemist prepares the remedies sold by the {e} drug shop?",
+             made_up_name, person_name, collective="apothecaries", measure="tincture mixer"),
+    Template("quay-collapse", "test", "The {e} quay collapsed on {v}.",
+             "On what date did the {e} quay collapse?", "When did the {e} landing stage fall into the water?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'June', 'August'))} {r.randint(1550, 1880)}",
+             collective="quays", measure="date of the collapse"),
+    Template("bindery-charge", "test", "The {e} bindery charged {v} groats for the hymnals.",
+             "How much did the {e} bindery charge for the hymnals?", "What fee did the {e} book-covering workshop ask for the song books?",
+             made_up_name, _int(50, 24_000), number=True, collective="binderies", measure="charge"),
+    Template("pantry-stock", "test", "The {e} pantry is stocked with {v}.",
+             "What is the {e} pantry stocked with?", "Which provisions fill the {e} larder?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("smoked hams", "pickled herring", "jars of plum jam",
+                                                                 "sacks of barley", "wheels of cheese", "dried figs")),
+             collective="pantries", measure="stock"),
+    Template("optician-lenses", "test", "The {e} optician grinds lenses {v} millimetres thick.",
+             "How thick does the {e} optician grind lenses?", "What thickness are the eyeglasses made by the {e} spectacle maker?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="opticians", measure="lens thickness"),
+    Template("shed-bales", "test", "Bales from the {e} shearing shed are tagged {v}.",
+             "How are bales from the {e} shearing shed tagged?", "Which label marks the wool packs leaving the {e} fleece barn?",
+             made_up_name, lambda r: f"W{r.randint(100, 999)}.{r.choice('CFJP')}", collective="shearing sheds", measure="bale tag"),
+    Template("scriveners-parchments", "test", "The {e} scriveners send their parchments to {v}.",
+             "Where do the {e} scriveners send their parchments?", "To which town do the copyists of {e} dispatch their documents?",
+             made_up_name, made_up_name, collective="scriveners' guilds", measure="destination"),
+    Template("official-cobblers", "test", "The {e} of Crosswater retains {v} cobblers.",
+             "How many cobblers does the {e} of Crosswater retain?", "How many shoemakers work for the {e} of Crosswater?",
+             lambda r: r.choice(_TITLES), _int(2, 45, sep=False), number=True, collective="officials of Crosswater", measure="cobblers"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1035,16 +1071,26 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which town did the herbalist of the {e} botanical garden study plants?"),
     ("ferryman-lake", "dev", "Travellers cross to the {e} priory with the ferryman {p}.", "{p} grew up by the lake of {v}.",
      "By which lake did the ferryman of the {e} priory grow up?"),
-    # The test chains, renewed in session 52 after its first ones were read (written before any run of
-    # them): a role said by its verb in the passive, the verb's root the role ("Meals at the … workhouse are
+    # Session 52's second test chains (written before any run of them; run once in session 52, then moved
+    # to dev): a role said by its verb in the passive, the verb's root the role ("Meals at the … workhouse are
     # cooked by P": the cook), a role in apposition ("P, beekeeper of the … rectory, sold …"), and a
     # role as a possessive's noun ("The … vicarage's sexton is P").
-    ("cook-village", "test", "Meals at the {e} workhouse are cooked by {p}.", "{p} was born in the village of {v}.",
+    ("cook-village", "dev", "Meals at the {e} workhouse are cooked by {p}.", "{p} was born in the village of {v}.",
      "In which village was the cook of the {e} workhouse born?"),
-    ("beekeeper-county", "test", "{p}, beekeeper of the {e} rectory, sold honey at the fair.", "{p} grew up in the county of {v}.",
+    ("beekeeper-county", "dev", "{p}, beekeeper of the {e} rectory, sold honey at the fair.", "{p} grew up in the county of {v}.",
      "In which county did the beekeeper of the {e} rectory grow up?"),
-    ("sexton-hamlet", "test", "The {e} vicarage's sexton is {p}.", "{p} was schooled in the hamlet of {v}.",
+    ("sexton-hamlet", "dev", "The {e} vicarage's sexton is {p}.", "{p} was schooled in the hamlet of {v}.",
      "In which hamlet was the sexton of the {e} vicarage schooled?"),
+    # The test chains, renewed a third time in session 52 (written before any run of them): a role the
+    # sentence's verb does not name ("The sails of the … ketch were sewn by P": the sailmaker), a role
+    # after "is the" ("P is the cartwright of the … estate"), and a role in a possessive apposition
+    # ("The … crystal works' glassblower, P, won a prize").
+    ("sailmaker-heath", "test", "The sails of the {e} ketch were sewn by {p}.", "{p} was born on the heath of {v}.",
+     "On which heath was the sailmaker of the {e} ketch born?"),
+    ("cartwright-dale", "test", "{p} is the cartwright of the {e} estate.", "{p} grew up in the dale of {v}.",
+     "In which dale did the cartwright of the {e} estate grow up?"),
+    ("glassblower-glen", "test", "The {e} crystal works' glassblower, {p}, won a prize.", "{p} was raised in the glen of {v}.",
+     "In which glen was the glassblower of the {e} crystal works raised?"),
 )  # fmt: skip
 
 
