@@ -457,6 +457,11 @@ def test_a_sentence_giving_the_role_as_a_title_or_by_serves_as_says_who_holds_it
     sentence = "Travellers cross to the Quibren priory with the ferryman Casimir Lensartris."
     assert holder_among(ferryman, sentence, ["Travellers", "Casimir Lensartris"]) == ["Casimir Lensartris"]
     assert says_who(ferryman, sentence, "Casimir Lensartris")
+    # One capitalised word opening the sentence may be any word: "Meals" is no name beside the cook's.
+    (cook,) = chain_links("In which village was the cook of the Pevhal workhouse born?")
+    meals = "Meals at the Pevhal workhouse are cooked by Ilka Lenhal."
+    assert holder_among(cook, meals, ["Meals", "Ilka Lenhal"]) == ["Ilka Lenhal"]
+    assert says_who(cook, meals, "Ilka Lenhal")
     # Two names given the title, or none: the sentence does not single one out.
     both = "The ferryman Bram Lolo and the ferryman Casimir Lensartris cross to the Quibren priory."
     assert holder_among(ferryman, both, ["Bram Lolo", "Casimir Lensartris"]) == [
@@ -476,6 +481,10 @@ def test_a_sentence_giving_the_role_as_a_title_or_by_serves_as_says_who_holds_it
         ("Travellers cross to the Quibren priory with the ferryman Casimir Lensartris.",
          "Casimir Lensartris grew up by the lake of Pevmar."),
         ("Each Sunday the ferryman Casimir Lensartris rows to the Quibren priory.",
+         "Casimir Lensartris grew up by the lake of Pevmar."),
+        ("Boats to the Quibren priory are rowed by the ferryman Casimir Lensartris.",
+         "Casimir Lensartris grew up by the lake of Pevmar."),
+        ("Pilgrims reach the Quibren priory on a raft poled by Casimir Lensartris, its ferryman.",
          "Casimir Lensartris grew up by the lake of Pevmar."),
     ],
 )  # fmt: skip
