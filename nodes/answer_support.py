@@ -525,10 +525,10 @@ def holder_among(link: ChainLink, sentence: str, names: Sequence[str]) -> list[s
     held = [n for n in names if names_as_holder(link, sentence, n)]
     if len(held) == 1:
         return held
-    # One capitalised word opening the sentence may be any word ("Meals at the Pevhal workhouse are
-    # cooked by Ilka Lenhal"); a name of two words, or one inside the sentence, is a name.
-    first = WORD.search(sentence)
-    named = [n for n in names if " " in n or first is None or first.group(0) != n]
+    # A capitalised word opening the sentence may be any word ("Meals at the Pevhal workhouse are cooked
+    # by Ilka Lenhal"); a proper name has a capitalised word inside the sentence (:func:`names_in`).
+    proper = names_in(sentence)
+    named = [n for n in names if content_stems(n) & proper]
     return named if len(named) == 1 else list(names)
 
 
@@ -1438,7 +1438,7 @@ def judge_answer(
     groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]
     numbered = has_numbers(answer, question)
     noun = items_asked_for(question)
-    items = _item_sentences(question, noun, pool) if noun else []
+    items = _item_sentences(question, noun, pool, wanted) if noun else []
     derivations = Asked(counts=noun is not None, combines=asks_to_combine(question), items=len(items))
     unexplained = unexplained_numbers(answer, question, groups, derivations) if numbered else []
     if unexplained:
@@ -1587,14 +1587,16 @@ def _resting(
     return [s for s in holding or sentences if bears(s)]
 
 
-def _item_sentences(question: str, noun: str, pool: Sequence[_Sentence]) -> list[_Sentence]:
+def _item_sentences(
+    question: str, noun: str, pool: Sequence[_Sentence], wanted: frozenset[str]
+) -> list[_Sentence]:
     """The sentences naming the kind of item a question counts or lists: those holding the names that
     place the items, when the question places them ("officials of Varnholm": the planted sentences say
     "The Bailiff of Varnholm owns …", never "official", and an essay's "officials" are no Varnholm's);
     else those holding its noun ("vault")."""
     placing = names_placing(question, noun)
     named = [s for s in _dedupe_sentences(pool) if (placing <= s.stems if placing else noun in s.stems)]
-    return named or parallel_sentences(pool, question_words(question))
+    return named or parallel_sentences(pool, wanted)
 
 
 def parallel_sentences(pool: Sequence[_Sentence], wanted: frozenset[str]) -> list[_Sentence]:

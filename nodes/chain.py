@@ -53,7 +53,7 @@ from longgraph.nodes.answer_support import (
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words, stem
-from longgraph.nodes.passages import Found, best_passage, passage_note, read_each
+from longgraph.nodes.passages import Found, best_passage, found_note, read_each
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import chunk_read
 from longgraph.nodes.verify import confirmed, verifier_for, verify_answer
@@ -132,16 +132,13 @@ def _passages(
     return [(chunk, best) for _, _, chunk, best in found[:PASSAGES_PER_HOP]]
 
 
-def _passage_notes(
-    passages: Sequence[tuple[Chunk, Found]], documents: Sequence[DocumentIn], step: str
-) -> list[Note]:
+def _passage_notes(passages: Sequence[tuple[Chunk, Found]], documents: Sequence[DocumentIn]) -> list[Note]:
     """Each passage as a note of its own words (no answer): where the words alone say who holds the role
     ("Ilka Lenhal serves as steward of the Pevhal manor", :func:`says_who`), the bridge needs no reading.
     Measured with SmolLM2-135M on session 52's first test split: asked "What is the name of the steward
     of the Pevhal manor?" over that sentence, it answered "Lena Lenhal" in every strategy, a misspelt name
     that grounding refuses, and the chain was silent."""
-    wanted = question_words(step)
-    return [n for chunk, _ in passages if (n := passage_note(chunk, documents, wanted, min_relevance=0.0))]
+    return [found_note(found, chunk.id, documents) for chunk, found in passages]
 
 
 @dataclass(frozen=True)
@@ -285,7 +282,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
         return attempt
     spent: list[Usage] = []
     bridge = await _bridge(
-        kit, link, _passage_notes(passages, documents, step), step, question, spent, in_words=True
+        kit, link, _passage_notes(passages, documents), step, question, spent, in_words=True
     )
     if isinstance(bridge, _Bridge):
         said = ChunkOutcome(

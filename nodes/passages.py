@@ -185,10 +185,16 @@ def passage_note(
     found = best_passage(chunk, documents, wanted, weights)
     if found is None or found.relevance <= 0.0 or found.relevance < min_relevance:
         return None
-    span, relevance = found.span, found.relevance
-    confidence = confidence_of(1.0, relevance, None)
+    return found_note(found, chunk.id, documents)
+
+
+def found_note(found: Found, chunk_id: int, documents: Sequence[DocumentIn]) -> Note:
+    """A found passage as a note of that quote alone (the text's own words, no answer)."""
+    confidence = confidence_of(1.0, found.relevance, None)
     return Note(
-        sources=[chunk.id], quotes=[evidence_of(span, chunk.id, documents, confidence)], confidence=confidence
+        sources=[chunk_id],
+        quotes=[evidence_of(found.span, chunk_id, documents, confidence)],
+        confidence=confidence,
     )
 
 
