@@ -859,42 +859,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-lamplighters", "dev", "The {e} of Ostravel keeps {v} lamplighters.",
              "How many lamplighters does the {e} of Ostravel keep?", "How many men light the street lamps for the {e} of Ostravel?",
              lambda r: r.choice(_TITLES), _int(2, 50, sep=False), number=True, collective="officials of Ostravel", measure="lamplighters"),
-    # The test split, renewed a third time in session 52 (written before any run of them and before the
-    # change that followed its second split was made, every noun checked absent from dev's templates): a
-    # bakery's loaves, who mixes an apothecary's tinctures, the date a quay collapsed (the event first),
-    # a bindery's charge in groats, what a pantry is stocked with (named by colour, a phrase), an
-    # optician's lens thickness (a decimal), a shearing shed's bale tag (a code with a point), where
-    # scriveners send their parchments (a place), and a titled official's cobblers.
-    Template("bakery-loaves", "test", "The {e} bakery baked {v} loaves for the wedding.",
+    # Session 52's third test split (written before any run of them and before the change that followed
+    # its second split was made, every noun checked absent from dev's templates; run once in session 52,
+    # then moved to dev): a bakery's loaves, who mixes an apothecary's tinctures, the date a quay collapsed
+    # (the event first), a bindery's charge in groats, what a pantry is stocked with (named by colour, a
+    # phrase), an optician's lens thickness (a decimal), a shearing shed's bale tag (a code with a point),
+    # where scriveners send their parchments (a place), and a titled official's cobblers.
+    Template("bakery-loaves", "dev", "The {e} bakery baked {v} loaves for the wedding.",
              "How many loaves did the {e} bakery bake for the wedding?", "What number of breads came out of the {e} bread oven for the nuptials?",
              made_up_name, _int(120, 6_600), number=True, collective="bakeries", measure="loaves baked"),
-    Template("apothecary-mixer", "test", "Tinctures at the {e} apothecary are mixed by {v}.",
+    Template("apothecary-mixer", "dev", "Tinctures at the {e} apothecary are mixed by {v}.",
              "Who mixes the tinctures at the {e} apothecary?", "Which chemist prepares the remedies sold by the {e} drug shop?",
              made_up_name, person_name, collective="apothecaries", measure="tincture mixer"),
-    Template("quay-collapse", "test", "The {e} quay collapsed on {v}.",
+    Template("quay-collapse", "dev", "The {e} quay collapsed on {v}.",
              "On what date did the {e} quay collapse?", "When did the {e} landing stage fall into the water?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'June', 'August'))} {r.randint(1550, 1880)}",
              collective="quays", measure="date of the collapse"),
-    Template("bindery-charge", "test", "The {e} bindery charged {v} groats for the hymnals.",
+    Template("bindery-charge", "dev", "The {e} bindery charged {v} groats for the hymnals.",
              "How much did the {e} bindery charge for the hymnals?", "What fee did the {e} book-covering workshop ask for the song books?",
              made_up_name, _int(50, 24_000), number=True, collective="binderies", measure="charge"),
-    Template("pantry-stock", "test", "The {e} pantry is stocked with {v}.",
+    Template("pantry-stock", "dev", "The {e} pantry is stocked with {v}.",
              "What is the {e} pantry stocked with?", "Which provisions fill the {e} larder?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("smoked hams", "pickled herring", "jars of plum jam",
                                                                  "sacks of barley", "wheels of cheese", "dried figs")),
              collective="pantries", measure="stock"),
-    Template("optician-lenses", "test", "The {e} optician grinds lenses {v} millimetres thick.",
+    Template("optician-lenses", "dev", "The {e} optician grinds lenses {v} millimetres thick.",
              "How thick does the {e} optician grind lenses?", "What thickness are the eyeglasses made by the {e} spectacle maker?",
              made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="opticians", measure="lens thickness"),
-    Template("shed-bales", "test", "Bales from the {e} shearing shed are tagged {v}.",
+    Template("shed-bales", "dev", "Bales from the {e} shearing shed are tagged {v}.",
              "How are bales from the {e} shearing shed tagged?", "Which label marks the wool packs leaving the {e} fleece barn?",
              made_up_name, lambda r: f"W{r.randint(100, 999)}.{r.choice('CFJP')}", collective="shearing sheds", measure="bale tag"),
-    Template("scriveners-parchments", "test", "The {e} scriveners send their parchments to {v}.",
+    Template("scriveners-parchments", "dev", "The {e} scriveners send their parchments to {v}.",
              "Where do the {e} scriveners send their parchments?", "To which town do the copyists of {e} dispatch their documents?",
              made_up_name, made_up_name, collective="scriveners' guilds", measure="destination"),
-    Template("official-cobblers", "test", "The {e} of Crosswater retains {v} cobblers.",
+    Template("official-cobblers", "dev", "The {e} of Crosswater retains {v} cobblers.",
              "How many cobblers does the {e} of Crosswater retain?", "How many shoemakers work for the {e} of Crosswater?",
              lambda r: r.choice(_TITLES), _int(2, 45, sep=False), number=True, collective="officials of Crosswater", measure="cobblers"),
+    # The test split, renewed in session 53 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): a tile works' tiles, who guards a
+    # citadel's gates, the date a chapel was consecrated (the event first), what an alehouse was sold for
+    # in sovereigns, what a market stall sells (named by colour, a phrase), how high a balloon rose (a
+    # decimal), the ring code of a pigeon loft's birds (letters then digits), where peddlers carry their
+    # wares (a place), and a titled official's stonemasons.
+    Template("tileworks-tiles", "test", "The {e} tile works fired {v} tiles for the new schoolhouse.",
+             "How many tiles did the {e} tile works fire for the new schoolhouse?", "What number of baked clay slabs did the {e} kiln yard make for the fresh school building?",
+             made_up_name, _int(130, 8_400), number=True, collective="tile works", measure="tiles fired"),
+    Template("citadel-guard", "test", "The gates of the {e} citadel are guarded by {v}.",
+             "Who guards the gates of the {e} citadel?", "Which sentry watches the entrance to the {e} stronghold?",
+             made_up_name, person_name, collective="citadels", measure="gate guard"),
+    Template("chapel-consecration", "test", "The {e} chapel was consecrated on {v}.",
+             "On what date was the {e} chapel consecrated?", "When was the small church at {e} blessed for worship?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'April', 'October'))} {r.randint(1450, 1820)}",
+             collective="chapels", measure="date of consecration"),
+    Template("alehouse-sale", "test", "The {e} alehouse changed hands for {v} sovereigns.",
+             "For how much did the {e} alehouse change hands?", "What price did the {e} beer parlour fetch when it was sold?",
+             made_up_name, _int(60, 19_000), number=True, collective="alehouses", measure="sale price"),
+    Template("stall-goods", "test", "The {e} stall sells {v}.",
+             "What does the {e} stall sell?", "Which goods are offered at the {e} market booth?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("woollen mittens", "tin whistles", "gingerbread men",
+                                                                 "brass buttons", "pewter spoons", "rag dolls")),
+             collective="stalls", measure="goods"),
+    Template("balloon-ascent", "test", "The {e} balloon rose to {v} kilometres above the fields.",
+             "To how many kilometres did the {e} balloon rise?", "What height did the {e} hot-air craft reach over the meadows?",
+             made_up_name, lambda r: f"{r.randint(1, 7)}.{r.randint(1, 9)}", number=True, collective="balloons", measure="height reached"),
+    Template("loft-rings", "test", "Pigeons from the {e} loft wear rings marked {v}.",
+             "Which marking is on the rings worn by pigeons from the {e} loft?", "What code identifies the birds raised in the {e} dovecote?",
+             made_up_name, lambda r: f"{r.choice('BKTV')}{r.choice('DLMS')}{r.randint(100, 999)}", collective="pigeon lofts", measure="ring marking"),
+    Template("peddlers-wares", "test", "The {e} peddlers carry their wares to {v}.",
+             "Where do the {e} peddlers carry their wares?", "To which town do the travelling sellers of {e} bring their goods?",
+             made_up_name, made_up_name, collective="peddlers' bands", measure="destination"),
+    Template("official-stonemasons", "test", "The {e} of Ketterfold pays {v} stonemasons.",
+             "How many stonemasons does the {e} of Ketterfold pay?", "How many builders in stone work for the {e} of Ketterfold?",
+             lambda r: r.choice(_TITLES), _int(2, 55, sep=False), number=True, collective="officials of Ketterfold", measure="stonemasons"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1081,16 +1117,27 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which county did the beekeeper of the {e} rectory grow up?"),
     ("sexton-hamlet", "dev", "The {e} vicarage's sexton is {p}.", "{p} was schooled in the hamlet of {v}.",
      "In which hamlet was the sexton of the {e} vicarage schooled?"),
-    # The test chains, renewed a third time in session 52 (written before any run of them): a role the
-    # sentence's verb does not name ("The sails of the … ketch were sewn by P": the sailmaker), a role
-    # after "is the" ("P is the cartwright of the … estate"), and a role in a possessive apposition
-    # ("The … crystal works' glassblower, P, won a prize").
-    ("sailmaker-heath", "test", "The sails of the {e} ketch were sewn by {p}.", "{p} was born on the heath of {v}.",
+    # Session 52's third test chains (written before any run of them; run once in session 52, then moved to
+    # dev): a role the sentence's verb does not name ("The sails of the … ketch were sewn by P": the
+    # sailmaker), a role after "is the" ("P is the cartwright of the … estate"), and a role in a possessive
+    # apposition ("The … crystal works' glassblower, P, won a prize").
+    ("sailmaker-heath", "dev", "The sails of the {e} ketch were sewn by {p}.", "{p} was born on the heath of {v}.",
      "On which heath was the sailmaker of the {e} ketch born?"),
-    ("cartwright-dale", "test", "{p} is the cartwright of the {e} estate.", "{p} grew up in the dale of {v}.",
+    ("cartwright-dale", "dev", "{p} is the cartwright of the {e} estate.", "{p} grew up in the dale of {v}.",
      "In which dale did the cartwright of the {e} estate grow up?"),
-    ("glassblower-glen", "test", "The {e} crystal works' glassblower, {p}, won a prize.", "{p} was raised in the glen of {v}.",
+    ("glassblower-glen", "dev", "The {e} crystal works' glassblower, {p}, won a prize.", "{p} was raised in the glen of {v}.",
      "In which glen was the glassblower of the {e} crystal works raised?"),
+    # The test chains, renewed in session 53 (written before any run of them and before any change of the
+    # session): a role said by its verb's root in the passive, the entity reached through what it owns ("The
+    # roof of the … threshing barn was thatched by P": the thatcher), a role as a possessive's title before
+    # the name ("The … seminary's librarian P catalogued the maps"), and a role after "has long been the" with
+    # "at" where the question says "of" ("P has long been the gamekeeper at the … lodge").
+    ("thatcher-fen", "test", "The roof of the {e} threshing barn was thatched by {p}.", "{p} was born in the fen of {v}.",
+     "In which fen was the thatcher of the {e} threshing barn born?"),
+    ("librarian-shire", "test", "The {e} seminary's librarian {p} catalogued the maps.", "{p} was educated in the shire of {v}.",
+     "In which shire was the librarian of the {e} seminary educated?"),
+    ("gamekeeper-coast", "test", "{p} has long been the gamekeeper at the {e} lodge.", "{p} was raised on the coast of {v}.",
+     "On which coast was the gamekeeper of the {e} lodge raised?"),
 )  # fmt: skip
 
 
