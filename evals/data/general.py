@@ -895,42 +895,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-cobblers", "dev", "The {e} of Crosswater retains {v} cobblers.",
              "How many cobblers does the {e} of Crosswater retain?", "How many shoemakers work for the {e} of Crosswater?",
              lambda r: r.choice(_TITLES), _int(2, 45, sep=False), number=True, collective="officials of Crosswater", measure="cobblers"),
-    # The test split, renewed in session 53 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): a tile works' tiles, who guards a
-    # citadel's gates, the date a chapel was consecrated (the event first), what an alehouse was sold for
-    # in sovereigns, what a market stall sells (named by colour, a phrase), how high a balloon rose (a
-    # decimal), the ring code of a pigeon loft's birds (letters then digits), where peddlers carry their
-    # wares (a place), and a titled official's stonemasons.
-    Template("tileworks-tiles", "test", "The {e} tile works fired {v} tiles for the new schoolhouse.",
+    # Session 53's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 53, then moved to dev): a tile works'
+    # tiles, who guards a citadel's gates, the date a chapel was consecrated (the event first), what an
+    # alehouse was sold for in sovereigns, what a market stall sells (named by colour, a phrase), how high
+    # a balloon rose (a decimal), the ring code of a pigeon loft's birds (letters then digits), where
+    # peddlers carry their wares (a place), and a titled official's stonemasons.
+    Template("tileworks-tiles", "dev", "The {e} tile works fired {v} tiles for the new schoolhouse.",
              "How many tiles did the {e} tile works fire for the new schoolhouse?", "What number of baked clay slabs did the {e} kiln yard make for the fresh school building?",
              made_up_name, _int(130, 8_400), number=True, collective="tile works", measure="tiles fired"),
-    Template("citadel-guard", "test", "The gates of the {e} citadel are guarded by {v}.",
+    Template("citadel-guard", "dev", "The gates of the {e} citadel are guarded by {v}.",
              "Who guards the gates of the {e} citadel?", "Which sentry watches the entrance to the {e} stronghold?",
              made_up_name, person_name, collective="citadels", measure="gate guard"),
-    Template("chapel-consecration", "test", "The {e} chapel was consecrated on {v}.",
+    Template("chapel-consecration", "dev", "The {e} chapel was consecrated on {v}.",
              "On what date was the {e} chapel consecrated?", "When was the small church at {e} blessed for worship?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'April', 'October'))} {r.randint(1450, 1820)}",
              collective="chapels", measure="date of consecration"),
-    Template("alehouse-sale", "test", "The {e} alehouse changed hands for {v} sovereigns.",
+    Template("alehouse-sale", "dev", "The {e} alehouse changed hands for {v} sovereigns.",
              "For how much did the {e} alehouse change hands?", "What price did the {e} beer parlour fetch when it was sold?",
              made_up_name, _int(60, 19_000), number=True, collective="alehouses", measure="sale price"),
-    Template("stall-goods", "test", "The {e} stall sells {v}.",
+    Template("stall-goods", "dev", "The {e} stall sells {v}.",
              "What does the {e} stall sell?", "Which goods are offered at the {e} market booth?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("woollen mittens", "tin whistles", "gingerbread men",
                                                                  "brass buttons", "pewter spoons", "rag dolls")),
              collective="stalls", measure="goods"),
-    Template("balloon-ascent", "test", "The {e} balloon rose to {v} kilometres above the fields.",
+    Template("balloon-ascent", "dev", "The {e} balloon rose to {v} kilometres above the fields.",
              "To how many kilometres did the {e} balloon rise?", "What height did the {e} hot-air craft reach over the meadows?",
              made_up_name, lambda r: f"{r.randint(1, 7)}.{r.randint(1, 9)}", number=True, collective="balloons", measure="height reached"),
-    Template("loft-rings", "test", "Pigeons from the {e} loft wear rings marked {v}.",
+    Template("loft-rings", "dev", "Pigeons from the {e} loft wear rings marked {v}.",
              "Which marking is on the rings worn by pigeons from the {e} loft?", "What code identifies the birds raised in the {e} dovecote?",
              made_up_name, lambda r: f"{r.choice('BKTV')}{r.choice('DLMS')}{r.randint(100, 999)}", collective="pigeon lofts", measure="ring marking"),
-    Template("peddlers-wares", "test", "The {e} peddlers carry their wares to {v}.",
+    Template("peddlers-wares", "dev", "The {e} peddlers carry their wares to {v}.",
              "Where do the {e} peddlers carry their wares?", "To which town do the travelling sellers of {e} bring their goods?",
              made_up_name, made_up_name, collective="peddlers' bands", measure="destination"),
-    Template("official-stonemasons", "test", "The {e} of Ketterfold pays {v} stonemasons.",
+    Template("official-stonemasons", "dev", "The {e} of Ketterfold pays {v} stonemasons.",
              "How many stonemasons does the {e} of Ketterfold pay?", "How many builders in stone work for the {e} of Ketterfold?",
              lambda r: r.choice(_TITLES), _int(2, 55, sep=False), number=True, collective="officials of Ketterfold", measure="stonemasons"),
+    # The test split, renewed a second time in session 53 (written before any run of them and before the
+    # session's first change was committed, every noun checked absent from dev's templates): a printworks'
+    # pamphlets, who paints a playhouse's scenery, the date a gasworks exploded (the event first), what a
+    # haberdashery was bought for in livres, what a stove burns (named by colour, a phrase), how far a
+    # watchtower leans (a decimal), a flour mill's stencil on its bags (a code with a slash), where tinsmiths
+    # sell their pans (a place), and a titled official's ostlers.
+    Template("printworks-pamphlets", "test", "The {e} printworks ran off {v} pamphlets for the election.",
+             "How many pamphlets did the {e} printworks run off for the election?", "What number of leaflets did the {e} press shop produce for the vote?",
+             made_up_name, _int(150, 9_900), number=True, collective="printworks", measure="pamphlets run off"),
+    Template("playhouse-scenery", "test", "The scenery of the {e} playhouse is painted by {v}.",
+             "Who paints the scenery of the {e} playhouse?", "Which artist decorates the stage backdrops of the {e} music hall?",
+             made_up_name, person_name, collective="playhouses", measure="scene painter"),
+    Template("gasworks-explosion", "test", "The {e} gasworks exploded on {v}.",
+             "On what date did the {e} gasworks explode?", "When did the blast at the {e} gas plant happen?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'September', 'December'))} {r.randint(1812, 1899)}",
+             collective="gasworks", measure="date of the explosion"),
+    Template("haberdashery-purchase", "test", "The {e} haberdashery was bought for {v} livres.",
+             "For how much was the {e} haberdashery bought?", "What did the buyer pay for the {e} sewing-goods shop?",
+             made_up_name, _int(90, 27_000), number=True, collective="haberdasheries", measure="purchase price"),
+    Template("stove-fuel", "test", "The {e} stove burns {v}.",
+             "What does the {e} stove burn?", "What is fed into the {e} hearth to keep it going?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("peat turves", "beech logs", "pine cones",
+                                                                 "dried dung", "sea coal", "tallow scraps")),
+             collective="stoves", measure="fuel"),
+    Template("watchtower-lean", "test", "The {e} watchtower leans {v} degrees to the east.",
+             "How many degrees does the {e} watchtower lean to the east?", "By what angle does the {e} lookout post tilt eastward?",
+             made_up_name, lambda r: f"{r.randint(1, 6)}.{r.randint(1, 9)}", number=True, collective="watchtowers", measure="lean"),
+    Template("flourmill-stencil", "test", "Bags from the {e} flour mill are stencilled {v}.",
+             "How are bags from the {e} flour mill stencilled?", "Which lettering is painted on the sacks leaving the {e} grain grinder?",
+             made_up_name, lambda r: f"F{r.randint(10, 99)}/{r.choice('MNRW')}{r.choice('AEU')}", collective="flour mills", measure="stencil"),
+    Template("tinsmiths-pans", "test", "The {e} tinsmiths sell their pans at {v}.",
+             "Where do the {e} tinsmiths sell their pans?", "In which town do the metalworkers of {e} market their cookware?",
+             made_up_name, made_up_name, collective="tinsmiths' workshops", measure="market town"),
+    Template("official-ostlers", "test", "The {e} of Oxmeade feeds {v} ostlers.",
+             "How many ostlers does the {e} of Oxmeade feed?", "How many stable hands eat at the table of the {e} of Oxmeade?",
+             lambda r: r.choice(_TITLES), _int(2, 48, sep=False), number=True, collective="officials of Oxmeade", measure="ostlers"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1127,17 +1163,28 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which dale did the cartwright of the {e} estate grow up?"),
     ("glassblower-glen", "dev", "The {e} crystal works' glassblower, {p}, won a prize.", "{p} was raised in the glen of {v}.",
      "In which glen was the glassblower of the {e} crystal works raised?"),
-    # The test chains, renewed in session 53 (written before any run of them and before any change of the
-    # session): a role said by its verb's root in the passive, the entity reached through what it owns ("The
-    # roof of the … threshing barn was thatched by P": the thatcher), a role as a possessive's title before
-    # the name ("The … seminary's librarian P catalogued the maps"), and a role after "has long been the" with
-    # "at" where the question says "of" ("P has long been the gamekeeper at the … lodge").
-    ("thatcher-fen", "test", "The roof of the {e} threshing barn was thatched by {p}.", "{p} was born in the fen of {v}.",
+    # Session 53's test chains (written before any run of them and before any change of the session; run
+    # once in session 53, then moved to dev): a role said by its verb's root in the passive, the entity
+    # reached through what it owns ("The roof of the … threshing barn was thatched by P": the thatcher), a
+    # role as a possessive's title before the name ("The … seminary's librarian P catalogued the maps"), and
+    # a role after "has long been the" with "at" where the question says "of" ("P has long been the
+    # gamekeeper at the … lodge").
+    ("thatcher-fen", "dev", "The roof of the {e} threshing barn was thatched by {p}.", "{p} was born in the fen of {v}.",
      "In which fen was the thatcher of the {e} threshing barn born?"),
-    ("librarian-shire", "test", "The {e} seminary's librarian {p} catalogued the maps.", "{p} was educated in the shire of {v}.",
+    ("librarian-shire", "dev", "The {e} seminary's librarian {p} catalogued the maps.", "{p} was educated in the shire of {v}.",
      "In which shire was the librarian of the {e} seminary educated?"),
-    ("gamekeeper-coast", "test", "{p} has long been the gamekeeper at the {e} lodge.", "{p} was raised on the coast of {v}.",
+    ("gamekeeper-coast", "dev", "{p} has long been the gamekeeper at the {e} lodge.", "{p} was raised on the coast of {v}.",
      "On which coast was the gamekeeper of the {e} lodge raised?"),
+    # The test chains, renewed a second time in session 53 (written before any run of them): a role said by
+    # an active verb ("P drives the … mail coach": the driver), a role before the name with "a man named"
+    # ("The foreman of the … dye works, a man named P, ran the vats"), and a role given by "was appointed"
+    # ("P was appointed chaplain to the … sailors' mission").
+    ("driver-hills", "test", "{p} drives the {e} mail coach.", "{p} was born in the hills of {v}.",
+     "In which hills was the driver of the {e} mail coach born?"),
+    ("foreman-riverside", "test", "The foreman of the {e} dye works, a man named {p}, ran the vats.", "{p} grew up in the riverside town of {v}.",
+     "In which riverside town did the foreman of the {e} dye works grow up?"),
+    ("chaplain-deanery", "test", "{p} was appointed chaplain to the {e} sailors' mission.", "{p} took holy orders in the deanery of {v}.",
+     "In which deanery did the chaplain of the {e} sailors' mission take holy orders?"),
 )  # fmt: skip
 
 
