@@ -367,7 +367,7 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
     for span in spans:
         if not any(is_number(w) for w in span.stems - wanted) or held_share(words, span.stems) < MIN_SUPPORT:
             continue
-        if not words and not wanted.named <= span.stems:
+        if not words and not wanted.names_all(span.stems):
             continue  # a bare value: only a sentence naming every name the question holds
         relevance = wanted.share(span.stems)
         if best is None or relevance > best.relevance:

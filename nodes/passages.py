@@ -202,8 +202,9 @@ def bears_strongly(relevance: float, wanted: QuestionWords, *, named: bool = Fal
     """Whether a passage of ``relevance`` bears strongly on the question: half its weighted words, and
     two question words or one name at least (names count twice in ``relevance``); or, ``named``, its
     sentence holds every name the question gives (see the module docstring)."""
-    weight = len(wanted) + len(wanted.named)
-    return named or (relevance >= REREAD_RELEVANCE and relevance * weight >= min(2, weight) - 1e-9)
+    return named or (
+        relevance >= REREAD_RELEVANCE and relevance * wanted.weight >= min(2, wanted.weight) - 1e-9
+    )
 
 
 def may_bear_strongly(chunk: Chunk, documents: Sequence[DocumentIn], wanted: QuestionWords) -> bool:

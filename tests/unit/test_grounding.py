@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from longgraph.graphs.mapreduce import build_graph
+from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.grounding import (
     READING_RULES,
     Measured,
@@ -19,7 +20,7 @@ from longgraph.nodes.grounding import (
     stated_in_the_chunk,
     why_not_evidence,
 )
-from longgraph.nodes.lexical import question_words
+from longgraph.nodes.lexical import content_stems, question_words
 from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_strongly, worth_rereading
 from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
@@ -622,3 +623,69 @@ def test_words_about_the_text_itself_are_not_question_words() -> None:
     assert question_words("According to the passage, who founded the Quirel guild?") == question_words(
         "Who founded the Quirel guild?"
     )
+
+
+OPTICIANS_Q = (
+    "Which of the opticians Nevvarul, Lental, Haltalbren, Marlen, Ganvinath and Relwexhal has the highest lens"
+    " thickness?"
+)
+
+
+def test_names_listed_as_a_choice_count_as_one_name_held_by_any_of_them() -> None:
+    """Each sentence gives one of the listed opticians: counted one by one, the six names outweighed every
+    other word (3 of 16, 0.19) and a right answer over those sentences was silenced everywhere."""
+    wanted = question_words(OPTICIANS_Q)
+    assert [sorted(c) for c in wanted.choices] == [
+        ["nevvarul"],
+        ["lental"],
+        ["haltalbren"],
+        ["marlen"],
+        ["ganvinath"],
+        ["relwexhal"],
+    ]
+    one = frozenset(content_stems("The Lental optician grinds lenses 3.4 millimetres thick."))
+    assert wanted.share(one) == pytest.approx(3 / wanted.weight) and wanted.share(one) >= 0.2
+    assert wanted.names_all(one) and bears_strongly(wanted.share(one), wanted, named=wanted.names_all(one))
+    unlisted = frozenset(content_stems("The Corath optician grinds lenses 3.4 millimetres thick."))
+    assert wanted.share(unlisted) == pytest.approx(1 / wanted.weight) and not wanted.names_all(unlisted)
+    docs = [
+        DocumentIn(text="Filler about the weather. The Lental optician grinds lenses 3.4 millimetres thick.")
+    ]
+    outcome, note = _ground(NoteDraft(answer="3.4 millimetres"), docs, OPTICIANS_Q)
+    assert outcome.fate == "noted" and note is not None, outcome.reason
+
+
+def test_a_listed_name_of_several_words_is_held_only_whole() -> None:
+    wanted = question_words("Did Denfur Foods or Vekla Corp report more revenue in 2023?")
+    assert sorted(sorted(c) for c in wanted.choices) == [["corp", "vekla"], ["denfur", "food"]]
+    assert wanted.names_all(content_stems("In 2023 Denfur Foods reported revenue of 855.7 million."))
+    assert not wanted.names_all(content_stems("In 2023 Ostra Foods reported revenue of 433.1 million."))
+
+
+def test_names_not_listed_are_no_choice() -> None:
+    assert question_words(REVENUE_Q).choices == ()
+    assert question_words("Who is the chief executive officer of Denfur Foods in Port Vekla?").choices == ()
+    wanted = question_words("What is the population of the town of Vekla?")
+    assert wanted.choices == () and wanted.weight == len(wanted) + len(wanted.named)
+
+
+def test_a_choice_worked_out_rests_on_the_sentences_naming_what_it_chooses_among() -> None:
+    """PECAN's choice among three foundations, worked out over their sentences, was refused for a
+    passage that shares only "grant" with the question ("An amnesty granted …": another modifier of the
+    question's noun) once that passage counted as bearing on it (scripted capable reader, dev)."""
+    question = "Which of the foundations Pevrel, Ullennev and Halqui has the highest grant?"
+    facts = [
+        "The Pevrel foundation received a grant of $2,578,416.",
+        "The Ullennev foundation received a grant of $4,007,281.",
+        "The Halqui foundation received a grant of $2,467,354.",
+        "An amnesty granted in 1573 pardoned the perpetrators.",
+    ]
+    notes = [
+        Note(sources=[i], quotes=[Evidence(chunk_id=i, doc_index=0, title="", start=100 * i,
+                                           end=100 * i + len(f), text=f, verified=True)])
+        for i, f in enumerate(facts)
+    ]  # fmt: skip
+    judged = judge_answer("Ullennev", notes, question)
+    assert judged.kind == "derived", judged
+    assert all("amnesty" not in q.text for q in judged.quotes)
+    assert judge_answer("Ullennev", notes[:2] + notes[3:], question).kind == "none"  # Halqui's unread

@@ -219,6 +219,27 @@ def test_the_embedder_does_not_confirm_a_number_for_who_is_asked(tmp_path: Path)
             "The Misvinbren archive stores its maps under the code MA-980X.",
             False,
         ),
+        # An entity named by a name and two nouns: the second noun names it too, as the sentence does
+        # (dev, verify_probe: with "barn" read as asked of the thatcher, the embedder confirmed the bridge).
+        (
+            "In which fen was the thatcher of the Oskthim threshing barn born?",
+            "Marit Thimath",
+            "The roof of the Oskthim threshing barn was thatched by Marit Thimath.",
+            True,
+        ),
+        (
+            "In which glen was the glassblower of the Looskvin crystal works raised?",
+            "Casimir Halmisgan",
+            "The Looskvin crystal works' glassblower, Casimir Halmisgan, won a prize.",
+            True,
+        ),
+        # ... and a word the sentence does not carry on after the name is still asked.
+        (
+            "In which fen was the thatcher of the Oskthim threshing barn born?",
+            "Marit Thimath",
+            "Marit Thimath, thatcher of the Oskthim threshing yard, was born in the fen of Ulvar.",
+            False,
+        ),
         # One step: a role of a place named by its own name.
         (
             "Which person governs the town of Wexmis?",
