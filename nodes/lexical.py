@@ -110,9 +110,35 @@ def is_content(word: str) -> bool:
 
 
 def content_stems(text: str | Iterable[str]) -> set[str]:
-    """Stems of the content words of ``text`` (or of already split words)."""
-    words = words_of(text) if isinstance(text, str) else text
-    return {stem(w) for w in words if is_content(w)}
+    """Stems of the content words of ``text`` (or of already split words); of a text, each code in it
+    whole as well (:func:`codes_in`)."""
+    if isinstance(text, str):
+        return {stem(w) for w in words_of(text) if is_content(w)} | codes_in(text)
+    return {stem(w) for w in text if is_content(w)}
+
+
+_CODE = re.compile(r"(?<![\w/.-])[^\W_]+(?:[-/.][^\W_]+)+(?![\w]|[-/.][^\W_])")
+
+
+def codes_in(text: str) -> set[str]:
+    """The codes of ``text`` as written, casefolded: runs of letters and digits joined by hyphens,
+    slashes or points that hold both ("QJ-5738-H", "K12/B3", "W512.C"). Its pieces are words as any others, and "SJ" or "H"
+    no content word; read as pieces, "SJ-5738-H" was held by a sentence giving "QJ-5738-H" (its one
+    content word the number), and PECAN's misread code stood, marked supported (dev, SmolLM2-135M).
+    Whole, a code is another code for one changed letter, as a number is for one changed digit. Ranges of
+    numbers ("1990-2000"), hyphenated words and a decimal with its unit ("380.4C") are no codes."""
+    found = (match.group().casefold() for match in _CODE.finditer(text))
+    return {
+        code
+        for code in found
+        if any(c.isdigit() for c in code)
+        and any(c.isalpha() for c in code)
+        and not _WITH_UNIT.fullmatch(code)
+    }
+
+
+_WITH_UNIT = re.compile(r"\d+(?:\.\d+)+[^\W\d_]*")
+"""A decimal number with its unit written on ("380.4c"): a number, not a code."""
 
 
 class QuestionWords(frozenset[str]):

@@ -20,7 +20,7 @@ from longgraph.nodes.grounding import (
     stated_in_the_chunk,
     why_not_evidence,
 )
-from longgraph.nodes.lexical import content_stems, question_words
+from longgraph.nodes.lexical import codes_in, content_stems, question_words
 from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_strongly, worth_rereading
 from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
@@ -500,11 +500,14 @@ READING_TABLE: list[tuple[str, NoteDraft, Callable[[Measured], str] | None, str]
     ("a value not in the text", NoteDraft(answer="The code is 4411-FALCON."), stated_in_the_chunk, "falcon"),
     ("a wrong number", NoteDraft(answer="The code is 7318-FALCON."), stated_in_the_chunk, "7318"),
     (
-        "a name misspelt",  # half its words in the text ("7319"): the misspelt one is another name
-        NoteDraft(answer="The code is 7319-KESTRAL."),
+        "a name misspelt",  # most of its words in the text: the misspelt one is another name
+        NoteDraft(answer="It was built by the Kestral company."),
         names_spelt_as_in_the_chunk,
-        "'KESTRAL', near the text's 'kestrel'",
+        "'Kestral', near the text's 'kestrel'",
     ),
+    # A code with one letter changed is another code, as a number with one digit changed is another
+    # number (its pieces alone: "7319" in the text, "KESTRAL" near "KESTREL").
+    ("a code misspelt", NoteDraft(answer="The code is 7319-KESTRAL."), stated_in_the_chunk, "kestral"),
     (
         "a sentence about something else",
         NoteDraft(answer="It was built by the Kestrel company."),
@@ -689,3 +692,50 @@ def test_a_choice_worked_out_rests_on_the_sentences_naming_what_it_chooses_among
     assert judged.kind == "derived", judged
     assert all("amnesty" not in q.text for q in judged.quotes)
     assert judge_answer("Ullennev", notes[:2] + notes[3:], question).kind == "none"  # Halqui's unread
+
+
+PARAPHRASED_Q = (
+    "What number of baked clay slabs did the Trismar kiln yard make for the fresh school building?"
+)
+TILES_DOC = "The weather held all week. The Trismar tile works fired 4,915 tiles for the new schoolhouse. Then it rained."
+
+
+def test_a_sentence_naming_what_the_question_names_bears_on_it_asked_in_other_words() -> None:
+    """The paraphrased question shares the entity's name alone with its sentence (0.17 of its weighted
+    words): the scripted capable reader's right answer was silenced in every strategy."""
+    outcome, note = _ground(NoteDraft(answer="4,915"), [DocumentIn(text=TILES_DOC)], PARAPHRASED_Q)
+    assert outcome.fate == "noted" and note is not None, outcome.reason
+    assert (outcome.relevance or 0) < 0.2
+    quoted = NoteDraft(quotes=["The Trismar tile works fired 4,915 tiles for the new schoolhouse."])
+    assert _ground(quoted, [DocumentIn(text=TILES_DOC)], PARAPHRASED_Q)[0].fate == "noted"  # Segment+'s
+    # Another name's sentence in the same words does not bear on it.
+    other = [DocumentIn(text=TILES_DOC.replace("Trismar", "Varnev"))]
+    outcome, note = _ground(NoteDraft(answer="4,915"), other, PARAPHRASED_Q)
+    assert note is None and "does not bear on the question" in (outcome.reason or "")
+
+
+def test_another_fact_about_the_named_thing_is_left_to_a_verifier() -> None:
+    """Grounding lets a sentence about the asked thing through however it words the rest; the final
+    answer's words do not confirm another fact about it (``verify_answers`` decides)."""
+    doc = "The weather held all week. The Trismar tile works employs 120 potters. Then it rained."
+    outcome, note = _ground(NoteDraft(answer="120"), [DocumentIn(text=doc)], PARAPHRASED_Q)
+    assert outcome.fate == "noted" and note is not None
+    judged = judge_answer("120", [note], PARAPHRASED_Q)
+    assert judged.kind == "none" or judged.unconfirmed, judged
+
+
+def test_a_code_with_a_letter_changed_is_another_code() -> None:
+    """PECAN's "SJ-5738-H" for the text's "QJ-5738-H" stood, marked supported: read as pieces, its one
+    content word was the number (dev, SmolLM2-135M). The same code written with spaces still stands."""
+    doc = [DocumentIn(text="The weather held. The Athmisath vault opens to the code QJ-5738-H. It rained.")]
+    question = "Which code opens the Athmisath vault?"
+    outcome, note = _ground(NoteDraft(answer="SJ-5738-H"), doc, question)
+    assert "not in the chunk (not found: sj-5738-h)" in (outcome.reason or ""), outcome.reason
+    assert note is None or (not note.answer and all("QJ-5738-H" in q.text for q in note.quotes))
+    for right in ("QJ-5738-H", "qj-5738-h.", "QJ 5738 H"):
+        assert _ground(NoteDraft(answer=right), doc, question)[0].fate == "noted", right
+    assert codes_in("K12/B3, W512.C and H6-KY; not 1990-2000, well-known, 380.4C or 3.14") == {
+        "k12/b3",
+        "w512.c",
+        "h6-ky",
+    }
