@@ -28,8 +28,9 @@ check against the source tells them apart.
    ``min_relevance`` (0.2) the span **does not bear on the question** (copied unrelated text): not
    evidence, unless it holds every name the question gives (a question asked in other words shares
    little but the name of what it asks about; whether the sentence states the asked value is the final
-   answer's check). Names the question lists as a choice count as one, held by any of them. A note without an answer (a Segment+ note of quotes) is judged by its most relevant
-   verified quote; one with no quote found in the chunk, by what its reasoning states (as an answer).
+   answer's check). Names the question lists as a choice count as one, held by any of them. A note
+   without an answer (a Segment+ note of quotes) is judged by its most relevant verified quote; one
+   with no quote found in the chunk, by what its reasoning states (as an answer).
 
 5. **A wrong number in a right sentence.** An answer rejected only because its number is not in the
    chunk, whose other new words (one at least: "million dollars") are in a sentence that holds a number

@@ -118,15 +118,21 @@ def content_stems(text: str | Iterable[str]) -> set[str]:
 
 
 _CODE = re.compile(r"(?<![\w/.-])[^\W_]+(?:[-/.][^\W_]+)+(?![\w]|[-/.][^\W_])")
+_DIGIT_BY_A_JOIN = re.compile(r"\d[^\W_]*[-/.][^\W_]|[^\W_][-/.][^\W_]*\d")
+"""A digit in a piece joined to another: every code holds one. Most sentences do not, and are passed over
+without :data:`_CODE` (measured on 2,733 essay sentences: 34 ms for every one through it, 12.6 ms with
+this test first, against 97 ms for their words)."""
 
 
 def codes_in(text: str) -> set[str]:
     """The codes of ``text`` as written, casefolded: runs of letters and digits joined by hyphens,
-    slashes or points that hold both ("QJ-5738-H", "K12/B3", "W512.C"). Its pieces are words as any others, and "SJ" or "H"
-    no content word; read as pieces, "SJ-5738-H" was held by a sentence giving "QJ-5738-H" (its one
+    slashes or points that hold both ("QJ-5738-H", "K12/B3", "W512.C"). Its pieces are words as any
+    others, and "SJ" or "H" no content word; read as pieces, "SJ-5738-H" was held by a sentence giving "QJ-5738-H" (its one
     content word the number), and PECAN's misread code stood, marked supported (dev, SmolLM2-135M).
     Whole, a code is another code for one changed letter, as a number is for one changed digit. Ranges of
     numbers ("1990-2000"), hyphenated words and a decimal with its unit ("380.4C") are no codes."""
+    if not _DIGIT_BY_A_JOIN.search(text):
+        return set()
     found = (match.group().casefold() for match in _CODE.finditer(text))
     return {
         code
