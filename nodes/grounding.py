@@ -203,6 +203,11 @@ class Measured:
     """Its span holds every name the question gives (:meth:`QuestionWords.names_all`)."""
 
 
+def _names_all(wanted: QuestionWords, support: Support) -> bool:
+    """Whether the supporting span holds every name the question gives (:attr:`Measured.named`)."""
+    return support.span is not None and wanted.names_all(support.span.stems)
+
+
 def says_something_new(m: Measured) -> str:
     """Step 2: a claim whose words are all the question's restates it ("The code that opens the vault is
     the code that opens the vault"); a bare verdict is judged by the sentence that bears on it."""
@@ -323,8 +328,7 @@ class _Chunk:
         elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
             wider = best_support(claim, self.sentences, wanted, window=WINDOW)
             support = max(support, wider, key=lambda s: (s.support, s.relevance))
-        named = support.span is not None and wanted.names_all(support.span.stems)
-        return Measured(stated, support, True, self.min_relevance, named)
+        return Measured(stated, support, True, self.min_relevance, _names_all(wanted, support))
 
 
 def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _Verdict:
@@ -349,8 +353,7 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
         ]
     elif verified:
         quoted = best_support(frozenset(), verified, wanted)
-        named = quoted.span is not None and wanted.names_all(quoted.span.stems)
-        measured = [Measured("", quoted, False, min_relevance, named)]
+        measured = [Measured("", quoted, False, min_relevance, _names_all(wanted, quoted))]
     else:
         return _Verdict(
             Support(None, 0.0, 0.0, frozenset()), 0.0, f"none of its {len(located)} quote(s) is in the chunk"

@@ -215,10 +215,10 @@ _LISTED = re.compile(rf"(?<![\w'’-]){_NAME}(?:\s*,\s*{_NAME})*,?\s+(?:and|or)\
 "Denfur Foods or Vekla Corp")."""
 
 
-def listed_names(text: str) -> list[frozenset[str]]:
+def listed_names(text: str, names: AbstractSet[str]) -> list[frozenset[str]]:
     """The stems of each name of the lists of names in ``text`` (:data:`_LISTED`), those of a list's
-    words that :func:`names_in` counts as names; a list whose items are not all names is no list."""
-    names = names_in(text)
+    words among ``names`` (:func:`names_in` of ``text``); a list whose items are not all names is no
+    list."""
     items: list[frozenset[str]] = []
     for match in _LISTED.finditer(text):
         parts = re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", match.group())
@@ -267,7 +267,8 @@ def question_words(question: str) -> QuestionWords:
     """The content stems of a question (what a relevant sentence should share with it), its names marked;
     not the words no sentence of the text says (:data:`_NO_SENTENCE_SAYS`)."""
     asked = _NO_SENTENCE_SAYS.sub(" ", question)
-    return QuestionWords(content_stems(asked), names_in(asked), listed_names(asked))
+    names = names_in(asked)
+    return QuestionWords(content_stems(asked), names, listed_names(asked, names))
 
 
 def overlap(text: str, wanted: frozenset[str]) -> int:
