@@ -931,42 +931,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-stonemasons", "dev", "The {e} of Ketterfold pays {v} stonemasons.",
              "How many stonemasons does the {e} of Ketterfold pay?", "How many builders in stone work for the {e} of Ketterfold?",
              lambda r: r.choice(_TITLES), _int(2, 55, sep=False), number=True, collective="officials of Ketterfold", measure="stonemasons"),
-    # The test split, renewed a second time in session 53 (written before any run of them and before the
-    # session's first change was committed, every noun checked absent from dev's templates): a printworks'
-    # pamphlets, who paints a playhouse's scenery, the date a gasworks exploded (the event first), what a
-    # haberdashery was bought for in livres, what a stove burns (named by colour, a phrase), how far a
-    # watchtower leans (a decimal), a flour mill's stencil on its bags (a code with a slash), where tinsmiths
-    # sell their pans (a place), and a titled official's ostlers.
-    Template("printworks-pamphlets", "test", "The {e} printworks ran off {v} pamphlets for the election.",
+    # Session 53's second test split (written before any run of them and before the session's first change
+    # was committed, every noun checked absent from dev's templates; run once in session 53, then moved to
+    # dev): a printworks' pamphlets, who paints a playhouse's scenery, the date a gasworks exploded (the
+    # event first), what a haberdashery was bought for in livres, what a stove burns (named by colour, a
+    # phrase), how far a watchtower leans (a decimal), a flour mill's stencil on its bags (a code with a
+    # slash), where tinsmiths sell their pans (a place), and a titled official's ostlers.
+    Template("printworks-pamphlets", "dev", "The {e} printworks ran off {v} pamphlets for the election.",
              "How many pamphlets did the {e} printworks run off for the election?", "What number of leaflets did the {e} press shop produce for the vote?",
              made_up_name, _int(150, 9_900), number=True, collective="printworks", measure="pamphlets run off"),
-    Template("playhouse-scenery", "test", "The scenery of the {e} playhouse is painted by {v}.",
+    Template("playhouse-scenery", "dev", "The scenery of the {e} playhouse is painted by {v}.",
              "Who paints the scenery of the {e} playhouse?", "Which artist decorates the stage backdrops of the {e} music hall?",
              made_up_name, person_name, collective="playhouses", measure="scene painter"),
-    Template("gasworks-explosion", "test", "The {e} gasworks exploded on {v}.",
+    Template("gasworks-explosion", "dev", "The {e} gasworks exploded on {v}.",
              "On what date did the {e} gasworks explode?", "When did the blast at the {e} gas plant happen?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'September', 'December'))} {r.randint(1812, 1899)}",
              collective="gasworks", measure="date of the explosion"),
-    Template("haberdashery-purchase", "test", "The {e} haberdashery was bought for {v} livres.",
+    Template("haberdashery-purchase", "dev", "The {e} haberdashery was bought for {v} livres.",
              "For how much was the {e} haberdashery bought?", "What did the buyer pay for the {e} sewing-goods shop?",
              made_up_name, _int(90, 27_000), number=True, collective="haberdasheries", measure="purchase price"),
-    Template("stove-fuel", "test", "The {e} stove burns {v}.",
+    Template("stove-fuel", "dev", "The {e} stove burns {v}.",
              "What does the {e} stove burn?", "What is fed into the {e} hearth to keep it going?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("peat turves", "beech logs", "pine cones",
                                                                  "dried dung", "sea coal", "tallow scraps")),
              collective="stoves", measure="fuel"),
-    Template("watchtower-lean", "test", "The {e} watchtower leans {v} degrees to the east.",
+    Template("watchtower-lean", "dev", "The {e} watchtower leans {v} degrees to the east.",
              "How many degrees does the {e} watchtower lean to the east?", "By what angle does the {e} lookout post tilt eastward?",
              made_up_name, lambda r: f"{r.randint(1, 6)}.{r.randint(1, 9)}", number=True, collective="watchtowers", measure="lean"),
-    Template("flourmill-stencil", "test", "Bags from the {e} flour mill are stencilled {v}.",
+    Template("flourmill-stencil", "dev", "Bags from the {e} flour mill are stencilled {v}.",
              "How are bags from the {e} flour mill stencilled?", "Which lettering is painted on the sacks leaving the {e} grain grinder?",
              made_up_name, lambda r: f"F{r.randint(10, 99)}/{r.choice('MNRW')}{r.choice('AEU')}", collective="flour mills", measure="stencil"),
-    Template("tinsmiths-pans", "test", "The {e} tinsmiths sell their pans at {v}.",
+    Template("tinsmiths-pans", "dev", "The {e} tinsmiths sell their pans at {v}.",
              "Where do the {e} tinsmiths sell their pans?", "In which town do the metalworkers of {e} market their cookware?",
              made_up_name, made_up_name, collective="tinsmiths' workshops", measure="market town"),
-    Template("official-ostlers", "test", "The {e} of Oxmeade feeds {v} ostlers.",
+    Template("official-ostlers", "dev", "The {e} of Oxmeade feeds {v} ostlers.",
              "How many ostlers does the {e} of Oxmeade feed?", "How many stable hands eat at the table of the {e} of Oxmeade?",
              lambda r: r.choice(_TITLES), _int(2, 48, sep=False), number=True, collective="officials of Oxmeade", measure="ostlers"),
+    # The test split, renewed in session 54 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): an umbrella works' umbrellas, who trains a
+    # circus's ponies, the date a bandstand burned (the event first), what a snuff mill sold for in
+    # guineas, what a hamper holds (named by colour, a phrase), how far a chimney sways (a decimal), a
+    # luggage maker's stamp on its trunks (digits, a letter, digits), where tinkers mend their pots (a
+    # place), and a titled official's falconers.
+    Template("umbrellaworks-umbrellas", "test", "The {e} umbrella works stitched {v} umbrellas for the railway.",
+             "How many umbrellas did the {e} umbrella works stitch for the railway?", "What number of parasols did the {e} rain-gear factory sew for the train company?",
+             made_up_name, _int(140, 9_600), number=True, collective="umbrella works", measure="umbrellas stitched"),
+    Template("circus-ponies", "test", "The ponies of the {e} circus are trained by {v}.",
+             "Who trains the ponies of the {e} circus?", "Which handler schools the small horses of the {e} big top?",
+             made_up_name, person_name, collective="circuses", measure="pony trainer"),
+    Template("bandstand-fire", "test", "The {e} bandstand burned down on {v}.",
+             "On what date did the {e} bandstand burn down?", "When did fire destroy the {e} music kiosk?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'July', 'November'))} {r.randint(1820, 1905)}",
+             collective="bandstands", measure="date of the fire"),
+    Template("snuffmill-sale", "test", "The {e} snuff mill sold for {v} guineas.",
+             "What did the {e} snuff mill sell for?", "What sum did the {e} tobacco grinder fetch?",
+             made_up_name, _int(70, 23_000), number=True, collective="snuff mills", measure="sale price"),
+    Template("hamper-contents", "test", "The {e} hamper holds {v}.",
+             "What does the {e} hamper hold?", "What is packed in the {e} picnic basket?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("potted shrimps", "quince cheese", "seed cakes",
+                                                                 "cold mutton", "ginger wine", "pork pies")),
+             collective="hampers", measure="contents"),
+    Template("chimney-sway", "test", "The {e} chimney sways {v} centimetres in a gale.",
+             "How many centimetres does the {e} chimney sway in a gale?", "How far does the {e} smokestack move in a storm?",
+             made_up_name, lambda r: f"{r.randint(1, 8)}.{r.randint(1, 9)}", number=True, collective="chimneys", measure="sway"),
+    Template("luggage-stamp", "test", "Trunks from the {e} luggage maker are stamped {v}.",
+             "How are trunks from the {e} luggage maker stamped?", "Which mark is pressed into the travelling cases of the {e} suitcase firm?",
+             made_up_name, lambda r: f"{r.randint(10, 99)}{r.choice('HKRZ')}{r.randint(100, 999)}", collective="luggage makers", measure="stamp"),
+    Template("tinkers-pots", "test", "The {e} tinkers mend their pots at {v}.",
+             "Where do the {e} tinkers mend their pots?", "In which town do the wandering kettle-fixers of {e} do their repairs?",
+             made_up_name, made_up_name, collective="tinkers' bands", measure="mending town"),
+    Template("official-falconers", "test", "The {e} of Harrowby keeps {v} falconers.",
+             "How many falconers does the {e} of Harrowby keep?", "How many hawk trainers serve the {e} of Harrowby?",
+             lambda r: r.choice(_TITLES), _int(2, 52, sep=False), number=True, collective="officials of Harrowby", measure="falconers"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1175,16 +1211,27 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which shire was the librarian of the {e} seminary educated?"),
     ("gamekeeper-coast", "dev", "{p} has long been the gamekeeper at the {e} lodge.", "{p} was raised on the coast of {v}.",
      "On which coast was the gamekeeper of the {e} lodge raised?"),
-    # The test chains, renewed a second time in session 53 (written before any run of them): a role said by
-    # an active verb ("P drives the … mail coach": the driver), a role before the name with "a man named"
-    # ("The foreman of the … dye works, a man named P, ran the vats"), and a role given by "was appointed"
-    # ("P was appointed chaplain to the … sailors' mission").
-    ("driver-hills", "test", "{p} drives the {e} mail coach.", "{p} was born in the hills of {v}.",
+    # Session 53's second test chains (written before any run of them; run once in session 53, then moved to
+    # dev): a role said by an active verb ("P drives the … mail coach": the driver), a role before the name
+    # with "a man named" ("The foreman of the … dye works, a man named P, ran the vats"), and a role given
+    # by "was appointed" ("P was appointed chaplain to the … sailors' mission").
+    ("driver-hills", "dev", "{p} drives the {e} mail coach.", "{p} was born in the hills of {v}.",
      "In which hills was the driver of the {e} mail coach born?"),
-    ("foreman-riverside", "test", "The foreman of the {e} dye works, a man named {p}, ran the vats.", "{p} grew up in the riverside town of {v}.",
+    ("foreman-riverside", "dev", "The foreman of the {e} dye works, a man named {p}, ran the vats.", "{p} grew up in the riverside town of {v}.",
      "In which riverside town did the foreman of the {e} dye works grow up?"),
-    ("chaplain-deanery", "test", "{p} was appointed chaplain to the {e} sailors' mission.", "{p} took holy orders in the deanery of {v}.",
+    ("chaplain-deanery", "dev", "{p} was appointed chaplain to the {e} sailors' mission.", "{p} took holy orders in the deanery of {v}.",
      "In which deanery did the chaplain of the {e} sailors' mission take holy orders?"),
+    # The test chains, renewed in session 54 (written before any run of them and before any change of the
+    # session): a role the sentence names by what is done, in the passive ("Boats entering the …
+    # roadstead are guided by P": the pilot), a role in a relative clause ("P, who trains the choir of the
+    # … chantry, …": the choirmaster), and a role given by "hired … as its" ("The … skating club hired P as
+    # its instructor").
+    ("pilot-estuary", "test", "Boats entering the {e} roadstead are guided by {p}.", "{p} was born on the estuary of {v}.",
+     "On which estuary was the pilot of the {e} roadstead born?"),
+    ("choirmaster-vale", "test", "{p}, who trains the choir of the {e} chantry, wrote two carols.", "{p} was schooled in the vale of {v}.",
+     "In which vale was the choirmaster of the {e} chantry schooled?"),
+    ("instructor-lowlands", "test", "The {e} skating club hired {p} as its instructor.", "{p} was raised in the lowlands of {v}.",
+     "In which lowlands was the instructor of the {e} skating club raised?"),
 )  # fmt: skip
 
 
