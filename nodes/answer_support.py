@@ -506,11 +506,11 @@ def names_as_holder(link: ChainLink, sentence: str, name: str) -> bool:
     who = r"\s+".join(map(re.escape, name.split()))
     named = r"(?:(?:a|an|the)\s+\w+\s+(?:named|called)\s+)?"  # "is a man named Bram Lolo"
     identity = rf"\b{phrase}\s+(?:is|was)\s+{named}{who}\b|\b{who},?\s+{_AS_ROLE}\s+(?:the\s+)?{phrase}\b"
-    # An apposition: "The steward of the Zen manor, Ysolde Lenvar, rode out" or "Ysolde Lenvar, the
-    # steward of the Zen manor, rode out"; not a list ("the steward of the Zen manor, Ysolde Lenvar and
-    # Bram Lolo").
+    # An apposition: "The steward of the Zen manor, Ysolde Lenvar, rode out" (or "…, a man named Ysolde
+    # Lenvar, …") or "Ysolde Lenvar, the steward of the Zen manor, rode out"; not a list ("the steward of
+    # the Zen manor, Ysolde Lenvar and Bram Lolo").
     closed = r"(?!\s+(?:and|or)\b)\s*(?:,(?!\s*(?:and|or)\b)|[.;:!?]|$)"
-    apposition = rf"\b{phrase},\s+{who}\b{closed}|\b{who},\s+(?:the\s+)?{phrase}\b{closed}"
+    apposition = rf"\b{phrase},\s+{named}{who}\b{closed}|\b{who},\s+(?:the\s+)?{phrase}\b{closed}"
     title = rf"\b{re.escape(link.role)}\s+{who}\b"  # "the ferryman Casimir Lensartris"
     return any(re.search(p, sentence, re.IGNORECASE) for p in (identity, apposition, title))
 

@@ -418,10 +418,15 @@ def test_who_a_sentence_says_the_linked_entity_is() -> None:
     assert says_who(steward, "The steward of the Zen manor, Ysolde Lenvar, rode out.", "Ysolde Lenvar")
     assert says_who(steward, "Ysolde Lenvar, the steward of the Zen manor, rode out.", "Ysolde Lenvar")
     assert says_who(steward, "They were met by the steward of the Zen manor, Ysolde Lenvar.", "Ysolde Lenvar")
+    # The apposition may say what the holder is before the name, as "is" may ("is a man named …").
+    named = "The steward of the Zen manor, a woman named Ysolde Lenvar, rode out."
+    assert says_who(steward, named, "Ysolde Lenvar")
+    assert not says_who(steward, "The steward of the Zen manor, a friend of Ysolde Lenvar, rode out.", "Ysolde Lenvar")
     for listed in (
         "The steward of the Zen manor, Ysolde Lenvar and Bram Lolo rode out.",
         "The steward of the Zen manor, Ysolde Lenvar, and Bram Lolo rode out.",
         "Ysolde Lenvar, the steward of the Zen manor and Bram Lolo rode out.",
+        "The steward of the Zen manor, a man named Ysolde Lenvar and Bram Lolo rode out.",
     ):
         assert not says_who(steward, listed, "Ysolde Lenvar"), listed
     (founder,) = chain_links(QUESTION)
