@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import (
     ChainLink,
-    Rarity,
     asked_kind,
     asked_of,
     capitalised_runs,
@@ -312,7 +311,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
     read = await _read(kit, found, documents, then)
     attempt.usage += read.usage
     second = [n for _, n in read.noted]
-    rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], then)
+    rarity = await kit.rarity(chunks, then)
     reasons = []
     known = content_stems(question) | content_stems(who)
     for outcome, note in sorted(read.noted, key=lambda r: -r[1].confidence):

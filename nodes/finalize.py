@@ -33,7 +33,6 @@ None, and their evidence is the shown chunks whose text contains the answer.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -391,8 +390,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
             settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
         )
     elif grounded:
-        # Every sentence of the document read once: CPU work kept off the event loop (a 1.28M-token input).
-        rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], state["question"])
+        rarity = await kit.rarity(chunks, state["question"])  # PECAN's search counted it already
         question = state["question"]
 
         settled = await settle(state, notes, outcomes, rarity, verifier_for(kit, question))

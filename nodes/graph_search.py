@@ -495,7 +495,7 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
     # common in the document ("time") is no support there (measured with the scripted capable reader: a
     # count of 3 ferries rested on such a chunk, was refused at the end, and the passages it was worked out
     # from were never tried). One pass over the text (about 1 s at 1.4M tokens), off the loop.
-    rarity = await asyncio.to_thread(Rarity.of, [c.text for c in state["input_chunks"]], question)
+    rarity = await kit.rarity(state["input_chunks"], question)
     if (
         answer
         and not is_no_information(answer)

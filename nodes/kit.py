@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from longgraph.endpoint import resolve_context
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMClient, PerLoopProvider, StructuredCall, call_structured
+from longgraph.nodes.answer_support import Rarity
 from longgraph.nodes.budget import text_budget
 from longgraph.nodes.early_calls import EarlyCalls
 from longgraph.nodes.endpoint_health import EndpointHealth, unanswered_failure
@@ -36,6 +37,7 @@ from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_fo
 from longgraph.serving_policy import mark_screened, screen_served_context
 from longgraph.spending import SpendingLimit, spending_limit
 from longgraph.state.context import Context
+from longgraph.state.contract import Chunk
 from longgraph.state.outputs import SCHEMAS, StructuredOutput
 from longgraph.state.usage import Usage
 from longgraph.tokenizer import Tokenizer, get_tokenizer
@@ -61,6 +63,9 @@ class RunKit:
     )
     """Calls started ahead of their node (``start_call``), taken by the identical ``call``."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
+    _rarities: dict[tuple[str, tuple[tuple[int, int], ...]], Rarity] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def window(self) -> int:
@@ -91,6 +96,18 @@ class RunKit:
                 tokenizer=self.tokenizer,
             )
         return budget
+
+    async def rarity(self, chunks: Sequence[Chunk], question: str) -> Rarity:
+        """How common the question's words are in the run's text (:class:`Rarity`), counted once per
+        question: PECAN's search and its final answer weigh the same words over the same chunks, each
+        pass a read of every sentence (about 1 s at 1.28M tokens). Off the event loop."""
+        key = (question, tuple((c.id, len(c.text)) for c in chunks))
+        rarity = self._rarities.get(key)
+        if rarity is None:
+            rarity = self._rarities[key] = await asyncio.to_thread(
+                Rarity.of, [c.text for c in chunks], question
+            )
+        return rarity
 
     def client(self) -> LLMClient:
         return self.provider(self.context)

@@ -69,6 +69,26 @@ def test_the_planted_fact_is_found_and_grounded_and_every_chunk_accounted_for() 
     assert all(c.reason for c in out.chunks if c.status == "filtered")
 
 
+def test_the_documents_words_are_counted_once_for_the_search_and_the_final_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search judges its answer as the final stage will, over the same chunks and question: one read
+    of every sentence serves both (it was two, about 1 s each at 1.28M tokens)."""
+    from longgraph.nodes.answer_support import Rarity
+
+    counted: list[str] = []
+    original = Rarity.of.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Rarity], texts: Any, question: str) -> Rarity:
+        counted.append(question)
+        return original(cls, texts, question)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Rarity, "of", classmethod(counting))
+    out, _ = _run(planted(60_000))
+    assert "smoked plums" in out.answer and out.supported is True
+    assert counted == [QUESTION], counted
+
+
 def test_batches_fill_up_to_the_threshold_in_order() -> None:
     threshold = 900
     out, model = _run(planted(40_000), pecan_batch_tokens=threshold)
