@@ -45,6 +45,10 @@ from longgraph.tokenizer import Tokenizer, get_tokenizer
 log = logging.getLogger(__name__)
 
 
+RARITIES_KEPT = 4
+"""Word counts a kit keeps (:meth:`RunKit.rarity`): a run asks for one or two (a chain's second question)."""
+
+
 @dataclass(frozen=True)
 class RunKit:
     """Everything a node needs besides its state."""
@@ -63,8 +67,8 @@ class RunKit:
     )
     """Calls started ahead of their node (``start_call``), taken by the identical ``call``."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
-    _rarities: dict[tuple[str, tuple[tuple[int, int], ...]], Rarity] = field(
-        default_factory=dict, compare=False, repr=False
+    _rarities: OrderedDict[tuple[str, int, int], Rarity] = field(
+        default_factory=OrderedDict, compare=False, repr=False
     )
 
     @property
@@ -99,14 +103,18 @@ class RunKit:
 
     async def rarity(self, chunks: Sequence[Chunk], question: str) -> Rarity:
         """How common the question's words are in the run's text (:class:`Rarity`), counted once per
-        question: PECAN's search and its final answer weigh the same words over the same chunks, each
-        pass a read of every sentence (about 1 s at 1.28M tokens). Off the event loop."""
-        key = (question, tuple((c.id, len(c.text)) for c in chunks))
+        question and text: PECAN's search and its final answer weigh the same words over the same
+        chunks, each pass a read of every sentence (0.55 s over 1.5M tokens). Off the event loop. A kit
+        outlives its run when its context object is reused, so only the last :data:`RARITIES_KEPT` are
+        kept, each keyed by the texts themselves (their hash), not by chunk numbers another document has
+        too."""
+        key = (question, len(chunks), hash(tuple(c.text for c in chunks)))
         rarity = self._rarities.get(key)
         if rarity is None:
-            rarity = self._rarities[key] = await asyncio.to_thread(
-                Rarity.of, [c.text for c in chunks], question
-            )
+            rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], question)
+            self._rarities[key] = rarity
+            while len(self._rarities) > RARITIES_KEPT:
+                self._rarities.popitem(last=False)
         return rarity
 
     def client(self) -> LLMClient:

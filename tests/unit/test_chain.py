@@ -421,7 +421,9 @@ def test_who_a_sentence_says_the_linked_entity_is() -> None:
     # The apposition may say what the holder is before the name, as "is" may ("is a man named …").
     named = "The steward of the Zen manor, a woman named Ysolde Lenvar, rode out."
     assert says_who(steward, named, "Ysolde Lenvar")
-    assert not says_who(steward, "The steward of the Zen manor, a friend of Ysolde Lenvar, rode out.", "Ysolde Lenvar")
+    assert not says_who(
+        steward, "The steward of the Zen manor, a friend of Ysolde Lenvar, rode out.", "Ysolde Lenvar"
+    )
     for listed in (
         "The steward of the Zen manor, Ysolde Lenvar and Bram Lolo rode out.",
         "The steward of the Zen manor, Ysolde Lenvar, and Bram Lolo rode out.",

@@ -20,6 +20,7 @@ from longgraph.nodes.graph_search import (
     node_similarity,
     retrieval_scores,
 )
+from longgraph.nodes.lexical import stem
 from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
 from longgraph.state.pecan import IPGraph, IPNode
 from longgraph.strategies import build_strategy
@@ -87,6 +88,42 @@ def test_the_documents_words_are_counted_once_for_the_search_and_the_final_answe
     out, _ = _run(planted(60_000))
     assert "smoked plums" in out.answer and out.supported is True
     assert counted == [QUESTION], counted
+
+
+def test_a_kit_reused_for_another_text_counts_its_words_afresh_and_keeps_few_counts() -> None:
+    """A kit outlives its run when the caller reuses the context object: counts are keyed by the texts,
+    not by chunk numbers every document has, and only the last few are kept."""
+    import asyncio
+
+    from longgraph.nodes.kit import RARITIES_KEPT, build_kit
+    from longgraph.state.context import Context
+    from longgraph.state.contract import ChunkPart
+
+    def chunk(text: str) -> Chunk:
+        return Chunk(
+            id=0, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=9, text=text
+        )
+
+    question = "Who tends the Vexmoor beacon?"
+    plain = "The Vexmoor beacon is tended by Ilka Lenhal. Cold rain fell."  # as long as the next one
+    beacons = "The Vexmoor beacon burns. The Vexmoor beacon is lit at dusk."
+
+    async def counts() -> tuple[int, int, int, int]:
+        kit = await build_kit(Context(**SMALL), FakeProvider(ScriptedChatModel()))  # type: ignore[arg-type]
+        first = await kit.rarity([chunk(plain)], question)
+        again = await kit.rarity([chunk(plain)], question)
+        other = await kit.rarity([chunk(beacons)], question)
+        for n in range(RARITIES_KEPT + 3):
+            await kit.rarity([chunk(f"{plain} {n}")], question)
+        return (
+            first.counts[stem("beacon")],
+            other.counts[stem("beacon")],
+            int(first is again),
+            len(kit._rarities),
+        )
+
+    one, two, reused, kept = asyncio.run(counts())
+    assert (one, two, reused, kept) == (1, 2, 1, RARITIES_KEPT)
 
 
 def test_batches_fill_up_to_the_threshold_in_order() -> None:
