@@ -494,7 +494,7 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
     # Judged as the final answer will be: a bare "3" grounded in a chunk by a sentence sharing only a word
     # common in the document ("time") is no support there (measured with the scripted capable reader: a
     # count of 3 ferries rested on such a chunk, was refused at the end, and the passages it was worked out
-    # from were never tried). One pass over the text (about 1 s at 1.4M tokens), off the loop.
+    # from were never tried). Counted once per run (kit.rarity): the final answer weighs the same words.
     rarity = await kit.rarity(state["input_chunks"], question)
     if (
         answer
