@@ -967,42 +967,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-ostlers", "dev", "The {e} of Oxmeade feeds {v} ostlers.",
              "How many ostlers does the {e} of Oxmeade feed?", "How many stable hands eat at the table of the {e} of Oxmeade?",
              lambda r: r.choice(_TITLES), _int(2, 48, sep=False), number=True, collective="officials of Oxmeade", measure="ostlers"),
-    # The test split, renewed in session 54 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): an umbrella works' umbrellas, who trains a
+    # Session 54's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 54, then moved to dev): an umbrella works' umbrellas, who trains a
     # circus's ponies, the date a bandstand burned (the event first), what a snuff mill sold for in
     # guineas, what a hamper holds (named by colour, a phrase), how far a chimney sways (a decimal), a
     # luggage maker's stamp on its trunks (digits, a letter, digits), where tinkers mend their pots (a
     # place), and a titled official's falconers.
-    Template("umbrellaworks-umbrellas", "test", "The {e} umbrella works stitched {v} umbrellas for the railway.",
+    Template("umbrellaworks-umbrellas", "dev", "The {e} umbrella works stitched {v} umbrellas for the railway.",
              "How many umbrellas did the {e} umbrella works stitch for the railway?", "What number of parasols did the {e} rain-gear factory sew for the train company?",
              made_up_name, _int(140, 9_600), number=True, collective="umbrella works", measure="umbrellas stitched"),
-    Template("circus-ponies", "test", "The ponies of the {e} circus are trained by {v}.",
+    Template("circus-ponies", "dev", "The ponies of the {e} circus are trained by {v}.",
              "Who trains the ponies of the {e} circus?", "Which handler schools the small horses of the {e} big top?",
              made_up_name, person_name, collective="circuses", measure="pony trainer"),
-    Template("bandstand-fire", "test", "The {e} bandstand burned down on {v}.",
+    Template("bandstand-fire", "dev", "The {e} bandstand burned down on {v}.",
              "On what date did the {e} bandstand burn down?", "When did fire destroy the {e} music kiosk?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'July', 'November'))} {r.randint(1820, 1905)}",
              collective="bandstands", measure="date of the fire"),
-    Template("snuffmill-sale", "test", "The {e} snuff mill sold for {v} guineas.",
+    Template("snuffmill-sale", "dev", "The {e} snuff mill sold for {v} guineas.",
              "What did the {e} snuff mill sell for?", "What sum did the {e} tobacco grinder fetch?",
              made_up_name, _int(70, 23_000), number=True, collective="snuff mills", measure="sale price"),
-    Template("hamper-contents", "test", "The {e} hamper holds {v}.",
+    Template("hamper-contents", "dev", "The {e} hamper holds {v}.",
              "What does the {e} hamper hold?", "What is packed in the {e} picnic basket?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("potted shrimps", "quince cheese", "seed cakes",
                                                                  "cold mutton", "ginger wine", "pork pies")),
              collective="hampers", measure="contents"),
-    Template("chimney-sway", "test", "The {e} chimney sways {v} centimetres in a gale.",
+    Template("chimney-sway", "dev", "The {e} chimney sways {v} centimetres in a gale.",
              "How many centimetres does the {e} chimney sway in a gale?", "How far does the {e} smokestack move in a storm?",
              made_up_name, lambda r: f"{r.randint(1, 8)}.{r.randint(1, 9)}", number=True, collective="chimneys", measure="sway"),
-    Template("luggage-stamp", "test", "Trunks from the {e} luggage maker are stamped {v}.",
+    Template("luggage-stamp", "dev", "Trunks from the {e} luggage maker are stamped {v}.",
              "How are trunks from the {e} luggage maker stamped?", "Which mark is pressed into the travelling cases of the {e} suitcase firm?",
              made_up_name, lambda r: f"{r.randint(10, 99)}{r.choice('HKRZ')}{r.randint(100, 999)}", collective="luggage makers", measure="stamp"),
-    Template("tinkers-pots", "test", "The {e} tinkers mend their pots at {v}.",
+    Template("tinkers-pots", "dev", "The {e} tinkers mend their pots at {v}.",
              "Where do the {e} tinkers mend their pots?", "In which town do the wandering kettle-fixers of {e} do their repairs?",
              made_up_name, made_up_name, collective="tinkers' bands", measure="mending town"),
-    Template("official-falconers", "test", "The {e} of Harrowby keeps {v} falconers.",
+    Template("official-falconers", "dev", "The {e} of Harrowby keeps {v} falconers.",
              "How many falconers does the {e} of Harrowby keep?", "How many hawk trainers serve the {e} of Harrowby?",
              lambda r: r.choice(_TITLES), _int(2, 52, sep=False), number=True, collective="officials of Harrowby", measure="falconers"),
+    # The test split, renewed in session 55 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): a hat works' bonnets, who cleans a fort's
+    # cannons, the date an icehouse caved in (the event first), what a boathouse was let for in shillings,
+    # what a handcart carries (named by colour, a phrase), how high a pontoon floats (a decimal), a
+    # pewterer's mark on its tankards (two letters, a dot, digits), where pedlars buy their ribbons (a
+    # place), and a titled official's pikemen.
+    Template("hatworks-bonnets", "test", "The {e} hat works trimmed {v} bonnets for the fair.",
+             "How many bonnets did the {e} hat works trim for the fair?", "What number of ladies' hats did the {e} millinery finish for the market day?",
+             made_up_name, _int(130, 9_700), number=True, collective="hat works", measure="bonnets trimmed"),
+    Template("fort-cannons", "test", "The cannons of the {e} fort are cleaned by {v}.",
+             "Who cleans the cannons of the {e} fort?", "Which gunner scrubs the big guns of the {e} stronghold?",
+             made_up_name, person_name, collective="forts", measure="cannon cleaner"),
+    Template("icehouse-collapse", "test", "The {e} icehouse caved in on {v}.",
+             "On what date did the {e} icehouse cave in?", "When did the roof of the {e} cold store fall?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'August', 'October'))} {r.randint(1815, 1902)}",
+             collective="icehouses", measure="date of the collapse"),
+    Template("boathouse-rent", "test", "The {e} boathouse was let for {v} shillings.",
+             "For how much was the {e} boathouse let?", "What rent did the tenant of the {e} rowing shed pay?",
+             made_up_name, _int(60, 21_000), number=True, collective="boathouses", measure="rent"),
+    Template("handcart-load", "test", "The {e} handcart carries {v}.",
+             "What does the {e} handcart carry?", "What is loaded on the {e} barrow?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("split firewood", "salt blocks", "lamp oil",
+                                                                 "oyster shells", "bundled reeds", "bolts of calico")),
+             collective="handcarts", measure="load"),
+    Template("pontoon-height", "test", "The {e} pontoon floats {v} feet above the mud at low tide.",
+             "How many feet above the mud does the {e} pontoon float at low tide?", "How high over the silt does the {e} floating dock sit when the tide is out?",
+             made_up_name, lambda r: f"{r.randint(1, 7)}.{r.randint(1, 9)}", number=True, collective="pontoons", measure="height at low tide"),
+    Template("pewterer-mark", "test", "Tankards from the {e} pewterer are marked {v}.",
+             "How are tankards from the {e} pewterer marked?", "Which stamp appears on the drinking mugs of the {e} tin-alloy smith?",
+             made_up_name, lambda r: f"{r.choice('PTVX')}{r.choice('PTVX')}.{r.randint(10, 99)}", collective="pewterers", measure="mark"),
+    Template("pedlars-ribbons", "test", "The {e} pedlars buy their ribbons at {v}.",
+             "Where do the {e} pedlars buy their ribbons?", "In which town do the travelling hawkers of {e} get their lace trimmings?",
+             made_up_name, made_up_name, collective="pedlars' bands", measure="ribbon market"),
+    Template("official-pikemen", "test", "The {e} of Crossmere houses {v} pikemen.",
+             "How many pikemen does the {e} of Crossmere house?", "How many spear soldiers lodge with the {e} of Crossmere?",
+             lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Crossmere", measure="pikemen"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1221,17 +1257,27 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which riverside town did the foreman of the {e} dye works grow up?"),
     ("chaplain-deanery", "dev", "{p} was appointed chaplain to the {e} sailors' mission.", "{p} took holy orders in the deanery of {v}.",
      "In which deanery did the chaplain of the {e} sailors' mission take holy orders?"),
-    # The test chains, renewed in session 54 (written before any run of them and before any change of the
-    # session): a role the sentence names by what is done, in the passive ("Boats entering the …
+    # Session 54's test chains (written before any run of them and before any change of the session; run
+    # once in session 54, then moved to dev): a role the sentence names by what is done, in the passive ("Boats entering the …
     # roadstead are guided by P": the pilot), a role in a relative clause ("P, who trains the choir of the
     # … chantry, …": the choirmaster), and a role given by "hired … as its" ("The … skating club hired P as
     # its instructor").
-    ("pilot-estuary", "test", "Boats entering the {e} roadstead are guided by {p}.", "{p} was born on the estuary of {v}.",
+    ("pilot-estuary", "dev", "Boats entering the {e} roadstead are guided by {p}.", "{p} was born on the estuary of {v}.",
      "On which estuary was the pilot of the {e} roadstead born?"),
-    ("choirmaster-vale", "test", "{p}, who trains the choir of the {e} chantry, wrote two carols.", "{p} was schooled in the vale of {v}.",
+    ("choirmaster-vale", "dev", "{p}, who trains the choir of the {e} chantry, wrote two carols.", "{p} was schooled in the vale of {v}.",
      "In which vale was the choirmaster of the {e} chantry schooled?"),
-    ("instructor-lowlands", "test", "The {e} skating club hired {p} as its instructor.", "{p} was raised in the lowlands of {v}.",
+    ("instructor-lowlands", "dev", "The {e} skating club hired {p} as its instructor.", "{p} was raised in the lowlands of {v}.",
      "In which lowlands was the instructor of the {e} skating club raised?"),
+    # The test chains, renewed in session 55 (written before any run of them and before any change of the
+    # session): a role given by "took over as" ("P took over as quartermaster of the … barracks"), a role
+    # after "has had P as its" ("The … waterworks has had P as its superintendent"), and a role named by
+    # what the person keeps in repair ("The rigging of the … clipper is kept in repair by P": the rigger).
+    ("quartermaster-uplands", "test", "{p} took over as quartermaster of the {e} barracks last spring.", "{p} was born in the uplands of {v}.",
+     "In which uplands was the quartermaster of the {e} barracks born?"),
+    ("superintendent-plains", "test", "The {e} waterworks has had {p} as its superintendent since the flood.", "{p} grew up on the plains of {v}.",
+     "On which plains did the superintendent of the {e} waterworks grow up?"),
+    ("rigger-mining-town", "test", "The rigging of the {e} clipper is kept in repair by {p}.", "{p} was christened in the mining town of {v}.",
+     "In which mining town was the rigger of the {e} clipper christened?"),
 )  # fmt: skip
 
 
