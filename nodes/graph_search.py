@@ -35,7 +35,7 @@ import numpy as np
 
 from longgraph.nodes.answer_support import Rarity, judge_answer
 from longgraph.nodes.attention import attention_reader, spans_in
-from longgraph.nodes.grounding import ground_read
+from longgraph.nodes.grounding import enforce_failure_budget, ground_read
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import QuestionWords, content_stems, question_words, rarity_weight
@@ -392,7 +392,13 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> PecanState:
     ]
     if result.value is None:
         decisions.append(f"the answer turn was unparseable ({result.error})")
-        return {"answer": "", "usage": result.usage, "decisions": decisions, "search_stop": stop}
+        return {
+            "answer": "",
+            "answer_error": str(result.error),
+            "usage": result.usage,
+            "decisions": decisions,
+            "search_stop": stop,
+        }
     return {
         "answer": answer_of(result.value),
         "rationale": "",
@@ -466,6 +472,13 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
     question = state["question"]
     reached = chunks_reached(graph, state["visited"])
     visited = set(state["visited"])
+    unread = state.get("answer_error") or ""
+    if unread:
+        # The one call that read the reached chunks gave nothing: they failed, as a chunk whose reading
+        # is unparseable does in every strategy, and the failure budget decides (all of them: the run
+        # fails, unless the budget allows every chunk to fail). Not "no answer": nothing was read.
+        ids = [int(graph.node(i).chunk_id or 0) for i in reached]
+        enforce_failure_budget(ids, len(ids), kit, stage="answer", first_error=unread)
     # The answer alone, as the compact protocol's note (``ChunkAnswer``): grounding finds the sentences that
     # support it; quoting the bare answer would make a span of "4820193" alone, bearing on no question word.
     draft = NoteDraft(answer=answer, no_information=is_no_information(answer))
@@ -477,6 +490,10 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
         how = (
             "visited by the search" if node_id in visited else "reached through the edges of a visited point"
         )
+        if unread:
+            reason = f"{how}; the answer turn that read it was unparseable ({unread})"
+            outcomes.append(ChunkOutcome(chunk_id=chunk_id, fate="failed", reason=reason))
+            continue
         if not answer:
             outcomes.append(
                 ChunkOutcome(chunk_id=chunk_id, fate="no_information", reason=f"{how}; no answer")

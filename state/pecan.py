@@ -144,3 +144,5 @@ class PecanState(RunState, total=False):
     """``patience`` (0: fixed-k, no Yes/No turn) and ``max_nodes``, from the run's context."""
     search_tokens: int
     """Tokens the visited nodes take in the search prompt."""
+    answer_error: str
+    """Why the answer turn gave no answer (unparseable after its retries); empty when it answered."""
