@@ -25,8 +25,9 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 
 And words cannot confirm it (:data:`CONFIRMING_RULES`; a verification call decides, ``nodes/verify.py``)
 when its sentences name the asked entity but **none of what is asked of it**
-(:func:`speaks_to_what_is_asked`), or **leave out a word of what is asked** that the document uses
-elsewhere (:func:`leaves_out_what_is_asked`).
+(:func:`speaks_to_what_is_asked`), **continue its name as another thing's** ("the Pevcor flour shop"
+for the Pevcor flour mill, :func:`names_the_same_thing`), or **leave out a word of what is asked** that
+the document uses elsewhere (:func:`leaves_out_what_is_asked`).
 
 Why: the grounding check alone, built to catch a 135M model's confabulations, overruled a capable
 reader's reasoning (a computed total became a note sentence, "No" was a "restated question") and let
@@ -72,7 +73,7 @@ from longgraph.nodes.support import (
     shown_words,
     support_in_notes,
 )
-from longgraph.nodes.word_forms import past_forms, with_word_families
+from longgraph.nodes.word_forms import IRREGULAR_FORMS, past_forms, with_verb_forms, with_word_families
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -1395,8 +1396,108 @@ def answers_in_the_asked_kind(c: Claimed) -> str:
     return wrong_kind_of_answer(c.question, c.answer)
 
 
+def _plain_words_from(tokens: Sequence[str], start: int, stop: int | None = None) -> tuple[list[str], int]:
+    """The lower-case content words from ``start`` on, a hyphenated compound as one ("rain-gear"), up
+    to anything else (a stop word, a name, a number, punctuation) or token ``stop``; and where they end."""
+    words: list[str] = []
+    at = start
+    while at < len(tokens) and at != stop:
+        if tokens[at] == "-" and words and at + 1 < len(tokens) and _plain_noun(tokens[at + 1]):
+            words[-1] += "-" + tokens[at + 1]
+            at += 2
+            continue
+        if not _plain_noun(tokens[at]):
+            break
+        words.append(tokens[at])
+        at += 1
+    return words, at
+
+
+def may_be_participle(word: str) -> bool:
+    """Whether ``word`` may be a verb's past participle: "-ed", "-en", "-wn", or an irregular form
+    (``nodes/word_forms.py``)."""
+    folded = word.casefold()
+    return folded.endswith(("ed", "en", "wn")) or folded in IRREGULAR_FORMS
+
+
+def _forms(word: str) -> list[frozenset[str]]:
+    """Each part of a (hyphenated) word as its stem with the other forms of its verb ("sold": "sell")."""
+    return [with_verb_forms({stem(part.casefold())}) for part in word.split("-")]
+
+
+def _same_word(one: str, other: str) -> bool:
+    """The same word, in any of its forms ("sell" and "sold"; "rain-gear" and "rain-gear")."""
+    mine, theirs = _forms(one), _forms(other)
+    return len(mine) == len(theirs) and all(a & b for a, b in zip(mine, theirs, strict=True))
+
+
+def other_thing_of_that_name(question: str, sentences: Sequence[str]) -> tuple[str, str] | None:
+    """(the question's words after one of its names, a sentence's) when the sentence continues that name
+    as the question does and then with another word, the question's next word being nowhere in it:
+    "the Pevcor flour *shop*" for "the Pevcor flour *mill*". The question's parse takes one noun after a
+    name (:func:`_entity_spans`), so the words alone confirmed such a sentence by "flour", and so did
+    the embedder: measured on a probe of same-name things (not a template of the suite), asked "How many
+    bags did the Pevcor flour mill fill?", "The Pevcor flour shop sold 3,112 bags" stood, and so did
+    "Crates from the Pevcor luggage depot are stamped 42K117" for the Pevcor luggage maker's trunks.
+
+    The question's words after the name may end on its verb, which a right sentence may say with
+    another ("… luggage maker brands …" for "How are trunks from the … luggage maker *stamped*?"; "The
+    Marul umbrella works made …" for "How many umbrellas did the Marul umbrella works *stitch* for the
+    railway?"): their last word is not compared when it may be a participle (:func:`may_be_participle`)
+    or the question is asked with "did", "does" or "do" (its subject is followed by its verb), unless
+    it is the question's last word, which :func:`continued_names` already takes for the verb. That
+    guess fails on a verb with an object ("… botanical garden *study* plants?"), so a word the sentences
+    say anywhere ("… studied plants …", a chain's second sentence) is no other thing."""
+    tokens, _, runs = _name_runs(question)
+    words = [i for i, t in enumerate(tokens) if t[:1].isalpha()]
+    asked_with_do = bool(_DO_SUPPORT.search(question))
+    verb_at = words[-1] if words and asked_with_do else None
+    for run in runs:
+        asked, end = _plain_words_from(tokens, run.end + 1, verb_at)
+        verb_left_out = end == verb_at and _plain_noun(tokens[end])  # not "… sign decrees *with*?"
+        verb_last = not verb_left_out and bool(asked) and (asked_with_do or may_be_participle(asked[-1]))
+        nouns = len(asked) - 1 if verb_last else len(asked)
+        if nouns < 2:
+            continue
+        name = [t.casefold() for t in tokens[run.start : run.end + 1]]
+        held = with_verb_forms(frozenset().union(*(content_stems(s) for s in sentences)))
+        for sentence in sentences:
+            said_tokens = _TOKEN.findall(sentence)
+            folded = [t.casefold() for t in said_tokens]
+            for at in range(len(folded) - len(name) + 1):
+                if folded[at : at + len(name)] != name:
+                    continue
+                said, _ = _plain_words_from(said_tokens, at + len(name))
+                shared = 0
+                while shared < min(len(asked), len(said)) and _same_word(asked[shared], said[shared]):
+                    shared += 1
+                if (
+                    1 <= shared < nouns
+                    and shared < len(said)
+                    and not any(form & held for form in _forms(asked[shared]))
+                ):
+                    return " ".join(asked[: shared + 1]), " ".join(said[: shared + 1])
+    return None
+
+
+def names_the_same_thing(c: Claimed) -> str:
+    """Why a sentence the answer rests on may name another thing of the asked name
+    (:func:`other_thing_of_that_name`), or ""."""
+    if c.partial:
+        return ""
+    found = other_thing_of_that_name(c.question, [s.text for s in c.sentences])
+    if found is None:
+        return ""
+    asked, said = found
+    return (
+        f"a sentence it rests on says {said!r} after the name where the question says {asked!r}: "
+        "maybe a different thing by the same name"
+    )
+
+
 CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (
     speaks_to_what_is_asked,
+    names_the_same_thing,
     leaves_out_what_is_asked,
     may_list_more,
     says_the_asked_role,

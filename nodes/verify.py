@@ -2,16 +2,18 @@
 
 Words confirm most answers (``nodes/answer_support.py``): a sentence that names the asked entity and
 speaks to what is asked of it, holding the answer's words. They cannot confirm an answer whose
-sentences name the entity and nothing of what is asked, or leave out part of what is asked that the
-document speaks of elsewhere (:data:`CONFIRMING_RULES`): that sentence may
-be another fact about the same entity, a step of a chain whose next step no note holds, or the answer in
-other words. A reader can tell these apart, so such an answer gets one call (``prompts/verify.toml``),
+sentences name the entity and nothing of what is asked, continue its name as another thing's ("the
+Pevcor flour shop" for the Pevcor flour mill), or leave out part of what is asked that the document
+speaks of elsewhere (:data:`CONFIRMING_RULES`): that sentence may be another fact about the same entity,
+another thing of its name, a step of a chain whose next step no note holds, or the answer in other
+words. A reader can tell these apart, so such an answer gets one call (``prompts/verify.toml``),
 and stands only on a "yes".
 
 A model that cannot verify (measured at chance: the embedded SmolLM2-135M, ``longgraph/endpoint.py``
 ``MODEL_PROFILES``) gets the embedder's reading instead (:func:`confirm_by_meaning`): the answer's
 sentence must be close in meaning to the question, and closer to it than to the words that only name
-the entity. Where neither is at hand the answer does not stand: right or silent.
+the entity; and never for another thing of the name, which reads as close as the right thing does.
+Where neither is at hand the answer does not stand: right or silent.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from longgraph.nodes.answer_support import (
     items_asked_for,
     modified_phrases,
     only_the_first_step,
+    other_thing_of_that_name,
     wrong_kind_of_answer,
 )
 from longgraph.nodes.kit import RunKit
@@ -121,6 +124,12 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
         return Checked(False, first_step)
     if wrong_kind := wrong_kind_of_answer(question, answer):  # closeness says nothing of kinds
         return Checked(False, wrong_kind)
+    if (other := other_thing_of_that_name(question, holding)) is not None:
+        # "The Pevcor flour shop sold 3,112 bags" read 0.6+ close to "How many bags did the Pevcor flour
+        # mill fill?": one word apart, a sentence about another thing is as close as the right one.
+        return Checked(
+            False, f"the embedder cannot tell {other[1]!r} from {other[0]!r}: another thing, or the same"
+        )
     vectors = await kit.embed([question, entity, *holding])
     readings = [_closeness(vectors, 0, 1, i + 2) for i in range(len(holding))]
 

@@ -42,6 +42,10 @@ IRREGULAR_PAST: dict[str, tuple[str, ...]] = {
 """Base form -> its irregular past and past participle (forms equal to the base left out)."""
 
 
+IRREGULAR_FORMS = frozenset(form for forms in IRREGULAR_PAST.values() for form in forms)
+"""Every irregular past form ("made", "kept", "sewn")."""
+
+
 def past_forms(root: str) -> tuple[str, ...]:
     """The irregular past forms of the verb ``root`` ("lead" -> "led"; a root that lost its final
     "e", "writ", is looked up with it), or ()."""

@@ -6,8 +6,8 @@ Why: a model gets the verification call by default only if it tells a right answ
 (``longgraph/endpoint.py`` ``MODEL_PROFILES``). This asks the call, through the project's own prompt and
 structured path, about cases built from the general suite's templates: the right value in its
 sentence (asked in the question's words and in a paraphrase), a look-alike's value in the look-alike's
-sentence, another fact about the asked entity, and a two-hop question answered with the chain's
-bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
+sentence, another fact about the asked entity, another thing of the asked name ("the Pevcor flour
+shop" for the Pevcor flour mill), and a two-hop question answered with the chain's bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
 call): how its thresholds were chosen, on dev. ``--by words`` asks the lexical rules alone
 (:func:`judge_answer`: the answer read in its sentence and confirmed by the words, no call, no
 embedder): what reaches a verifier at all, and what the words let stand on their own;
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -63,6 +64,7 @@ def cases(split: Split, seeds: int) -> list[Case]:
                 ("look-alike's value", template.question.format(e=a), vb, other, both),
                 ("another fact about it", template.paraphrase.format(e=a), vf, about, f"{about} {other}"),
             ]
+    out += same_name_other_thing(split, seeds)
     for _, which, first, second, question in HOPS:
         if which != split:
             continue
@@ -74,6 +76,38 @@ def cases(split: Split, seeds: int) -> list[Case]:
                 ("two-hop, the chain's end", question.format(e=e), v, chain, chain),
                 ("two-hop, the bridge", question.format(e=e), p, first.format(e=e, p=p), chain),
             ]
+    return out
+
+
+OTHER_PLACES = ("depot", "shop", "yard", "office", "warehouse", "stall")
+"""Nouns that make another thing of a name's compound ("the Pevcor flour *shop*")."""
+
+
+def same_name_other_thing(split: Split, seeds: int) -> list[Case]:
+    """Another thing of the asked name: the template's own sentence with the last noun of its entity
+    replaced ("The Pevcor flour shop …" for the Pevcor flour mill), where the template's ``collective``
+    says which words its entity's compound is ("flour mills"). Its value is the answer, and it must not
+    stand: the question asks about another thing."""
+    out: list[Case] = []
+    for template in (t for t in TEMPLATES if t.split == split and t.entity is made_up_name):
+        kind = template.collective.split()
+        found = (
+            re.search(rf"\{{e\}} ({re.escape(kind[0])}) ([a-z]+)\b", template.sentence)
+            if len(kind) == 2
+            else None
+        )
+        if found is None or not kind[1].startswith(found.group(2)[: max(3, len(found.group(2)) - 1)]):
+            continue
+        for seed in range(seeds):
+            rng = random.Random(f"probe:{seed}:{template.name}:another thing")
+            entity, value = made_up_name(rng), template.value(rng)
+            other = rng.choice([n for n in OTHER_PLACES if n != found.group(2)])
+            sentence = template.sentence.replace(found.group(0), f"{{e}} {kind[0]} {other}").format(
+                e=entity, v=value
+            )
+            out.append(
+                ("same name, another thing", template.question.format(e=entity), value, sentence, sentence)
+            )
     return out
 
 

@@ -21,6 +21,7 @@ from longgraph.nodes.answer_support import (
     items_asked_for,
     judge_answer,
     name_phrases,
+    other_thing_of_that_name,
     rival_modifier,
     sentences_of,
     wrong_kind_of_answer,
@@ -675,6 +676,38 @@ def test_a_thing_named_by_the_place_it_is_at_has_that_noun_and_a_measure_its_nou
     dug = [_quote("The well at Corcor was dug by Petra Lohal.")]
     judged = judge_answer("Petra Lohal", dug, "How deep is the well at Corcor?")
     assert judged.kind == "none" or judged.unconfirmed, judged
+
+
+def test_a_sentence_about_another_thing_of_the_asked_name_is_left_to_a_reader() -> None:
+    """ "The Pevcor flour *shop* sold 3,112 bags" names the Pevcor flour mill's name and first noun, and
+    both the words (by "flour") and the embedder (0.6+ close) confirmed it for "How many bags did the
+    Pevcor flour mill fill?". Probe of 99 such sentences on dev: 66 well-formed ones stood before, none
+    now; the 99 right ones still stand. A right sentence that says the question's verb with another is
+    not one ("… works made …" for "… works stitch …"), nor a possessive ("… mill's workers filled …")."""
+    unused: Any = None  # the reading refuses before it embeds anything
+    for question, sentence, answer in (
+        ("How many bags did the Pevcor flour mill fill?", "The Pevcor flour shop sold 3,112 bags.", "3,112"),
+        ("How are trunks from the Pevcor luggage maker stamped?", "Crates from the Pevcor luggage depot are stamped 42K117.", "42K117"),
+        ("How many umbrellas did the Marul umbrella works stitch for the railway?", "The Marul umbrella shop sold 4,465 umbrellas to the railway.", "4,465"),
+    ):  # fmt: skip
+        judged = judge_answer(answer, [_quote(sentence)], question)
+        assert judged.kind == "extractive" and "a different thing by the same name" in judged.unconfirmed, (
+            judged
+        )
+        checked = asyncio.run(confirm_by_meaning(unused, question, answer, [_quote(sentence).quotes[0]]))
+        assert not checked.confirmed and "cannot tell" in checked.why, checked
+    for question, sentence, answer in (
+        ("How many bags did the Pevcor flour mill fill?", "The Pevcor flour mill filled 3,112 bags.", "3,112"),
+        ("How many bags did the Pevcor flour mill fill?", "The Pevcor flour mill packed 3,112 bags.", "3,112"),
+        ("How many bags did the Pevcor flour mill fill?", "The Pevcor flour mill's workers filled 3,112 bags.", "3,112"),
+        ("How are trunks from the Pevcor luggage maker stamped?", "The Pevcor luggage maker brands its trunks 42K117.", "42K117"),
+        ("How many umbrellas did the Marul umbrella works stitch for the railway?", "The Marul umbrella works made 4,465 umbrellas for the railway.", "4,465"),
+        ("What did the Lendor snuff mill sell for?", "The Lendor snuff mill sold for 6,504 guineas.", "6,504 guineas"),
+        ("Which cipher does the Duke of Aldermoor sign decrees with?", "The Duke of Aldermoor signs every decree with the cipher K42-XA.", "K42-XA"),
+    ):  # fmt: skip
+        assert other_thing_of_that_name(question, [sentence]) is None, (question, sentence)
+        judged = judge_answer(answer, [_quote(sentence)], question)
+        assert "a different thing by the same name" not in judged.unconfirmed, judged
 
 
 def test_a_number_with_its_unit_written_on_is_read_whole_and_checked() -> None:
