@@ -1414,10 +1414,10 @@ def _plain_words_from(tokens: Sequence[str], start: int, stop: int | None = None
 
 
 def may_be_participle(word: str) -> bool:
-    """Whether ``word`` may be a verb's past participle: "-ed", "-en", "-wn", or an irregular form
-    (``nodes/word_forms.py``)."""
+    """Whether ``word`` may be a verb's past participle: "-ed", or an irregular form ("made", "sewn":
+    ``nodes/word_forms.py``). Not every "-en" ("garden", "linen") or "-wn" ("town")."""
     folded = word.casefold()
-    return folded.endswith(("ed", "en", "wn")) or folded in IRREGULAR_FORMS
+    return folded.endswith("ed") or folded in IRREGULAR_FORMS
 
 
 def _forms(word: str) -> list[frozenset[str]]:
