@@ -21,7 +21,9 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 * it gives **some of the items** of a list question whose notes name several (:func:`missing_items`);
 * it **stops at the bridge** of a chain a verified note goes on with (:func:`not_stopped_at_a_bridge`);
 * it **also states a rival's value**, taken from a sentence about another entity of the asked kind
-  (:func:`says_nothing_of_a_rival`).
+  (:func:`says_nothing_of_a_rival`);
+* it **chooses an option its notes rank below another** ("which of the pontoons … floats highest",
+  :func:`ranks_first`).
 
 And words cannot confirm it (:data:`CONFIRMING_RULES`; a verification call decides, ``nodes/verify.py``)
 when its sentences name the asked entity but **none of what is asked of it**
@@ -1110,8 +1112,66 @@ def read_every_item(c: Claimed) -> str:
     )
 
 
+_RANKED_UP = re.compile(
+    r"\b(?:highest|largest|greatest|biggest|most|longest|tallest|heaviest|deepest|widest|fastest|"
+    r"higher|larger|greater|bigger|more|longer|taller|heavier|deeper|wider|faster)\b",
+    re.IGNORECASE,
+)
+_RANKED_DOWN = re.compile(
+    r"\b(?:lowest|smallest|least|fewest|shortest|lightest|shallowest|narrowest|slowest|"
+    r"lower|smaller|less|fewer|shorter|lighter|shallower|narrower|slower)\b",
+    re.IGNORECASE,
+)
+_THAN_A_NUMBER = re.compile(r"\b(?:more|less|fewer)\s+than\s+\d", re.IGNORECASE)
+
+
+def ranked_values(question: str, pool: Sequence[_Sentence]) -> tuple[str, dict[frozenset[str], float]] | None:
+    """("up" or "down", each named option's value) for a question that asks which of its named options
+    ranks first by a magnitude ("Which of the pontoons A, B and C has the highest …?"), over the
+    sentences that give an option exactly one number; None for any other question. Words of age and
+    time ("oldest", "earliest") are not read: a year ranks them the other way."""
+    up, down = _RANKED_UP.search(question), _RANKED_DOWN.search(question)
+    if bool(up) == bool(down) or _THAN_A_NUMBER.search(question):
+        return None
+    values: dict[frozenset[str], float] = {}
+    for phrase in name_phrases(question):
+        found = {v for s in pool if phrase <= s.stems for v in numbers_in(s.text)}
+        if len(found) == 1:
+            values[phrase] = found.pop()
+    return ("up" if up else "down"), values
+
+
+def ranks_first(c: Claimed) -> str:
+    """Why a choice among the question's named options is not the one its notes rank first, or "".
+
+    A choice is worked out, not read (:func:`chooses`), and stood as "derived" whichever option it named.
+    Measured on session 55's held-out split with SmolLM2-135M (ToM): asked which of six pontoons floats
+    highest at low tide, with all six heights in verified notes (Lental 6.8 feet, Marlen 6.6), "Marlen"
+    was the answer, marked supported. Where the notes give the chosen option and another one number each,
+    and the other's ranks before it, the choice does not stand; an option the notes give no single
+    number for is not read (the choice may still be right)."""
+    if c.partial or not chooses(c.answer, c.question):
+        return ""
+    said = content_stems(c.answer)
+    picked = [p for p in c.phrases if p <= said]
+    ranked = ranked_values(c.question, c.pool)
+    if len(picked) != 1 or ranked is None or picked[0] not in ranked[1]:
+        return ""
+    way, values = ranked
+    mine = values[picked[0]]
+    before = [p for p, v in values.items() if (v > mine if way == "up" else v < mine)]
+    if not before:
+        return ""
+    best = max(before, key=lambda p: values[p]) if way == "up" else min(before, key=lambda p: values[p])
+    return (
+        f"it chooses {shown_names(c.question, picked[0])} ({mine:g}), but its notes give "
+        f"{shown_names(c.question, best)} {values[best]:g}, which ranks before it"
+    )
+
+
 ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
     read_every_item,
+    ranks_first,
     each_statement_bound,
     not_only_common_words,
     not_stopped_at_a_bridge,

@@ -678,6 +678,34 @@ def test_a_thing_named_by_the_place_it_is_at_has_that_noun_and_a_measure_its_nou
     assert judged.kind == "none" or judged.unconfirmed, judged
 
 
+def test_a_choice_the_notes_rank_below_another_does_not_stand() -> None:
+    """Session 55's held-out split, SmolLM2-135M through ToM: "Marlen" for the highest of six pontoons
+    (Marlen 6.6 feet, Lental 6.8), marked supported as a choice worked out. The notes rank the options;
+    the choice must be the one they rank first, each way the question asks."""
+    heights = [("Nevvarul", "2.9"), ("Lental", "6.8"), ("Haltalbren", "5.6"), ("Marlen", "6.6")]
+    notes = [
+        _quote(f"The {n} pontoon floats {v} feet above the mud at low tide.", 100 * i)
+        for i, (n, v) in enumerate(heights)
+    ]
+    options = "Nevvarul, Lental, Haltalbren and Marlen"
+    highest = f"Which of the pontoons {options} has the highest height at low tide?"
+    lowest = f"Which of the pontoons {options} floats lowest at low tide?"
+    wrong = judge_answer("Marlen", notes, highest)
+    assert wrong.kind == "none" and "ranks before it" in wrong.why and "Lental 6.8" in wrong.why, wrong
+    assert judge_answer("Lental", notes, highest).kind == "derived"
+    assert judge_answer("The Lental pontoon", notes, highest).kind == "derived"
+    assert judge_answer("Nevvarul", notes, lowest).kind == "derived"
+    assert "Nevvarul 2.9" in judge_answer("Haltalbren", notes, lowest).why
+    # An option the notes give no single number for is not read: the choice may still be right.
+    fewer = [
+        notes[0],
+        notes[2],
+        notes[3],
+        _quote("The Lental pontoon was rebuilt in 1888 and again in 1921.", 900),
+    ]
+    assert judge_answer("Marlen", fewer, highest).kind == "derived"
+
+
 def test_a_sentence_about_another_thing_of_the_asked_name_is_left_to_a_reader() -> None:
     """ "The Pevcor flour *shop* sold 3,112 bags" names the Pevcor flour mill's name and first noun, and
     both the words (by "flour") and the embedder (0.6+ close) confirmed it for "How many bags did the
