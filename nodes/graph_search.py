@@ -231,6 +231,7 @@ async def start_search(
         "search_tokens": tokens,
         "decisions": decisions,
         "search_stop": "",
+        "answer_error": "",  # a thread asked again must not carry the last answer turn's failure
         "search_limits": {
             "patience": 0 if fixed_k else kit.context.pecan_patience,
             "max_nodes": kit.context.pecan_fixed_k if fixed_k else kit.context.pecan_max_nodes,

@@ -467,6 +467,31 @@ def test_an_unparseable_answer_turn_fails_the_chunks_it_read() -> None:
     assert not out.supported
 
 
+def test_a_thread_asked_again_does_not_carry_the_last_answer_turns_failure() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from longgraph.graphs.pecan import build_graph
+
+    replies: list[str] = []
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
+        if schema == "ChunkAnswer" and not replies:
+            replies.append("failed once")
+            return "I cannot answer that."
+        return oracle_responder(messages, extras)
+
+    graph = build_graph(FakeProvider(ScriptedChatModel(responder=respond)), checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "asked twice"}}
+    given = {"question": QUESTION, "document": planted(20_000)}
+    settings = {**SMALL, "parse_retries": 0, "max_failed_fraction": 1.0, "reread": False}
+    first = GraphOutput.model_validate(graph.invoke(given, config, context=settings))
+    assert any(c.status == "failed" for c in first.chunks)
+    second = GraphOutput.model_validate(graph.invoke(given, config, context=settings))
+    assert not any(c.status == "failed" for c in second.chunks), second.chunks
+    assert "smoked plums" in second.answer and second.supported
+
+
 def test_a_first_level_lost_to_the_endpoint_is_not_cached(tmp_path: Any) -> None:
     """A batch whose call ran out of the endpoint's retries is not the model's answer: the graph built
     without it is used for this question and not kept, so the next one builds it whole. (The other
