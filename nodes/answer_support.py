@@ -495,9 +495,15 @@ def says_who(link: ChainLink, sentence: str, name: str) -> bool:
     return states_role(link.role, frozenset(content_stems(outside)))
 
 
-_AS_ROLE = r"(?:is|was|serves\s+as|served\s+as|acts\s+as|acted\s+as|works\s+as|worked\s+as)"
+_AS_ROLE = (
+    r"(?:is|was|serves\s+as|served\s+as|acts\s+as|acted\s+as|works\s+as|worked\s+as|becomes|became|"
+    r"(?:takes|took|taking)\s+over\s+as|(?:steps|stepped)\s+in\s+as|"
+    r"(?:is|was)\s+(?:appointed|named|elected|made)(?:\s+as)?)"
+)
 """Verbs that say a person *is* a role: "Ilka Lenhal serves as steward of the Pevhal manor" states who
-the steward is as plainly as "is" does."""
+the steward is as plainly as "is" does, and so do "became", "took over as", "stepped in as" and "was
+appointed" (session 55's held-out chain, "P took over as quartermaster of the … barracks last spring",
+was silent in every strategy: the words look for the role outside the phrase that names it)."""
 
 
 def names_as_holder(link: ChainLink, sentence: str, name: str) -> bool:

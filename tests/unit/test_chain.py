@@ -480,6 +480,23 @@ def test_a_sentence_giving_the_role_as_a_title_or_by_serves_as_says_who_holds_it
     assert says_who(steward, "Ilka Lenhal acted as the steward of the Pevhal manor.", "Ilka Lenhal")
     assert not says_who(steward, "Ilka Lenhal dined with the steward of the Pevhal manor.", "Ilka Lenhal")
     assert not says_who(steward, "Ilka Lenhal serves the steward of the Pevhal manor.", "Ilka Lenhal")
+    # Session 55's held-out chain: "took over as", and the verbs like it, say who holds the role too.
+    for said in (
+        "took over as quartermaster of the Pevhal manor last spring",
+        "became the steward of the Pevhal manor",
+        "stepped in as steward of the Pevhal manor",
+        "was appointed steward of the Pevhal manor",
+    ):
+        role = said.split(" of ")[0].split()[-1]
+        (link,) = chain_links(f"In which valley was the {role} of the Pevhal manor born?")
+        assert says_who(link, f"Ilka Lenhal {said}.", "Ilka Lenhal"), said
+    assert not says_who(steward, "Ilka Lenhal took over from the steward of the Pevhal manor.", "Ilka Lenhal")
+    assert not says_who(
+        steward, "Ilka Lenhal became a friend of the steward of the Pevhal manor.", "Ilka Lenhal"
+    )
+    assert not says_who(
+        steward, "Ilka Lenhal was named after the steward of the Pevhal manor.", "Ilka Lenhal"
+    )
 
 
 @pytest.mark.parametrize(
