@@ -954,6 +954,12 @@ class Claimed:
 _DO_SUPPORT = re.compile(r"\b(?:did|does|do)\b", re.IGNORECASE)
 
 
+def _verb_at(question: str, tokens: Sequence[str]) -> int | None:
+    """Where the verb of a question asked with "did", "does" or "do" is taken to be: its last word."""
+    words = [i for i, t in enumerate(tokens) if t[:1].isalpha()]
+    return words[-1] if words and _DO_SUPPORT.search(question) else None
+
+
 def continued_names(question: str, sentences: Sequence[str]) -> frozenset[str]:
     """Stems of the words that follow a name of the question and that one of ``sentences`` also puts
     right after that name, as the question spells them: the entity's own words. "the innkeeper of the
@@ -968,8 +974,7 @@ def continued_names(question: str, sentences: Sequence[str]) -> frozenset[str]:
     the gate's own word left "date" the only word asked, which no sentence with a date says (session 51's
     third test split, dev since: the words could not confirm the right sentence)."""
     tokens, _, runs = _name_runs(question)
-    words = [i for i, t in enumerate(tokens) if t[:1].isalpha()]
-    verb_at = words[-1] if words and _DO_SUPPORT.search(question) else None
+    verb_at = _verb_at(question, tokens)
     continued: set[str] = set()
     for run in runs:
         for end in range(run.end + 1, len(tokens)):
@@ -1131,7 +1136,9 @@ _RANKED_DOWN = re.compile(
 _THAN_A_NUMBER = re.compile(r"\b(?:more|less|fewer)\s+than\s+\d", re.IGNORECASE)
 
 
-def ranked_values(question: str, pool: Sequence[_Sentence]) -> tuple[str, dict[frozenset[str], float]] | None:
+def ranked_values(
+    question: str, phrases: Sequence[frozenset[str]], pool: Sequence[_Sentence]
+) -> tuple[str, dict[frozenset[str], float]] | None:
     """("up" or "down", each named option's value) for a question that asks which of its named options
     ranks first by a magnitude ("Which of the pontoons A, B and C has the highest …?"), over the
     sentences that give an option exactly one number; None for any other question. Words of age and
@@ -1140,7 +1147,7 @@ def ranked_values(question: str, pool: Sequence[_Sentence]) -> tuple[str, dict[f
     if bool(up) == bool(down) or _THAN_A_NUMBER.search(question):
         return None
     values: dict[frozenset[str], float] = {}
-    for phrase in name_phrases(question):
+    for phrase in phrases:
         found = {v for s in pool if phrase <= s.stems for v in numbers_in(s.text)}
         if len(found) == 1:
             values[phrase] = found.pop()
@@ -1160,7 +1167,7 @@ def ranks_first(c: Claimed) -> str:
         return ""
     said = content_stems(c.answer)
     picked = [p for p in c.phrases if p <= said]
-    ranked = ranked_values(c.question, c.pool)
+    ranked = ranked_values(c.question, c.phrases, c.pool)
     if len(picked) != 1 or ranked is None or picked[0] not in ranked[1]:
         return ""
     way, values = ranked
@@ -1515,9 +1522,9 @@ def other_thing_of_that_name(question: str, sentences: Sequence[str]) -> tuple[s
     guess fails on a verb with an object ("… botanical garden *study* plants?"), so a word the sentences
     say anywhere ("… studied plants …", a chain's second sentence) is no other thing."""
     tokens, _, runs = _name_runs(question)
-    words = [i for i, t in enumerate(tokens) if t[:1].isalpha()]
     asked_with_do = bool(_DO_SUPPORT.search(question))
-    verb_at = words[-1] if words and asked_with_do else None
+    verb_at = _verb_at(question, tokens)
+    held = with_verb_forms(frozenset().union(*(content_stems(s) for s in sentences)))
     for run in runs:
         asked, end = _plain_words_from(tokens, run.end + 1, verb_at)
         verb_left_out = end == verb_at and _plain_noun(tokens[end])  # not "… sign decrees *with*?"
@@ -1526,7 +1533,6 @@ def other_thing_of_that_name(question: str, sentences: Sequence[str]) -> tuple[s
         if nouns < 2:
             continue
         name = [t.casefold() for t in tokens[run.start : run.end + 1]]
-        held = with_verb_forms(frozenset().union(*(content_stems(s) for s in sentences)))
         for sentence in sentences:
             said_tokens = _TOKEN.findall(sentence)
             folded = [t.casefold() for t in said_tokens]
