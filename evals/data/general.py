@@ -1003,42 +1003,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-falconers", "dev", "The {e} of Harrowby keeps {v} falconers.",
              "How many falconers does the {e} of Harrowby keep?", "How many hawk trainers serve the {e} of Harrowby?",
              lambda r: r.choice(_TITLES), _int(2, 52, sep=False), number=True, collective="officials of Harrowby", measure="falconers"),
-    # The test split, renewed in session 55 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): a hat works' bonnets, who cleans a fort's
+    # Session 55's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 55, then moved to dev): a hat works' bonnets, who cleans a fort's
     # cannons, the date an icehouse caved in (the event first), what a boathouse was let for in shillings,
     # what a handcart carries (named by colour, a phrase), how high a pontoon floats (a decimal), a
     # pewterer's mark on its tankards (two letters, a dot, digits), where pedlars buy their ribbons (a
     # place), and a titled official's pikemen.
-    Template("hatworks-bonnets", "test", "The {e} hat works trimmed {v} bonnets for the fair.",
+    Template("hatworks-bonnets", "dev", "The {e} hat works trimmed {v} bonnets for the fair.",
              "How many bonnets did the {e} hat works trim for the fair?", "What number of ladies' hats did the {e} millinery finish for the market day?",
              made_up_name, _int(130, 9_700), number=True, collective="hat works", measure="bonnets trimmed"),
-    Template("fort-cannons", "test", "The cannons of the {e} fort are cleaned by {v}.",
+    Template("fort-cannons", "dev", "The cannons of the {e} fort are cleaned by {v}.",
              "Who cleans the cannons of the {e} fort?", "Which gunner scrubs the big guns of the {e} stronghold?",
              made_up_name, person_name, collective="forts", measure="cannon cleaner"),
-    Template("icehouse-collapse", "test", "The {e} icehouse caved in on {v}.",
+    Template("icehouse-collapse", "dev", "The {e} icehouse caved in on {v}.",
              "On what date did the {e} icehouse cave in?", "When did the roof of the {e} cold store fall?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'August', 'October'))} {r.randint(1815, 1902)}",
              collective="icehouses", measure="date of the collapse"),
-    Template("boathouse-rent", "test", "The {e} boathouse was let for {v} shillings.",
+    Template("boathouse-rent", "dev", "The {e} boathouse was let for {v} shillings.",
              "For how much was the {e} boathouse let?", "What rent did the tenant of the {e} rowing shed pay?",
              made_up_name, _int(60, 21_000), number=True, collective="boathouses", measure="rent"),
-    Template("handcart-load", "test", "The {e} handcart carries {v}.",
+    Template("handcart-load", "dev", "The {e} handcart carries {v}.",
              "What does the {e} handcart carry?", "What is loaded on the {e} barrow?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("split firewood", "salt blocks", "lamp oil",
                                                                  "oyster shells", "bundled reeds", "bolts of calico")),
              collective="handcarts", measure="load"),
-    Template("pontoon-height", "test", "The {e} pontoon floats {v} feet above the mud at low tide.",
+    Template("pontoon-height", "dev", "The {e} pontoon floats {v} feet above the mud at low tide.",
              "How many feet above the mud does the {e} pontoon float at low tide?", "How high over the silt does the {e} floating dock sit when the tide is out?",
              made_up_name, lambda r: f"{r.randint(1, 7)}.{r.randint(1, 9)}", number=True, collective="pontoons", measure="height at low tide"),
-    Template("pewterer-mark", "test", "Tankards from the {e} pewterer are marked {v}.",
+    Template("pewterer-mark", "dev", "Tankards from the {e} pewterer are marked {v}.",
              "How are tankards from the {e} pewterer marked?", "Which stamp appears on the drinking mugs of the {e} tin-alloy smith?",
              made_up_name, lambda r: f"{r.choice('PTVX')}{r.choice('PTVX')}.{r.randint(10, 99)}", collective="pewterers", measure="mark"),
-    Template("pedlars-ribbons", "test", "The {e} pedlars buy their ribbons at {v}.",
+    Template("pedlars-ribbons", "dev", "The {e} pedlars buy their ribbons at {v}.",
              "Where do the {e} pedlars buy their ribbons?", "In which town do the travelling hawkers of {e} get their lace trimmings?",
              made_up_name, made_up_name, collective="pedlars' bands", measure="ribbon market"),
-    Template("official-pikemen", "test", "The {e} of Crossmere houses {v} pikemen.",
+    Template("official-pikemen", "dev", "The {e} of Crossmere houses {v} pikemen.",
              "How many pikemen does the {e} of Crossmere house?", "How many spear soldiers lodge with the {e} of Crossmere?",
              lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Crossmere", measure="pikemen"),
+    # The test split, renewed in session 56 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): a wheelwright's spokes, who relays a
+    # quay's flagstones, the date a brickfield closed (the event first), what a signal box cost in
+    # pistoles, what a creel holds (named by colour, a phrase), how narrow a cliff path gets (a decimal),
+    # a saltern's ticket on its sacks (letter, digit, dash, letter, digits), where rangers sell their furs
+    # (a place), and a titled official's bowmen.
+    Template("wheelwright-spokes", "test", "The {e} wheelwright fitted {v} spokes for the carriers.",
+             "How many spokes did the {e} wheelwright fit for the carriers?", "What number of wheel rods did the {e} cartwheel maker set for the haulage firms?",
+             made_up_name, _int(150, 9_800), number=True, collective="wheelwrights", measure="spokes fitted"),
+    Template("slipway-flagstones", "test", "The flagstones of the {e} slipway are relaid by {v}.",
+             "Who relays the flagstones of the {e} slipway?", "Which paver resets the stone slabs of the {e} boat ramp?",
+             made_up_name, person_name, collective="slipways", measure="flagstone layer"),
+    Template("brickfield-closing", "test", "The {e} brickfield closed on {v}.",
+             "On what date did the {e} brickfield close?", "When did the {e} brick pits fall silent?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'May', 'September'))} {r.randint(1812, 1899)}",
+             collective="brickfields", measure="date of the closing"),
+    Template("signalbox-cost", "test", "The {e} signal box cost {v} pistoles to build.",
+             "How much did the {e} signal box cost to build?", "What was spent on putting up the {e} points hut?",
+             made_up_name, _int(90, 26_000), number=True, collective="signal boxes", measure="cost"),
+    Template("creel-catch", "test", "The {e} creel holds {v}.",
+             "What does the {e} creel hold?", "What is inside the {e} wicker fish-basket?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("smoked sprats", "river crayfish", "fresh mussels",
+                                                                 "live whelks", "pickled pilchards", "salted ling")),
+             collective="creels", measure="catch"),
+    Template("cliffpath-width", "test", "The {e} cliff path narrows to {v} metres at the landslip.",
+             "To how many metres does the {e} cliff path narrow at the landslip?", "How wide is the {e} clifftop track where the ground slid away?",
+             made_up_name, lambda r: f"{r.randint(1, 6)}.{r.randint(1, 9)}", number=True, collective="cliff paths", measure="width at the landslip"),
+    Template("saltern-ticket", "test", "Sacks from the {e} saltern are ticketed {v}.",
+             "How are sacks from the {e} saltern ticketed?", "Which label is tied to the bags leaving the {e} sea-salt evaporation beds?",
+             made_up_name, lambda r: f"{r.choice('CJQY')}{r.randint(1, 9)}-{r.choice('CJQY')}{r.randint(10, 99)}", collective="salterns", measure="ticket"),
+    Template("rangers-furs", "test", "The {e} rangers sell their furs at {v}.",
+             "Where do the {e} rangers sell their furs?", "In which town do the greenwood patrolmen of {e} trade their pelts?",
+             made_up_name, made_up_name, collective="rangers' troops", measure="fur market"),
+    Template("official-bowmen", "test", "The {e} of Ambleford musters {v} bowmen.",
+             "How many bowmen does the {e} of Ambleford muster?", "How many archers are in the pay of the {e} of Ambleford?",
+             lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ambleford", measure="bowmen"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1268,16 +1304,26 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which vale was the choirmaster of the {e} chantry schooled?"),
     ("instructor-lowlands", "dev", "The {e} skating club hired {p} as its instructor.", "{p} was raised in the lowlands of {v}.",
      "In which lowlands was the instructor of the {e} skating club raised?"),
-    # The test chains, renewed in session 55 (written before any run of them and before any change of the
-    # session): a role given by "took over as" ("P took over as quartermaster of the … barracks"), a role
+    # Session 55's test chains (written before any run of them and before any change of the session; run
+    # once in session 55, then moved to dev): a role given by "took over as" ("P took over as quartermaster of the … barracks"), a role
     # after "has had P as its" ("The … waterworks has had P as its superintendent"), and a role named by
     # what the person keeps in repair ("The rigging of the … clipper is kept in repair by P": the rigger).
-    ("quartermaster-uplands", "test", "{p} took over as quartermaster of the {e} barracks last spring.", "{p} was born in the uplands of {v}.",
+    ("quartermaster-uplands", "dev", "{p} took over as quartermaster of the {e} barracks last spring.", "{p} was born in the uplands of {v}.",
      "In which uplands was the quartermaster of the {e} barracks born?"),
-    ("superintendent-plains", "test", "The {e} waterworks has had {p} as its superintendent since the flood.", "{p} grew up on the plains of {v}.",
+    ("superintendent-plains", "dev", "The {e} waterworks has had {p} as its superintendent since the flood.", "{p} grew up on the plains of {v}.",
      "On which plains did the superintendent of the {e} waterworks grow up?"),
-    ("rigger-mining-town", "test", "The rigging of the {e} clipper is kept in repair by {p}.", "{p} was christened in the mining town of {v}.",
+    ("rigger-mining-town", "dev", "The rigging of the {e} clipper is kept in repair by {p}.", "{p} was christened in the mining town of {v}.",
      "In which mining town was the rigger of the {e} clipper christened?"),
+    # The test chains, renewed in session 56 (written before any run of them and before any change of the
+    # session): a role after "has served the … as" ("P has served the … oratory as verger"), a role after
+    # "as its" at the clause's end ("P keeps order in the … vestry as its beadle"), and a role named only
+    # by what is done ("Trains passing the … cutting are flagged through by P": the signalman).
+    ("verger-fells", "test", "{p} has served the {e} oratory as verger for a decade.", "{p} was reared on the fells of {v}.",
+     "On which fells was the verger of the {e} oratory reared?"),
+    ("beadle-dales", "test", "{p} keeps order in the {e} vestry as its beadle.", "{p} was indentured in the dales of {v}.",
+     "In which dales was the beadle of the {e} vestry indentured?"),
+    ("signalman-downs", "test", "Trains passing the {e} cutting are flagged through by {p}.", "{p} was brought up on the downs of {v}.",
+     "On which downs was the signalman of the {e} cutting brought up?"),
 )  # fmt: skip
 
 
