@@ -45,6 +45,17 @@ def planted(chars: int, *, at: float = 0.5, fact: str = FACT) -> str:
     return filler[:cut] + "\n\n" + fact + "\n\n" + filler[cut:]
 
 
+def spread(facts: tuple[str, ...], chars: int = 24_000) -> str:
+    """Essay filler with each fact as its own paragraph, spread so that they land in different chunks."""
+    text = (essays() * (chars // len(essays()) + 1))[:chars]
+    pieces, last = [], 0
+    for i, fact in enumerate(facts, start=1):
+        cut = text.rfind(" ", 0, int(len(text) * i / (len(facts) + 1))) + 1
+        pieces += [text[last:cut], f"\n\n{fact}\n\n"]
+        last = cut
+    return "".join([*pieces, text[last:]])
+
+
 @pytest.fixture
 def planted_document() -> str:
     return planted(120_000)

@@ -29,7 +29,7 @@ from longgraph.nodes.answer_support import (
 from longgraph.nodes.chain import link_to_follow
 from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.finalize import settle
-from longgraph.nodes.lexical import stem
+from longgraph.nodes.lexical import question_words, stem
 from longgraph.nodes.verify import confirm_by_meaning
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
@@ -37,7 +37,7 @@ from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.capable import SETTINGS, Scenario, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS, essays
+from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS, spread
 
 STRATEGIES = ["mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan"]
 
@@ -69,17 +69,6 @@ SCENARIOS = [
 ]  # fmt: skip
 
 
-def document(facts: tuple[str, ...], chars: int = 24_000) -> str:
-    """Essay filler with each fact as its own paragraph, spread so that they land in different chunks."""
-    text = (essays() * (chars // len(essays()) + 1))[:chars]
-    pieces, last = [], 0
-    for i, fact in enumerate(facts, start=1):
-        cut = text.rfind(" ", 0, int(len(text) * i / (len(facts) + 1))) + 1
-        pieces += [text[last:cut], f"\n\n{fact}\n\n"]
-        last = cut
-    return "".join([*pieces, text[last:]])
-
-
 def run(strategy: str, question: str, text: str, responder: Any) -> GraphOutput:
     graph = build_strategy(strategy, FakeProvider(ScriptedChatModel(responder=responder)))
     raw = asyncio.run(graph.ainvoke({"question": question, "document": text}, context=dict(SETTINGS)))
@@ -89,7 +78,7 @@ def run(strategy: str, question: str, text: str, responder: Any) -> GraphOutput:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_the_capable_readers_answer_comes_back(strategy: str, scenario: Scenario) -> None:
-    result = run(strategy, scenario.question, document(scenario.facts), capable_responder(scenario))
+    result = run(strategy, scenario.question, spread(scenario.facts), capable_responder(scenario))
     assert scenario.right(result.answer), (result.answer, result.stats.notes)
     assert result.supported is True and result.support in ("extractive", "derived"), result.support
     assert result.evidence and all(e.verified for e in result.evidence[:1])
@@ -102,7 +91,7 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
     model that cannot verify ("off", the embedded model's profile) gets NO INFORMATION with the answer
     as a candidate; a verifier that says no, the same."""
     scenario = next(s for s in SCENARIOS if s.name == "named-paraphrase")
-    text = document(scenario.facts)
+    text = spread(scenario.facts)
     model = ScriptedChatModel(responder=capable_responder(scenario))
     graph = build_strategy("mapreduce", FakeProvider(model))
     raw = asyncio.run(
@@ -142,7 +131,7 @@ def test_a_note_the_words_cannot_confirm_answers_for_a_reduce_that_does_not_stan
     INFORMATION, where ToM, whose final answer was that sentence, was confirmed and right. The note now
     goes to the same verification as a final answer would; with nothing to verify it, silence."""
     scenario = next(s for s in SCENARIOS if s.name == "named-paraphrase")
-    text = document(scenario.facts)
+    text = spread(scenario.facts)
     reader = capable_responder(scenario)
     wanders = capable_responder(Scenario("wander", scenario.question, scenario.facts, "Nobody counts them"))
 
@@ -195,7 +184,7 @@ def test_the_nouns_that_name_the_asked_entity_with_its_names(question: str, head
 
 def test_a_computed_total_is_marked_derived_and_cites_every_note_it_adds() -> None:
     sum_scenario = SCENARIOS[0]
-    result = run("mapreduce", sum_scenario.question, document(GOALS), capable_responder(sum_scenario))
+    result = run("mapreduce", sum_scenario.question, spread(GOALS), capable_responder(sum_scenario))
     assert result.answer == "17" and result.support == "derived"
     cited = " ".join(e.text for e in result.evidence)
     assert all(fact.split(" scored")[0] in cited for fact in GOALS)
@@ -221,7 +210,7 @@ def test_a_value_bound_to_the_wrong_entity_is_not_the_answer(strategy: str) -> N
     """Asked for the Wolves' goals, the reader answers with the Harriers' (a sentence of the text, so the
     words pass): the answer is the Wolves' note, or NO INFORMATION, never the Harriers' value."""
     question = "How many goals did the Wolves score in the final?"
-    result = run(strategy, question, document(GOALS[:2]), confused(GOALS[0]))
+    result = run(strategy, question, spread(GOALS[:2]), confused(GOALS[0]))
     assert "Harriers" not in result.answer and "4 goals" not in result.answer, result.answer
     assert "6" in result.answer or is_no_information(result.answer)
 
@@ -236,7 +225,7 @@ def test_an_absent_entity_gets_no_information(strategy: str) -> None:
         confused("The Falcons scored 6 goals in the final."),
         capable_responder(Scenario("absent", question, GOALS, NO_INFORMATION)),
     ):
-        result = run(strategy, question, document(GOALS), responder)
+        result = run(strategy, question, spread(GOALS), responder)
         assert is_no_information(result.answer), (result.answer, result.stats.notes)
         assert result.supported is False and result.support == "none"
 
@@ -244,7 +233,7 @@ def test_an_absent_entity_gets_no_information(strategy: str) -> None:
 def test_a_number_from_nowhere_is_not_derived() -> None:
     """A total the notes cannot give (4 + 6 + 7 is not 19) is refused, not passed off as reasoning."""
     wrong = Scenario("sum", SCENARIOS[0].question, GOALS, "19")
-    result = run("mapreduce", wrong.question, document(GOALS), capable_responder(wrong))
+    result = run("mapreduce", wrong.question, spread(GOALS), capable_responder(wrong))
     assert result.answer != "19" and result.support != "derived"
 
 
@@ -283,7 +272,7 @@ def test_an_absent_entity_named_by_an_adjective_or_a_title_gets_no_information(
         confused(facts[0]),
         capable_responder(Scenario("absent", question, facts, NO_INFORMATION)),
     ):
-        result = run(strategy, question, document(facts), responder)
+        result = run(strategy, question, spread(facts), responder)
         assert is_no_information(result.answer), (result.answer, result.stats.notes)
         assert result.supported is False and result.support == "none"
 
@@ -345,6 +334,86 @@ def test_a_count_is_of_the_sentences_naming_what_is_counted_not_of_every_sentenc
     assert judged.kind == "derived", judged
     assert sorted(q.text for q in judged.quotes) == sorted(VAULTS)
     assert judge_answer("5", notes, question).kind == "none"
+
+
+FAMILIES = [
+    "The favourite dish of the Dordorpev family is barley soup with smoked eel.",
+    "The favourite dish of the Nevmislen family is roasted chestnuts with honey.",
+    "The favourite dish of the Talthimnev family is pickled quince on rye.",
+    "The favourite dish of the Ullen family is plum dumplings with poppy seed.",
+]
+
+
+def test_a_count_is_of_the_items_the_text_says_the_asked_thing_of_not_every_sentence_naming_them() -> None:
+    """Session 56's dev split, the scripted capable reader: PECAN's passages for "For how many families
+    does the text give the favourite dish?" held the four families' dishes and an essay's "the average
+    family size"; the right count of 4 was refused as a count of 5."""
+    question = "For how many families does the text give the favourite dish?"
+    size = _quote("The average household size was 2.49 and the average family size was 3.09.", 900)
+    notes = [*(_quote(f, 100 * i) for i, f in enumerate(FAMILIES)), size]
+    judged = judge_answer("4", notes, question)
+    assert judged.kind == "derived", judged
+    assert sorted(q.text for q in judged.quotes) == sorted(FAMILIES)
+    # With no sentence saying what is asked of each, every sentence naming the items is still counted.
+    named = [_quote(f"The {n} family lives by the river.", 100 * i) for i, n in enumerate(("Ullen", "Sar"))]
+    assert judge_answer("2", named, "For how many families does the text give the home?").kind == "derived"
+
+
+ABBEYS_BUILT = [
+    "The Thimmar abbey was built in 1215.",
+    "The Taldornev abbey was built in 1165.",
+    "The Vartristhim abbey was built in 1711.",
+]
+
+
+def test_a_count_of_items_rests_on_their_sentences_not_on_a_neighbour_holding_its_digit() -> None:
+    """Session 56's dev split, PECAN's passages: each abbey's sentence came with the essay sentence before
+    it, one of which says "3–2.7 billion years ago"; the count of 3 rested on that one, tied to the
+    question by "year" alone, a word common in the document, and was refused."""
+    question = "For how many abbeys does the text give the year of building?"
+    oxygen = "Free oxygen began to outgas from the oceans 3–2.7 billion years ago."
+    passages = [
+        _quote(f"{oxygen} {ABBEYS_BUILT[0]}"),
+        *(_quote(a, 500 * i) for i, a in enumerate(ABBEYS_BUILT[1:], 1)),
+    ]
+    filler = [f"In that year the harvest of the valley number {i} was poor." for i in range(12)]
+    rarity = Rarity.of([" ".join([*filler, oxygen, *ABBEYS_BUILT])], question)
+    assert "year" in rarity.common(question_words(question))
+    judged = judge_answer("3", passages, question, rarity=rarity)
+    assert judged.kind == "derived", judged
+    assert len(judged.quotes) == 3 and all(any(a in q.text for q in judged.quotes) for a in ABBEYS_BUILT)
+
+
+FILL_LEVELS = [
+    f"The {colour} reservoir is {full} percent full."
+    for colour, full in (
+        ("amber", "93.2"),
+        ("saffron", "44.6"),
+        ("teal", "26.4"),
+        ("scarlet", "43.6"),
+        ("silver", "52.8"),
+        ("violet", "16.4"),
+    )
+]
+
+
+def test_a_word_common_in_the_document_still_ties_the_sentences_that_hold_most_of_its_sentences() -> None:
+    """Session 56's dev split, the scripted capable reader: "reservoir", the list's only tie to "For which
+    reservoirs does the text give the fill level?", was in more sentences than the question's other words
+    and so counted as common, though every sentence holding it was one the list rested on: the right
+    list was refused in every strategy. One sentence of a common word's many is still no evidence on
+    that word alone."""
+    question = "For which reservoirs does the text give the fill level?"
+    filler = ["The mill pond was filled at dawn.", "The level of the lake fell.", "Sea level rose."]
+    rarity = Rarity.of([" ".join([*filler, *FILL_LEVELS])], question)
+    assert rarity.common(question_words(question)) == {"reservoir"}
+    notes = [_quote(r, 100 * i) for i, r in enumerate(FILL_LEVELS)]
+    listed = judge_answer("amber, saffron, teal, scarlet, silver and violet", notes, question, rarity=rarity)
+    assert listed.kind != "none", listed
+    roads = [f"The reservoir road number {i} was closed." for i in range(8)]
+    many = Rarity.of([" ".join([*filler, FILL_LEVELS[0], *roads])], question)
+    lone = judge_answer("amber", notes[:1], question, rarity=many)
+    assert lone.kind == "none" and "common in the document" in lone.why, lone
 
 
 CREWS = [
@@ -500,7 +569,7 @@ def test_a_reader_that_adds_a_rivals_value_gets_the_asked_entitys_note() -> None
             return json.dumps({"answer": said})
         return confused(both)(messages, extras)
 
-    result = run("mapreduce", question, document(REGIMENTS), respond)
+    result = run("mapreduce", question, spread(REGIMENTS), respond)
     assert "Casimir" not in result.answer and "silver" not in result.answer, (
         result.answer,
         result.stats.notes,
@@ -1064,7 +1133,7 @@ def test_a_count_over_every_item_does_not_stand_on_a_tree_built_from_some_chunks
     with why, with it on; a question about one entity is not refused for that (whether the one chunk
     kept holds its fact is up to the fake embedder)."""
     scenario = next(s for s in SCENARIOS if s.name == "count")
-    text = document(scenario.facts)
+    text = spread(scenario.facts)
     graph = build_strategy("tom", FakeProvider(ScriptedChatModel(responder=capable_responder(scenario))))
     kept_one = {**SETTINGS, "tom_top_k": 1}
     raw = asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=kept_one))

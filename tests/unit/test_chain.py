@@ -27,7 +27,8 @@ from longgraph.testing.answers import build_completion_content
 from longgraph.testing.capable import READING_SCHEMAS, _schema_name
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
-from longgraph.tests.unit.test_capable_reader import SETTINGS, document
+from longgraph.tests.conftest import spread
+from longgraph.tests.unit.test_capable_reader import SETTINGS
 
 STRATEGIES = ["mapreduce", "segment-plus", "tom", "pecan"]
 QUESTION = "In which town was the founder of the Quirel guild born?"
@@ -62,9 +63,7 @@ def _asked(model: ScriptedChatModel) -> set[str]:
 def run(strategy: str, question: str, facts: Sequence[str]) -> tuple[GraphOutput, ScriptedChatModel]:
     model = ScriptedChatModel(responder=literal_responder(facts))
     graph = build_strategy(strategy, FakeProvider(model))
-    raw = asyncio.run(
-        graph.ainvoke({"question": question, "document": document(tuple(facts))}, context=SILENT)
-    )
+    raw = asyncio.run(graph.ainvoke({"question": question, "document": spread(tuple(facts))}, context=SILENT))
     return GraphOutput.model_validate(raw), model
 
 
@@ -304,7 +303,7 @@ def test_names_are_read_as_spelled() -> None:
 def test_the_dry_run_bounds_a_chain_and_the_run_stays_within_it() -> None:
     from longgraph.api import aask
 
-    text = document(CHAIN)
+    text = spread(CHAIN)
     model = ScriptedChatModel(responder=literal_responder(CHAIN))
     provider = FakeProvider(model)
     estimate = asyncio.run(
@@ -352,7 +351,7 @@ def test_a_role_in_other_words_stands_on_a_verifying_models_yes_only() -> None:
         said = ("yes", "it states it") if right else (NO_INFORMATION, None)
         return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
 
-    text = document(facts)
+    text = spread(facts)
     for setting, expected in (("on", True), ("off", False)):
         model = ScriptedChatModel(responder=respond)
         graph = build_strategy("mapreduce", FakeProvider(model))
@@ -400,7 +399,7 @@ def test_the_answers_own_sentence_is_no_bridge() -> None:
 
         model = ScriptedChatModel(responder=silent_on_the_question)
         graph = build_strategy("mapreduce", FakeProvider(model))
-        raw = asyncio.run(graph.ainvoke({"question": question, "document": document(facts)}, context=SILENT))
+        raw = asyncio.run(graph.ainvoke({"question": question, "document": spread(facts)}, context=SILENT))
         result = GraphOutput.model_validate(raw)
         assert is_no_information(result.answer) and result.supported is False, (first, result.answer)
         assert not any("followed the chain" in n for n in result.stats.notes), result.stats.notes
@@ -567,7 +566,7 @@ def test_a_sentence_that_says_who_holds_the_asked_role_confirms_the_answer(fact:
         return build_completion_content({"messages": list(messages), **extras}, said=said)[0]
 
     graph = build_strategy("mapreduce", FakeProvider(ScriptedChatModel(responder=reader)))
-    raw = asyncio.run(graph.ainvoke({"question": question, "document": document((fact,))}, context=SILENT))
+    raw = asyncio.run(graph.ainvoke({"question": question, "document": spread((fact,))}, context=SILENT))
     result = GraphOutput.model_validate(raw)
     if stands:
         assert "Petra Reltallo" in result.answer and result.supported is True, (
