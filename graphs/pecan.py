@@ -5,6 +5,7 @@ load_graph ──new──▶ plan_level ──Send per batch──▶ write_poi
 plan_level ──with a result cache──▶ prefetch_vectors (the layer's vectors, beside write_points) → gather_level
 plan_level ──one batch left, or bounded──▶ embed_graph → save_graph → start_search
 start_search → ask ──"No"──▶ retrieve → ask …        ask ──p × "Yes", or the bound──▶ answer
+retrieve ──the next node would overflow the prompt──▶ condense (its nodes become a note) → retrieve
 answer → conclude → finalize → END
 
 ``write_points`` is Table A1 (one node per Information Point) with attention edges read from a local
@@ -28,11 +29,13 @@ from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.graph_search import (
+    after_condensing,
     after_retrieval,
     after_verdict,
     answer_from_graph,
     ask_sufficiency,
     conclude_search,
+    condense_search_prompt,
     retrieve_node,
     start_search,
 )
@@ -119,6 +122,7 @@ def build_graph(
     builder.add_node("start_search", node(start_search, use_similarity=use_similarity, fixed_k=fixed_k))
     builder.add_node("ask", node(ask_sufficiency))
     builder.add_node("retrieve", node(retrieve_node, use_similarity=use_similarity, fixed_k=fixed_k))
+    builder.add_node("condense", node(condense_search_prompt))
     builder.add_node("answer", node(answer_from_graph))
     builder.add_node("conclude", node(conclude_search))
     builder.add_node("finalize", node(finalize, strategy=name))
@@ -126,8 +130,11 @@ def build_graph(
     builder.add_edge("start_search", "retrieve" if fixed_k else "ask")
     builder.add_conditional_edges("ask", after_verdict, {"retrieve": "retrieve", "answer": "answer"})
     builder.add_conditional_edges(
-        "retrieve", after_retrieval(fixed_k), {"ask": "ask", "retrieve": "retrieve", "answer": "answer"}
+        "retrieve",
+        after_retrieval(fixed_k),
+        {"ask": "ask", "retrieve": "retrieve", "condense": "condense", "answer": "answer"},
     )
+    builder.add_conditional_edges("condense", after_condensing, {"retrieve": "retrieve", "answer": "answer"})
     builder.add_edge("answer", "conclude")
     builder.add_edge("conclude", "finalize")
     builder.add_edge("finalize", END)

@@ -281,9 +281,10 @@ def _ip_graph_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, k
         ),
         _bounded(
             "search + answer",
-            retrieved + 4,
+            2 * retrieved + 5,
             per_call,
-            "a Yes/No turn per retrieved node, the answer, a second reading (a sentence, a passage)",
+            "a Yes/No turn and at most one condensing of the prompt per retrieved node, one condensing "
+            "before the first, the answer, a second reading (a sentence, a passage)",
         ),
     ]
     return first, rest

@@ -5,8 +5,8 @@
 * **progress control** (§3.2.1) — the model is asked "Can this question be answered by the following
   information?" (Table A2) over the question and S; on "No" one more node is retrieved and the question
   asked again. The search stops after ``pecan_patience`` "Yes" answers (stop patience ``p``, §4.4), after
-  ``pecan_max_nodes`` retrievals, when the next node would overflow the prompt, or when every node is
-  visited — ``stats.notes`` says which. The prompt grows at its end only (question first, each node
+  ``pecan_max_nodes`` retrievals, when the next node would overflow the prompt even condensed, or when
+  every node is visited — ``stats.notes`` says which. The prompt grows at its end only (question first, each node
   appended), so the server's prefix cache serves every earlier turn (vLLM's automatic prefix caching:
   the node-level KV cache of Appendix B).
 * **graph search** (§3.2.2) — an unvisited node i scores ``z_i = Σ_{j ∈ P_i ∩ S} r_j e_{j,i}`` (that is
@@ -16,6 +16,9 @@
   multiplied by j's position index with the question first (Appendix C), when a local model reads
   attention; otherwise j's similarity to the question (labelled ``embedding+words-similarity``).
   Ablations: no similarity term (``pecan-no-embedding``), no progress control (``pecan-fixed-k``).
+* **condensing** (the project's, not the paper's) — when the next node would overflow the prompt, the
+  model notes what the prompt holds that bears on the question, and the note replaces the prompt's
+  nodes (they stay visited: grounding reaches their chunks). The prompt's prefix changes once then.
 * **answer** — the second turn of Table A2: the first-turn prompt, the model's "Yes", then the answer
   request (one shared prefix again).
 * **grounding** — the answer must rest on the document, as in every strategy: it is checked against the
@@ -65,9 +68,30 @@ DESCENT = 3
 """Chunks below each visited point (by accumulated edge weight) the answer is checked against."""
 
 
+NOTED = "Noted from information read earlier:"
+"""How the condensed note is introduced in the search prompt (before the nodes shown since)."""
+
+
 def render_nodes(graph: IPGraph, node_ids: Sequence[int], chunks: Mapping[int, Chunk]) -> str:
-    """The information shown in the search prompt: one ``* node`` line per visited node, in visit order."""
+    """Nodes as the search prompt shows them: one ``* node`` line each, in visit order."""
     return "\n".join(f"* {node_text(graph.node(i), chunks)}" for i in node_ids)
+
+
+def note_line(note: str) -> list[str]:
+    """The condensed note's line in the search prompt (none before any condensing)."""
+    return [f"* {NOTED} {' '.join(note.split())}"] if note else []
+
+
+def shown_nodes(state: Mapping[str, Any]) -> list[int]:
+    """The visited nodes the search prompt shows: those visited since the last condensing."""
+    return list(state["visited"][int(state.get("shown_from") or 0) :])
+
+
+def search_information(graph: IPGraph, state: Mapping[str, Any], chunks: Mapping[int, Chunk]) -> str:
+    """The information of the search prompts: the condensed note, then the nodes shown since."""
+    lines = note_line(str(state.get("condensed_note") or ""))
+    shown = shown_nodes(state)
+    return "\n".join([*lines, render_nodes(graph, shown, chunks)] if shown else lines)
 
 
 def _chunks(state: PecanState) -> dict[int, Chunk]:
@@ -75,8 +99,8 @@ def _chunks(state: PecanState) -> dict[int, Chunk]:
 
 
 def search_budget(kit: RunKit, question: str) -> int:
-    """Tokens the visited nodes may take: what both search prompts (ask and answer) leave."""
-    return min(kit.budget(PROMPTS, "enough", question), kit.budget(PROMPTS, "answer", question))
+    """Tokens the prompt's information may take: what every search prompt (ask, answer, condense) leaves."""
+    return min(kit.budget(PROMPTS, stage, question) for stage in ("enough", "answer", "condense"))
 
 
 def node_similarity(graph: IPGraph, question_vector: np.ndarray[Any, Any]) -> list[float]:
@@ -152,13 +176,14 @@ def _search_text(
     kit: RunKit,
     mode: Mode,
     graph: IPGraph,
-    visited: Sequence[int],
+    shown: Sequence[int],
+    note: str,
     chunks: Mapping[int, Chunk],
     question: str,
 ) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:
-    """The search prompt as the local model lays it out, each visited node's span and the question's."""
+    """The search prompt as the local model lays it out, each shown node's span and the question's."""
     reader = attention_reader(str(kit.context.attention_model), kit.context.attention_precision)
-    info = render_nodes(graph, visited, chunks)
+    info = search_information(graph, {"visited": shown, "condensed_note": note}, chunks)
     messages = kit.prompts(PROMPTS).render(
         "enough",
         kit.context.task,
@@ -169,28 +194,32 @@ def _search_text(
     full = reader.chat_text(messages)
     question_at = full.find(question)
     question_span = (max(0, question_at), max(0, question_at) + len(question))
-    # The nodes as the prompt shows them (rendering marks frame-like lines inside them "(quoted)").
-    lines = [neutralise_frames(f"* {node_text(graph.node(i), chunks)}") for i in visited]
-    return full, spans_in(full, lines, question_span[1]), question_span
+    # The lines as the prompt shows them (rendering marks frame-like lines inside them "(quoted)").
+    lines = [neutralise_frames(line) for line in note_line(note)]
+    lines += [neutralise_frames(f"* {node_text(graph.node(i), chunks)}") for i in shown]
+    return full, spans_in(full, lines, question_span[1])[len(note_line(note)) :], question_span
 
 
 def attention_relevance(
     kit: RunKit,
     mode: Mode,
     graph: IPGraph,
-    visited: Sequence[int],
+    shown: Sequence[int],
+    note: str,
     chunks: Mapping[int, Chunk],
     question: str,
     new: Sequence[int],
 ) -> dict[int, float]:
     """Appendix C: the attention of each of ``new``'s tokens to the question's, × its position index
-    (the question at position 1, the first visited node at 2). Blocking: run it in a thread."""
-    full, spans, question_span = _search_text(kit, mode, graph, visited, chunks, question)
-    position = {node_id: index for index, node_id in enumerate(visited)}
+    (the question at position 1, the first line of the information at 2: the condensed note, when the
+    prompt was condensed, then the shown nodes). Blocking: run it in a thread."""
+    full, spans, question_span = _search_text(kit, mode, graph, shown, note, chunks, question)
+    index = {node_id: k for k, node_id in enumerate(shown)}
+    first = 2 + len(note_line(note))
     reading = attention_reader(str(kit.context.attention_model), kit.context.attention_precision).read(
-        full, [spans[position[i]] for i in new], [question_span]
+        full, [spans[index[i]] for i in new], [question_span]
     )
-    return {i: float(reading.weights[k, 0]) * (position[i] + 2) for k, i in enumerate(new)}
+    return {i: float(reading.weights[k, 0]) * (first + index[i]) for k, i in enumerate(new)}
 
 
 async def start_search(
@@ -221,7 +250,7 @@ async def start_search(
         )
         top = sorted(kept, key=top.index)
     tokens = sum(counts[i] + 2 for i in top)
-    relevance = await _relevance(kit, graph, top, chunks, question, top, similarity)
+    relevance = await _relevance(kit, graph, top, "", chunks, question, top, similarity)
     return {
         "visited": top,
         "relevance": relevance,
@@ -231,7 +260,12 @@ async def start_search(
         "search_tokens": tokens,
         "decisions": decisions,
         "search_stop": "",
-        "answer_error": "",  # a thread asked again must not carry the last answer turn's failure
+        # A thread asked again must carry neither the last answer turn's failure nor its condensed prompt.
+        "answer_error": "",
+        "condensed_note": "",
+        "shown_from": 0,
+        "condensations": 0,
+        "room_needed": None,
         "search_limits": {
             "patience": 0 if fixed_k else kit.context.pecan_patience,
             "max_nodes": kit.context.pecan_fixed_k if fixed_k else kit.context.pecan_max_nodes,
@@ -242,7 +276,8 @@ async def start_search(
 async def _relevance(
     kit: RunKit,
     graph: IPGraph,
-    visited: Sequence[int],
+    shown: Sequence[int],
+    note: str,
     chunks: Mapping[int, Chunk],
     question: str,
     new: Sequence[int],
@@ -253,17 +288,16 @@ async def _relevance(
     if graph.edge_mode != "attention" or not new:
         return known
     mode = stage_mode(kit, "enough")
-    return await asyncio.to_thread(attention_relevance, kit, mode, graph, visited, chunks, question, new)
+    return await asyncio.to_thread(attention_relevance, kit, mode, graph, shown, note, chunks, question, new)
 
 
 async def ask_sufficiency(state: PecanState, kit: RunKit) -> PecanState:
     """Table A2, first turn: can the question be answered from S? (unreadable counts as No)."""
     graph: IPGraph = state["ip_graph"]
-    visited = state["visited"]
     result = await kit.call(
         PROMPTS,
         "enough",
-        text=render_nodes(graph, visited, _chunks(state)),
+        text=search_information(graph, state, _chunks(state)),
         question=state["question"],
         work=f"search turn {len(state.get('search_trace') or []) + 1}",
     )
@@ -301,11 +335,14 @@ def after_verdict(state: PecanState) -> Literal["retrieve", "answer"]:
 
 
 def after_retrieval(fixed: bool) -> Any:
-    """Router after a retrieval: ask again (progress control), retrieve again (fixed-k), or answer."""
+    """Router after a retrieval: ask again (progress control), retrieve again (fixed-k), condense the
+    prompt to make room for the next node, or answer."""
 
-    def route(state: PecanState) -> Literal["ask", "retrieve", "answer"]:
+    def route(state: PecanState) -> Literal["ask", "retrieve", "condense", "answer"]:
         if state.get("search_stop"):
             return "answer"
+        if state.get("room_needed") is not None:
+            return "condense"
         return "retrieve" if fixed else "ask"
 
     route.__name__ = "after_retrieval"
@@ -330,9 +367,13 @@ async def retrieve_node(
     chunks = _chunks(state)
     tokens = kit.tokenizer.count(node_text(graph.node(best), chunks)) + 2
     if int(state.get("search_tokens") or 0) + tokens > search_budget(kit, state["question"]):
+        if shown_nodes(state):  # the prompt's nodes can be condensed to a note
+            return {"room_needed": best}
         return {"search_stop": f"the next node ({best}) would overflow the search prompt"}
     visited.append(best)
-    relevance.update(await _relevance(kit, graph, visited, chunks, state["question"], [best], similarity))
+    note = str(state.get("condensed_note") or "")
+    shown = visited[int(state.get("shown_from") or 0) :]
+    relevance.update(await _relevance(kit, graph, shown, note, chunks, state["question"], [best], similarity))
     step = SearchStep(
         turn=len(state.get("search_trace") or []) + 1,
         node=best,
@@ -347,6 +388,63 @@ async def retrieve_node(
         "search_trace": [*(state.get("search_trace") or []), step],
         "search_tokens": int(state.get("search_tokens") or 0) + tokens,
     }
+
+
+async def condense_search_prompt(state: PecanState, kit: RunKit) -> PecanState:
+    """Make room for the next node: the model notes what the search prompt holds that bears on the
+    question, and the note replaces the prompt's nodes (they stay visited, so grounding reaches their
+    chunks); the search goes on after them. When the note leaves no room either, the search stops on
+    the prompt as it was.
+
+    Why: a question whose facts lie in more chunks than the prompt holds (a list, a count or a highest
+    over six chunks of 260 tokens, at a 2,048-token window: the prompt holds four) was answered from a
+    part of them — measured with the scripted capable reader on the general suite's dev split (16K
+    tokens, three seeds), PECAN said NO INFORMATION to 9 of 24 aggregation questions, every one of them
+    after the next node would have overflowed the prompt; a real model may instead list the part it saw."""
+    graph: IPGraph = state["ip_graph"]
+    chunks = _chunks(state)
+    best = int(state["room_needed"] or 0)
+    shown = shown_nodes(state)
+    count = int(state.get("condensations") or 0) + 1
+    result = await kit.call(
+        PROMPTS,
+        "condense",
+        text=search_information(graph, state, chunks),
+        question=state["question"],
+        work=f"condensing the search prompt ({len(shown)} node(s))",
+    )
+    overflow = f"the next node ({best}) would overflow the search prompt"
+    if result.value is None:
+        return {
+            "room_needed": None,
+            "usage": result.usage,
+            "search_stop": f"{overflow}, and condensing it gave no note ({result.error})",
+        }
+    note = str(getattr(result.value, "note", "") or "").strip()
+    note = "" if is_no_information(note) else note
+    tokens = kit.tokenizer.count(note_line(note)[0]) + 2 if note else 0
+    needed = kit.tokenizer.count(node_text(graph.node(best), chunks)) + 2
+    if tokens + needed > search_budget(kit, state["question"]) or tokens >= int(
+        state.get("search_tokens") or 0
+    ):
+        return {"room_needed": None, "usage": result.usage, "search_stop": f"{overflow}, even condensed"}
+    return {
+        "room_needed": None,
+        "usage": result.usage,
+        "condensed_note": note,
+        "shown_from": len(state["visited"]),
+        "search_tokens": tokens,
+        "condensations": count,
+        "decisions": [
+            f"graph search: the search prompt was condensed to make room for node {best} "
+            f"({len(shown)} node(s) became a note of {tokens} token(s))"
+        ],
+    }
+
+
+def after_condensing(state: PecanState) -> Literal["retrieve", "answer"]:
+    """Router after condensing: retrieve the node there is room for now, or answer."""
+    return "answer" if state.get("search_stop") else "retrieve"
 
 
 def _search_steps(state: PecanState) -> int:
@@ -377,7 +475,7 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> PecanState:
     result = await kit.call(
         PROMPTS,
         "answer",
-        text=render_nodes(graph, state["visited"], _chunks(state)),
+        text=search_information(graph, state, _chunks(state)),
         question=state["question"],
         work="the answer turn of the graph search",
     )
@@ -387,8 +485,14 @@ async def answer_from_graph(state: PecanState, kit: RunKit) -> PecanState:
     report_progress("answer", total=1)
     stop = stop_description(state)
     levels = sorted({graph.node(i).level for i in state["visited"]})
+    condensed = int(state.get("condensations") or 0)
+    shown = (
+        f"{len(state['visited'])} node(s) in the prompt"
+        if not condensed
+        else f"{len(state['visited'])} node(s) read, the prompt condensed {condensed} time(s)"
+    )
     decisions = [
-        f"graph search: {len(state['visited'])} node(s) in the prompt (levels {', '.join(map(str, levels))}), "
+        f"graph search: {shown} (levels {', '.join(map(str, levels))}), "
         f"{_retrieved(state)} retrieved; stopped because {stop}"
     ]
     if result.value is None:
@@ -674,18 +778,21 @@ def describe_search(state: PecanState) -> dict[str, Any]:
         "retrieved": _retrieved(state),
         "yes_answers": int(state.get("yes_count") or 0),
         "search_stop": state.get("search_stop") or "",
+        "condensations": int(state.get("condensations") or 0),
         "embedding_model": graph.embedding_model,
         "trace": [step.model_dump() for step in state.get("search_trace") or []],
     }
 
 
 __all__ = [
+    "after_condensing",
     "after_retrieval",
     "after_verdict",
     "answer_from_graph",
     "ask_sufficiency",
     "chunks_reached",
     "conclude_search",
+    "condense_search_prompt",
     "retrieval_scores",
     "retrieve_node",
     "start_search",

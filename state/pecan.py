@@ -143,6 +143,14 @@ class PecanState(RunState, total=False):
     search_limits: dict[str, int]
     """``patience`` (0: fixed-k, no Yes/No turn) and ``max_nodes``, from the run's context."""
     search_tokens: int
-    """Tokens the visited nodes take in the search prompt."""
+    """Tokens the search prompt's information takes (the condensed note and the shown nodes)."""
+    condensed_note: str
+    """What the model noted from the nodes condensed out of the search prompt (shown before the nodes)."""
+    shown_from: int
+    """The search prompt shows ``visited[shown_from:]``: the nodes visited since the last condensing."""
+    condensations: int
+    """How many times the search prompt was condensed."""
+    room_needed: int | None
+    """The node that would overflow the search prompt, while its nodes are condensed to make room."""
     answer_error: str
     """Why the answer turn gave no answer (unparseable after its retries); empty when it answered."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from longgraph.nodes import attention as attention_module
 from longgraph.nodes.attention import AttentionReading, _Capture, normalise_rows
 from longgraph.nodes.chunking import split_into_chunks
 from longgraph.nodes.graph_search import (
+    NOTED,
     WORD_WEIGHT,
     chunks_reached,
     node_relevance,
@@ -24,8 +26,10 @@ from longgraph.nodes.lexical import stem
 from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
 from longgraph.state.pecan import IPGraph, IPNode
 from longgraph.strategies import build_strategy
+from longgraph.testing.answers import build_completion_content
+from longgraph.testing.capable import SETTINGS, Scenario, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted
+from longgraph.tests.conftest import FAKE_SETTINGS, QUESTION, planted, spread
 from longgraph.tokenizer import get_tokenizer
 
 SMALL = {**FAKE_SETTINGS, "context_window": 4096, "pecan_edges": "embedding", "temperature": 0.0}
@@ -620,3 +624,102 @@ def test_the_attention_reader_is_loaded_per_precision_and_auto_is_resolved(
         from longgraph.state.context import Context
 
         Context(attention_precision="half")  # type: ignore[arg-type]
+
+
+GRANTS = tuple(
+    f"The {name} foundation received a grant of ${value}."
+    for name, value in (
+        ("Corcor", "702,971"),
+        ("Quilo", "319,577"),
+        ("Halganvin", "1,004,242"),
+        ("Pevmis", "1,250,813"),
+        ("Osknevtal", "2,410,115"),
+        ("Athmis", "2,039,418"),
+    )
+)
+LIST = Scenario(
+    "list",
+    "For which foundations does the text give the grant?",
+    GRANTS,
+    "Corcor, Quilo, Halganvin, Pevmis, Osknevtal and Athmis",
+)
+
+
+def _text(call: Mapping[str, Any]) -> str:
+    return " ".join(str(m.get("content", "")) for m in call["messages"])
+
+
+def test_a_list_over_more_chunks_than_the_search_prompt_holds_is_answered_after_condensing() -> None:
+    """Six facts in six chunks at a 2,048-token window, where the search prompt holds five chunks beside
+    the top level: the capable reader said NO INFORMATION before condensing (it never saw all six). The
+    prompt's nodes become the reader's note, the search goes on after them, and the list comes back."""
+    model = ScriptedChatModel(responder=capable_responder(LIST))
+    graph = build_strategy("pecan", FakeProvider(model))
+    given = {"question": LIST.question, "document": spread(GRANTS, 96_000)}
+    out = GraphOutput.model_validate(asyncio.run(graph.ainvoke(given, context=dict(SETTINGS))))
+    assert LIST.right(out.answer) and out.supported is True, (out.answer, out.stats.notes)
+    structure = out.stats.structure or {}
+    assert structure["condensations"] >= 1
+    assert any("condensed" in note for note in out.stats.notes)
+    stages = [_stage(c) for c in model.calls]
+    after = stages.index("condense") + 1
+    asked = [c for c, stage in zip(model.calls[after:], stages[after:], strict=True) if stage == "enough"]
+    # The next turn shows the note, then only the nodes retrieved since: not the top level read before.
+    top_line = _text(model.calls[stages.index("enough")]).split("* ")[1][:60]
+    assert asked and NOTED in _text(asked[0]) and top_line not in _text(asked[0])
+    # Every chunk the search read stays visited: the six facts' chunks are all grounded.
+    used = " ".join(c.text for c in out.evidence)
+    assert all(fact.split(" received")[0] in used for fact in GRANTS), used
+
+
+def _never_enough_with_note(note: str) -> ScriptedChatModel:
+    """Always "No" to the Yes/No turn, ``note`` (verbatim) to a condensing, the oracle otherwise."""
+
+    def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
+        schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
+        if schema == "Sufficiency":
+            return '{"answer": "No"}'
+        if schema == "FreeTextNote":
+            return (
+                note
+                if not note.startswith("=")
+                else build_completion_content(
+                    {"messages": list(messages), **extras}, said=(note[1:], note[1:])
+                )[0]
+            )
+        return oracle_responder(messages, extras)
+
+    return ScriptedChatModel(responder=respond)
+
+
+def test_condensing_keeps_the_retrieval_bound_and_an_empty_note_clears_the_prompt() -> None:
+    out, model = _run(
+        planted(40_000),
+        model=_never_enough_with_note("=" + "[NO INFORMATION]"),
+        context_window=2048,
+        pecan_max_nodes=12,
+    )
+    structure = out.stats.structure or {}
+    stages = [_stage(c) for c in model.calls]
+    assert structure["retrieved"] == 12 and "the bound" in structure["search_stop"]
+    assert structure["condensations"] == stages.count("condense") >= 1
+    # After a NO INFORMATION note the prompt shows only the nodes retrieved since: no note line.
+    after = stages.index("condense") + 1
+    assert NOTED not in _text(model.calls[after + stages[after:].index("enough")])
+
+
+def test_a_condensing_that_gives_no_note_or_no_room_ends_the_search_on_the_prompt_as_it_was() -> None:
+    unreadable, _ = _run(
+        planted(40_000), model=_never_enough_with_note("I will not."), context_window=2048, parse_retries=0
+    )
+    stop = (unreadable.stats.structure or {})["search_stop"]
+    assert "would overflow the search prompt, and condensing it gave no note" in stop
+    assert (unreadable.stats.structure or {})["condensations"] == 0
+    wordy, model = _run(
+        planted(40_000), model=_never_enough_with_note("=" + "a long note " * 600), context_window=2048
+    )
+    structure = wordy.stats.structure or {}
+    assert structure["search_stop"].endswith("even condensed") and structure["condensations"] == 0
+    stages = [_stage(c) for c in model.calls]
+    # The answer turn reads the prompt as it was before the condensing that made no room.
+    assert NOTED not in _text(model.calls[stages.index("answer")])
