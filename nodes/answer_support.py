@@ -1167,24 +1167,31 @@ def ranks_first(c: Claimed) -> str:
     highest at low tide, with all six heights in verified notes (Lental 6.8 feet, Marlen 6.6), "Marlen"
     was the answer, marked supported. Where the notes give the chosen option and another one number each,
     and the other's ranks before it, the choice does not stand; an option the notes give no single
-    number for is not read (the choice may still be right)."""
+    number for is not read (the choice may still be right). An answer naming several options and no
+    values stands only if none of them is outranked (a tie): on session 56's held-out split ToM's choice was refused so, and
+    the strongest note it fell back on, "Marlen, Ganvinath and Relwexhal has the highest width at the
+    landslip." (the question's own words), stood as read."""
     if c.partial or not chooses(c.answer, c.question):
         return ""
     said = content_stems(c.answer)
     picked = [p for p in c.phrases if p <= said]
     ranked = ranked_values(c.question, c.phrases, c.pool)
-    if len(picked) != 1 or ranked is None or picked[0] not in ranked[1]:
+    if ranked is None:
         return ""
     way, values = ranked
-    mine = values[picked[0]]
-    before = [p for p, v in values.items() if (v > mine if way == "up" else v < mine)]
-    if not before:
-        return ""
-    best = max(before, key=lambda p: values[p]) if way == "up" else min(before, key=lambda p: values[p])
-    return (
-        f"it chooses {shown_names(c.question, picked[0])} ({mine:g}), but its notes give "
-        f"{shown_names(c.question, best)} {values[best]:g}, which ranks before it"
-    )
+    if len(picked) > 1 and numbers_in(c.answer):
+        return ""  # it gives the options' values ("A has 24,328 and B 37,849"): a reader can compare them
+    for option in (p for p in picked if p in values):
+        mine = values[option]
+        before = [p for p, v in values.items() if (v > mine if way == "up" else v < mine)]
+        if not before:
+            continue
+        best = max(before, key=lambda p: values[p]) if way == "up" else min(before, key=lambda p: values[p])
+        return (
+            f"it chooses {shown_names(c.question, option)} ({mine:g}), but its notes give "
+            f"{shown_names(c.question, best)} {values[best]:g}, which ranks before it"
+        )
+    return ""
 
 
 ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (

@@ -63,10 +63,22 @@ def _family_map(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
     return families
 
 
+PREFIXES = ("re", "un", "mis", "over", "under", "out", "up", "with", "fore")
+"""The prefixes English makes verbs with that keep the base's irregular forms ("relay"/"relaid",
+"rebuild"/"rebuilt", "mislead"/"misled", "undertake"/"undertook"). Session 56's held-out split: asked
+"Who relays the flagstones of the Relsar slipway?", "… are relaid by Anselm Zenlen" said nothing asked
+of the slipway to the words, and every strategy was silent on it (8 of 8 runs of one fact)."""
+
+
 @functools.cache
 def _families() -> dict[str, frozenset[str]]:
-    """Each stem of an irregular verb's forms -> the stems of all its forms ("held" -> {"hold", "held"})."""
-    return _family_map((base, *pasts) for base, pasts in IRREGULAR_PAST.items())
+    """Each stem of an irregular verb's forms, and of its prefixed forms, -> the stems of all of them
+    ("held" -> {"hold", "held"}, "relaid" -> {"relay", "relaid"})."""
+    return _family_map(
+        (prefix + base, *(prefix + past for past in pasts))
+        for base, pasts in IRREGULAR_PAST.items()
+        for prefix in ("", *PREFIXES)
+    )
 
 
 def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:

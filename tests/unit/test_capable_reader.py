@@ -775,6 +775,25 @@ def test_a_choice_the_notes_rank_below_another_does_not_stand() -> None:
     assert judge_answer("Marlen", fewer, highest).kind == "derived"
 
 
+def test_an_answer_naming_several_options_stands_only_when_none_is_outranked() -> None:
+    """Session 56's held-out split, SmolLM2-135M through ToM: its choice refused, the strongest note it
+    fell back on answered "Marlen, Ganvinath and Relwexhal has the highest width at the landslip." and
+    stood as read, though the notes gave Lental more."""
+    widths = [("Lental", "4.5"), ("Marlen", "3.2"), ("Ganvinath", "1.9"), ("Relwexhal", "2.6")]
+    notes = [
+        _quote(f"The {n} cliff path narrows to {v} metres at the landslip.", 100 * i)
+        for i, (n, v) in enumerate(widths)
+    ]
+    question = "Which of the cliff paths Lental, Marlen, Ganvinath and Relwexhal has the highest width at the landslip?"
+    several = judge_answer(
+        "Marlen, Ganvinath and Relwexhal has the highest width at the landslip.", notes, question
+    )
+    assert several.kind == "none" and "Lental 4.5" in several.why, several
+    tied = [*notes, _quote("The Varcor cliff path narrows to 4.5 metres at the landslip.", 900)]
+    both = question.replace("Lental, Marlen", "Lental, Varcor, Marlen")
+    assert judge_answer("Lental and Varcor", tied, both).kind != "none"
+
+
 def test_a_sentence_about_another_thing_of_the_asked_name_is_left_to_a_reader() -> None:
     """ "The Pevcor flour *shop* sold 3,112 bags" names the Pevcor flour mill's name and first noun, and
     both the words (by "flour") and the embedder (0.6+ close) confirmed it for "How many bags did the
@@ -1248,6 +1267,9 @@ def test_a_chain_links_by_a_whole_name_not_a_shared_given_name() -> None:
         ("Who holds the see of Relsar?", "The see of Relsar is held by Bishop Anselm Zenlen."),
         ("Who held the see of Relsar?", "Bishop Anselm Zenlen holds the see of Relsar."),
         ("Who wrote the chronicle of Relsar?", "The chronicle of Relsar was written by Anselm Zenlen."),
+        # A prefixed verb keeps its base's forms (session 56's held-out split: "relays" / "are relaid by").
+        ("Who relays the see of Relsar?", "The see of Relsar is relaid by Bishop Anselm Zenlen."),
+        ("Who rebuilt the see of Relsar?", "Bishop Anselm Zenlen rebuilds the see of Relsar."),
     ],
 )
 def test_a_sentence_saying_the_asked_verb_in_another_form_speaks_to_what_is_asked(
