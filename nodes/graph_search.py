@@ -195,9 +195,10 @@ def _search_text(
     question_at = full.find(question)
     question_span = (max(0, question_at), max(0, question_at) + len(question))
     # The lines as the prompt shows them (rendering marks frame-like lines inside them "(quoted)").
-    lines = [neutralise_frames(line) for line in note_line(note)]
+    noted = note_line(note)
+    lines = [neutralise_frames(line) for line in noted]
     lines += [neutralise_frames(f"* {node_text(graph.node(i), chunks)}") for i in shown]
-    return full, spans_in(full, lines, question_span[1])[len(note_line(note)) :], question_span
+    return full, spans_in(full, lines, question_span[1])[len(noted) :], question_span
 
 
 def attention_relevance(
