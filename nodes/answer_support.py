@@ -1168,9 +1168,9 @@ def ranks_first(c: Claimed) -> str:
     was the answer, marked supported. Where the notes give the chosen option and another one number each,
     and the other's ranks before it, the choice does not stand; an option the notes give no single
     number for is not read (the choice may still be right). An answer naming several options and no
-    values stands only if none of them is outranked (a tie): on session 56's held-out split ToM's choice was refused so, and
-    the strongest note it fell back on, "Marlen, Ganvinath and Relwexhal has the highest width at the
-    landslip." (the question's own words), stood as read."""
+    values stands only if none of them is outranked (a tie): on session 56's held-out split ToM's choice
+    was refused so, and the strongest note it fell back on, "Marlen, Ganvinath and Relwexhal has the
+    highest width at the landslip." (the question's own words), stood as read."""
     if c.partial or not chooses(c.answer, c.question):
         return ""
     said = content_stems(c.answer)
@@ -1680,8 +1680,9 @@ def judge_answer(
     # A count of the items rests on the items' sentences, not on a sentence of their passages that holds
     # its digit ("3" on "… 3–2.7 billion years ago" beside three abbeys' sentences: session 56's dev
     # split, PECAN, whose grounding reads passages; the count was refused as tied by "year" alone).
+    item_texts = {i.text for i in items}
     resting = (
-        [s for s in quote_sentences if s.text in {i.text for i in items}]
+        [s for s in quote_sentences if s.text in item_texts]
         if counts_items
         else _resting(answer, claim, quote_sentences, wanted)
     )

@@ -75,10 +75,17 @@ def _families() -> dict[str, frozenset[str]]:
     """Each stem of an irregular verb's forms, and of its prefixed forms, -> the stems of all of them
     ("held" -> {"hold", "held"}, "relaid" -> {"relay", "relaid"})."""
     return _family_map(
-        (prefix + base, *(prefix + past for past in pasts))
+        [prefix + form for form in (base, *pasts) if _stems_with_prefix(prefix, form)]
         for base, pasts in IRREGULAR_PAST.items()
         for prefix in ("", *PREFIXES)
     )
+
+
+def _stems_with_prefix(prefix: str, form: str) -> bool:
+    """Whether the prefixed form stems to the prefix and the form's own stem: the stemmer keeps a short
+    word whole ("fed") but strips a long one ("overfed" -> "overf", also "overfly"'s), and such a stem
+    would join two verbs that share nothing."""
+    return stem(prefix + form) == prefix + stem(form)
 
 
 def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:

@@ -1410,3 +1410,15 @@ def test_how_many_is_no_word_a_sentence_must_share() -> None:
     assert "many" not in question_words("How many goals did the Harriers score?")
     assert "much" not in question_words("How much was the grant?")
     assert {"goal", "harrier", "scor"} <= question_words("How many goals did the Harriers score?")
+
+
+def test_a_prefixed_form_joins_its_own_verb_and_no_other_through_a_clipped_stem() -> None:
+    """The stemmer strips a long word ("overfed" -> "overf") and keeps a short one whole ("fed"): a
+    prefixed form joins its base's forms only where it stems as the prefix and the form's own stem, so
+    "overfeed" and "overfly" (both "overf…") stay apart while "relaid" and "relay" meet."""
+    from longgraph.nodes.word_forms import with_verb_forms
+
+    assert stem("relay") in with_verb_forms({stem("relaid")})
+    assert stem("rebuild") in with_verb_forms({stem("rebuilt")})
+    assert with_verb_forms({stem("overfed")}) == {stem("overfed")}
+    assert stem("overfly") not in with_verb_forms({stem("overfeed")})
