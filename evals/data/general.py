@@ -1039,42 +1039,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-pikemen", "dev", "The {e} of Crossmere houses {v} pikemen.",
              "How many pikemen does the {e} of Crossmere house?", "How many spear soldiers lodge with the {e} of Crossmere?",
              lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Crossmere", measure="pikemen"),
-    # The test split, renewed in session 56 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): a wheelwright's spokes, who relays a
+    # Session 56's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 56, then moved to dev): a wheelwright's spokes, who relays a
     # quay's flagstones, the date a brickfield closed (the event first), what a signal box cost in
     # pistoles, what a creel holds (named by colour, a phrase), how narrow a cliff path gets (a decimal),
     # a saltern's ticket on its sacks (letter, digit, dash, letter, digits), where rangers sell their furs
     # (a place), and a titled official's bowmen.
-    Template("wheelwright-spokes", "test", "The {e} wheelwright fitted {v} spokes for the carriers.",
+    Template("wheelwright-spokes", "dev", "The {e} wheelwright fitted {v} spokes for the carriers.",
              "How many spokes did the {e} wheelwright fit for the carriers?", "What number of wheel rods did the {e} cartwheel maker set for the haulage firms?",
              made_up_name, _int(150, 9_800), number=True, collective="wheelwrights", measure="spokes fitted"),
-    Template("slipway-flagstones", "test", "The flagstones of the {e} slipway are relaid by {v}.",
+    Template("slipway-flagstones", "dev", "The flagstones of the {e} slipway are relaid by {v}.",
              "Who relays the flagstones of the {e} slipway?", "Which paver resets the stone slabs of the {e} boat ramp?",
              made_up_name, person_name, collective="slipways", measure="flagstone layer"),
-    Template("brickfield-closing", "test", "The {e} brickfield closed on {v}.",
+    Template("brickfield-closing", "dev", "The {e} brickfield closed on {v}.",
              "On what date did the {e} brickfield close?", "When did the {e} brick pits fall silent?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('January', 'May', 'September'))} {r.randint(1812, 1899)}",
              collective="brickfields", measure="date of the closing"),
-    Template("signalbox-cost", "test", "The {e} signal box cost {v} pistoles to build.",
+    Template("signalbox-cost", "dev", "The {e} signal box cost {v} pistoles to build.",
              "How much did the {e} signal box cost to build?", "What was spent on putting up the {e} points hut?",
              made_up_name, _int(90, 26_000), number=True, collective="signal boxes", measure="cost"),
-    Template("creel-catch", "test", "The {e} creel holds {v}.",
+    Template("creel-catch", "dev", "The {e} creel holds {v}.",
              "What does the {e} creel hold?", "What is inside the {e} wicker fish-basket?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("smoked sprats", "river crayfish", "fresh mussels",
                                                                  "live whelks", "pickled pilchards", "salted ling")),
              collective="creels", measure="catch"),
-    Template("cliffpath-width", "test", "The {e} cliff path narrows to {v} metres at the landslip.",
+    Template("cliffpath-width", "dev", "The {e} cliff path narrows to {v} metres at the landslip.",
              "To how many metres does the {e} cliff path narrow at the landslip?", "How wide is the {e} clifftop track where the ground slid away?",
              made_up_name, lambda r: f"{r.randint(1, 6)}.{r.randint(1, 9)}", number=True, collective="cliff paths", measure="width at the landslip"),
-    Template("saltern-ticket", "test", "Sacks from the {e} saltern are ticketed {v}.",
+    Template("saltern-ticket", "dev", "Sacks from the {e} saltern are ticketed {v}.",
              "How are sacks from the {e} saltern ticketed?", "Which label is tied to the bags leaving the {e} sea-salt evaporation beds?",
              made_up_name, lambda r: f"{r.choice('CJQY')}{r.randint(1, 9)}-{r.choice('CJQY')}{r.randint(10, 99)}", collective="salterns", measure="ticket"),
-    Template("rangers-furs", "test", "The {e} rangers sell their furs at {v}.",
+    Template("rangers-furs", "dev", "The {e} rangers sell their furs at {v}.",
              "Where do the {e} rangers sell their furs?", "In which town do the greenwood patrolmen of {e} trade their pelts?",
              made_up_name, made_up_name, collective="rangers' troops", measure="fur market"),
-    Template("official-bowmen", "test", "The {e} of Ambleford musters {v} bowmen.",
+    Template("official-bowmen", "dev", "The {e} of Ambleford musters {v} bowmen.",
              "How many bowmen does the {e} of Ambleford muster?", "How many archers are in the pay of the {e} of Ambleford?",
              lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ambleford", measure="bowmen"),
+    # The test split, renewed in session 57 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): a nailery's hobnails, who digs out a
+    # glebe's ditches, the date a tollbooth was pulled down (the event first, in the passive), what a
+    # lychgate cost in farthings, what a pannier holds (named by colour, a phrase), how deep a millrace
+    # runs (a decimal), a fulling mill's seal on its bolts (two letters, a slash, digits), where sawyers
+    # sell their beams (a place), and a titled official's lancers.
+    Template("nailery-hobnails", "test", "The {e} nailery forged {v} hobnails for the miners.",
+             "How many hobnails did the {e} nailery forge for the miners?", "What number of boot studs did the {e} nail works hammer out for the pitmen?",
+             made_up_name, _int(140, 9_900), number=True, collective="naileries", measure="hobnails forged"),
+    Template("glebe-ditches", "test", "The ditches of the {e} glebe are dug out by {v}.",
+             "Who digs out the ditches of the {e} glebe?", "Which labourer clears the drainage trenches of the {e} church field?",
+             made_up_name, person_name, collective="glebes", measure="ditch digger"),
+    Template("tollbooth-demolition", "test", "The {e} tollbooth was pulled down on {v}.",
+             "On what date was the {e} tollbooth pulled down?", "When was the {e} road-toll cabin knocked down?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'June', 'November'))} {r.randint(1808, 1897)}",
+             collective="tollbooths", measure="date of the demolition"),
+    Template("lychgate-cost", "test", "The {e} lychgate cost {v} farthings to raise.",
+             "How much did the {e} lychgate cost to raise?", "What was paid to put up the roofed gateway of the {e} churchyard?",
+             made_up_name, _int(400, 48_000), number=True, collective="lychgates", measure="cost"),
+    Template("pannier-load", "test", "The {e} pannier holds {v}.",
+             "What does the {e} pannier hold?", "What is packed in the {e} basket slung over the donkey?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("wild honeycomb", "dried apricots", "candied peel",
+                                                                 "quail eggs", "damson jam", "crab apples")),
+             collective="panniers", measure="load"),
+    Template("millrace-depth", "test", "The {e} millrace runs {v} feet deep after the thaw.",
+             "How many feet deep does the {e} millrace run after the thaw?", "How deep is the water in the {e} mill channel once the snow has melted?",
+             made_up_name, lambda r: f"{r.randint(1, 8)}.{r.randint(1, 9)}", number=True, collective="millraces", measure="depth after the thaw"),
+    Template("fulling-seal", "test", "Bolts from the {e} fulling mill are sealed {v}.",
+             "How are bolts from the {e} fulling mill sealed?", "Which lead seal is fixed to the cloth leaving the {e} wool-cleansing works?",
+             made_up_name, lambda r: f"{r.choice('HKRW')}{r.choice('HKRW')}/{r.randint(100, 999)}", collective="fulling mills", measure="seal"),
+    Template("sawyers-beams", "test", "The {e} sawyers sell their beams at {v}.",
+             "Where do the {e} sawyers sell their beams?", "In which town do the log-splitting crews of {e} trade their squared oak?",
+             made_up_name, made_up_name, collective="sawyers' crews", measure="beam market"),
+    Template("official-lancers", "test", "The {e} of Wendlecombe leads {v} lancers.",
+             "How many lancers does the {e} of Wendlecombe lead?", "How many mounted spearmen ride under the {e} of Wendlecombe?",
+             lambda r: r.choice(_TITLES), _int(2, 63, sep=False), number=True, collective="officials of Wendlecombe", measure="lancers"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1314,16 +1350,27 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "On which plains did the superintendent of the {e} waterworks grow up?"),
     ("rigger-mining-town", "dev", "The rigging of the {e} clipper is kept in repair by {p}.", "{p} was christened in the mining town of {v}.",
      "In which mining town was the rigger of the {e} clipper christened?"),
-    # The test chains, renewed in session 56 (written before any run of them and before any change of the
-    # session): a role after "has served the … as" ("P has served the … oratory as verger"), a role after
+    # Session 56's test chains (written before any run of them and before any change of the session; run
+    # once in session 56, then moved to dev): a role after "has served the … as" ("P has served the … oratory as verger"), a role after
     # "as its" at the clause's end ("P keeps order in the … vestry as its beadle"), and a role named only
     # by what is done ("Trains passing the … cutting are flagged through by P": the signalman).
-    ("verger-fells", "test", "{p} has served the {e} oratory as verger for a decade.", "{p} was reared on the fells of {v}.",
+    ("verger-fells", "dev", "{p} has served the {e} oratory as verger for a decade.", "{p} was reared on the fells of {v}.",
      "On which fells was the verger of the {e} oratory reared?"),
-    ("beadle-dales", "test", "{p} keeps order in the {e} vestry as its beadle.", "{p} was indentured in the dales of {v}.",
+    ("beadle-dales", "dev", "{p} keeps order in the {e} vestry as its beadle.", "{p} was indentured in the dales of {v}.",
      "In which dales was the beadle of the {e} vestry indentured?"),
-    ("signalman-downs", "test", "Trains passing the {e} cutting are flagged through by {p}.", "{p} was brought up on the downs of {v}.",
+    ("signalman-downs", "dev", "Trains passing the {e} cutting are flagged through by {p}.", "{p} was brought up on the downs of {v}.",
      "On which downs was the signalman of the {e} cutting brought up?"),
+    # The test chains, renewed in session 57 (written before any run of them and before any change of the
+    # session): a role given by "was made … of" ("P was made gatekeeper of the … turnpike"), a role named
+    # only by what is done, the deed's object first ("Sermons at the … priory are preached by P": the
+    # preacher), and a role in a possessive before the person, set off as an appositive ("The … aviary's
+    # keeper, P, feeds …").
+    ("gatekeeper-fens", "test", "{p} was made gatekeeper of the {e} turnpike after the war.", "{p} spent a boyhood in the fens of {v}.",
+     "In which fens did the gatekeeper of the {e} turnpike spend a boyhood?"),
+    ("preacher-wolds", "test", "Sermons at the {e} priory are preached by {p}.", "{p} was confirmed in the wolds of {v}.",
+     "In which wolds was the preacher of the {e} priory confirmed?"),
+    ("keeper-crags", "test", "The {e} aviary's keeper, {p}, feeds the finches at noon.", "{p} was born among the crags of {v}.",
+     "Among which crags was the keeper of the {e} aviary born?"),
 )  # fmt: skip
 
 
