@@ -42,13 +42,13 @@ from longgraph.nodes.answer_support import (
     capitalised_runs,
     chain_links,
     holder_among,
-    judge_answer,
     outermost_link,
     says_who,
     sentences_of,
     spelled_as_in,
     whole_date,
 )
+from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words, stem
@@ -319,9 +319,8 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
         if not content_stems(answer) - known:
             reasons.append(f"{answer!r} says nothing that the question and {who!r} do not")
             continue
-        judged, checked = await confirmed(
-            judge_answer(answer, second, then, rarity=rarity), answer, verifier_for(kit, then)
-        )
+        answer, read_so = judge_wording(answer, second, then, rarity=rarity)
+        judged, checked = await confirmed(read_so, answer, verifier_for(kit, then))
         if checked is not None:
             attempt.usage += checked.usage
         if judged.kind == "none":

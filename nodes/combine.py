@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from longgraph.llm import StructuredCall
-from longgraph.nodes.answer_support import judge_answer
+from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.render import join_notes
@@ -71,7 +71,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
         )
     else:
-        judged = judge_answer(draft.answer, notes, task["question"], partial=True)
+        answer, judged = judge_wording(draft.answer, notes, task["question"], partial=True)
         if judged.kind == "none":
             combined = Combined(
                 index=task["index"],
@@ -84,7 +84,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             confidence = confidence_of(judged.support, judged.relevance, draft.model_confidence)
             note = Note(
                 sources=sources,
-                answer=draft.answer,
+                answer=answer,
                 reasoning=draft.reasoning,
                 quotes=judged.quotes,
                 model_confidence=draft.model_confidence,

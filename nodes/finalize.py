@@ -37,10 +37,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity, judge_answer, whole_date
+from longgraph.nodes.answer_support import Judged, Rarity, whole_date
+from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import sentence_spans, words_of
+from longgraph.nodes.lexical import words_of
 from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
@@ -86,28 +87,6 @@ def note_answer(note: Note) -> str:
     return note.reasoning.strip()
 
 
-def judged_answer(
-    answer: str, notes: Sequence[Note], question: str, rarity: Rarity, unread: int
-) -> tuple[str, Judged]:
-    """``answer`` judged (:func:`judge_answer`), or, when it does not stand and it makes several
-    statements, its first statement that stands on its own, judged alone: a reader that copies the text
-    runs on past the sentence that answers. Measured (session 45's held-out split, PECAN, 8K): "The great
-    organ of the Corath cathedral has 8,193 pipes. It's obvious that biotech or software startups exist
-    ..." did not stand (the second sentence's words are in no verified note), nor did the one note that
-    held the fact, whose answer was the same copy: NO INFORMATION. Each statement passes every rule on its
-    own, so a statement about something else, or one step of a chain, stands no more than it would alone."""
-    whole = judge_answer(answer, notes, question, rarity=rarity, unread=unread)
-    spans = sentence_spans(answer)
-    if whole.kind != "none" or len(spans) < 2:
-        return answer, whole
-    for start, end in spans:
-        statement = " ".join(answer[start:end].split())
-        judged = judge_answer(statement, notes, question, rarity=rarity, unread=unread)
-        if judged.kind != "none":
-            return statement, judged
-    return answer, whole
-
-
 MAX_NOTES_VERIFIED = 2
 """Notes, strongest first, whose own answers a verification call (or the embedder) is asked to confirm
 when no note's answer is confirmed by its words: a bound on what a fallback costs a capable model."""
@@ -120,7 +99,7 @@ class Fallback:
 
     note: Note | None = None
     answer: str = ""
-    """The note's answer, or the statement of it that stands (:func:`judged_answer`)."""
+    """The note's answer, or the statement of it that stands (``nodes/answer_wording.py``)."""
     said: str = ""
     usage: Usage | None = None
 
@@ -136,7 +115,7 @@ async def fallback_note(
     note, "Coins struck at the ivory mint carry the mark R2-ZY", was never shown to the embedder that
     confirms the same sentence when it is the final answer (ToM's run)."""
     judged = [
-        (n, *judged_answer(note_answer(n), notes, question, rarity, unread))
+        (n, *judge_wording(note_answer(n), notes, question, rarity=rarity, unread=unread))
         for n in sorted((n for n in notes if n.verified_quotes), key=strength, reverse=True)
     ]
     standing = [(n, text, j) for n, text, j in judged if j.kind != "none"]
@@ -274,7 +253,7 @@ async def settle(
     read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
     given = answer
-    answer, first = judged_answer(given, notes, question, rarity, unread)
+    answer, first = judge_wording(given, notes, question, rarity=rarity, unread=unread)
     judged, checked = await confirmed(first, answer, verify)
     if answer != given and judged.kind != "none":
         decisions.append(

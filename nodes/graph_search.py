@@ -36,7 +36,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from longgraph.nodes.answer_support import Rarity, judge_answer
+from longgraph.nodes.answer_support import Rarity
+from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.grounding import enforce_failure_budget, ground_read
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
@@ -622,7 +623,7 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
     if (
         answer
         and not is_no_information(answer)
-        and judge_answer(answer, notes, question, rarity=rarity).kind == "none"
+        and judge_wording(answer, notes, question, rarity=rarity)[1].kind == "none"
     ):
         worked_out = _worked_out_from_passages(
             answer,
@@ -687,13 +688,13 @@ def _worked_out_from_passages(
         for c in reached
         if (n := passage_note(c, documents, wanted, min_relevance=min_relevance, weights=weights))
     ]
-    judged = judge_answer(answer, passages, question, rarity=rarity)
+    _, judged = judge_wording(answer, passages, question, rarity=rarity)
     if judged.kind == "none":
         return []
     cited = [n for n in passages if any(q in n.quotes for q in judged.quotes)]
     # A count or list is worked out over every passage it was judged on, and the few it cites may not
     # give it again (measured with the scripted capable reader: a count of 4 families kept 2): then all.
-    return cited if judge_answer(answer, cited, question, rarity=rarity).kind != "none" else passages
+    return cited if judge_wording(answer, cited, question, rarity=rarity)[1].kind != "none" else passages
 
 
 async def _read_best_passage_again(

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from longgraph.errors import TooManyFailures
+from longgraph.nodes.answer_wording import answer_readings
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import (
     QuestionWords,
@@ -126,7 +127,7 @@ def ground_read(
     if draft.no_information and not any(q.verified for q in located):
         return said, None
 
-    against = _Chunk(chunk, documents, wanted, min_relevance)
+    against = _Chunk(chunk, documents, question, wanted, min_relevance)
     verdict = _judge(draft, located, against)
     if verdict.reason and draft.structured and not draft.answer and not quotes:
         # A note that quoted nothing is a no-information note (Segment+ removes notes with empty
@@ -287,6 +288,7 @@ class _Chunk:
 
     chunk: Chunk
     documents: Sequence[DocumentIn]
+    question: str
     wanted: QuestionWords
     min_relevance: float
 
@@ -348,8 +350,12 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
     if not draft.structured:
         measured = [against.measure_free_text(draft.reasoning)]
     elif draft.answer or (not verified and draft.reasoning.strip()):
+        # Each statement read as the final answer is (``nodes/answer_wording.py``): "234,394 — as the
+        # text states." is a value of the chunk, however the model words it.
         measured = [
-            against.measure_claim(part, verified) for part in _statements(draft.answer or draft.reasoning)
+            against.measure_claim(reading, verified)
+            for part in _statements(draft.answer or draft.reasoning)
+            for reading in answer_readings(part, against.question)
         ]
     elif verified:
         quoted = best_support(frozenset(), verified, wanted)

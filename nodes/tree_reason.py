@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from longgraph.llm import StructuredCall
-from longgraph.nodes.answer_support import judge_answer
+from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.grounding import enforce_failure_budget, ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import question_words
@@ -169,12 +169,12 @@ def _grounded(
 ) -> Note | None:
     """A note for ``draft_answer`` keeping the quotes of ``inputs`` it stands on, or None
     (``nodes/answer_support.py``: read in them, or worked out from them)."""
-    judged = judge_answer(draft_answer, inputs, question, partial=True)
+    answer, judged = judge_wording(draft_answer, inputs, question, partial=True)
     if judged.kind == "none":
         return None
     return Note(
         sources=sources,
-        answer=draft_answer,
+        answer=answer,
         quotes=judged.quotes,
         model_confidence=model_confidence,
         confidence=confidence_of(judged.support, judged.relevance, model_confidence),

@@ -29,7 +29,7 @@ from longgraph.evals.scoring.structured import score_general
 from longgraph.state.contract import GraphOutput
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import build_strategy
-from longgraph.testing.capable import SETTINGS, Scenario, capable_responder
+from longgraph.testing.capable import SETTINGS, STYLES, Scenario, Style, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 
 STRATEGIES = ("mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan")
@@ -51,10 +51,12 @@ def scenario_of(instance: EvalInstance) -> Scenario:
     return Scenario(instance.id, instance.question, tuple(facts), gold)
 
 
-def read(strategy: str, instance: EvalInstance, window: int | None = None) -> GraphOutput:
-    """``instance`` read through ``strategy`` by the capable reader (``window``: its context window,
-    the settings' small one when None)."""
-    model = ScriptedChatModel(responder=capable_responder(scenario_of(instance)))
+def read(
+    strategy: str, instance: EvalInstance, window: int | None = None, style: Style = "bare"
+) -> GraphOutput:
+    """``instance`` read through ``strategy`` by the capable reader wording its answers in ``style``
+    (``window``: its context window, the settings' small one when None)."""
+    model = ScriptedChatModel(responder=capable_responder(scenario_of(instance), style))
     graph = build_strategy(strategy, FakeProvider(model))
     given = {"question": instance.question, "documents": instance.documents}
     context = {**SETTINGS, **({"context_window": window} if window else {})}
@@ -68,6 +70,7 @@ def measure(
     strategies: Sequence[str] = STRATEGIES,
     seed: int = 0,
     window: int | None = None,
+    style: Style = "bare",
 ) -> dict[str, Any]:
     """Right and wrong-but-supported per (kind, strategy), with what each miss answered."""
     right: dict[tuple[str, str], list[bool]] = defaultdict(list)
@@ -76,7 +79,7 @@ def measure(
     for instance in build_general(target_tokens=tokens, n=n, seed=seed, split=split):
         kind = str(instance.metadata["kind"])
         for strategy in strategies:
-            result = read(strategy, instance, window)
+            result = read(strategy, instance, window, style)
             ok = score_general(result.answer, instance.label)["correct"] == 1.0
             right[(kind, strategy)].append(ok)
             if not ok:
@@ -97,14 +100,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--window", type=int, default=None, help="the reader's context window (default: 2,048, many chunks)"
     )
+    parser.add_argument("--style", choices=STYLES, default="bare", help="how the reader words its answers")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    found = measure(args.split, args.n, args.tokens, seed=args.seed, window=args.window)
+    found = measure(args.split, args.n, args.tokens, seed=args.seed, window=args.window, style=args.style)
     figures: dict[str, object] = {
         "split": args.split,
         "instances per kind": args.n,
         "tokens": args.tokens,
         "window": args.window or SETTINGS["context_window"],
+        "style": args.style,
     }
     for kind in KINDS:
         cells = [f"{s} {sum(found['right'][(kind, s)])}/{len(found['right'][(kind, s)])}" for s in STRATEGIES]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from longgraph.testing.answers import build_completion_content
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
@@ -54,6 +54,13 @@ SETTINGS: dict[str, Any] = {
 """What a graph run on the scripted reader gets: small windows (many chunks from a short document),
 constrained JSON, no cache; ``base_url`` is never contacted, and being set it keeps the embedded server
 out of the picture."""
+Style = Literal["bare", "sentence", "explained"]
+"""How the reader words what it concludes. Real 8B–70B models do not all answer alike, and an answer
+layer built against one wording is fitted to it: "bare" gives the conclusion alone ("2,800"); "sentence"
+gives it as a sentence (the fact that states it, copied, or "The answer is 3."); "explained" gives it
+and then the facts it rests on, look-alikes' values among them where it compared them, and says it
+does not know in its own words ("The text does not say.") instead of the protocol's NO INFORMATION."""
+STYLES: tuple[Style, ...] = get_args(Style)
 ENOUGH_SCHEMA = "Sufficiency"
 CHECK_SCHEMA = "AnswerCheck"
 _PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)
@@ -91,8 +98,28 @@ def _schema_name(extras: Mapping[str, Any]) -> str:
     return ""
 
 
-def capable_responder(scenario: Scenario) -> Any:
-    """A :class:`~longgraph.testing.fakes.ScriptedChatModel` responder reading as a capable model."""
+UNKNOWN_IN_OWN_WORDS = "The text does not say."
+
+
+def worded(conclusion: str, seen: Sequence[str], style: Style) -> str:
+    """``conclusion``, drawn from the facts ``seen``, as a reader of ``style`` words it."""
+    if conclusion == NO_INFORMATION:
+        return UNKNOWN_IN_OWN_WORDS if style == "explained" else NO_INFORMATION
+    if style == "bare":
+        return conclusion
+    whole = re.compile(rf"(?<![\w.,]){re.escape(conclusion)}(?![\w]|[.,]\d)")
+    stating = [fact for fact in seen if whole.search(fact)]
+    if style == "sentence":
+        # The one fact that states it, copied (a chain's end, the top item's own fact); a conclusion no
+        # fact states (a count, a list) said so.
+        return stating[0] if len(stating) == 1 else f"The answer is {conclusion}."
+    because = " ".join(seen)
+    return f"{conclusion}. The text says: {because}"
+
+
+def capable_responder(scenario: Scenario, style: Style = "bare") -> Any:
+    """A :class:`~longgraph.testing.fakes.ScriptedChatModel` responder reading as a capable model,
+    wording what it concludes in ``style``."""
     from longgraph.testing.fakes import oracle_responder
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
@@ -128,11 +155,11 @@ def capable_responder(scenario: Scenario) -> Any:
             enough = len(seen) == len(scenario.facts)
             return build_completion_content(body, said=("Yes", "enough") if enough else ("No", None))[0]
         if len(seen) == len(scenario.facts):
-            said: tuple[str, str | None] = (scenario.conclusion, " ".join(seen))
+            said: tuple[str, str | None] = (worded(scenario.conclusion, seen, style), " ".join(seen))
         elif seen:
             said = (" ".join(seen), " ".join(seen))
         else:
-            said = (NO_INFORMATION, None)
+            said = (worded(NO_INFORMATION, seen, style), None)
         return build_completion_content(body, said=said)[0]
 
     return respond

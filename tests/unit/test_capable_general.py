@@ -5,9 +5,12 @@ The test split is measured by the same module and reported, not asserted here: i
 
 from __future__ import annotations
 
+import pytest
+
 from longgraph.evals.bench.capable_general import STRATEGIES, measure, scenario_of
 from longgraph.evals.data.general import KINDS, build_general
 from longgraph.state.outputs import NO_INFORMATION
+from longgraph.testing.capable import UNKNOWN_IN_OWN_WORDS, Style, worded
 
 
 def test_every_kind_comes_back_right_through_every_strategy() -> None:
@@ -38,3 +41,27 @@ def test_the_reader_needs_the_asked_entitys_fact_not_its_look_alikes() -> None:
     assert distractors.gold_answers[0] in scenario.facts[0]
     (absent,) = build_general(target_tokens=2_000, n=1, seed=0, split="dev", kinds=["absent"])
     assert scenario_of(absent).facts == () and scenario_of(absent).conclusion == NO_INFORMATION
+
+
+@pytest.mark.parametrize("style", ["sentence", "explained"])
+def test_every_kind_comes_back_right_however_the_reader_words_it(style: Style) -> None:
+    """A capable model may answer with the fact's sentence, "The answer is 3.", or the answer followed
+    by every fact it compared (look-alikes' values among them), and may say it does not know in its
+    own words: the answer layer was built against bare answers, and must not be fitted to them."""
+    found = measure("dev", n=2, tokens=4_000, style=style)
+    assert found["wrong_supported"] == 0, found["misses"]
+    for kind in KINDS:
+        for strategy in STRATEGIES:
+            right = found["right"][(kind, strategy)]
+            assert right and all(right), (kind, strategy, found["misses"])
+
+
+def test_the_reader_words_its_conclusion_as_its_style_says() -> None:
+    facts = ["The Lental path narrows to 3.9 metres.", "The Marlen path narrows to 8.6 metres."]
+    assert worded("3", facts, "bare") == "3"
+    # A count of 3 is not the 3 of "3.9": no fact states it, so it is said as a conclusion.
+    assert worded("3", facts, "sentence") == "The answer is 3."
+    assert worded("Marlen", facts, "sentence") == facts[1]
+    assert worded("Marlen", facts, "explained") == f"Marlen. The text says: {facts[0]} {facts[1]}"
+    assert worded(NO_INFORMATION, [], "explained") == UNKNOWN_IN_OWN_WORDS
+    assert worded(NO_INFORMATION, [], "sentence") == NO_INFORMATION

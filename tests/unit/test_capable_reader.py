@@ -35,7 +35,7 @@ from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.strategies import build_strategy
-from longgraph.testing.capable import SETTINGS, Scenario, capable_responder
+from longgraph.testing.capable import SETTINGS, STYLES, Scenario, Style, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS, spread
 
@@ -75,10 +75,12 @@ def run(strategy: str, question: str, text: str, responder: Any) -> GraphOutput:
     return GraphOutput.model_validate(raw)
 
 
+@pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_the_capable_readers_answer_comes_back(strategy: str, scenario: Scenario) -> None:
-    result = run(strategy, scenario.question, spread(scenario.facts), capable_responder(scenario))
+def test_the_capable_readers_answer_comes_back(strategy: str, scenario: Scenario, style: Style) -> None:
+    """However it words it: the conclusion alone, as a sentence, or followed by the facts it used."""
+    result = run(strategy, scenario.question, spread(scenario.facts), capable_responder(scenario, style))
     assert scenario.right(result.answer), (result.answer, result.stats.notes)
     assert result.supported is True and result.support in ("extractive", "derived"), result.support
     assert result.evidence and all(e.verified for e in result.evidence[:1])

@@ -79,6 +79,16 @@ def test_drift_in_case_whitespace_and_punctuation_is_tolerated(answer: str) -> N
     assert note is not None and "7319-KESTREL" in DOC[note.quotes[0].start : note.quotes[0].end]
 
 
+def test_a_chunks_worded_answer_is_evidence_and_a_worded_invention_is_not() -> None:
+    """The map stage reads a chunk's answer as the final stage does (``nodes/answer_wording.py``): the
+    frame's and explanation's words are no part of the value ("text", "states": 1 of 3 new words held)."""
+    question = "In which year did the harbour open?"
+    outcome, note = _ground(NoteDraft(answer="1911 — as the text states."), question=question)
+    assert outcome.fate == "noted" and note is not None, outcome.reason
+    outcome, note = _ground(NoteDraft(answer="The answer is 1912, as the text states."), question=question)
+    assert note is None and outcome.fate == "unsupported"
+
+
 def test_a_restated_question_is_not_evidence() -> None:
     outcome, note = _ground(
         NoteDraft(
