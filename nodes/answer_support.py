@@ -1764,7 +1764,9 @@ def _resting(
     Casimir Varganwex, through "Casimir")."""
 
     def bears(s: _Sentence) -> bool:
-        return bool(s.stems & wanted) or not wanted
+        # A doer is borne on by what it does ("composed by" for "the composer": QuestionWords.share).
+        held = wanted.share(s.stems) > 0 if isinstance(wanted, QuestionWords) else s.stems & wanted
+        return bool(held) or not wanted
 
     numbers = frozenset(numbers_in(answer))
     valued = [s for s in sentences if numbers & frozenset(numbers_in(s.text))] if numbers else []

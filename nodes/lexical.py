@@ -193,13 +193,22 @@ class QuestionWords(frozenset[str]):
         """Whether ``stems`` hold one of the names the question offers as a choice, whole."""
         return any(choice <= stems for choice in self.choices)
 
+    @functools.cached_property
+    def _doings(self) -> dict[str, frozenset[str]]:
+        """Each word that may name a doer (:func:`doing_of`) and the stems
+        of what it does."""
+        words, _ = self._single
+        return {w: done for w in words if (done := doing_of(w))}
+
     def share(self, stems: AbstractSet[str]) -> float:
         """The weighted share of these words in ``stems`` (names count twice, a choice as one name held
-        by any of its names); 1.0 for no words."""
+        by any of its names; a doer held by what it does, "composer" by "composed"); 1.0 for no words."""
         if not self:
             return 1.0
         words, named = self._single
-        held = len(words & stems) + len(named & stems) + (2 if self.chosen(stems) else 0)
+        doings = self._doings
+        held_words = sum(1 for w in words if w in stems or (w in doings and doings[w] & stems))
+        held = held_words + len(named & stems) + (2 if self.chosen(stems) else 0)
         return held / self.weight
 
     def names_all(self, stems: AbstractSet[str]) -> bool:
@@ -207,6 +216,31 @@ class QuestionWords(frozenset[str]):
         naming what the question is about, however it words the rest (of a choice, one name)."""
         _, named = self._single
         return bool(self.named) and named <= stems and (not self.choices or self.chosen(stems))
+
+
+_DOER = re.compile(r"(?:er|or|ar)$")
+
+
+@functools.cache
+def doing_of(word: str) -> frozenset[str]:
+    """The stems of what a doer named by ``word`` (a stem) does: "composer" composes ("compos"), "founder"
+    founds, "governor" governs, "leader" leads; empty for a
+    word that names no doer by its ending, or whose root would be under four letters ("owner", "tower":
+    too short to tell a verb from a word that only ends so). A sentence says who the composer is by
+    "composed by": measured (session 57, the capable reader over dev's anthem template), "For which
+    countries does the text give the composer?" shared no word with "The anthem of Sarsar was composed
+    by Ilka Oskmissar", every note was set aside as bearing on nothing, and every strategy said NO
+    INFORMATION. Only how much a sentence bears on the question reads it so: whether a sentence that
+    says "rung by P" speaks to what is asked of "the ringer" is another matter (it says who the ringer
+    is, a chain's first step: measured on dev with the doer joined to every sentence's words, 6 of 516
+    bridges stood by words), read by ``states_role`` where a chain is followed."""
+    if len(word) < 6 or not _DOER.search(word):
+        return frozenset()
+    roots = {word[:-2], word[:-1]}  # "found-er", "compose-r"
+    if word[-3] == word[-4]:
+        roots.add(word[:-3])  # "plann-er"
+    stems = {stem(root) for root in roots if len(root) >= 4} - {word}
+    return frozenset(stems)
 
 
 _NAME = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the)\s+)?[A-Z][\w'’-]*)*"

@@ -13,6 +13,7 @@ from longgraph.nodes.answer_wording import (
     judge_wording,
     unframed,
 )
+from longgraph.nodes.lexical import content_stems, doing_of, question_words, stem
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 
@@ -113,3 +114,20 @@ def test_a_wrong_choice_worded_as_its_fact_does_not_stand() -> None:
     assert judged.kind != "none" and right == "The Eagles", judged.why
     _, wrong = judge_wording("The Wolves scored 6 goals in the final.", notes_of(GOALS), CHOICE_Q)
     assert wrong.kind == "none"
+
+
+@pytest.mark.parametrize(
+    ("doer", "does"),
+    [("composer", "compos"), ("founder", "found"), ("governor", "govern"), ("preacher", "preach")],
+)
+def test_a_doer_is_borne_on_by_what_it_does(doer: str, does: str) -> None:
+    """A list over the composers of anthems shares no word with "The anthem of Sarsar was composed by
+    …" but what the composer does (session 57, dev's anthem template: every strategy was silent)."""
+    assert does in doing_of(stem(doer))
+    wanted = question_words(f"For which countries does the text give the {doer}?")
+    assert wanted.share(content_stems(f"The anthem of Sarsar was {does}ed by Ilka Oskmissar.")) > 0
+
+
+@pytest.mark.parametrize("word", ["tower", "owner", "water", "river", "country"])
+def test_a_word_too_short_to_tell_from_a_verb_names_no_doing(word: str) -> None:
+    assert doing_of(stem(word)) == frozenset()
