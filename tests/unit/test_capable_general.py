@@ -5,6 +5,8 @@ The test split is measured by the same module and reported, not asserted here: i
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from longgraph.evals.bench.capable_general import STRATEGIES, measure, scenario_of
@@ -13,13 +15,18 @@ from longgraph.state.outputs import NO_INFORMATION
 from longgraph.testing.capable import UNKNOWN_IN_OWN_WORDS, Style, worded
 
 
-def test_every_kind_comes_back_right_through_every_strategy() -> None:
-    found = measure("dev", n=3, tokens=4_000)
+def assert_every_cell_right(found: dict[str, Any]) -> None:
+    """Nothing wrong marked supported, and every (kind, strategy) cell read and right."""
     assert found["wrong_supported"] == 0, found["misses"]
     for kind in KINDS:
         for strategy in STRATEGIES:
             right = found["right"][(kind, strategy)]
             assert right and all(right), (kind, strategy, found["misses"])
+
+
+def test_every_kind_comes_back_right_through_every_strategy() -> None:
+    found = measure("dev", n=3, tokens=4_000)
+    assert_every_cell_right(found)
 
 
 def test_every_kind_comes_back_right_with_a_production_window() -> None:
@@ -27,11 +34,7 @@ def test_every_kind_comes_back_right_with_a_production_window() -> None:
     51's fixes: PECAN's count of 4 vaults was refused (two essay sentences about program code shared
     "code"), and ToM lost an orchestra from a list of four ("Relvardor. The Lowex" read as one name)."""
     found = measure("dev", n=2, tokens=16_000, window=8_192)
-    assert found["wrong_supported"] == 0, found["misses"]
-    for kind in KINDS:
-        for strategy in STRATEGIES:
-            right = found["right"][(kind, strategy)]
-            assert right and all(right), (kind, strategy, found["misses"])
+    assert_every_cell_right(found)
 
 
 def test_the_reader_needs_the_asked_entitys_fact_not_its_look_alikes() -> None:
@@ -49,11 +52,7 @@ def test_every_kind_comes_back_right_however_the_reader_words_it(style: Style) -
     by every fact it compared (look-alikes' values among them), and may say it does not know in its
     own words: the answer layer was built against bare answers, and must not be fitted to them."""
     found = measure("dev", n=2, tokens=4_000, style=style)
-    assert found["wrong_supported"] == 0, found["misses"]
-    for kind in KINDS:
-        for strategy in STRATEGIES:
-            right = found["right"][(kind, strategy)]
-            assert right and all(right), (kind, strategy, found["misses"])
+    assert_every_cell_right(found)
 
 
 def test_the_reader_words_its_conclusion_as_its_style_says() -> None:
