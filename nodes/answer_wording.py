@@ -17,6 +17,7 @@ what was cut (``nodes/finalize.py``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -68,12 +69,19 @@ def before_explanation(answer: str, question: str) -> str:
     return answer[: match.start()].strip() if match and match.start() > 0 else answer
 
 
+@functools.lru_cache(maxsize=64)
+def _options(question: str) -> tuple[frozenset[str], ...]:
+    """The names a "which" question offers to choose among, parsed once per question (the map stage
+    reads every chunk's answer against the same question)."""
+    return tuple(name_phrases(question)) if _ASKS_WHICH.search(question) else ()
+
+
 def chosen_option(answer: str, question: str) -> str:
     """The one option ``answer`` names, in its own words, when the question asks which of several it
     names ("Which of the Harriers, the Wolves and the Eagles …?") and the answer names exactly one
     ("The Eagles scored 7 goals in the final." → "The Eagles"); else ""."""
-    options = name_phrases(question)
-    if len(options) < 2 or not _ASKS_WHICH.search(question):
+    options = _options(question)
+    if len(options) < 2:
         return ""
     # A run may name its option with the names that place it ("The Provost of Wendlecombe" for the
     # Provost among "the officials of Wendlecombe Chancellor, Warden, … and Provost": session 57's

@@ -315,6 +315,20 @@ class _Chunk:
             text, Support(support.span, support.support, relevance, claim), False, self.min_relevance
         )
 
+    def measure_statement(self, stated: str, verified: Sequence[Span]) -> Measured:
+        """One statement measured whole, or, when that is no evidence, the first reading of the answer
+        inside its wording that is (``nodes/answer_wording.py``, as the final answer is read): "234,394
+        — as the text states." is a value of the chunk, however the model words it. The whole's
+        measure, and so its reason, when no reading stands."""
+        whole = self.measure_claim(stated, verified)
+        if not why_not_evidence(whole):
+            return whole
+        for reading in answer_readings(stated, self.question)[1:]:
+            measured = self.measure_claim(reading, verified)
+            if not why_not_evidence(measured):
+                return measured
+        return whole
+
     def measure_claim(self, stated: str, verified: Sequence[Span]) -> Measured:
         """One statement of a claim: the verified quote, or the window of up to :data:`WINDOW` sentences
         of the chunk, that holds most of its new words; for a bare verdict, the sentence that bears most
@@ -350,12 +364,8 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
     if not draft.structured:
         measured = [against.measure_free_text(draft.reasoning)]
     elif draft.answer or (not verified and draft.reasoning.strip()):
-        # Each statement read as the final answer is (``nodes/answer_wording.py``): "234,394 — as the
-        # text states." is a value of the chunk, however the model words it.
         measured = [
-            against.measure_claim(reading, verified)
-            for part in _statements(draft.answer or draft.reasoning)
-            for reading in answer_readings(part, against.question)
+            against.measure_statement(part, verified) for part in _statements(draft.answer or draft.reasoning)
         ]
     elif verified:
         quoted = best_support(frozenset(), verified, wanted)

@@ -195,8 +195,7 @@ class QuestionWords(frozenset[str]):
 
     @functools.cached_property
     def _doings(self) -> dict[str, frozenset[str]]:
-        """Each word that may name a doer (:func:`doing_of`) and the stems
-        of what it does."""
+        """Each word that may name a doer (:func:`doing_of`) and the stems of what it does."""
         words, _ = self._single
         return {w: done for w in words if (done := doing_of(w))}
 
@@ -224,9 +223,9 @@ _DOER = re.compile(r"(?:er|or|ar)$")
 @functools.cache
 def doing_of(word: str) -> frozenset[str]:
     """The stems of what a doer named by ``word`` (a stem) does: "composer" composes ("compos"), "founder"
-    founds, "governor" governs, "leader" leads; empty for a
-    word that names no doer by its ending, or whose root would be under four letters ("owner", "tower":
-    too short to tell a verb from a word that only ends so). A sentence says who the composer is by
+    founds, "governor" governs, "leader" leads; empty for a word that names no doer by its ending, or
+    whose root would be under four letters ("owner", "tower": too short to tell a verb from a word that
+    only ends so). A sentence says who the composer is by
     "composed by": measured (session 57, the capable reader over dev's anthem template), "For which
     countries does the text give the composer?" shared no word with "The anthem of Sarsar was composed
     by Ilka Oskmissar", every note was set aside as bearing on nothing, and every strategy said NO
