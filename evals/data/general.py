@@ -1075,42 +1075,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-bowmen", "dev", "The {e} of Ambleford musters {v} bowmen.",
              "How many bowmen does the {e} of Ambleford muster?", "How many archers are in the pay of the {e} of Ambleford?",
              lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ambleford", measure="bowmen"),
-    # The test split, renewed in session 57 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): a nailery's hobnails, who digs out a
+    # Session 57's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 57, then moved to dev): a nailery's hobnails, who digs out a
     # glebe's ditches, the date a tollbooth was pulled down (the event first, in the passive), what a
     # lychgate cost in farthings, what a pannier holds (named by colour, a phrase), how deep a millrace
     # runs (a decimal), a fulling mill's seal on its bolts (two letters, a slash, digits), where sawyers
     # sell their beams (a place), and a titled official's lancers.
-    Template("nailery-hobnails", "test", "The {e} nailery forged {v} hobnails for the miners.",
+    Template("nailery-hobnails", "dev", "The {e} nailery forged {v} hobnails for the miners.",
              "How many hobnails did the {e} nailery forge for the miners?", "What number of boot studs did the {e} nail works hammer out for the pitmen?",
              made_up_name, _int(140, 9_900), number=True, collective="naileries", measure="hobnails forged"),
-    Template("glebe-ditches", "test", "The ditches of the {e} glebe are dug out by {v}.",
+    Template("glebe-ditches", "dev", "The ditches of the {e} glebe are dug out by {v}.",
              "Who digs out the ditches of the {e} glebe?", "Which labourer clears the drainage trenches of the {e} church field?",
              made_up_name, person_name, collective="glebes", measure="ditch digger"),
-    Template("tollbooth-demolition", "test", "The {e} tollbooth was pulled down on {v}.",
+    Template("tollbooth-demolition", "dev", "The {e} tollbooth was pulled down on {v}.",
              "On what date was the {e} tollbooth pulled down?", "When was the {e} road-toll cabin knocked down?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('February', 'June', 'November'))} {r.randint(1808, 1897)}",
              collective="tollbooths", measure="date of the demolition"),
-    Template("lychgate-cost", "test", "The {e} lychgate cost {v} farthings to raise.",
+    Template("lychgate-cost", "dev", "The {e} lychgate cost {v} farthings to raise.",
              "How much did the {e} lychgate cost to raise?", "What was paid to put up the roofed gateway of the {e} churchyard?",
              made_up_name, _int(400, 48_000), number=True, collective="lychgates", measure="cost"),
-    Template("pannier-load", "test", "The {e} pannier holds {v}.",
+    Template("pannier-load", "dev", "The {e} pannier holds {v}.",
              "What does the {e} pannier hold?", "What is packed in the {e} basket slung over the donkey?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("wild honeycomb", "dried apricots", "candied peel",
                                                                  "quail eggs", "damson jam", "crab apples")),
              collective="panniers", measure="load"),
-    Template("millrace-depth", "test", "The {e} millrace runs {v} feet deep after the thaw.",
+    Template("millrace-depth", "dev", "The {e} millrace runs {v} feet deep after the thaw.",
              "How many feet deep does the {e} millrace run after the thaw?", "How deep is the water in the {e} mill channel once the snow has melted?",
              made_up_name, lambda r: f"{r.randint(1, 8)}.{r.randint(1, 9)}", number=True, collective="millraces", measure="depth after the thaw"),
-    Template("fulling-seal", "test", "Bolts from the {e} fulling mill are sealed {v}.",
+    Template("fulling-seal", "dev", "Bolts from the {e} fulling mill are sealed {v}.",
              "How are bolts from the {e} fulling mill sealed?", "Which lead seal is fixed to the cloth leaving the {e} wool-cleansing works?",
              made_up_name, lambda r: f"{r.choice('HKRW')}{r.choice('HKRW')}/{r.randint(100, 999)}", collective="fulling mills", measure="seal"),
-    Template("sawyers-beams", "test", "The {e} sawyers sell their beams at {v}.",
+    Template("sawyers-beams", "dev", "The {e} sawyers sell their beams at {v}.",
              "Where do the {e} sawyers sell their beams?", "In which town do the log-splitting crews of {e} trade their squared oak?",
              made_up_name, made_up_name, collective="sawyers' crews", measure="beam market"),
-    Template("official-lancers", "test", "The {e} of Wendlecombe leads {v} lancers.",
+    Template("official-lancers", "dev", "The {e} of Wendlecombe leads {v} lancers.",
              "How many lancers does the {e} of Wendlecombe lead?", "How many mounted spearmen ride under the {e} of Wendlecombe?",
              lambda r: r.choice(_TITLES), _int(2, 63, sep=False), number=True, collective="officials of Wendlecombe", measure="lancers"),
+    # The test split, renewed in session 58 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): the hurdles a hurdlers' yard wove, who cuts
+    # a withy garden's osier beds, the date a windpump was dismantled, what a pinfold cost in nobles, what a
+    # satchel holds (named by colour, a phrase), how high an embankment rises (a decimal), the chalk mark on
+    # a maltings' firkins (a digit, two letters and three digits run together), where carders sell their
+    # wool rolls (a place), and a titled official's halberdiers.
+    Template("hurdlers-hurdles", "test", "The {e} hurdlers wove {v} hurdles for the lambing pens.",
+             "How many hurdles did the {e} hurdlers weave for the lambing pens?", "What number of wattle fence panels did the {e} fence weavers make for the ewes' folds?",
+             made_up_name, _int(120, 9_700), number=True, collective="hurdlers' yards", measure="hurdles woven"),
+    Template("withy-osiers", "test", "The osier beds of the {e} withy garden are cut by {v}.",
+             "Who cuts the osier beds of the {e} withy garden?", "Which worker harvests the basket willows of the {e} willow plot?",
+             made_up_name, person_name, collective="withy gardens", measure="osier cutter"),
+    Template("windpump-dismantling", "test", "The {e} windpump was dismantled on {v}.",
+             "On what date was the {e} windpump dismantled?", "When was the {e} wind-driven water pump taken apart?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'July', 'October'))} {r.randint(1806, 1894)}",
+             collective="windpumps", measure="date of the dismantling"),
+    Template("pinfold-cost", "test", "The {e} pinfold cost {v} nobles to wall in.",
+             "How much did the {e} pinfold cost to wall in?", "What was paid to enclose the {e} pound for stray cattle with stone?",
+             made_up_name, _int(300, 47_000), number=True, collective="pinfolds", measure="cost"),
+    Template("satchel-contents", "test", "The {e} satchel holds {v}.",
+             "What does the {e} satchel hold?", "What is carried in the {e} shoulder bag?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("barley sugar", "oatcakes", "gooseberry tarts",
+                                                                 "blackberry cordial", "hard cheese", "cold tongue")),
+             collective="satchels", measure="contents"),
+    Template("embankment-height", "test", "The {e} embankment rises {v} metres above the spring tides.",
+             "How many metres above the spring tides does the {e} embankment rise?", "How high does the {e} flood bank stand over the highest tides?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="embankments", measure="height above the spring tides"),
+    Template("maltings-chalk", "test", "Firkins from the {e} maltings are chalked {v}.",
+             "How are firkins from the {e} maltings chalked?", "Which mark is written on the small casks leaving the {e} malt house?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}{r.choice('MNZ')}{r.choice('MNZ')}{r.randint(100, 999)}", collective="maltings", measure="chalk mark"),
+    Template("carders-wool", "test", "The {e} carders sell their wool rolls at {v}.",
+             "Where do the {e} carders sell their wool rolls?", "In which town do the fibre-combing workers of {e} trade their rovings?",
+             made_up_name, made_up_name, collective="carders' shops", measure="wool market"),
+    Template("official-halberdiers", "test", "The {e} of Thornbury keeps {v} halberdiers.",
+             "How many halberdiers does the {e} of Thornbury keep?", "How many axe-spear guards serve the {e} of Thornbury?",
+             lambda r: r.choice(_TITLES), _int(2, 59, sep=False), number=True, collective="officials of Thornbury", measure="halberdiers"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1360,17 +1396,28 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which dales was the beadle of the {e} vestry indentured?"),
     ("signalman-downs", "dev", "Trains passing the {e} cutting are flagged through by {p}.", "{p} was brought up on the downs of {v}.",
      "On which downs was the signalman of the {e} cutting brought up?"),
-    # The test chains, renewed in session 57 (written before any run of them and before any change of the
-    # session): a role given by "was made … of" ("P was made gatekeeper of the … turnpike"), a role named
+    # Session 57's test chains (written before any run of them and before any change of the session; run
+    # once in session 57, then moved to dev): a role given by "was made … of" ("P was made gatekeeper of the … turnpike"), a role named
     # only by what is done, the deed's object first ("Sermons at the … priory are preached by P": the
     # preacher), and a role in a possessive before the person, set off as an appositive ("The … aviary's
     # keeper, P, feeds …").
-    ("gatekeeper-fens", "test", "{p} was made gatekeeper of the {e} turnpike after the war.", "{p} spent a boyhood in the fens of {v}.",
+    ("gatekeeper-fens", "dev", "{p} was made gatekeeper of the {e} turnpike after the war.", "{p} spent a boyhood in the fens of {v}.",
      "In which fens did the gatekeeper of the {e} turnpike spend a boyhood?"),
-    ("preacher-wolds", "test", "Sermons at the {e} priory are preached by {p}.", "{p} was confirmed in the wolds of {v}.",
+    ("preacher-wolds", "dev", "Sermons at the {e} priory are preached by {p}.", "{p} was confirmed in the wolds of {v}.",
      "In which wolds was the preacher of the {e} priory confirmed?"),
-    ("keeper-crags", "test", "The {e} aviary's keeper, {p}, feeds the finches at noon.", "{p} was born among the crags of {v}.",
+    ("keeper-crags", "dev", "The {e} aviary's keeper, {p}, feeds the finches at noon.", "{p} was born among the crags of {v}.",
      "Among which crags was the keeper of the {e} aviary born?"),
+    # The test chains, renewed in session 58 (written before any run of them and before any change of the
+    # session): a role given by "was appointed … of" ("P was appointed bellringer of the … collegiate
+    # church"), a role named only by what is done, the deed's object first ("Boats at the … staithe are
+    # caulked by P": the caulker), and a role after "its" set off before the person ("The … leper hospital
+    # is run by its surgeon, P").
+    ("bellringer-lochs", "test", "{p} was appointed bellringer of the {e} collegiate church in the spring.", "{p} was raised beside the lochs of {v}.",
+     "Beside which lochs was the bellringer of the {e} collegiate church raised?"),
+    ("caulker-saltings", "test", "Boats at the {e} staithe are caulked by {p}.", "{p} was apprenticed in the saltings of {v}.",
+     "In which saltings was the caulker of the {e} staithe apprenticed?"),
+    ("surgeon-coombes", "test", "The {e} leper hospital is run by its surgeon, {p}.", "{p} was born in the coombes of {v}.",
+     "In which coombes was the surgeon of the {e} leper hospital born?"),
 )  # fmt: skip
 
 
