@@ -1791,7 +1791,7 @@ def _resting(
 
 
 def _item_sentences(
-    question: str, noun: str, pool: Sequence[_Sentence], wanted: frozenset[str]
+    question: str, noun: str, pool: Sequence[_Sentence], wanted: QuestionWords
 ) -> list[_Sentence]:
     """The sentences naming the kind of item a question counts or lists: those holding the names that
     place the items, when the question places them ("officials of Varnholm": the planted sentences say
@@ -1800,12 +1800,28 @@ def _item_sentences(
     when some do: "For how many families does the text give the favourite dish?" counts the sentences
     giving a family's favourite dish, not an essay's "the average family size was 3.09" (session 56's
     dev split, the scripted capable reader: PECAN's passages come from every chunk its search reached,
-    and its right count of 4 was refused as a count of 5)."""
+    and its right count of 4 was refused as a count of 5).
+
+    A sentence says what is asked of each item when it holds half of those words or more (one word
+    of an essay's "the city gave its name to …" does not give a poet's pen name). When no sentence
+    naming the items says it, the items are the sentences that say it of different names in the same
+    words (:func:`parallel_sentences`): "For how many towns does the text give the pen name of its
+    poet?" over "The poet from Oskrel wrote under the pen name Relwex." and two more, which never say
+    "town" (dev, poet-pen-name, the scripted capable reader: PECAN's right count of 3 was refused on
+    both windows, counted over essay sentences saying "town")."""
     placing = names_placing(question, noun)
     named = [s for s in _dedupe_sentences(pool) if (placing <= s.stems if placing else noun in s.stems)]
     asked_of_each = wanted - placing - {noun}
-    saying = [s for s in named if s.stems & asked_of_each]
-    return saying or named or parallel_sentences(pool, wanted)
+
+    def says_what_is_asked(s: _Sentence) -> bool:
+        held = sum(1 for w in asked_of_each if wanted.forms(w) & s.stems)
+        return bool(asked_of_each) and 2 * held >= len(asked_of_each)
+
+    saying = [s for s in named if says_what_is_asked(s)]
+    if saying:
+        return saying
+    giving = parallel_sentences([s for s in pool if says_what_is_asked(s)], wanted)
+    return giving or named or parallel_sentences(pool, wanted)
 
 
 def parallel_sentences(pool: Sequence[_Sentence], wanted: frozenset[str]) -> list[_Sentence]:

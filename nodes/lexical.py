@@ -19,6 +19,9 @@ import re
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
+from longgraph.nodes.stemming import stem as stem
+from longgraph.nodes.word_forms import word_family
+
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 WORD = re.compile(
     rf"[{CJK}]|(?<![\d,])\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?![\d]|,\d)|\d+(?:\.\d+)+|[^\W_{CJK}]+"
@@ -56,48 +59,6 @@ def word_form(written: str) -> str:
     """How a word matched by :data:`WORD` is compared: casefolded, a number without its thousands
     separators."""
     return written.casefold().replace(",", "")
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A light stem: possessive, plural and common verb suffixes stripped; doubled final consonant undone;
-    a final silent "e" dropped, so a word and its inflections share one stem. An adverb's "ly" goes only
-    from a root of five letters or more ("quickly" ~ "quick"): "family" is not "fami" while "families"
-    is "family". British and American spellings share one stem (:func:`_one_spelling`)."""
-    return _one_spelling(_stripped(word))
-
-
-_CONSONANT_R = re.compile(r"[bcdfgklmnpstv]r")
-
-
-def _one_spelling(root: str) -> str:
-    """The American spelling of a British stem: "metr" (metre, metres) is "meter", "harbour" is
-    "harbor". Held-out split, session 47: a reader's "13.1 meters" was refused for a word in no note
-    over "… measures 13.1 metres across". Only the two regular endings are folded ("-re", "-our"): a
-    stem ending in a consonant and "r" is otherwise rare, so few words meet ("kindred" and "kinder" do,
-    and the names "Petr" and "Peter")."""
-    if len(root) >= 4 and _CONSONANT_R.fullmatch(root[-2:]):
-        return root[:-1] + "er"
-    if len(root) >= 5 and root.endswith("our"):
-        return root[:-2] + "r"
-    return root
-
-
-def _stripped(word: str) -> str:
-    if not word.isascii() or word.isdigit() or len(word) <= 3:
-        return word
-    for suffix in ("ingly", "edly", "ing", "ied", "ies", "ed", "es", "ly", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= (5 if suffix == "ly" else 3):
-            root = word[: -len(suffix)]
-            if suffix in ("ied", "ies"):
-                root += "y"
-            elif (
-                suffix in ("ing", "ed") and len(root) >= 4 and root[-1] == root[-2] and root[-1] not in "lsz"
-            ):
-                root = root[:-1]
-            return root
-    # "compete" as "competes"/"competed" lose it: an "e" before a stripped suffix is stripped with it
-    return word[:-1] if word.endswith("e") and not word.endswith("ee") and len(word) >= 4 else word
 
 
 def is_content(word: str) -> bool:
@@ -194,19 +155,27 @@ class QuestionWords(frozenset[str]):
         return any(choice <= stems for choice in self.choices)
 
     @functools.cached_property
-    def _doings(self) -> dict[str, frozenset[str]]:
-        """Each word that may name a doer (:func:`doing_of`) and the stems of what it does."""
+    def _other_forms(self) -> dict[str, frozenset[str]]:
+        """Each word (not a name) a sentence may say in other words, and the stems of those: what a doer
+        does (:func:`doing_of`), a verb's other forms, a measure's adjective, a verb's noun
+        (``word_forms.word_family``)."""
         words, _ = self._single
-        return {w: done for w in words if (done := doing_of(w))}
+        return {w: forms for w in words if (forms := doing_of(w) | word_family(w))}
+
+    def forms(self, word: str) -> frozenset[str]:
+        """The stems that hold ``word`` (one of these words): itself and its other forms ("weight" is
+        held by "weighs", "composer" by "composed")."""
+        return self._other_forms.get(word, frozenset()) | {word}
 
     def share(self, stems: AbstractSet[str]) -> float:
         """The weighted share of these words in ``stems`` (names count twice, a choice as one name held
-        by any of its names; a doer held by what it does, "composer" by "composed"); 1.0 for no words."""
+        by any of its names; a word held by its other forms, "composer" by "composed", "weight" by
+        "weighs"); 1.0 for no words."""
         if not self:
             return 1.0
         words, named = self._single
-        doings = self._doings
-        held_words = sum(1 for w in words if w in stems or (w in doings and doings[w] & stems))
+        forms = self._other_forms
+        held_words = sum(1 for w in words if w in stems or (w in forms and forms[w] & stems))
         held = held_words + len(named & stems) + (2 if self.chosen(stems) else 0)
         return held / self.weight
 

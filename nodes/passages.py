@@ -143,7 +143,7 @@ def best_passage(
         return Span.of(*sentences[i], documents)
 
     def rareness(stems: frozenset[str]) -> float:
-        return sum(weights.get(w, 0.0) for w in wanted & stems) if weights else 0.0
+        return sum(weights.get(w, 0.0) for w in wanted if wanted.forms(w) & stems) if weights else 0.0
 
     best, best_score, best_rareness = -1, -1.0, 0.0
     for i in sorted(range(len(sentences)), key=lambda i: (-bounds[i], i)):
@@ -216,7 +216,7 @@ def may_bear_strongly(chunk: Chunk, documents: Sequence[DocumentIn], wanted: Que
     :func:`best_passage` then runs only where it can matter: on a 1.28M-token run it was a fifth of the
     orchestrator's CPU, mostly spent on chunks that share too little with the question."""
     text = " ".join(documents[p.doc_index].text[p.start : p.end] for p in chunk.parts).casefold()
-    present = {word for word in wanted if _begins_a_word(text, word)}
+    present = {word for word in wanted if any(_begins_a_word(text, form) for form in wanted.forms(word))}
     return bears_strongly(wanted.share(present), wanted, named=wanted.names_all(present))
 
 
@@ -226,7 +226,8 @@ _INSIDE_A_WORD = re.compile(rf"[^\W_{CJK}]")
 
 def sentence_bounds(text: str, spans: Sequence[tuple[int, int]], wanted: QuestionWords) -> list[float]:
     """For each sentence ``text[start:end]`` of ``spans`` (in order), the :func:`_rank` of the question's
-    words that begin a word in it (:func:`_begins_a_word`): the most any passage centred on it can score.
+    words that begin a word in it, themselves or one of their other forms (:func:`_begins_a_word`,
+    :meth:`QuestionWords.forms`): the most any passage centred on it can score.
 
     Found from where each word occurs in the casefolded stretch the sentences cover (one ``str.find``
     per occurrence) rather than sentence by sentence (a slice, a casefold and a find per word for every
@@ -239,20 +240,26 @@ def sentence_bounds(text: str, spans: Sequence[tuple[int, int]], wanted: Questio
     folded = text[low:high].casefold()
     if len(folded) != high - low:
         return [
-            _rank({word for word in wanted if _begins_a_word(text[s:e].casefold(), word)}, wanted)
+            _rank(
+                {w for w in wanted if any(_begins_a_word(text[s:e].casefold(), f) for f in wanted.forms(w))},
+                wanted,
+            )
             for s, e in spans
         ]
     starts = [s - low for s, _ in spans]
     present: dict[int, set[str]] = {}
     for word in wanted:
-        prefix = _written_prefix(word)
-        at = folded.find(prefix)
-        while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            inside = i >= 0 and at + len(prefix) <= spans[i][1] - low
-            if inside and (not word.isascii() or at == starts[i] or not _INSIDE_A_WORD.match(folded, at - 1)):
-                present.setdefault(i, set()).add(word)
-            at = folded.find(prefix, at + 1)
+        for form in wanted.forms(word):  # "weight" is said by "weighs", "composer" by "composed"
+            prefix = _written_prefix(form)
+            at = folded.find(prefix)
+            while at >= 0:
+                i = bisect.bisect_right(starts, at) - 1
+                inside = i >= 0 and at + len(prefix) <= spans[i][1] - low
+                if inside and (
+                    not form.isascii() or at == starts[i] or not _INSIDE_A_WORD.match(folded, at - 1)
+                ):
+                    present.setdefault(i, set()).add(word)
+                at = folded.find(prefix, at + 1)
     nothing = _rank(frozenset(), wanted)
     return [_rank(present[i], wanted) if i in present else nothing for i in range(len(spans))]
 
