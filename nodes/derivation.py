@@ -105,9 +105,14 @@ def derived_values(groups: Sequence[Sequence[float]], asked: Asked) -> list[floa
     of those ``asked`` for."""
     filled = [list(dict.fromkeys(g)) for g in groups if g]
     flat = sorted({v for g in filled for v in g})
-    values: list[float] = [float(len(groups)), float(len(filled)), float(len(flat))] if asked.counts else []
+    values: list[float] = []
     if asked.counts and asked.items:
+        # The items are known: the count is theirs, not that of whatever sentences share a word with the
+        # question ("4" over three poets' sentences and an essay's "the town gave its name" stood as a
+        # count of the notes, derived and supported).
         values.append(float(asked.items))
+    elif asked.counts:
+        values += [float(len(groups)), float(len(filled)), float(len(flat))]
     if flat:
         values += [max(flat), min(flat)]
     if not asked.combines:

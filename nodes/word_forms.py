@@ -153,5 +153,5 @@ def with_word_families(stems: Iterable[str]) -> frozenset[str]:
     once for every rule that compares it with a question."""
     given = with_verb_forms(stems)
     dimensions = _dimension_families()
-    given = given.union(*(dimensions[s] for s in given if s in dimensions))
+    given = with_verb_forms(given.union(*(dimensions[s] for s in given if s in dimensions)))  # growth: grew
     return given | NAMING if given & NAMING else given
