@@ -1194,6 +1194,37 @@ def ranks_first(c: Claimed) -> str:
     return ""
 
 
+def ranked_choice(
+    notes: Sequence[Note], question: str, *, rarity: Rarity | None = None, unread: int = 0
+) -> tuple[str, Judged] | None:
+    """The option of a choice the verified notes rank first ("Which of the millraces A, B, … and F runs
+    deepest?"), when they give every option the question lists exactly one number and one option ranks
+    alone at the top; with the judgement it stands on (``derived``, as any choice), or None.
+
+    The values are the ones :func:`ranks_first` refuses a wrong choice by; with every option valued the
+    ranking is complete, and a question is answered from them as a reader would work it out. An option
+    left without a number (a chunk not read, a note not kept) leaves the ranking open, and no answer is
+    given from it. MEASURED_CHOICE"""
+    wanted = question_words(question)
+    if len(wanted.choices) < 2:
+        return None
+    verified = [n for n in notes if n.verified_quotes]
+    pool = sentences_of(dedupe_quotes([q for n in verified for q in n.verified_quotes]))
+    ranked = ranked_values(question, list(wanted.choices), pool)
+    if ranked is None:
+        return None
+    way, values = ranked
+    if len(values) < len(wanted.choices):
+        return None
+    best = max(values.values()) if way == "up" else min(values.values())
+    top = [option for option, value in values.items() if value == best]
+    if len(top) != 1:
+        return None
+    answer = shown_names(question, top[0])
+    judged = judge_answer(answer, verified, question, rarity=rarity, unread=unread)
+    return (answer, judged) if judged.kind != "none" else None
+
+
 ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
     read_every_item,
     ranks_first,

@@ -37,7 +37,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity, whole_date
+from longgraph.nodes.answer_support import Judged, Rarity, ranked_choice, whole_date
 from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
@@ -224,6 +224,20 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     }
 
 
+async def _ranked_instead(
+    notes: Sequence[Note], question: str, rarity: Rarity, unread: int, verify: Verifier | None
+) -> tuple[str, Judged, Usage | None] | None:
+    """The option of a choice the verified notes rank first (``answer_support.ranked_choice``), standing
+    as any answer does (confirmed where the words cannot confirm it), with what confirming it spent; or
+    None."""
+    choice = ranked_choice(notes, question, rarity=rarity, unread=unread)
+    if choice is None:
+        return None
+    answer, judged = choice
+    kept, checked = await confirmed(judged, answer, verify)
+    return (answer, kept, checked.usage if checked else None) if kept.kind != "none" else None
+
+
 async def settle(
     state: RunState,
     notes: Sequence[Note],
@@ -265,7 +279,18 @@ async def settle(
         decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
     spent = checked.usage if checked is not None else None
     rationale = state.get("rationale", "")
-    if judged.kind == "none":
+    choice = await _ranked_instead(notes, question, rarity, unread, verify) if judged.kind == "none" else None
+    if choice is not None:
+        shown = f"{answer[:80]!r}" if answer else "no readable answer"
+        decisions.append(
+            f"the final answer ({shown}) does not stand ({judged.why}): answered with the option the verified "
+            "notes rank first, each option's value given by them"
+        )
+        answer, judged, used = choice
+        if used is not None:
+            spent = used if spent is None else spent + used
+        rationale = "the option the verified notes' values rank first"
+    elif judged.kind == "none":
         fallback = await fallback_note(notes, question, rarity, unread, verify)
         if fallback.usage is not None:
             spent = fallback.usage if spent is None else spent + fallback.usage

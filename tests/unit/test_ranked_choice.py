@@ -1,0 +1,82 @@
+"""A choice among the options a question lists, answered from the verified notes' values when the
+model's answer does not stand: only when every option has exactly one value there and one ranks alone
+at the top; otherwise the run falls back or stays silent as before."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from longgraph.nodes.answer_support import Rarity, ranked_choice
+from longgraph.nodes.finalize import settle
+from longgraph.state.contract import Evidence
+from longgraph.state.notes import Note
+from longgraph.state.outputs import NO_INFORMATION
+
+QUESTION = (
+    "Which of the millraces Nevvarul, Lental, Haltalbren, Marlen, Ganvinath and Relwexhal has the highest "
+    "depth after the thaw?"
+)
+DEPTHS = {
+    "Nevvarul": 2.1,
+    "Lental": 8.6,
+    "Haltalbren": 5.6,
+    "Marlen": 3.8,
+    "Ganvinath": 4.4,
+    "Relwexhal": 1.9,
+}
+
+
+def _notes(depths: dict[str, float]) -> list[Note]:
+    notes = []
+    for i, (name, depth) in enumerate(depths.items()):
+        text = f"The {name} millrace runs {depth} feet deep after the thaw."
+        quote = Evidence(
+            chunk_id=i,
+            doc_index=0,
+            title="",
+            start=100 * i,
+            end=100 * i + len(text),
+            text=text,
+            verified=True,
+        )
+        notes.append(Note(sources=[i], quotes=[quote], answer=text))
+    return notes
+
+
+def _settle(answer: str, notes: list[Note]) -> dict[str, object]:
+    rarity = Rarity.of([q.text for n in notes for q in n.quotes], QUESTION)
+    return asyncio.run(settle({"question": QUESTION, "answer": answer}, notes, [], rarity)).output
+
+
+@pytest.mark.parametrize("given", ["Marlen", NO_INFORMATION, "The Haltalbren millrace is the deepest."])
+def test_an_answer_that_does_not_stand_gives_way_to_the_option_the_notes_rank_first(given: str) -> None:
+    output = _settle(given, _notes(DEPTHS))
+    assert output["answer"] == "Lental" and output["supported"] is True, output
+    assert output["support"] == "derived", output
+
+
+def test_a_right_choice_stands_as_the_model_gave_it() -> None:
+    output = _settle("The Lental millrace", _notes(DEPTHS))
+    assert output["answer"] == "The Lental millrace" and output["support"] == "derived", output
+
+
+def test_an_option_without_a_value_leaves_the_ranking_open() -> None:
+    """Five of six options valued: the sixth may run deeper than any, so nothing is ranked first."""
+    five = {k: v for k, v in DEPTHS.items() if k != "Relwexhal"}
+    assert ranked_choice(_notes(five), QUESTION) is None
+    output = _settle(NO_INFORMATION, _notes(five))
+    assert output["answer"] != "Lental" and output["supported"] is False, output
+
+
+def test_a_tie_at_the_top_ranks_no_option_first() -> None:
+    tied = {**DEPTHS, "Marlen": 8.6}
+    assert ranked_choice(_notes(tied), QUESTION) is None
+
+
+def test_the_lowest_is_ranked_the_other_way_and_a_question_without_options_is_no_choice() -> None:
+    lowest = QUESTION.replace("highest", "lowest")
+    found = ranked_choice(_notes(DEPTHS), lowest)
+    assert found is not None and found[0] == "Relwexhal" and found[1].kind == "derived", found
+    assert ranked_choice(_notes(DEPTHS), "Which millrace has the highest depth after the thaw?") is None
