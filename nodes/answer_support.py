@@ -1194,6 +1194,47 @@ def ranks_first(c: Claimed) -> str:
     return ""
 
 
+_OPTIONS = re.compile(
+    r"\bwhich\s+of\s+the\s+((?:[\w'’-]+\s+)*?[\w'’-]+(?:\s*,\s*[\w'’-]+(?:\s+[\w'’-]+)*?)+,?\s+(?:and|or)\s+[\w'’-]+)\b",
+    re.IGNORECASE,
+)
+""""Which of the <kind> A, B, … and Z": the kind and the options, each a word or a run of words."""
+
+
+_WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
+
+
+def listed_options(question: str) -> list[frozenset[str]]:
+    """The stems of each option a "Which of the … A, B and C" question lists, named or not ("the ships
+    amber, scarlet, … and cobalt"): the words between its commas and its "and"/"or", the first option
+    the last word before the first comma (the words before it name the kind)."""
+    match = _OPTIONS.search(question)
+    if match is None:
+        return []
+    parts = re.split(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", match.group(1))
+    if len(parts) < 2:
+        return []
+    parts[0] = parts[0].split()[-1]
+    options = [frozenset(content_stems(part)) for part in parts]
+    return options if all(options) else []
+
+
+def names_an_option(c: Claimed) -> str:
+    """Why a final answer to a question listing options ("Which of the ships amber, scarlet, … and
+    cobalt …?") names none of them, or "". Measured on dev's choice instances with SmolLM2-135M
+    (session 58): mapreduce answered "Silk ship carries 6,761 crates of tea." for the amber ship's
+    sentence; its one new word, "Silk", left half its words in the note, and the embedder read it close
+    to the question: marked supported, naming no ship the question offered."""
+    if c.partial or not _WHICH.search(c.question):
+        return ""  # "What is the total population of the towns A and B?" lists names, offers no choice
+    options = list(c.wanted.choices) or listed_options(c.question)
+    said = content_stems(c.answer)
+    if not options or any(option <= said for option in options):
+        return ""
+    shown = ", ".join(shown_names(c.question, option) for option in options)
+    return f"it names none of the options the question lists ({shown})"
+
+
 def ranked_choice(
     notes: Sequence[Note], question: str, *, rarity: Rarity | None = None, unread: int = 0
 ) -> tuple[str, Judged] | None:
@@ -1204,7 +1245,9 @@ def ranked_choice(
     The values are the ones :func:`ranks_first` refuses a wrong choice by; with every option valued the
     ranking is complete, and a question is answered from them as a reader would work it out. An option
     left without a number (a chunk not read, a note not kept) leaves the ranking open, and no answer is
-    given from it. MEASURED_CHOICE"""
+    given from it. Measured on dev's twelve choice instances of seeds 0-79 with SmolLM2-135M (8K, 48
+    runs, session 58): 7 runs answered so (mapreduce 3, Segment+ 2, ToM 2), all 7 right; the model's own
+    answer was right in 1 of the 48."""
     wanted = question_words(question)
     if len(wanted.choices) < 2:
         return None
@@ -1226,6 +1269,7 @@ def ranked_choice(
 
 
 ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
+    names_an_option,
     read_every_item,
     ranks_first,
     each_statement_bound,

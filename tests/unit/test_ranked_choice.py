@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from longgraph.nodes.answer_support import Rarity, ranked_choice
+from longgraph.nodes.answer_support import Rarity, judge_answer, listed_options, ranked_choice
 from longgraph.nodes.finalize import settle
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
@@ -80,3 +80,42 @@ def test_the_lowest_is_ranked_the_other_way_and_a_question_without_options_is_no
     found = ranked_choice(_notes(DEPTHS), lowest)
     assert found is not None and found[0] == "Relwexhal" and found[1].kind == "derived", found
     assert ranked_choice(_notes(DEPTHS), "Which millrace has the highest depth after the thaw?") is None
+
+
+SHIPS = "Which of the ships amber, scarlet, ivory, ochre, saffron and cobalt has the highest number of tea crates?"
+
+
+def _ship_notes() -> list[Note]:
+    cargo = {"amber": 6761, "scarlet": 512, "ivory": 3000, "ochre": 44, "saffron": 1200, "cobalt": 900}
+    notes = []
+    for i, (colour, crates) in enumerate(cargo.items()):
+        text = f"The {colour} ship carries {crates:,} crates of tea."
+        quote = Evidence(
+            chunk_id=i,
+            doc_index=0,
+            title="",
+            start=100 * i,
+            end=100 * i + len(text),
+            text=text,
+            verified=True,
+        )
+        notes.append(Note(sources=[i], quotes=[quote]))
+    return notes
+
+
+@pytest.mark.parametrize("answer", ["Silk ship carries 6,761 crates of tea.", "6,761"])
+def test_an_answer_to_a_choice_that_names_no_option_does_not_stand(answer: str) -> None:
+    """Options named by lowercase modifiers are options too: "Silk ship carries 6,761 crates of tea."
+    (the amber ship's sentence with another word for its name; SmolLM2-135M on dev) and a bare number
+    name none of the ships offered."""
+    judged = judge_answer(answer, _ship_notes(), SHIPS)
+    assert judged.kind == "none" and "names none of the options" in judged.why, judged
+    assert judge_answer("The amber ship carries 6,761 crates of tea.", _ship_notes(), SHIPS).kind != "none"
+
+
+def test_a_question_that_lists_names_without_offering_a_choice_needs_no_option_named() -> None:
+    question = "What is the total population of the towns Lolotris and Athgan?"
+    assert listed_options("Which team scored most?") == []
+    assert [sorted(o) for o in listed_options(SHIPS)][:2] == [["amber"], ["scarlet"]]
+    notes = _ship_notes()
+    assert "names none" not in judge_answer("6,761", notes, question).why
