@@ -798,9 +798,17 @@ def chooses(answer: str, question: str) -> bool:
     """Whether ``answer`` picks one of several entities the question names ("Which of the foundations
     Brenathath, Nevcorpev and Ulsar ...?" answered "Ulsar"): a choice, worked out from the notes on
     them all, though its words are the question's own."""
-    phrases = name_phrases(question)
+    phrases = offered_options(question)
     said = content_stems(answer)
     return len(phrases) >= 2 and any(p <= said for p in phrases)
+
+
+def offered_options(question: str) -> list[frozenset[str]]:
+    """The options a question offers: its names, when it gives two or more; else, for a "which of"
+    question, the options it lists, lowercase modifiers too (:func:`listed_options`: "Which of the
+    ships amber, scarlet, … and cobalt …?")."""
+    phrases = name_phrases(question)
+    return phrases if len(phrases) >= 2 else listed_options(question)
 
 
 _ASKED_OVER = re.compile(
@@ -1174,8 +1182,9 @@ def ranks_first(c: Claimed) -> str:
     if c.partial or not chooses(c.answer, c.question):
         return ""
     said = content_stems(c.answer)
-    picked = [p for p in c.phrases if p <= said]
-    ranked = ranked_values(c.question, c.phrases, c.pool)
+    options = offered_options(c.question)
+    picked = [p for p in options if p <= said]
+    ranked = ranked_values(c.question, options, c.pool)
     if ranked is None:
         return ""
     way, values = ranked
@@ -1248,16 +1257,16 @@ def ranked_choice(
     given from it. Measured on dev's twelve choice instances of seeds 0-79 with SmolLM2-135M (8K, 48
     runs, session 58): 7 runs answered so (mapreduce 3, Segment+ 2, ToM 2), all 7 right; the model's own
     answer was right in 1 of the 48."""
-    wanted = question_words(question)
-    if len(wanted.choices) < 2:
+    options = list(question_words(question).choices) or listed_options(question)
+    if len(options) < 2:
         return None
     verified = [n for n in notes if n.verified_quotes]
     pool = sentences_of(dedupe_quotes([q for n in verified for q in n.verified_quotes]))
-    ranked = ranked_values(question, list(wanted.choices), pool)
+    ranked = ranked_values(question, options, pool)
     if ranked is None:
         return None
     way, values = ranked
-    if len(values) < len(wanted.choices):
+    if len(values) < len(options):
         return None
     best = max(values.values()) if way == "up" else min(values.values())
     top = [option for option, value in values.items() if value == best]

@@ -119,3 +119,15 @@ def test_a_question_that_lists_names_without_offering_a_choice_needs_no_option_n
     assert [sorted(o) for o in listed_options(SHIPS)][:2] == [["amber"], ["scarlet"]]
     notes = _ship_notes()
     assert "names none" not in judge_answer("6,761", notes, question).why
+
+
+def test_options_named_by_modifiers_are_chosen_and_ranked_as_named_ones_are() -> None:
+    """ "amber" for the ships question was refused as restating the question (its one word is the
+    question's); a choice is worked out, and the notes rank it: the top option stands, another does
+    not, and with every ship valued the top one answers for a model whose answer did not stand."""
+    notes = _ship_notes()
+    assert judge_answer("The amber ship", notes, SHIPS).kind == "derived"
+    refused = judge_answer("scarlet", notes, SHIPS)
+    assert refused.kind == "none" and "ranks before it" in refused.why, refused
+    found = ranked_choice(notes, SHIPS)
+    assert found is not None and found[0] == "amber", found
