@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from longgraph.state.contract import Evidence
+from longgraph.state.notes import Note
 from longgraph.tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
 
 FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
@@ -54,6 +56,28 @@ def spread(facts: tuple[str, ...], chars: int = 24_000) -> str:
         pieces += [text[last:cut], f"\n\n{fact}\n\n"]
         last = cut
     return "".join([*pieces, text[last:]])
+
+
+def verified_notes(*texts: str, spacing: int = 0) -> list[Note]:
+    """One note per text, quoting it whole as verified evidence of its own chunk (``spacing`` apart in
+    one document, or all at its start): what a judge of answers reads."""
+    return [
+        Note(
+            sources=[i],
+            quotes=[
+                Evidence(
+                    chunk_id=i,
+                    doc_index=0,
+                    title="",
+                    start=spacing * i,
+                    end=spacing * i + len(text),
+                    text=text,
+                    verified=True,
+                )
+            ],
+        )
+        for i, text in enumerate(texts)
+    ]
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.capable import SETTINGS, STYLES, Scenario, Style, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
-from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS, spread
+from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS, spread, verified_notes
 
 STRATEGIES = ["mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan"]
 
@@ -1382,14 +1382,7 @@ VAULTS = (
 )
 
 
-def _quoted(*texts: str) -> list[Note]:
-    return [
-        Note(
-            sources=[i],
-            quotes=[Evidence(chunk_id=i, title="", doc_index=0, start=0, end=len(t), text=t, verified=True)],
-        )
-        for i, t in enumerate(texts)
-    ]
+_quoted = verified_notes
 
 
 def test_a_count_does_not_rest_on_a_footnote_that_happens_to_hold_its_number() -> None:

@@ -10,9 +10,9 @@ import pytest
 
 from longgraph.nodes.answer_support import Rarity, judge_answer, listed_options, ranked_choice
 from longgraph.nodes.finalize import settle
-from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION
+from longgraph.tests.conftest import verified_notes
 
 QUESTION = (
     "Which of the millraces Nevvarul, Lental, Haltalbren, Marlen, Ganvinath and Relwexhal has the highest "
@@ -29,20 +29,8 @@ DEPTHS = {
 
 
 def _notes(depths: dict[str, float]) -> list[Note]:
-    notes = []
-    for i, (name, depth) in enumerate(depths.items()):
-        text = f"The {name} millrace runs {depth} feet deep after the thaw."
-        quote = Evidence(
-            chunk_id=i,
-            doc_index=0,
-            title="",
-            start=100 * i,
-            end=100 * i + len(text),
-            text=text,
-            verified=True,
-        )
-        notes.append(Note(sources=[i], quotes=[quote], answer=text))
-    return notes
+    texts = [f"The {name} millrace runs {depth} feet deep after the thaw." for name, depth in depths.items()]
+    return [n.model_copy(update={"answer": n.quotes[0].text}) for n in verified_notes(*texts, spacing=100)]
 
 
 def _settle(answer: str, notes: list[Note]) -> dict[str, object]:
@@ -87,20 +75,9 @@ SHIPS = "Which of the ships amber, scarlet, ivory, ochre, saffron and cobalt has
 
 def _ship_notes() -> list[Note]:
     cargo = {"amber": 6761, "scarlet": 512, "ivory": 3000, "ochre": 44, "saffron": 1200, "cobalt": 900}
-    notes = []
-    for i, (colour, crates) in enumerate(cargo.items()):
-        text = f"The {colour} ship carries {crates:,} crates of tea."
-        quote = Evidence(
-            chunk_id=i,
-            doc_index=0,
-            title="",
-            start=100 * i,
-            end=100 * i + len(text),
-            text=text,
-            verified=True,
-        )
-        notes.append(Note(sources=[i], quotes=[quote]))
-    return notes
+    return verified_notes(
+        *(f"The {c} ship carries {n:,} crates of tea." for c, n in cargo.items()), spacing=100
+    )
 
 
 @pytest.mark.parametrize("answer", ["Silk ship carries 6,761 crates of tea.", "6,761"])

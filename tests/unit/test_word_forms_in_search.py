@@ -16,8 +16,8 @@ from longgraph.nodes.graph_search import word_weights
 from longgraph.nodes.lexical import content_stems, question_words, sentence_spans, stem
 from longgraph.nodes.passages import best_passage, sentence_bounds
 from longgraph.nodes.word_forms import word_family
-from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence
-from longgraph.state.notes import Note
+from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
+from longgraph.tests.conftest import verified_notes
 
 BELLS = "For how many bells does the text give the weight?"
 
@@ -78,22 +78,12 @@ def test_a_question_word_weighs_by_how_many_chunks_say_it_in_any_form() -> None:
     assert weights[composer] < nowhere[composer]
 
 
-def _quoted(*texts: str) -> list[Note]:
-    return [
-        Note(
-            sources=[i],
-            quotes=[Evidence(chunk_id=i, title="", doc_index=0, start=0, end=len(t), text=t, verified=True)],
-        )
-        for i, t in enumerate(texts)
-    ]
-
-
 def test_a_count_rests_on_the_sentences_saying_what_is_asked_of_each_when_none_names_the_items() -> None:
     """ "For how many towns …?" over three poets' sentences that never say "town", beside an essay's
     sentence that says "town" and one word of what is asked ("name"): the count is of the poets'
     sentences, 3."""
     question = "For how many towns does the text give the pen name of its poet?"
-    notes = _quoted(
+    notes = verified_notes(
         "The poet from Oskrel wrote under the pen name Relwex.",
         "The poet from Lenvin wrote under the pen name Nevtalrel.",
         "The poet from Ulath wrote under the pen name Pevvar.",
