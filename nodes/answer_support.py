@@ -1228,15 +1228,22 @@ def listed_options(question: str) -> list[frozenset[str]]:
     return options if all(options) else []
 
 
+def choice_options(question: str) -> list[frozenset[str]]:
+    """The options a "which" question offers to choose among: the names it lists, else the options it
+    lists named or not (:func:`listed_options`); none for any other question ("What is the total
+    population of the towns A and B?" lists names and offers no choice)."""
+    if not _WHICH.search(question):
+        return []
+    return list(question_words(question).choices) or listed_options(question)
+
+
 def names_an_option(c: Claimed) -> str:
     """Why a final answer to a question listing options ("Which of the ships amber, scarlet, … and
     cobalt …?") names none of them, or "". Measured on dev's choice instances with SmolLM2-135M
     (session 58): mapreduce answered "Silk ship carries 6,761 crates of tea." for the amber ship's
     sentence; its one new word, "Silk", left half its words in the note, and the embedder read it close
     to the question: marked supported, naming no ship the question offered."""
-    if c.partial or not _WHICH.search(c.question):
-        return ""  # "What is the total population of the towns A and B?" lists names, offers no choice
-    options = list(c.wanted.choices) or listed_options(c.question)
+    options = [] if c.partial else choice_options(c.question)
     said = content_stems(c.answer)
     if not options or any(option <= said for option in options):
         return ""
@@ -1257,7 +1264,7 @@ def ranked_choice(
     given from it. Measured on dev's twelve choice instances of seeds 0-79 with SmolLM2-135M (8K, 48
     runs, session 58): 7 runs answered so (mapreduce 3, Segment+ 2, ToM 2), all 7 right; the model's own
     answer was right in 1 of the 48."""
-    options = list(question_words(question).choices) or listed_options(question)
+    options = choice_options(question)
     if len(options) < 2:
         return None
     verified = [n for n in notes if n.verified_quotes]
