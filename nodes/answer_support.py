@@ -1905,7 +1905,7 @@ def _item_sentences(
     asked_of_each = wanted - placing - {noun}
 
     def says_what_is_asked(s: _Sentence) -> bool:
-        held = sum(1 for w in asked_of_each if wanted.forms(w) & s.stems)
+        held = len(asked_of_each & wanted.held(s.stems))
         return bool(asked_of_each) and 2 * held >= len(asked_of_each)
 
     saying = [s for s in named if says_what_is_asked(s)]

@@ -140,9 +140,7 @@ def node_relevance(
     )
     total = sum(weights.values())
     return [
-        score
-        + WORD_WEIGHT
-        * (sum(w for word, w in weights.items() if wanted.forms(word) & held) / total if total else 1.0)
+        score + WORD_WEIGHT * (sum(weights[word] for word in wanted.held(held)) / total if total else 1.0)
         for held, score in zip(stems, cosine, strict=True)
     ]
 
@@ -151,10 +149,9 @@ def word_weights(wanted: QuestionWords, chunk_stems: Sequence[AbstractSet[str]])
     """Each question word's weight: its rarity among the chunks (:func:`rarity_weight`), twice that for a
     name (``QuestionWords.share`` counts names twice too). A word is in a chunk in any of its forms
     (:meth:`QuestionWords.forms`: "composer" in "composed by"), as it is held when a node is scored."""
-    n = len(chunk_stems)
+    held = [wanted.held(s) for s in chunk_stems]
     return {
-        word: rarity_weight(sum(bool(wanted.forms(word) & s) for s in chunk_stems), n)
-        * (2 if word in wanted.named else 1)
+        word: rarity_weight(sum(word in h for h in held), len(held)) * (2 if word in wanted.named else 1)
         for word in wanted
     }
 

@@ -162,10 +162,20 @@ class QuestionWords(frozenset[str]):
         words, _ = self._single
         return {w: forms for w in words if (forms := doing_of(w) | word_family(w))}
 
+    @functools.cached_property
+    def _forms(self) -> dict[str, frozenset[str]]:
+        other = self._other_forms
+        return {w: other.get(w, frozenset()) | {w} for w in self}
+
     def forms(self, word: str) -> frozenset[str]:
         """The stems that hold ``word`` (one of these words): itself and its other forms ("weight" is
         held by "weighs", "composer" by "composed")."""
-        return self._other_forms.get(word, frozenset()) | {word}
+        return self._forms.get(word) or frozenset({word})
+
+    def held(self, stems: AbstractSet[str]) -> frozenset[str]:
+        """These words that ``stems`` hold, each in any of its forms: the one reading of "a sentence
+        holds a question word" that scores, bounds and counts share."""
+        return frozenset(w for w, forms in self._forms.items() if not forms.isdisjoint(stems))
 
     def share(self, stems: AbstractSet[str]) -> float:
         """The weighted share of these words in ``stems`` (names count twice, a choice as one name held
@@ -174,9 +184,8 @@ class QuestionWords(frozenset[str]):
         if not self:
             return 1.0
         words, named = self._single
-        forms = self._other_forms
-        held_words = sum(1 for w in words if w in stems or (w in forms and forms[w] & stems))
-        held = held_words + len(named & stems) + (2 if self.chosen(stems) else 0)
+        found = self.held(stems)
+        held = len(words & found) + len(named & found) + (2 if self.chosen(stems) else 0)
         return held / self.weight
 
     def names_all(self, stems: AbstractSet[str]) -> bool:

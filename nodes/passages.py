@@ -143,7 +143,7 @@ def best_passage(
         return Span.of(*sentences[i], documents)
 
     def rareness(stems: frozenset[str]) -> float:
-        return sum(weights.get(w, 0.0) for w in wanted if wanted.forms(w) & stems) if weights else 0.0
+        return sum(weights.get(w, 0.0) for w in wanted.held(stems)) if weights else 0.0
 
     best, best_score, best_rareness = -1, -1.0, 0.0
     for i in sorted(range(len(sentences)), key=lambda i: (-bounds[i], i)):
