@@ -1111,42 +1111,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-lancers", "dev", "The {e} of Wendlecombe leads {v} lancers.",
              "How many lancers does the {e} of Wendlecombe lead?", "How many mounted spearmen ride under the {e} of Wendlecombe?",
              lambda r: r.choice(_TITLES), _int(2, 63, sep=False), number=True, collective="officials of Wendlecombe", measure="lancers"),
-    # The test split, renewed in session 58 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): the hurdles a hurdlers' yard wove, who cuts
+    # Session 58's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 58, then moved to dev): the hurdles a hurdlers' yard wove, who cuts
     # a withy garden's osier beds, the date a windpump was dismantled, what a pinfold cost in nobles, what a
     # satchel holds (named by colour, a phrase), how high an embankment rises (a decimal), the chalk mark on
     # a maltings' firkins (a digit, two letters and three digits run together), where carders sell their
     # wool rolls (a place), and a titled official's halberdiers.
-    Template("hurdlers-hurdles", "test", "The {e} hurdlers wove {v} hurdles for the lambing pens.",
+    Template("hurdlers-hurdles", "dev", "The {e} hurdlers wove {v} hurdles for the lambing pens.",
              "How many hurdles did the {e} hurdlers weave for the lambing pens?", "What number of wattle fence panels did the {e} fence weavers make for the ewes' folds?",
              made_up_name, _int(120, 9_700), number=True, collective="hurdlers' yards", measure="hurdles woven"),
-    Template("withy-osiers", "test", "The osier beds of the {e} withy garden are cut by {v}.",
+    Template("withy-osiers", "dev", "The osier beds of the {e} withy garden are cut by {v}.",
              "Who cuts the osier beds of the {e} withy garden?", "Which worker harvests the basket willows of the {e} willow plot?",
              made_up_name, person_name, collective="withy gardens", measure="osier cutter"),
-    Template("windpump-dismantling", "test", "The {e} windpump was dismantled on {v}.",
+    Template("windpump-dismantling", "dev", "The {e} windpump was dismantled on {v}.",
              "On what date was the {e} windpump dismantled?", "When was the {e} wind-driven water pump taken apart?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'July', 'October'))} {r.randint(1806, 1894)}",
              collective="windpumps", measure="date of the dismantling"),
-    Template("pinfold-cost", "test", "The {e} pinfold cost {v} nobles to wall in.",
+    Template("pinfold-cost", "dev", "The {e} pinfold cost {v} nobles to wall in.",
              "How much did the {e} pinfold cost to wall in?", "What was paid to enclose the {e} pound for stray cattle with stone?",
              made_up_name, _int(300, 47_000), number=True, collective="pinfolds", measure="cost"),
-    Template("satchel-contents", "test", "The {e} satchel holds {v}.",
+    Template("satchel-contents", "dev", "The {e} satchel holds {v}.",
              "What does the {e} satchel hold?", "What is carried in the {e} shoulder bag?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("barley sugar", "oatcakes", "gooseberry tarts",
                                                                  "blackberry cordial", "hard cheese", "cold tongue")),
              collective="satchels", measure="contents"),
-    Template("embankment-height", "test", "The {e} embankment rises {v} metres above the spring tides.",
+    Template("embankment-height", "dev", "The {e} embankment rises {v} metres above the spring tides.",
              "How many metres above the spring tides does the {e} embankment rise?", "How high does the {e} flood bank stand over the highest tides?",
              made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="embankments", measure="height above the spring tides"),
-    Template("maltings-chalk", "test", "Firkins from the {e} maltings are chalked {v}.",
+    Template("maltings-chalk", "dev", "Firkins from the {e} maltings are chalked {v}.",
              "How are firkins from the {e} maltings chalked?", "Which mark is written on the small casks leaving the {e} malt house?",
              made_up_name, lambda r: f"{r.randint(1, 9)}{r.choice('MNZ')}{r.choice('MNZ')}{r.randint(100, 999)}", collective="maltings", measure="chalk mark"),
-    Template("carders-wool", "test", "The {e} carders sell their wool rolls at {v}.",
+    Template("carders-wool", "dev", "The {e} carders sell their wool rolls at {v}.",
              "Where do the {e} carders sell their wool rolls?", "In which town do the fibre-combing workers of {e} trade their rovings?",
              made_up_name, made_up_name, collective="carders' shops", measure="wool market"),
-    Template("official-halberdiers", "test", "The {e} of Thornbury keeps {v} halberdiers.",
+    Template("official-halberdiers", "dev", "The {e} of Thornbury keeps {v} halberdiers.",
              "How many halberdiers does the {e} of Thornbury keep?", "How many axe-spear guards serve the {e} of Thornbury?",
              lambda r: r.choice(_TITLES), _int(2, 59, sep=False), number=True, collective="officials of Thornbury", measure="halberdiers"),
+    # The test split, renewed in session 59 (written before any run of them and before any change of the
+    # session, every noun checked absent from dev's templates): the bobbins lacemakers turned, who hauls
+    # the lobster pots off a headland, the date a seawall gave way, what a limekiln cost in groschen, what
+    # a coffer holds (named by an adjective, a phrase), how far an obelisk leans (a decimal, in degrees),
+    # the mark punched in a locksmith's padlocks (a letter, two digits and a letter, hyphenated), where
+    # glovers sell their gauntlets (a place), and a titled official's crossbowmen.
+    Template("lacemakers-bobbins", "test", "The {e} lacemakers turned {v} bobbins for the winter fair.",
+             "How many bobbins did the {e} lacemakers turn for the winter fair?", "What number of thread spools did the {e} lace workers shape for the cold-season market?",
+             made_up_name, _int(130, 9_800), number=True, collective="lacemakers' workshops", measure="bobbins turned"),
+    Template("headland-lobsters", "test", "The lobster pots off the {e} headland are hauled by {v}.",
+             "Who hauls the lobster pots off the {e} headland?", "Which fisherman lifts the shellfish traps beside the {e} promontory?",
+             made_up_name, person_name, collective="headlands", measure="lobster-pot hauler"),
+    Template("seawall-collapse", "test", "The {e} seawall gave way on {v}.",
+             "On what date did the {e} seawall give way?", "When did the sea break through the {e} coastal rampart?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'August', 'December'))} {r.randint(1804, 1892)}",
+             collective="seawalls", measure="date of the collapse"),
+    Template("limekiln-cost", "test", "The {e} limekiln cost {v} groschen to fire up.",
+             "How much did the {e} limekiln cost to fire up?", "What was spent to light the {e} oven for burning quicklime?",
+             made_up_name, _int(350, 46_000), number=True, collective="limekilns", measure="cost"),
+    Template("coffer-contents", "test", "The {e} coffer holds {v}.",
+             "What does the {e} coffer hold?", "What is kept inside the {e} strongbox?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("silver buttons", "ivory dice", "seed pearls",
+                                                                 "brass thimbles", "tortoiseshell fans", "signet rings")),
+             collective="coffers", measure="contents"),
+    Template("obelisk-lean", "test", "The {e} obelisk leans {v} degrees off plumb.",
+             "How many degrees off plumb does the {e} obelisk lean?", "By what angle does the {e} stone pillar tilt from upright?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="obelisks", measure="lean off plumb"),
+    Template("locksmith-mark", "test", "Padlocks from the {e} locksmiths are punched {v}.",
+             "How are padlocks from the {e} locksmiths punched?", "Which mark is struck into the hanging locks made by the {e} lock forgers?",
+             made_up_name, lambda r: f"{r.choice('QTX')}-{r.randint(10, 99)}-{r.choice('QTX')}", collective="locksmiths' shops", measure="punched mark"),
+    Template("glovers-gauntlets", "test", "The {e} glovers sell their gauntlets at {v}.",
+             "Where do the {e} glovers sell their gauntlets?", "In which town do the mitten-makers of {e} trade their riding gloves?",
+             made_up_name, made_up_name, collective="glovers' shops", measure="gauntlet market"),
+    Template("official-crossbowmen", "test", "The {e} of Ashcombe commands {v} crossbowmen.",
+             "How many crossbowmen does the {e} of Ashcombe command?", "How many men armed with arbalests answer to the {e} of Ashcombe?",
+             lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ashcombe", measure="crossbowmen"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1407,17 +1443,28 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which wolds was the preacher of the {e} priory confirmed?"),
     ("keeper-crags", "dev", "The {e} aviary's keeper, {p}, feeds the finches at noon.", "{p} was born among the crags of {v}.",
      "Among which crags was the keeper of the {e} aviary born?"),
-    # The test chains, renewed in session 58 (written before any run of them and before any change of the
-    # session): a role given by "was appointed … of" ("P was appointed bellringer of the … collegiate
+    # Session 58's test chains (written before any run of them and before any change of the session; run
+    # once in session 58, then moved to dev): a role given by "was appointed … of" ("P was appointed bellringer of the … collegiate
     # church"), a role named only by what is done, the deed's object first ("Boats at the … staithe are
     # caulked by P": the caulker), and a role after "its" set off before the person ("The … leper hospital
     # is run by its surgeon, P").
-    ("bellringer-lochs", "test", "{p} was appointed bellringer of the {e} collegiate church in the spring.", "{p} was raised beside the lochs of {v}.",
+    ("bellringer-lochs", "dev", "{p} was appointed bellringer of the {e} collegiate church in the spring.", "{p} was raised beside the lochs of {v}.",
      "Beside which lochs was the bellringer of the {e} collegiate church raised?"),
-    ("caulker-saltings", "test", "Boats at the {e} staithe are caulked by {p}.", "{p} was apprenticed in the saltings of {v}.",
+    ("caulker-saltings", "dev", "Boats at the {e} staithe are caulked by {p}.", "{p} was apprenticed in the saltings of {v}.",
      "In which saltings was the caulker of the {e} staithe apprenticed?"),
-    ("surgeon-coombes", "test", "The {e} leper hospital is run by its surgeon, {p}.", "{p} was born in the coombes of {v}.",
+    ("surgeon-coombes", "dev", "The {e} leper hospital is run by its surgeon, {p}.", "{p} was born in the coombes of {v}.",
      "In which coombes was the surgeon of the {e} leper hospital born?"),
+    # The test chains, renewed in session 59 (written before any run of them and before any change of the
+    # session): a role given by "was sworn in as … of" ("P was sworn in as reeve of the … township"), a
+    # role named only by what is done, the deed's object first ("Pianos at the … assembly rooms are tuned by
+    # P": the tuner), and a role after "its" set off before the person ("The … lazaretto is overseen by its
+    # sacristan, P").
+    ("reeve-islets", "test", "{p} was sworn in as reeve of the {e} township at Michaelmas.", "{p} was raised on the islets of {v}.",
+     "On which islets was the reeve of the {e} township raised?"),
+    ("tuner-dunes", "test", "Pianos at the {e} assembly rooms are tuned by {p}.", "{p} grew up among the dunes of {v}.",
+     "Among which dunes did the tuner of the {e} assembly rooms grow up?"),
+    ("sacristan-tarns", "test", "The {e} lazaretto is overseen by its sacristan, {p}.", "{p} was born beside the tarns of {v}.",
+     "Beside which tarns was the sacristan of the {e} lazaretto born?"),
 )  # fmt: skip
 
 
