@@ -75,7 +75,13 @@ from longgraph.nodes.support import (
     shown_words,
     support_in_notes,
 )
-from longgraph.nodes.word_forms import IRREGULAR_FORMS, past_forms, with_verb_forms, with_word_families
+from longgraph.nodes.word_forms import (
+    IRREGULAR_FORMS,
+    is_superlative,
+    past_forms,
+    with_verb_forms,
+    with_word_families,
+)
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -731,7 +737,8 @@ def rival_modifier(question: str, resting: Sequence[_Sentence]) -> tuple[str, st
     The entity a question asks about is named by a name or by a modifier of its noun; capitalised
     names are bound by :func:`unbound_names`, this binds the modifiers ("the saffron reservoir", "the
     ochre ship", "the annual revenue"). A sentence that says "a reservoir" or "860 crates" (a stop word
-    or a number before the noun) names no rival."""
+    or a number before the noun) names no rival, and a degree names none against a kind: "the highest
+    tides" may be "the spring tides" (:func:`~longgraph.nodes.word_forms.is_superlative`)."""
     stems_of_question = content_stems(question)
     if not resting:
         return None
@@ -741,7 +748,11 @@ def rival_modifier(question: str, resting: Sequence[_Sentence]) -> tuple[str, st
             continue
         for s in resting:
             for before, word in _modified_nouns(s.text):
-                if stem(word) == stem(noun) and stem(before) not in stems_of_question:
+                if (
+                    stem(word) == stem(noun)
+                    and stem(before) not in stems_of_question
+                    and is_superlative(before) == is_superlative(first)  # "highest" may say "spring"
+                ):
                     return f"{first} {noun}", f"{before} {word}"
     return None
 
@@ -881,7 +892,7 @@ def listed_items(
             items.setdefault(frozenset(names), " ".join(spelled))
             continue
         for first, word in _modified_nouns(s.text):
-            if stem(word) == noun and stem(first) not in said:
+            if stem(word) == noun and stem(first) not in said and not is_superlative(first):
                 items.setdefault(frozenset({stem(first)}), first)
     return items
 
@@ -1326,7 +1337,9 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     names, heads = asked_names(c.question), c.entity_nouns
     asked, held = c.asked_of_entity, c.held
     if not names:
-        modified = _modified_nouns(c.question, articles=frozenset({"the"}))
+        modified = [
+            m for m in _modified_nouns(c.question, articles=frozenset({"the"})) if not is_superlative(m[0])
+        ]
         names = frozenset(stem(first) for first, _ in modified)
         heads = frozenset(stem(noun) for _, noun in modified)
         asked = asked - names - heads

@@ -155,3 +155,33 @@ def with_word_families(stems: Iterable[str]) -> frozenset[str]:
     dimensions = _dimension_families()
     given = with_verb_forms(given.union(*(dimensions[s] for s in given if s in dimensions)))  # growth: grew
     return given | NAMING if given & NAMING else given
+
+
+_SUPERLATIVES = frozenset({"best", "worst", "most", "least", "furthest", "farthest", "utmost", "last"})
+_NOT_SUPERLATIVES = frozenset(
+    (  # noqa: SIM905 - a word list reads better as prose
+        "arrest attest behest bequest breast chest conquest contest crest detest digest divest earnest forest "
+        "guest harvest honest infest inquest interest invest manifest midwest modest molest northwest protest "
+        "quest request southwest suggest tempest unrest priest"
+    ).split()
+)
+
+
+def is_superlative(word: str) -> bool:
+    """Whether ``word`` (lower case) is an adjective's superlative ("highest", "driest", "utmost",
+    "innermost"): a degree, not a kind. English forms these by "-est" and "-most" on any adjective, so
+    the rule is the suffix less the common words that merely end that way ("forest", "harvest", "west"),
+    not a list of adjectives. Why: "the highest tides" describes by degree what a text may name by its
+    kind, "the spring tides"; read as naming another entity, it refused a right answer to a question
+    asked in other words (session 58's held-out split, the scripted capable reader: the flood bank's
+    height silent in every strategy, wording and window)."""
+    if word in _SUPERLATIVES:
+        return True
+    if word.endswith("most"):
+        return len(word) > 6
+    return (
+        word.endswith("est")
+        and len(word) >= 6
+        and word not in _NOT_SUPERLATIVES
+        and not word.endswith("east")
+    )

@@ -31,6 +31,7 @@ from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.finalize import settle
 from longgraph.nodes.lexical import question_words, stem
 from longgraph.nodes.verify import confirm_by_meaning
+from longgraph.nodes.word_forms import is_superlative
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -65,6 +66,10 @@ SCENARIOS = [
     Scenario(
         "named-paraphrase", "How many people live in Quiganqui?",
         ("The town of Quiganqui has a population of 234,394 residents.",), "234,394",
+    ),
+    Scenario(  # a degree ("the lowest ebb") for a kind ("the neap ebb"): asked in other words
+        "degree-paraphrase", "How far below the lowest ebb does the Vartris slipway reach?",
+        ("The Vartris slipway reaches 4.6 metres below the neap ebb.",), "4.6",
     ),
 ]  # fmt: skip
 
@@ -588,6 +593,25 @@ def test_modifiers_of_the_same_noun_must_agree_but_articles_and_numbers_are_no_r
     assert rival_modifier("What number of tea crates is aboard the teal ship?", same) is None
     plain = sentences_of([_quote("The town of Lolotris has a population of 845,878 residents.").quotes[0]])
     assert rival_modifier("What is the total population of the towns Lolotris and Athgan?", plain) is None
+
+
+def test_a_degree_names_no_rival_to_a_kind_but_does_to_another_degree() -> None:
+    """ "the highest tides" may be what a text calls "the spring tides"; "the lowest tides" are not."""
+    kind = sentences_of(
+        [_quote("The Halmismis embankment rises 3.8 metres above the spring tides.").quotes[0]]
+    )
+    assert rival_modifier("How high does the Halmismis bank stand over the highest tides?", kind) is None
+    degree = sentences_of(
+        [_quote("The Halmismis embankment rises 3.8 metres above the lowest tides.").quotes[0]]
+    )
+    assert rival_modifier("How high does the Halmismis bank stand over the highest tides?", degree) == (
+        "highest tides", "lowest tides",
+    )  # fmt: skip
+    assert rival_modifier("How high does the Halmismis bank stand over the neap tides?", kind) == (
+        "neap tides", "spring tides",
+    )  # fmt: skip
+    assert [w for w in ("highest", "driest", "innermost", "best", "west", "forest", "harvest", "almost", "feast")
+            if is_superlative(w)] == ["highest", "driest", "innermost", "best"]  # fmt: skip
 
 
 def test_one_named_entity_of_several_binds_a_partial_note_but_a_title_must_be_bound_whole() -> None:
