@@ -683,10 +683,15 @@ def _worked_out_from_passages(
     final answer is (``nodes/answer_support.py``)."""
     wanted = question_words(question)
     weights = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
+    saying = content_stems(answer) - wanted
     passages = [
         n
         for c in reached
-        if (n := passage_note(c, documents, wanted, min_relevance=min_relevance, weights=weights))
+        if (
+            n := passage_note(
+                c, documents, wanted, min_relevance=min_relevance, weights=weights, saying=saying
+            )
+        )
     ]
     _, judged = judge_wording(answer, passages, question, rarity=rarity)
     if judged.kind == "none":

@@ -48,7 +48,7 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import SizedNode, group_in_order
-from longgraph.nodes.retrieval import pieces_of
+from longgraph.nodes.retrieval import PIECES, pieces_of
 from longgraph.nodes.runtime import report_progress
 from longgraph.nodes.structure_store import StructureStore
 from longgraph.nodes.tree import tree_key
@@ -102,6 +102,7 @@ def _settings(kit: RunKit, mode: EdgeMode, precision: str | None) -> dict[str, o
         "batch": kit.context.pecan_batch_tokens,
         "temperature": kit.context.temperature,
         "embedding": kit.context.embedding_url or kit.context.embedding_model or "bundled",
+        "pieces": PIECES,
         "max_rounds": kit.context.max_collapse_rounds,
         "mode": kit.client().mode,
     }

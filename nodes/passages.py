@@ -29,6 +29,7 @@ import asyncio
 import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal, NamedTuple
 
 from langgraph.types import Send
@@ -113,10 +114,18 @@ def best_passage(
     documents: Sequence[DocumentIn],
     wanted: QuestionWords,
     weights: Mapping[str, float] | None = None,
+    saying: AbstractSet[str] = frozenset(),
 ) -> Found | None:
     """The chunk's sentence that shares most of the question's words (the first of equals), with a
     sentence either side; a sentence holding every name the question gives ranks above any that does
     not (the name says what the question is about; the rest of its words may be paraphrased).
+
+    ``saying``: the stems of an answer already given. Only the sentences holding one of them are
+    ranked when any of them shares a question word: the passage an answer is worked out from is the one
+    that says it. Asked "For which companies does the text give the debt?" in essays about companies,
+    three of five chunks holding "the … company owes …" offered a sentence on startups instead (the word
+    "company" in both, "debt" in neither), and PECAN's right list of five was refused (the general
+    suite's dev split, the scripted capable reader).
 
     ``weights`` (each question word's rarity in the document, ``lexical.rarity_weight``) break ties: of
     two sentences sharing as much, the one whose shared words weigh more. Asked for ferries'
@@ -145,8 +154,12 @@ def best_passage(
     def rareness(stems: frozenset[str]) -> float:
         return sum(weights.get(w, 0.0) for w in wanted.held(stems)) if weights else 0.0
 
+    ranked: Sequence[int] = range(len(sentences))
+    if saying:
+        says = [i for i in ranked if bounds[i] > 0 and span(i).stems & saying]
+        ranked = says or ranked
     best, best_score, best_rareness = -1, -1.0, 0.0
-    for i in sorted(range(len(sentences)), key=lambda i: (-bounds[i], i)):
+    for i in sorted(ranked, key=lambda i: (-bounds[i], i)):
         if bounds[i] < best_score or (bounds[i] == best_score and i > best and not weights):
             break  # every later sentence scores less, or as much but later (and no tie is broken)
         stems = span(i).stems
@@ -177,12 +190,13 @@ def passage_note(
     *,
     min_relevance: float,
     weights: Mapping[str, float] | None = None,
+    saying: AbstractSet[str] = frozenset(),
 ) -> Note | None:
     """The chunk's passage that bears most on the question, as a note of that quote alone (the text's
     own words, no answer), or None when none bears on it: what one answer worked out over several chunks
-    (PECAN's) is judged against (``nodes/answer_support.py``). ``weights``: as for
+    (PECAN's) is judged against (``nodes/answer_support.py``). ``weights`` and ``saying``: as for
     :func:`best_passage`."""
-    found = best_passage(chunk, documents, wanted, weights)
+    found = best_passage(chunk, documents, wanted, weights, saying)
     if found is None or found.relevance <= 0.0 or found.relevance < min_relevance:
         return None
     return found_note(found, chunk.id, documents)

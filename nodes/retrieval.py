@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from longgraph.embeddings import endpoint_embeddings, local_embedder
 from longgraph.errors import ConfigurationError
-from longgraph.nodes.chunking import split_into_chunks
+from longgraph.nodes.chunking import chunk_bodies, split_into_chunks
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.runtime import report_progress
@@ -72,14 +72,21 @@ def bm25_scores(question: str, texts: Sequence[str]) -> list[float]:
     return [float(s) for s in index.get_scores(query)]
 
 
+PIECES = "bodies-v2"
+"""How :func:`pieces_of` cuts chunks (v2: their title labels left out): part of a stored graph's key, so
+that a graph whose vectors were embedded another way is built again rather than searched."""
+
+
 def pieces_of(chunks: Sequence[Chunk], size: int, tokenizer: Tokenizer) -> tuple[list[str], list[int]]:
-    """Each chunk's text cut (by the one chunker) into pieces of at most ``size`` tokens, with owners."""
+    """Each chunk's own text (:func:`~longgraph.nodes.chunking.chunk_bodies`: its title labels left
+    out) cut by the one chunker into pieces of at most ``size`` tokens, with owners."""
     texts: list[str] = []
     owners: list[int] = []
     for index, chunk in enumerate(chunks):
-        for piece in split_into_chunks([DocumentIn(text=chunk.text)], size, tokenizer):
-            texts.append(piece.text)
-            owners.append(index)
+        for body in chunk_bodies(chunk):
+            for piece in split_into_chunks([DocumentIn(text=body)], size, tokenizer):
+                texts.append(piece.text)
+                owners.append(index)
     return texts, owners
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from longgraph.nodes.chunking import title_label
+from longgraph.nodes.chunking import part_spans
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.runtime import report_progress
@@ -53,13 +53,9 @@ def chunk_offset_to_document(chunk: Chunk, offset: int) -> tuple[int, str, int]:
     Inverts how the chunker renders a chunk: each part's span, headed by its title label, parts joined
     by a blank line.
     """
-    position = 0
-    for part in chunk.parts:
-        start = position + len(title_label(part.title))
-        end = start + (part.end - part.start)
+    for part, (start, end) in zip(chunk.parts, part_spans(chunk), strict=True):
         if offset <= end:
             return part.doc_index, part.title, part.start + max(0, offset - start)
-        position = end + 2  # "\n\n"
     last = chunk.parts[-1]
     return last.doc_index, last.title, last.end
 

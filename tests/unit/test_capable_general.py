@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from longgraph.evals.bench.capable_general import STRATEGIES, measure, scenario_of
+from longgraph.evals.bench.capable_general import STRATEGIES, measure, read, scenario_of
 from longgraph.evals.data.general import KINDS, build_general
 from longgraph.state.outputs import NO_INFORMATION
 from longgraph.testing.capable import UNKNOWN_IN_OWN_WORDS, Style, worded
@@ -64,3 +64,18 @@ def test_the_reader_words_its_conclusion_as_its_style_says() -> None:
     assert worded("Marlen", facts, "explained") == f"Marlen. The text says: {facts[0]} {facts[1]}"
     assert worded(NO_INFORMATION, [], "explained") == UNKNOWN_IN_OWN_WORDS
     assert worded(NO_INFORMATION, [], "sentence") == NO_INFORMATION
+
+
+@pytest.mark.parametrize("window", [2_048, 8_192])
+def test_a_list_whose_items_are_said_by_a_verb_among_essays_on_the_same_noun_comes_back_through_pecan(
+    window: int,
+) -> None:
+    """Dev seed 5's company debts ("For which companies does the text give the debt?" over "According to
+    the ledger, the Misqui company owes 911,436 marks to its suppliers." and four more, in essays about
+    companies): PECAN's search missed the company whose fact opened a chunk (its title label, embedded
+    with it, diluted it), and three of the chunks it reached offered an essay sentence on companies as
+    the passage the list was worked out from. The right list of five was refused on both windows."""
+    (debts,) = build_general(target_tokens=16_000, n=1, seed=5, split="dev", kinds=["aggregation"])
+    assert debts.metadata["template"] == "company-debt"
+    result = read("pecan", debts, window)
+    assert result.answer == debts.gold_answers[0] and result.supported, (result.answer, result.rationale)

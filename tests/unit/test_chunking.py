@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from longgraph.errors import ConfigurationError
-from longgraph.nodes.chunking import split_into_chunks
+from longgraph.nodes.chunking import chunk_bodies, part_spans, split_into_chunks
+from longgraph.nodes.retrieval import pieces_of
+from longgraph.nodes.truncate import chunk_offset_to_document
 from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.tokenizer import get_tokenizer
 
@@ -103,3 +105,25 @@ def test_documents_keep_titles_and_boundaries_and_small_ones_share_chunks() -> N
 def test_budget_too_small_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="too small"):
         split_into_chunks([DocumentIn(text="some text")], 4, TOK)
+
+
+def test_a_chunks_bodies_leave_its_title_labels_out_and_its_pieces_too() -> None:
+    """Embedded in short pieces, a chunk's title label glued to its first paragraph diluted it: a fact
+    opening a chunk scored below the same fact elsewhere, and PECAN's search never reached it."""
+    tokenizer = get_tokenizer(None)
+    documents = [
+        DocumentIn(title="Ledger", text="The Athathlo company owes 1,438,425 marks."),
+        DocumentIn(title="", text="Untitled notes."),
+        DocumentIn(title="Essays", text="Companies fail. " * 3),
+    ]
+    chunk = split_into_chunks(documents, 200, tokenizer)[0]
+    assert chunk.text.startswith("[Document: Ledger]\n") and len(chunk.parts) == 3
+    assert chunk_bodies(chunk) == [d.text.strip() for d in documents]
+    texts, owners = pieces_of([chunk], 16, tokenizer)
+    assert texts[0] == "The Athathlo company owes 1,438,425 marks." and set(owners) == {0}
+    assert not any("[Document:" in t for t in texts)
+    for part, (start, end) in zip(chunk.parts, part_spans(chunk), strict=True):
+        assert chunk_offset_to_document(chunk, start) == (part.doc_index, part.title, part.start)
+        assert chunk.text[start:end] == documents[part.doc_index].text[part.start : part.end]
+    by_hand = Chunk(id=0, parts=[], tokens=2, text="[Document: X]\nhand made")
+    assert chunk_bodies(by_hand) == [by_hand.text]

@@ -211,3 +211,24 @@ def test_of_two_sentences_sharing_as_much_the_one_whose_words_are_rarer_in_the_d
     assert (
         text[rarer.sentence.start : rarer.sentence.end] == "The Corvinbren ferry leaves at 8:15 each morning."
     )
+
+
+def test_the_passage_an_answer_is_worked_out_from_is_the_one_that_says_it() -> None:
+    """Asked for the companies whose debt the text gives, in essays about companies: the sentence about
+    startups shares as much with the question as the ledger's ("company"; "debt" in neither), and comes
+    first, but the answer named the ledger's company."""
+    text = (
+        "Most companies fail because they make something nobody wants. The founders rarely notice. "
+        "According to the ledger, the Quiqui company owes 27,272 marks to its suppliers. Then the year ended."
+    )
+    documents = [DocumentIn(text=text)]
+    chunk = split_into_chunks(documents, 200, get_tokenizer(None))[0]
+    wanted = question_words("For which companies does the text give the debt?")
+    plain = passages.best_passage(chunk, documents, wanted)
+    assert plain is not None and text[plain.sentence.start : plain.sentence.end].startswith("Most companies")
+    said = passages.best_passage(chunk, documents, wanted, saying={"quiqui", "misqui"})
+    assert said is not None
+    assert text[said.sentence.start : said.sentence.end].startswith("According to the ledger, the Quiqui")
+    # An answer's word no sentence bearing on the question holds leaves the choice to the question's words.
+    unsaid = passages.best_passage(chunk, documents, wanted, saying={"nevtris"})
+    assert unsaid is not None and unsaid.sentence == plain.sentence
