@@ -54,16 +54,20 @@ SETTINGS: dict[str, Any] = {
 """What a graph run on the scripted reader gets: small windows (many chunks from a short document),
 constrained JSON, no cache; ``base_url`` is never contacted, and being set it keeps the embedded server
 out of the picture."""
-Style = Literal["bare", "sentence", "explained"]
+Style = Literal["bare", "sentence", "explained", "chatty"]
 """How the reader words what it concludes. Real 8B–70B models do not all answer alike, and an answer
 layer built against one wording is fitted to it: "bare" gives the conclusion alone ("2,800"); "sentence"
 gives it as a sentence (the fact that states it, copied, or "The answer is 3."); "explained" gives it
 and then the facts it rests on, look-alikes' values among them where it compared them, and says it
-does not know in its own words ("The text does not say.") instead of the protocol's NO INFORMATION."""
+does not know in its own words ("The text does not say.") instead of the protocol's NO INFORMATION;
+"chatty" words it as a chat model tuned to please does: a lead-in, the conclusion in Markdown bold, a
+list as bullet lines ("Based on the text, the answer is:\n- **Misqui**\n- **Tristhim**"), and not
+knowing as an apology ("I could not find that in the text provided.")."""
 STYLES: tuple[Style, ...] = get_args(Style)
 ENOUGH_SCHEMA = "Sufficiency"
 CHECK_SCHEMA = "AnswerCheck"
-_PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)
+_PROPOSED = re.compile(r"^Proposed answer:\s*(.*?)\n\n", re.MULTILINE | re.DOTALL)
+"""The proposed answer, whole: a list may take several lines (the prompt leaves a blank line after it)."""
 _ASKED = re.compile(r"^Question:\s*(.*)$", re.MULTILINE)
 
 
@@ -83,10 +87,19 @@ class Scenario:
         """Whether ``answer`` states the conclusion (or an accepted spelling) as a whole: a count of 4 is
         not the 4 in "134 horses"."""
         folded = " ".join(answer.casefold().split())
-        return any(
-            re.search(rf"(?<![\w.,]){re.escape(' '.join(a.casefold().split()))}(?![\w]|[.,]\d)", folded)
-            for a in (self.conclusion, *self.accepted)
-        )
+
+        def holds(said: str) -> bool:
+            return bool(
+                re.search(
+                    rf"(?<![\w.,]){re.escape(' '.join(said.casefold().split()))}(?![\w]|[.,]\d)", folded
+                )
+            )
+
+        if any(holds(a) for a in (self.conclusion, *self.accepted)):
+            return True
+        # A list said another way (one item a line, in bold): every item, each whole.
+        items = [] if re.search(r"\d,\d", self.conclusion) else _LISTED.split(self.conclusion)
+        return len(items) > 1 and all(holds(item) for item in items)
 
 
 def _schema_name(extras: Mapping[str, Any]) -> str:
@@ -99,14 +112,22 @@ def _schema_name(extras: Mapping[str, Any]) -> str:
 
 
 UNKNOWN_IN_OWN_WORDS = "The text does not say."
+UNKNOWN_CHATTILY = "I could not find that in the text provided."
+_LISTED = re.compile(r",\s+|\s+and\s+")
 
 
 def worded(conclusion: str, seen: Sequence[str], style: Style) -> str:
     """``conclusion``, drawn from the facts ``seen``, as a reader of ``style`` words it."""
     if conclusion == NO_INFORMATION:
-        return UNKNOWN_IN_OWN_WORDS if style == "explained" else NO_INFORMATION
+        unknown = {"explained": UNKNOWN_IN_OWN_WORDS, "chatty": UNKNOWN_CHATTILY}
+        return unknown.get(style, NO_INFORMATION)
     if style == "bare":
         return conclusion
+    if style == "chatty":
+        items = [] if re.search(r"\d,\d", conclusion) else _LISTED.split(conclusion)
+        if len(items) > 1:
+            return "Based on the text, the answer is:\n" + "\n".join(f"- **{item}**" for item in items)
+        return f"Based on the text, the answer is **{conclusion}**."
     whole = re.compile(rf"(?<![\w.,]){re.escape(conclusion)}(?![\w]|[.,]\d)")
     stating = [fact for fact in seen if whole.search(fact)]
     if style == "sentence":

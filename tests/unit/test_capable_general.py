@@ -12,7 +12,7 @@ import pytest
 from longgraph.evals.bench.capable_general import STRATEGIES, measure, read, scenario_of
 from longgraph.evals.data.general import KINDS, build_general
 from longgraph.state.outputs import NO_INFORMATION
-from longgraph.testing.capable import UNKNOWN_IN_OWN_WORDS, Style, worded
+from longgraph.testing.capable import UNKNOWN_CHATTILY, UNKNOWN_IN_OWN_WORDS, Scenario, Style, worded
 
 
 def assert_every_cell_right(found: dict[str, Any]) -> None:
@@ -46,7 +46,7 @@ def test_the_reader_needs_the_asked_entitys_fact_not_its_look_alikes() -> None:
     assert scenario_of(absent).facts == () and scenario_of(absent).conclusion == NO_INFORMATION
 
 
-@pytest.mark.parametrize("style", ["sentence", "explained"])
+@pytest.mark.parametrize("style", ["sentence", "explained", "chatty"])
 def test_every_kind_comes_back_right_however_the_reader_words_it(style: Style) -> None:
     """A capable model may answer with the fact's sentence, "The answer is 3.", or the answer followed
     by every fact it compared (look-alikes' values among them), and may say it does not know in its
@@ -64,6 +64,14 @@ def test_the_reader_words_its_conclusion_as_its_style_says() -> None:
     assert worded("Marlen", facts, "explained") == f"Marlen. The text says: {facts[0]} {facts[1]}"
     assert worded(NO_INFORMATION, [], "explained") == UNKNOWN_IN_OWN_WORDS
     assert worded(NO_INFORMATION, [], "sentence") == NO_INFORMATION
+    assert worded("3.8", facts, "chatty") == "Based on the text, the answer is **3.8**."
+    listed = worded("Lental and Marlen", facts, "chatty")
+    assert listed == "Based on the text, the answer is:\n- **Lental**\n- **Marlen**"
+    assert worded("1,438,425", [], "chatty") == "Based on the text, the answer is **1,438,425**."
+    assert worded(NO_INFORMATION, [], "chatty") == UNKNOWN_CHATTILY
+    # The reader knows its own list however it is laid out, and not a part of it.
+    paths = Scenario("paths", "Which paths narrow?", tuple(facts), "Lental and Marlen")
+    assert paths.right(listed) and not paths.right("- **Lental**")
 
 
 @pytest.mark.parametrize("window", [2_048, 8_192])
