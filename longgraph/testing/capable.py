@@ -98,8 +98,8 @@ class Scenario:
         if any(holds(a) for a in (self.conclusion, *self.accepted)):
             return True
         # A list said another way (one item a line, in bold): every item, each whole.
-        items = [] if re.search(r"\d,\d", self.conclusion) else _LISTED.split(self.conclusion)
-        return len(items) > 1 and all(holds(item) for item in items)
+        items = list_items(self.conclusion, self.question)
+        return bool(items) and all(holds(item) for item in items)
 
 
 def _schema_name(extras: Mapping[str, Any]) -> str:
@@ -114,19 +114,38 @@ def _schema_name(extras: Mapping[str, Any]) -> str:
 UNKNOWN_IN_OWN_WORDS = "The text does not say."
 UNKNOWN_CHATTILY = "I could not find that in the text provided."
 _LISTED = re.compile(r",\s+|\s+and\s+")
+_ASKS_FOR_ITEMS = re.compile(r"^\W*(?:for\s+)?which\s+(?!of\b)[a-z]+s\b", re.IGNORECASE)
 
 
-def worded(conclusion: str, seen: Sequence[str], style: Style) -> str:
-    """``conclusion``, drawn from the facts ``seen``, as a reader of ``style`` words it."""
+def list_items(conclusion: str, question: str) -> list[str]:
+    """The items of a conclusion that answers a question asking for several things ("For which
+    foundations …", "Which teams scored …"), or none: a motto ("measure twice and sail once") is one
+    value, whatever its words."""
+    if not _ASKS_FOR_ITEMS.search(question):
+        return []
+    items = _LISTED.split(conclusion)
+    return items if len(items) > 1 else []
+
+
+_COUNTED_IN = re.compile(r"\bhow\s+many\s+(?!of\b)([a-z]+)\b", re.IGNORECASE)
+"""The unit a "How many metres …" question counts in: a chat model writes it after the number."""
+
+
+def worded(conclusion: str, seen: Sequence[str], style: Style, question: str = "") -> str:
+    """``conclusion``, drawn from the facts ``seen``, as a reader of ``style`` words it (``question``:
+    what it answers, whose unit a chatty reader writes after a number)."""
     if conclusion == NO_INFORMATION:
         unknown = {"explained": UNKNOWN_IN_OWN_WORDS, "chatty": UNKNOWN_CHATTILY}
         return unknown.get(style, NO_INFORMATION)
     if style == "bare":
         return conclusion
     if style == "chatty":
-        items = [] if re.search(r"\d,\d", conclusion) else _LISTED.split(conclusion)
-        if len(items) > 1:
+        items = list_items(conclusion, question)
+        if items:
             return "Based on the text, the answer is:\n" + "\n".join(f"- **{item}**" for item in items)
+        unit = _COUNTED_IN.search(question)
+        if unit and re.fullmatch(r"[\d,.]+", conclusion):
+            conclusion = f"{conclusion} {unit.group(1)}"
         return f"Based on the text, the answer is **{conclusion}**."
     whole = re.compile(rf"(?<![\w.,]){re.escape(conclusion)}(?![\w]|[.,]\d)")
     stating = [fact for fact in seen if whole.search(fact)]
@@ -176,7 +195,10 @@ def capable_responder(scenario: Scenario, style: Style = "bare") -> Any:
             enough = len(seen) == len(scenario.facts)
             return build_completion_content(body, said=("Yes", "enough") if enough else ("No", None))[0]
         if len(seen) == len(scenario.facts):
-            said: tuple[str, str | None] = (worded(scenario.conclusion, seen, style), " ".join(seen))
+            said: tuple[str, str | None] = (
+                worded(scenario.conclusion, seen, style, scenario.question),
+                " ".join(seen),
+            )
         elif seen:
             said = (" ".join(seen), " ".join(seen))
         else:

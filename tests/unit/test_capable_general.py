@@ -65,10 +65,22 @@ def test_the_reader_words_its_conclusion_as_its_style_says() -> None:
     assert worded(NO_INFORMATION, [], "explained") == UNKNOWN_IN_OWN_WORDS
     assert worded(NO_INFORMATION, [], "sentence") == NO_INFORMATION
     assert worded("3.8", facts, "chatty") == "Based on the text, the answer is **3.8**."
-    listed = worded("Lental and Marlen", facts, "chatty")
+    listed = worded("Lental and Marlen", facts, "chatty", "Which paths narrow?")
     assert listed == "Based on the text, the answer is:\n- **Lental**\n- **Marlen**"
     assert worded("1,438,425", [], "chatty") == "Based on the text, the answer is **1,438,425**."
+    deep = "How many metres deep is the Lental path's ditch?"
+    assert worded("3.8", facts, "chatty", deep) == "Based on the text, the answer is **3.8 metres**."
+    assert (
+        worded("4", [], "chatty", "How many paths does the text name?")
+        == "Based on the text, the answer is **4 paths**."
+    )
+    assert (
+        worded("4", [], "chatty", "How many of the paths narrow?")
+        == "Based on the text, the answer is **4**."
+    )
     assert worded(NO_INFORMATION, [], "chatty") == UNKNOWN_CHATTILY
+    motto = worded("measure twice and sail once", [], "chatty", "What is the motto of the guildhall?")
+    assert motto == "Based on the text, the answer is **measure twice and sail once**."
     # The reader knows its own list however it is laid out, and not a part of it.
     paths = Scenario("paths", "Which paths narrow?", tuple(facts), "Lental and Marlen")
     assert paths.right(listed) and not paths.right("- **Lental**")
