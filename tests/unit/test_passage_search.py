@@ -189,6 +189,16 @@ def test_an_absent_entity_earns_no_second_reading() -> None:
     assert not any("Velcor" in r and len(r) < len(MARKET_TOWNS) for r in readings)
 
 
+def best_sentence(text: str, question: str, **ranking: Any) -> str:
+    """The sentence :func:`~longgraph.nodes.passages.best_passage` finds in ``text`` (one chunk) for
+    ``question``, ranked with ``ranking`` (weights, saying)."""
+    documents = [DocumentIn(text=text)]
+    chunk = split_into_chunks(documents, 200, get_tokenizer(None))[0]
+    found = passages.best_passage(chunk, documents, question_words(question), **ranking)
+    assert found is not None, chunk
+    return text[found.sentence.start : found.sentence.end]
+
+
 def test_of_two_sentences_sharing_as_much_the_one_whose_words_are_rarer_in_the_document_is_the_passage() -> (
     None
 ):
@@ -199,18 +209,10 @@ def test_of_two_sentences_sharing_as_much_the_one_whose_words_are_rarer_in_the_d
         "Conservatism was the order of the day. But times have changed. The old rules fell away. "
         "Nobody minded much. The Corvinbren ferry leaves at 8:15 each morning. Then the town slept."
     )
-    documents = [DocumentIn(text=text)]
-    chunk = split_into_chunks(documents, 200, get_tokenizer(None))[0]
-    wanted = question_words("For how many ferries does the text give the departure time?")
-    first = passages.best_passage(chunk, documents, wanted)
-    assert first is not None and text[first.sentence.start : first.sentence.end] == "But times have changed."
-    rarer = passages.best_passage(
-        chunk, documents, wanted, {"tim": rarity_weight(24, 766), "ferry": rarity_weight(3, 766)}
-    )
-    assert rarer is not None, chunk
-    assert (
-        text[rarer.sentence.start : rarer.sentence.end] == "The Corvinbren ferry leaves at 8:15 each morning."
-    )
+    question = "For how many ferries does the text give the departure time?"
+    assert best_sentence(text, question) == "But times have changed."
+    rarer = {"tim": rarity_weight(24, 766), "ferry": rarity_weight(3, 766)}
+    assert best_sentence(text, question, weights=rarer) == "The Corvinbren ferry leaves at 8:15 each morning."
 
 
 def test_the_passage_an_answer_is_worked_out_from_is_the_one_that_says_it() -> None:
@@ -221,14 +223,9 @@ def test_the_passage_an_answer_is_worked_out_from_is_the_one_that_says_it() -> N
         "Most companies fail because they make something nobody wants. The founders rarely notice. "
         "According to the ledger, the Quiqui company owes 27,272 marks to its suppliers. Then the year ended."
     )
-    documents = [DocumentIn(text=text)]
-    chunk = split_into_chunks(documents, 200, get_tokenizer(None))[0]
-    wanted = question_words("For which companies does the text give the debt?")
-    plain = passages.best_passage(chunk, documents, wanted)
-    assert plain is not None and text[plain.sentence.start : plain.sentence.end].startswith("Most companies")
-    said = passages.best_passage(chunk, documents, wanted, saying={"quiqui", "misqui"})
-    assert said is not None
-    assert text[said.sentence.start : said.sentence.end].startswith("According to the ledger, the Quiqui")
+    question = "For which companies does the text give the debt?"
+    assert best_sentence(text, question).startswith("Most companies")
+    said = best_sentence(text, question, saying={"quiqui", "misqui"})
+    assert said.startswith("According to the ledger, the Quiqui")
     # An answer's word no sentence bearing on the question holds leaves the choice to the question's words.
-    unsaid = passages.best_passage(chunk, documents, wanted, saying={"nevtris"})
-    assert unsaid is not None and unsaid.sentence == plain.sentence
+    assert best_sentence(text, question, saying={"nevtris"}).startswith("Most companies")
