@@ -51,6 +51,10 @@ class Atom:
     tokens: int
 
 
+PART_JOIN = "\n\n"
+"""What joins two parts of a chunk's text (each headed by its title label)."""
+
+
 def title_label(title: str) -> str:
     """How a document's title heads its text in a chunk."""
     return f"[Document: {title}]\n" if title else ""
@@ -320,10 +324,6 @@ def _to_chunk(
             parts.append(ChunkPart(doc_index=atom.doc_index, title=doc.title, start=atom.start, end=atom.end))
     text = PART_JOIN.join(labels[p.doc_index] + documents[p.doc_index].text[p.start : p.end] for p in parts)
     return Chunk(id=chunk_id, parts=parts, tokens=_cost(atoms, label_tokens), text=text)
-
-
-PART_JOIN = "\n\n"
-"""What joins two parts of a chunk's text (each headed by its title label)."""
 
 
 def part_spans(chunk: Chunk) -> list[tuple[int, int]]:
