@@ -53,8 +53,17 @@ _ASKS_WHICH = re.compile(r"\b(?:which|who|whom)\b", re.IGNORECASE)
 _ASKS_WHY = re.compile(r"^\s*why\b|\bfor\s+what\s+reason\b", re.IGNORECASE)
 
 
+_EMPHASIS = re.compile(r"(?<![\w*`])(\*\*|\*|`)(?=[^\s*`])(.+?)(?<=[^\s*`])\1(?![\w*`])")
+"""Markdown emphasis around words ("**234,394**", "*Lental*", "`4NZ517`"; not underscores, which names
+and code hold, "__init__"): how a chat model sets off its
+answer, no word of it. Measured with the scripted capable reader worded as a chat model ("Based on the
+text, the answer is **234,394**."): the answer stood, and came back to the user with its asterisks."""
+
+
 def unframed(answer: str) -> str:
-    """``answer`` without the words that only announce it ("The answer is No." → "No.")."""
+    """``answer`` without the words that only announce it ("The answer is No." → "No.") and without the
+    Markdown emphasis that sets it off ("**No**" → "No")."""
+    answer = _EMPHASIS.sub(r"\2", answer)
     while (match := _FRAME.match(answer)) and match.end() < len(answer.rstrip()):
         answer = answer[match.end() :]
     return answer.strip()

@@ -45,6 +45,15 @@ def notes_of(text: str) -> list[Note]:
         ("4412", "4412"),
         ("The answer is", "The answer is"),  # a frame with nothing after it is all there is
         ("Answers vary by season.", "Answers vary by season."),  # a word, not a frame
+        # Markdown emphasis sets the answer off, and is no word of it; a bullet, arithmetic and
+        # underscores are not emphasis.
+        ("Based on the text, the answer is **234,394**.", "234,394."),
+        ("- **Lolotris**\n- **Varbrenath**", "- Lolotris\n- Varbrenath"),
+        ("*Lental* (8.6 metres)", "Lental (8.6 metres)"),
+        ("The mark is `4NZ517`.", "The mark is 4NZ517."),
+        ("* one item", "* one item"),
+        ("2*3*4", "2*3*4"),
+        ("__init__", "__init__"),
     ],
 )
 def test_a_frame_or_hedge_is_set_aside(worded: str, answer: str) -> None:
