@@ -1147,42 +1147,78 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-halberdiers", "dev", "The {e} of Thornbury keeps {v} halberdiers.",
              "How many halberdiers does the {e} of Thornbury keep?", "How many axe-spear guards serve the {e} of Thornbury?",
              lambda r: r.choice(_TITLES), _int(2, 59, sep=False), number=True, collective="officials of Thornbury", measure="halberdiers"),
-    # The test split, renewed in session 59 (written before any run of them and before any change of the
-    # session, every noun checked absent from dev's templates): the bobbins lacemakers turned, who hauls
+    # Session 59's test split (written before any run of them and before any change of the session, every
+    # noun checked absent from dev's templates; run once in session 59, then moved to dev): the bobbins lacemakers turned, who hauls
     # the lobster pots off a headland, the date a seawall gave way, what a limekiln cost in groschen, what
     # a coffer holds (named by an adjective, a phrase), how far an obelisk leans (a decimal, in degrees),
     # the mark punched in a locksmith's padlocks (a letter, two digits and a letter, hyphenated), where
     # glovers sell their gauntlets (a place), and a titled official's crossbowmen.
-    Template("lacemakers-bobbins", "test", "The {e} lacemakers turned {v} bobbins for the winter fair.",
+    Template("lacemakers-bobbins", "dev", "The {e} lacemakers turned {v} bobbins for the winter fair.",
              "How many bobbins did the {e} lacemakers turn for the winter fair?", "What number of thread spools did the {e} lace workers shape for the cold-season market?",
              made_up_name, _int(130, 9_800), number=True, collective="lacemakers' workshops", measure="bobbins turned"),
-    Template("headland-lobsters", "test", "The lobster pots off the {e} headland are hauled by {v}.",
+    Template("headland-lobsters", "dev", "The lobster pots off the {e} headland are hauled by {v}.",
              "Who hauls the lobster pots off the {e} headland?", "Which fisherman lifts the shellfish traps beside the {e} promontory?",
              made_up_name, person_name, collective="headlands", measure="lobster-pot hauler"),
-    Template("seawall-collapse", "test", "The {e} seawall gave way on {v}.",
+    Template("seawall-collapse", "dev", "The {e} seawall gave way on {v}.",
              "On what date did the {e} seawall give way?", "When did the sea break through the {e} coastal rampart?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('April', 'August', 'December'))} {r.randint(1804, 1892)}",
              collective="seawalls", measure="date of the collapse"),
-    Template("limekiln-cost", "test", "The {e} limekiln cost {v} groschen to fire up.",
+    Template("limekiln-cost", "dev", "The {e} limekiln cost {v} groschen to fire up.",
              "How much did the {e} limekiln cost to fire up?", "What was spent to light the {e} oven for burning quicklime?",
              made_up_name, _int(350, 46_000), number=True, collective="limekilns", measure="cost"),
-    Template("coffer-contents", "test", "The {e} coffer holds {v}.",
+    Template("coffer-contents", "dev", "The {e} coffer holds {v}.",
              "What does the {e} coffer hold?", "What is kept inside the {e} strongbox?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("silver buttons", "ivory dice", "seed pearls",
                                                                  "brass thimbles", "tortoiseshell fans", "signet rings")),
              collective="coffers", measure="contents"),
-    Template("obelisk-lean", "test", "The {e} obelisk leans {v} degrees off plumb.",
+    Template("obelisk-lean", "dev", "The {e} obelisk leans {v} degrees off plumb.",
              "How many degrees off plumb does the {e} obelisk lean?", "By what angle does the {e} stone pillar tilt from upright?",
              made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="obelisks", measure="lean off plumb"),
-    Template("locksmith-mark", "test", "Padlocks from the {e} locksmiths are punched {v}.",
+    Template("locksmith-mark", "dev", "Padlocks from the {e} locksmiths are punched {v}.",
              "How are padlocks from the {e} locksmiths punched?", "Which mark is struck into the hanging locks made by the {e} lock forgers?",
              made_up_name, lambda r: f"{r.choice('QTX')}-{r.randint(10, 99)}-{r.choice('QTX')}", collective="locksmiths' shops", measure="punched mark"),
-    Template("glovers-gauntlets", "test", "The {e} glovers sell their gauntlets at {v}.",
+    Template("glovers-gauntlets", "dev", "The {e} glovers sell their gauntlets at {v}.",
              "Where do the {e} glovers sell their gauntlets?", "In which town do the mitten-makers of {e} trade their riding gloves?",
              made_up_name, made_up_name, collective="glovers' shops", measure="gauntlet market"),
-    Template("official-crossbowmen", "test", "The {e} of Ashcombe commands {v} crossbowmen.",
+    Template("official-crossbowmen", "dev", "The {e} of Ashcombe commands {v} crossbowmen.",
              "How many crossbowmen does the {e} of Ashcombe command?", "How many men armed with arbalests answer to the {e} of Ashcombe?",
              lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ashcombe", measure="crossbowmen"),
+    # The test split, renewed at the end of session 59 (written before any run of them and before the
+    # change that followed session 59's run, every noun checked absent from dev's templates): the cakes
+    # of soap soapmakers boiled, who paints a haven's mooring buoys, the date a sundial was unveiled, what
+    # a lockup cost in ecus, what a churn holds (named by an adjective, a phrase), what an anvil weighs
+    # (a decimal, in hundredweight), the mark notched in clogs (a letter, two digits, two letters), where
+    # quilters sell their coverlets (a place), and a titled official's musketeers.
+    Template("soapmakers-cakes", "test", "The {e} soapmakers boiled {v} cakes of soap for the laundry.",
+             "How many cakes of soap did the {e} soapmakers boil for the laundry?", "What number of washing bars did the {e} lather workers cook for the wash-house?",
+             made_up_name, _int(110, 9_600), number=True, collective="soapmakers' yards", measure="cakes of soap boiled"),
+    Template("haven-buoys", "test", "The mooring buoys of the {e} haven are painted by {v}.",
+             "Who paints the mooring buoys of the {e} haven?", "Which worker colours the floating markers at the {e} sheltered bay?",
+             made_up_name, person_name, collective="havens", measure="buoy painter"),
+    Template("sundial-unveiling", "test", "The {e} sundial was unveiled on {v}.",
+             "On what date was the {e} sundial unveiled?", "When was the {e} shadow clock first shown to the public?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('May', 'September', 'January'))} {r.randint(1802, 1890)}",
+             collective="sundials", measure="date of the unveiling"),
+    Template("lockup-cost", "test", "The {e} lockup cost {v} ecus to build.",
+             "How much did the {e} lockup cost to build?", "What was spent to put up the {e} village cell for drunkards?",
+             made_up_name, _int(320, 45_000), number=True, collective="lockups", measure="cost"),
+    Template("churn-contents", "test", "The {e} churn holds {v}.",
+             "What does the {e} churn hold?", "What is stored in the {e} milk drum?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("buttermilk", "salted curds", "whey",
+                                                                 "soured milk", "sweet curds", "skimmed milk")),
+             collective="churns", measure="contents"),
+    Template("anvil-weight", "test", "The {e} anvil weighs {v} hundredweight.",
+             "How many hundredweight does the {e} anvil weigh?", "How heavy is the {e} smith's iron block?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="anvils", measure="weight"),
+    Template("clog-mark", "test", "Clogs from the {e} clog-makers are notched {v}.",
+             "How are clogs from the {e} clog-makers notched?", "Which mark is cut into the wooden shoes made by the {e} sabot carvers?",
+             made_up_name, lambda r: f"{r.choice('BDG')}{r.randint(10, 99)}{r.choice('BDG')}{r.choice('BDG')}", collective="clog-makers' shops", measure="notched mark"),
+    Template("quilters-coverlets", "test", "The {e} quilters sell their coverlets at {v}.",
+             "Where do the {e} quilters sell their coverlets?", "In which town do the patchwork stitchers of {e} trade their bedspreads?",
+             made_up_name, made_up_name, collective="quilters' shops", measure="coverlet market"),
+    Template("official-musketeers", "test", "The {e} of Elmstead musters {v} musketeers.",
+             "How many musketeers does the {e} of Elmstead muster?", "How many men bearing firelocks gather for the {e} of Elmstead?",
+             lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Elmstead", measure="musketeers"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1454,17 +1490,28 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which saltings was the caulker of the {e} staithe apprenticed?"),
     ("surgeon-coombes", "dev", "The {e} leper hospital is run by its surgeon, {p}.", "{p} was born in the coombes of {v}.",
      "In which coombes was the surgeon of the {e} leper hospital born?"),
-    # The test chains, renewed in session 59 (written before any run of them and before any change of the
-    # session): a role given by "was sworn in as … of" ("P was sworn in as reeve of the … township"), a
+    # Session 59's test chains (written before any run of them and before any change of the session; run
+    # once in session 59, then moved to dev): a role given by "was sworn in as … of" ("P was sworn in as reeve of the … township"), a
     # role named only by what is done, the deed's object first ("Pianos at the … assembly rooms are tuned by
     # P": the tuner), and a role after "its" set off before the person ("The … lazaretto is overseen by its
     # sacristan, P").
-    ("reeve-islets", "test", "{p} was sworn in as reeve of the {e} township at Michaelmas.", "{p} was raised on the islets of {v}.",
+    ("reeve-islets", "dev", "{p} was sworn in as reeve of the {e} township at Michaelmas.", "{p} was raised on the islets of {v}.",
      "On which islets was the reeve of the {e} township raised?"),
-    ("tuner-dunes", "test", "Pianos at the {e} assembly rooms are tuned by {p}.", "{p} grew up among the dunes of {v}.",
+    ("tuner-dunes", "dev", "Pianos at the {e} assembly rooms are tuned by {p}.", "{p} grew up among the dunes of {v}.",
      "Among which dunes did the tuner of the {e} assembly rooms grow up?"),
-    ("sacristan-tarns", "test", "The {e} lazaretto is overseen by its sacristan, {p}.", "{p} was born beside the tarns of {v}.",
+    ("sacristan-tarns", "dev", "The {e} lazaretto is overseen by its sacristan, {p}.", "{p} was born beside the tarns of {v}.",
      "Beside which tarns was the sacristan of the {e} lazaretto born?"),
+    # The test chains, renewed at the end of session 59 (written before any run of them and before the
+    # change that followed session 59's run): a role after "its" set off before the person ("The …
+    # constabulary answers to its sheriff, P"), a role named only by what is done, the deed's object
+    # first ("Mailbags at the … posting house are sorted by P": the sorter), and a role given last, after
+    # "as its" ("P has watched over the … scriptorium as its chamberlain since the war").
+    ("sheriff-becks", "test", "The {e} constabulary answers to its sheriff, {p}.", "{p} was raised beside the becks of {v}.",
+     "Beside which becks was the sheriff of the {e} constabulary raised?"),
+    ("sorter-saltmarshes", "test", "Mailbags at the {e} posting house are sorted by {p}.", "{p} grew up in the saltmarshes of {v}.",
+     "In which saltmarshes did the sorter of the {e} posting house grow up?"),
+    ("chamberlain-clearings", "test", "{p} has watched over the {e} scriptorium as its chamberlain since the war.", "{p} was schooled in the clearings of {v}.",
+     "In which clearings was the chamberlain of the {e} scriptorium schooled?"),
 )  # fmt: skip
 
 
