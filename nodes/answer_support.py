@@ -504,12 +504,18 @@ def says_who(link: ChainLink, sentence: str, name: str) -> bool:
 _AS_ROLE = (
     r"(?:is|was|serves\s+as|served\s+as|acts\s+as|acted\s+as|works\s+as|worked\s+as|becomes|became|"
     r"(?:takes|took|taking)\s+over\s+as|(?:steps|stepped)\s+in\s+as|"
-    r"(?:is|was)\s+(?:appointed|named|elected|made)(?:\s+as)?)"
+    r"(?:is|was|has\s+been|had\s+been)\s+(?:appointed|named|elected|re-?elected|made|sworn\s+in|installed|"
+    r"ordained|inducted|chosen|hired|engaged|employed|taken\s+on|kept\s+on|retained|confirmed|instated|"
+    r"reappointed|enrolled|enlisted|signed\s+on)(?:\s+as)?)"
 )
 """Verbs that say a person *is* a role: "Ilka Lenhal serves as steward of the Pevhal manor" states who
-the steward is as plainly as "is" does, and so do "became", "took over as", "stepped in as" and "was
-appointed" (session 55's held-out chain, "P took over as quartermaster of the … barracks last spring",
-was silent in every strategy: the words look for the role outside the phrase that names it)."""
+the steward is as plainly as "is" does, and so do "became", "took over as", "stepped in as" and the
+passives that put someone in a post ("was appointed", "sworn in as", "installed as", "hired as": the
+common English ones, not a list fitted to a test). Session 55's held-out chain, "P took over as
+quartermaster of the … barracks last spring", was silent in every strategy: the words look for the role
+outside the phrase that names it. Session 59's, "P was sworn in as reeve of the … township at
+Michaelmas", was silent too: the feast day is a second new capitalised word, and the holder among the
+two is the one this binds to the role (:func:`holder_among`)."""
 
 
 def names_as_holder(link: ChainLink, sentence: str, name: str) -> bool:

@@ -498,6 +498,32 @@ def test_a_sentence_giving_the_role_as_a_title_or_by_serves_as_says_who_holds_it
     )
 
 
+def test_a_person_put_in_a_post_is_its_holder_beside_another_capitalised_word() -> None:
+    """Session 59's held-out chain: "Ilka Lenhal was sworn in as reeve of the Pevhal township at
+    Michaelmas." gives two new capitalised words, and no verb the words knew tied either to the role:
+    no bridge, silent in every strategy with the embedded model, and twice with the capable reader."""
+    from longgraph.nodes.answer_support import holder_among, says_who
+
+    (reeve,) = chain_links("On which islets was the reeve of the Pevhal township raised?")
+    sworn = "Ilka Lenhal was sworn in as reeve of the Pevhal township at Michaelmas."
+    assert holder_among(reeve, sworn, ["Ilka Lenhal", "Michaelmas"]) == ["Ilka Lenhal"]
+    for said in (
+        "was installed as",
+        "has been hired as",
+        "was taken on as",
+        "was re-elected",
+        "was ordained",
+    ):
+        sentence = f"At Michaelmas Ilka Lenhal {said} reeve of the Pevhal township."
+        assert says_who(reeve, sentence, "Ilka Lenhal"), said
+        assert holder_among(reeve, sentence, ["At Michaelmas", "Ilka Lenhal"]) == ["Ilka Lenhal"], said
+    # Put in a post, not the post's holder: "replaced as", "dismissed as", "sworn at".
+    for said in ("was replaced as", "was dismissed as", "was sworn at by"):
+        assert not says_who(reeve, f"Ilka Lenhal {said} the reeve of the Pevhal township.", "Ilka Lenhal"), (
+            said
+        )
+
+
 @pytest.mark.parametrize(
     "facts",
     [
