@@ -56,6 +56,7 @@ from longgraph.nodes.lexical import (
     WORD,
     QuestionWords,
     content_stems,
+    doer_roots,
     is_content,
     names_in,
     question_words,
@@ -483,8 +484,9 @@ def states_role(role: str, stems: frozenset[str]) -> bool:
     "steward". Not by another word for it ("designed" for "architect", "tended" for "gardener"): a
     verifying model can say so, the words cannot."""
     own = stem(role.casefold())
-    root = re.sub(r"(?:ier|er|or|ar)$", "", own)  # "glazier" is said by "glazed"
-    family = {own, *(stem(form) for form in past_forms(root))} | ({root} if len(root) >= 3 else set())
+    root, others = doer_roots(own)  # "glazier" is said by "glazed"
+    roots = {root, *others}
+    family = {own, *(stem(form) for r in roots for form in past_forms(r))} | {r for r in roots if len(r) >= 3}
     return bool(family & stems) or any(len(root) >= 4 and s.startswith(root) for s in stems)
 
 

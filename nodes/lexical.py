@@ -195,7 +195,25 @@ class QuestionWords(frozenset[str]):
         return bool(self.named) and named <= stems and (not self.choices or self.chosen(stems))
 
 
-_DOER = re.compile(r"(?:er|or|ar)$")
+_DOER = re.compile(r"(?:ier|er|or|ar)$")
+
+
+@functools.cache
+def doer_roots(word: str) -> tuple[str, frozenset[str]]:
+    """The verb a doer noun ``word`` (a stem) names: its root with the doer ending taken off
+    ("found-er", "glaz-ier", "govern-or"), and every root the verb may have beside it ("compose-r",
+    "plann-er" -> "plan"); a word that does not end as a doer does is its own root, with no other
+    ("steward"). The one derivation of a doer's doing: how a question word is held in other words
+    (:func:`doing_of`) and whether a sentence says a role (``answer_support.states_role``) both start
+    here, each with its own bounds."""
+    ending = _DOER.search(word)
+    if ending is None:
+        return word, frozenset()
+    root = word[: ending.start()]
+    roots = {root, word[:-1]}
+    if len(root) >= 2 and root[-1] == root[-2]:
+        roots.add(root[:-1])  # "plann-er"
+    return root, frozenset(roots - {word})
 
 
 @functools.cache
@@ -211,13 +229,10 @@ def doing_of(word: str) -> frozenset[str]:
     says "rung by P" speaks to what is asked of "the ringer" is another matter (it says who the ringer
     is, a chain's first step: measured on dev with the doer joined to every sentence's words, 6 of 516
     bridges stood by words), read by ``states_role`` where a chain is followed."""
-    if len(word) < 6 or not _DOER.search(word):
+    if len(word) < 6:
         return frozenset()
-    roots = {word[:-2], word[:-1]}  # "found-er", "compose-r"
-    if word[-3] == word[-4]:
-        roots.add(word[:-3])  # "plann-er"
-    stems = {stem(root) for root in roots if len(root) >= 4} - {word}
-    return frozenset(stems)
+    _, roots = doer_roots(word)
+    return frozenset(stem(root) for root in roots if len(root) >= 4) - {word}
 
 
 _NAME = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the)\s+)?[A-Z][\w'’-]*)*"

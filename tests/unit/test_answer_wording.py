@@ -127,7 +127,13 @@ def test_a_wrong_choice_worded_as_its_fact_does_not_stand() -> None:
 
 @pytest.mark.parametrize(
     ("doer", "does"),
-    [("composer", "compos"), ("founder", "found"), ("governor", "govern"), ("preacher", "preach")],
+    [
+        ("composer", "compos"),
+        ("founder", "found"),
+        ("governor", "govern"),
+        ("preacher", "preach"),
+        ("glazier", "glaz"),
+    ],
 )
 def test_a_doer_is_borne_on_by_what_it_does(doer: str, does: str) -> None:
     """A list over the composers of anthems shares no word with "The anthem of Sarsar was composed by
