@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from longgraph.nodes.answer_support import Rarity
+from longgraph.nodes.answer_support import Rarity, items_asked_for
 from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.grounding import enforce_failure_budget, ground_read
@@ -670,6 +670,21 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
     }
 
 
+def passage_weights(question: str, wanted: QuestionWords, rarity: Rarity) -> dict[str, float]:
+    """How much each question word weighs when two passages share as much of the question: the rarer in
+    the document, the more (``lexical.rarity_weight``), but a question over every item ("For how many
+    quarries …?", :func:`~longgraph.nodes.answer_support.items_asked_for`) expects the items' noun in
+    each item's sentence: its being common is the items' number, not a filler's word, and it weighs as
+    the rarest. Measured with the scripted capable reader (dev seed 4, 2,048): "For how many quarries
+    does the text give the stone?" had one chunk's passage on "gabion walls formed from the stones"
+    (one shared word, rarer) rather than "The Misthim quarry yields yellow limestone", and the right count
+    of 3 was refused."""
+    weights = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
+    if (noun := items_asked_for(question)) in weights:
+        weights[noun] = rarity_weight(0, rarity.sentences)
+    return weights
+
+
 def _worked_out_from_passages(
     answer: str,
     reached: Sequence[Chunk],
@@ -682,7 +697,7 @@ def _worked_out_from_passages(
     the end of a chain: PECAN asks for one answer over many nodes), or none. Judged as every strategy's
     final answer is (``nodes/answer_support.py``)."""
     wanted = question_words(question)
-    weights = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
+    weights = passage_weights(question, wanted, rarity)
     saying = content_stems(answer) - wanted
     passages = [
         n

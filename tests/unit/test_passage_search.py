@@ -16,7 +16,9 @@ import pytest
 import longgraph.nodes.grounding as grounding
 import longgraph.nodes.passages as passages
 from longgraph.graphs.mapreduce import build_graph
+from longgraph.nodes.answer_support import Rarity
 from longgraph.nodes.chunking import split_into_chunks
+from longgraph.nodes.graph_search import passage_weights
 from longgraph.nodes.kit import RunKit, build_kit
 from longgraph.nodes.lexical import question_words, rarity_weight
 from longgraph.nodes.prepare import chunk_input
@@ -213,6 +215,29 @@ def test_of_two_sentences_sharing_as_much_the_one_whose_words_are_rarer_in_the_d
     assert best_sentence(text, question) == "But times have changed."
     rarer = {"tim": rarity_weight(24, 766), "ferry": rarity_weight(3, 766)}
     assert best_sentence(text, question, weights=rarer) == "The Corvinbren ferry leaves at 8:15 each morning."
+
+
+def test_the_items_noun_of_a_question_over_every_item_weighs_as_the_rarest_word() -> None:
+    """Measured with the scripted capable reader (dev seed 4, 2,048): asked for how many quarries the text
+    gives the stone, one chunk's passage was the sentence on walls of stones (its one shared word rarer
+    in the document than "quarry", which each of the three quarries' sentences says), and PECAN's right
+    count of 3 was refused."""
+    text = (
+        "The features include gabion walls formed from the stones of older buildings. The roof is grass. "
+        "The Misthim quarry yields yellow limestone. Then the town slept."
+    )
+    question = "For how many quarries does the text give the stone?"
+    wanted = question_words(question)
+    rarity = Rarity(counts={"quarry": 3, "ston": 1}, sentences=400)
+    by_rarity = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
+    assert best_sentence(text, question, weights=by_rarity).startswith("The features include gabion walls")
+    weights = passage_weights(question, wanted, rarity)
+    assert best_sentence(text, question, weights=weights) == "The Misthim quarry yields yellow limestone."
+    # A question about one thing has no items: its words weigh by their rarity alone.
+    one = "What stone does the Misthim quarry yield?"
+    assert passage_weights(one, question_words(one), rarity) == {
+        w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in question_words(one)
+    }
 
 
 def test_the_passage_an_answer_is_worked_out_from_is_the_one_that_says_it() -> None:
