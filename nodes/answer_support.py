@@ -65,6 +65,7 @@ from longgraph.nodes.lexical import (
     stem,
     words_of,
 )
+from longgraph.nodes.stemming import singular
 from longgraph.nodes.support import (
     MIN_SUPPORT,
     VERDICT_WORDS,
@@ -782,6 +783,22 @@ def modified_phrases(question: str) -> list[str]:
     return [f"the {first} {noun}" for first, noun in _modified_nouns(question, articles=frozenset({"the"}))]
 
 
+def named_by_its_modifier(question: str, text: str) -> bool:
+    """Whether ``text`` names what a question names by a modifier alone, with no capitalised name ("the
+    *teal* sitting room"): it puts the same word before a noun after an article ("The *teal* parlour is
+    papered with gilded lilies"), whatever the noun. Such a word is the question's name for its
+    entity, as a capitalised name is (:meth:`~longgraph.nodes.lexical.QuestionWords.names_all`): asked in
+    other words, "Which wallpaper covers the walls of the teal sitting room?" shares nothing else with
+    its sentence (1 of 6 words, under the relevance a note needs), and the scripted capable reader's
+    right answer was silenced in every strategy (dev seed 11; "the silver sailing ship" of "the silver
+    caravel" at seed 8). Which thing of that modifier it is (a rival noun, another fact) is the final
+    answer's check (:func:`rival_modifier`, :func:`speaks_to_what_is_asked`)."""
+    if names_in(question):
+        return False
+    asked = {stem(first) for first, _ in _modified_nouns(question, articles=frozenset({"the"}))}
+    return any(stem(first) in asked for first, _ in _modified_nouns(text))
+
+
 def _plain(word: str) -> bool:
     """A content word that is not a number (numbers before a noun count it, they do not name it)."""
     return is_content(word) and not is_number(word)
@@ -842,7 +859,9 @@ word ending in s is a verb ("which ship carries the ...")."""
 
 
 def _plural(word: str) -> bool:
-    return is_content(word) and word.endswith("s") and stem(word) != word
+    """A plural noun: a regular one ("foundations") or an irregular one ("herbaria", "crossbowmen")."""
+    folded = word.casefold()
+    return is_content(word) and ((word.endswith("s") and stem(word) != word) or singular(folded) != folded)
 
 
 def _asked_plural(match: re.Match[str], counted: bool) -> str | None:

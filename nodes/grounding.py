@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from longgraph.errors import TooManyFailures
+from longgraph.nodes.answer_support import named_by_its_modifier
 from longgraph.nodes.answer_wording import answer_readings
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import (
@@ -201,12 +202,7 @@ class Measured:
     """A claim in words (an answer, or the reasoning standing for one), not quotes alone."""
     min_relevance: float
     named: bool = False
-    """Its span holds every name the question gives (:meth:`QuestionWords.names_all`)."""
-
-
-def _names_all(wanted: QuestionWords, support: Support) -> bool:
-    """Whether the supporting span holds every name the question gives (:attr:`Measured.named`)."""
-    return support.span is not None and wanted.names_all(support.span.stems)
+    """Its span names what the question asks about (:meth:`_Chunk.names_what_is_asked`)."""
 
 
 def says_something_new(m: Measured) -> str:
@@ -301,6 +297,19 @@ class _Chunk:
     def sentences(self) -> list[Span]:
         return chunk_spans(self.chunk, self.documents)
 
+    def names_what_is_asked(self, support: Support) -> bool:
+        """Whether the supporting span holds every name the question gives
+        (:meth:`QuestionWords.names_all`) or, for a question naming its entity by a modifier alone, that
+        modifier before a noun (``answer_support.named_by_its_modifier``): :attr:`Measured.named`."""
+        span = support.span
+        if span is None:
+            return False
+        if self.wanted.names_all(span.stems):
+            return True
+        return named_by_its_modifier(
+            self.question, self.documents[span.doc_index].text[span.start : span.end]
+        )
+
     def measure_free_text(self, text: str) -> Measured:
         """A free-text note (no quotes): its new words in a few sentences of the chunk, else anywhere in
         it; its relevance, that of its own text."""
@@ -344,7 +353,7 @@ class _Chunk:
         elif support.support < 1.0:  # not (wholly) in its quotes: look through the chunk's sentences
             wider = best_support(claim, self.sentences, wanted, window=WINDOW)
             support = max(support, wider, key=lambda s: (s.support, s.relevance))
-        return Measured(stated, support, True, self.min_relevance, _names_all(wanted, support))
+        return Measured(stated, support, True, self.min_relevance, self.names_what_is_asked(support))
 
 
 def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _Verdict:
@@ -369,7 +378,7 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
         ]
     elif verified:
         quoted = best_support(frozenset(), verified, wanted)
-        measured = [Measured("", quoted, False, min_relevance, _names_all(wanted, quoted))]
+        measured = [Measured("", quoted, False, min_relevance, against.names_what_is_asked(quoted))]
     else:
         return _Verdict(
             Support(None, 0.0, 0.0, frozenset()), 0.0, f"none of its {len(located)} quote(s) is in the chunk"

@@ -157,10 +157,10 @@ class QuestionWords(frozenset[str]):
     @functools.cached_property
     def _other_forms(self) -> dict[str, frozenset[str]]:
         """Each word (not a name) a sentence may say in other words, and the stems of those: what a doer
-        does (:func:`doing_of`), a verb's other forms, a measure's adjective, a verb's noun
-        (``word_forms.word_family``)."""
+        does (:func:`doing_of`) and who does what is named (:func:`doers_of`), a verb's other forms, a
+        measure's adjective, a verb's noun (``word_forms.word_family``)."""
         words, _ = self._single
-        return {w: forms for w in words if (forms := doing_of(w) | word_family(w))}
+        return {w: forms for w in words if (forms := doing_of(w) | doers_of(w) | word_family(w))}
 
     @functools.cached_property
     def _forms(self) -> dict[str, frozenset[str]]:
@@ -233,6 +233,20 @@ def doing_of(word: str) -> frozenset[str]:
         return frozenset()
     _, roots = doer_roots(word)
     return frozenset(stem(root) for root in roots if len(root) >= 4) - {word}
+
+
+@functools.cache
+def doers_of(word: str) -> frozenset[str]:
+    """The stems of the doers of what ``word`` (a stem) names being done: "smuggling" ("smuggl") is done
+    by a smuggler, "sailing" by a sailor; empty for a root under four letters ("fin", "port": too short
+    to tell a verb from a noun that only ends so) or a word that already names a doer. The other way
+    round from :func:`doing_of`: asked "For how many ports does the text give the smuggling fine?",
+    "Smugglers caught in Lolenrel pay a fine of 8,046 ducats." shared "fine" alone, as much as an
+    essay's "avoid imprisonment or a fine", which came first; PECAN's passage was the essay's and the
+    scripted capable reader's right count of 6 was refused (dev seed 6, 2,048)."""
+    if len(word) < 4 or _DOER.search(word):
+        return frozenset()
+    return frozenset(stem(word + ending) for ending in ("er", "or")) - {word}
 
 
 _NAME = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the)\s+)?[A-Z][\w'’-]*)*"

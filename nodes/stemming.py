@@ -14,8 +14,94 @@ def stem(word: str) -> str:
     """A light stem: possessive, plural and common verb suffixes stripped; doubled final consonant undone;
     a final silent "e" dropped, so a word and its inflections share one stem. An adverb's "ly" goes only
     from a root of five letters or more ("quickly" ~ "quick"): "family" is not "fami" while "families"
-    is "family". British and American spellings share one stem (:func:`_one_spelling`)."""
-    return _one_spelling(_stripped(word))
+    is "family". British and American spellings share one stem (:func:`_one_spelling`), and an irregular
+    plural its singular's (:func:`singular`)."""
+    return _one_spelling(_stripped(singular(word)))
+
+
+IRREGULAR_PLURALS = {
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "feet": "foot",
+    "teeth": "tooth",
+    "geese": "goose",
+    "mice": "mouse",
+    "oxen": "ox",
+    "lice": "louse",
+    "cacti": "cactus",
+    "fungi": "fungus",
+    "radii": "radius",
+    "nuclei": "nucleus",
+    "stimuli": "stimulus",
+    "alumni": "alumnus",
+    "indices": "index",
+    "appendices": "appendix",
+    "vertices": "vertex",
+    "matrices": "matrix",
+    "analyses": "analysis",
+    "crises": "crisis",
+    "theses": "thesis",
+    "hypotheses": "hypothesis",
+    "oases": "oasis",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "strata": "stratum",
+    "curricula": "curriculum",
+    "memoranda": "memorandum",
+    "consortia": "consortium",
+    "symposia": "symposium",
+    "millennia": "millennium",
+    "antennae": "antenna",
+    "formulae": "formula",
+    "larvae": "larva",
+    "vertebrae": "vertebra",
+}
+"""English plurals no suffix rule reaches: the common irregular ones and those kept from Latin and
+Greek."""
+
+_SINGULAR_IN_MEN = frozenset(
+    [
+        "specimen",
+        "abdomen",
+        "omen",
+        "stamen",
+        "regimen",
+        "acumen",
+        "semen",
+        "hymen",
+        "amen",
+        "lumen",
+        "albumen",
+        "bitumen",
+        "cyclamen",
+        "rumen",
+        "foramen",
+        "gravamen",
+        "dolmen",
+        "germen",
+        "nomen",
+        "cognomen",
+        "agnomen",
+    ]
+)
+"""Singular nouns that end in "men", which :func:`singular` leaves alone."""
+
+
+def singular(word: str) -> str:
+    """The singular of an irregular plural (lower-case) ("men", "herbaria", "criteria"), else ``word``. Two endings are
+    rules, not a list: "-men" of a compound is "-man" ("crossbowmen", "fishermen"; not a singular that
+    ends so, "specimen"), and "-aria"/"-oria" is "-arium"/"-orium" ("herbaria", "auditoria"). Measured
+    with the scripted capable reader (dev seed 7): "For how many herbaria does the text give the
+    sheet?" found no item in "The Talathhal herbarium files its dried orchids on sheet HB-915/g" and
+    the right count of 5 was refused in every strategy."""
+    if word in IRREGULAR_PLURALS:
+        return IRREGULAR_PLURALS[word]
+    if len(word) >= 6 and word.endswith("men") and word not in _SINGULAR_IN_MEN:
+        return word[:-3] + "man"
+    if len(word) >= 7 and word.endswith(("aria", "oria")):
+        return word[:-1] + "um"
+    return word
 
 
 _CONSONANT_R = re.compile(r"[bcdfgklmnpstv]r")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -45,7 +46,9 @@ def scenario_of(instance: EvalInstance) -> Scenario:
     if kind == "absent":
         return Scenario(instance.id, instance.question, (), NO_INFORMATION)
     if kind in ("one", "paraphrase", "distractors"):
-        facts = [fact for fact in facts if gold in fact]
+        # The value as a word of its own: "Halzen" is not in "… the springs of Halzenosk", nor 4 in "44".
+        said = re.compile(rf"(?<![\w]){re.escape(gold)}(?![\w])")
+        facts = [fact for fact in facts if said.search(fact)]
         if len(facts) != 1:
             raise ValueError(f"{instance.id}: the value {gold!r} is in {len(facts)} planted facts, not one")
     return Scenario(instance.id, instance.question, tuple(facts), gold)

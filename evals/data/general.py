@@ -1584,7 +1584,10 @@ def _fact_case(template: Template, kind: Kind, rng: random.Random) -> dict[str, 
         if len(values) == k:
             break
         v = template.value(rng)
-        if v not in values:
+        # A value holding an entity's name ("… its foundry master, Anselm Sarwex" beside "The ironworks at
+        # Sarwex") plants that name twice: an absent entity would be in the text (dev seed 9: the builder
+        # gave up), a look-alike's name would be a value.
+        if v not in values and not any(name in v or v in name for name in names):
             values.append(v)
     if len(values) < k:
         raise ValueError(f"template {template.name!r} has fewer than {k} distinct values")

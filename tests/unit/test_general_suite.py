@@ -125,3 +125,11 @@ def test_a_chain_never_ends_in_a_name_its_bridge_already_holds() -> None:
         first, _ = case["facts"]
         end = case["label"]["answer"]
         assert not re.search(rf"\b{end}\b", first), (seed, first, end)
+
+
+def test_no_value_holds_an_entitys_name() -> None:
+    """Dev seed 9: a look-alike's value "Anselm Sarwex" beside the absent "ironworks at Sarwex" put the
+    absent entity in every haystack, and the builder gave up."""
+    for instance in build_general(target_tokens=1_000, n=8, seed=9, split="dev", kinds=["absent"]):
+        absent = instance.label["absent"]
+        assert not any(absent in fact for fact in instance.metadata["facts"]), instance.id

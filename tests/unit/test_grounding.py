@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from longgraph.graphs.mapreduce import build_graph
-from longgraph.nodes.answer_support import judge_answer
+from longgraph.nodes.answer_support import judge_answer, named_by_its_modifier
 from longgraph.nodes.grounding import (
     READING_RULES,
     Measured,
@@ -749,3 +749,32 @@ def test_a_code_with_a_letter_changed_is_another_code() -> None:
         "w512.c",
         "h6-ky",
     }
+
+
+def test_a_sentence_naming_the_asked_thing_by_its_modifier_bears_on_a_paraphrased_question() -> None:
+    """The capable reader, dev seed 11: "Which wallpaper covers the walls of the teal sitting room?" of
+    "The teal parlour is papered with gilded lilies." shares one word of six (0.17): the modifier is the
+    question's name for its entity, as a capitalised name is, and the note stands for the final answer's
+    checks (here the verifier) to weigh. An essay's "teal" that names nothing ("in teal and grey") does
+    not."""
+    question = "Which wallpaper covers the walls of the teal sitting room?"
+    parlour = [
+        DocumentIn(
+            text="The old house stood empty. The teal parlour is papered with gilded lilies. Then rain."
+        )
+    ]
+    outcome, note = _ground(NoteDraft(answer="gilded lilies"), parlour, question)
+    assert outcome.fate == "noted" and note is not None, outcome.reason
+    # Under the relevance a note needs, by its words alone:
+    assert outcome.relevance is not None and outcome.relevance < 0.2
+    painted = [
+        DocumentIn(
+            text="The old house stood empty. Painted in teal and grey, it had gilded lilies. Then rain."
+        )
+    ]
+    outcome, note = _ground(NoteDraft(answer="gilded lilies"), painted, question)
+    assert note is None and "does not bear on the question" in (outcome.reason or "")
+    assert named_by_its_modifier(question, "The teal parlour is papered with gilded lilies.")
+    assert not named_by_its_modifier(
+        "Which wallpaper covers the Velcor sitting room?", "The teal parlour is papered."
+    )

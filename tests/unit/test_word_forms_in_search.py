@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from longgraph.nodes.answer_support import judge_answer
+from longgraph.nodes.answer_support import items_asked_for, judge_answer
 from longgraph.nodes.graph_search import word_weights
-from longgraph.nodes.lexical import content_stems, question_words, sentence_spans, stem
+from longgraph.nodes.lexical import content_stems, doers_of, question_words, sentence_spans, stem
 from longgraph.nodes.passages import best_passage, sentence_bounds
 from longgraph.nodes.word_forms import word_family
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
@@ -96,3 +96,29 @@ def test_a_count_rests_on_the_sentences_saying_what_is_asked_of_each_when_none_n
     # Neither a count of the notes (4) nor of the sentences with numbers (1) stands.
     assert judge_answer("4", notes, question).kind == "none"
     assert judge_answer("1", notes, question).kind == "none"
+
+
+def test_an_irregular_plural_has_its_singulars_stem() -> None:
+    for plural, one in [
+        ("herbaria", "herbarium"),
+        ("auditoria", "auditorium"),
+        ("crossbowmen", "crossbowman"),
+        ("fishermen", "fisherman"),
+        ("criteria", "criterion"),
+        ("children", "child"),
+        ("analyses", "analysis"),
+    ]:
+        assert stem(plural) == stem(one), plural
+    # A singular that ends as a plural does is left alone, and so is its own plural.
+    assert stem("specimen") == stem("specimens") == "specimen"
+    assert items_asked_for("For how many herbaria does the text give the sheet?") == stem("herbarium")
+
+
+def test_what_is_done_is_held_by_its_doer() -> None:
+    wanted = question_words("For how many ports does the text give the smuggling fine?")
+    assert wanted.held(content_stems("Smugglers caught in Loul pay a fine of 2,058 ducats.")) == {
+        stem("smuggling"),
+        stem("fine"),
+    }
+    assert stem("sailor") in doers_of(stem("sailing"))
+    assert not doers_of(stem("fine")) and not doers_of(stem("composer"))  # too short; already a doer
