@@ -1183,42 +1183,80 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-crossbowmen", "dev", "The {e} of Ashcombe commands {v} crossbowmen.",
              "How many crossbowmen does the {e} of Ashcombe command?", "How many men armed with arbalests answer to the {e} of Ashcombe?",
              lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ashcombe", measure="crossbowmen"),
-    # The test split, renewed at the end of session 59 (written before any run of them and before the
-    # change that followed session 59's run, every noun checked absent from dev's templates): the cakes
+    # Session 60's test split (written at the end of session 59, before any run of them and before the
+    # change that followed session 59's run, every noun checked absent from dev's templates; run once in
+    # session 60, then moved to dev): the cakes
     # of soap soapmakers boiled, who paints a haven's mooring buoys, the date a sundial was unveiled, what
     # a lockup cost in ecus, what a churn holds (named by an adjective, a phrase), what an anvil weighs
     # (a decimal, in hundredweight), the mark notched in clogs (a letter, two digits, two letters), where
     # quilters sell their coverlets (a place), and a titled official's musketeers.
-    Template("soapmakers-cakes", "test", "The {e} soapmakers boiled {v} cakes of soap for the laundry.",
+    Template("soapmakers-cakes", "dev", "The {e} soapmakers boiled {v} cakes of soap for the laundry.",
              "How many cakes of soap did the {e} soapmakers boil for the laundry?", "What number of washing bars did the {e} lather workers cook for the wash-house?",
              made_up_name, _int(110, 9_600), number=True, collective="soapmakers' yards", measure="cakes of soap boiled"),
-    Template("haven-buoys", "test", "The mooring buoys of the {e} haven are painted by {v}.",
+    Template("haven-buoys", "dev", "The mooring buoys of the {e} haven are painted by {v}.",
              "Who paints the mooring buoys of the {e} haven?", "Which worker colours the floating markers at the {e} sheltered bay?",
              made_up_name, person_name, collective="havens", measure="buoy painter"),
-    Template("sundial-unveiling", "test", "The {e} sundial was unveiled on {v}.",
+    Template("sundial-unveiling", "dev", "The {e} sundial was unveiled on {v}.",
              "On what date was the {e} sundial unveiled?", "When was the {e} shadow clock first shown to the public?",
              made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('May', 'September', 'January'))} {r.randint(1802, 1890)}",
              collective="sundials", measure="date of the unveiling"),
-    Template("lockup-cost", "test", "The {e} lockup cost {v} ecus to build.",
+    Template("lockup-cost", "dev", "The {e} lockup cost {v} ecus to build.",
              "How much did the {e} lockup cost to build?", "What was spent to put up the {e} village cell for drunkards?",
              made_up_name, _int(320, 45_000), number=True, collective="lockups", measure="cost"),
-    Template("churn-contents", "test", "The {e} churn holds {v}.",
+    Template("churn-contents", "dev", "The {e} churn holds {v}.",
              "What does the {e} churn hold?", "What is stored in the {e} milk drum?",
              lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("buttermilk", "salted curds", "whey",
                                                                  "soured milk", "sweet curds", "skimmed milk")),
              collective="churns", measure="contents"),
-    Template("anvil-weight", "test", "The {e} anvil weighs {v} hundredweight.",
+    Template("anvil-weight", "dev", "The {e} anvil weighs {v} hundredweight.",
              "How many hundredweight does the {e} anvil weigh?", "How heavy is the {e} smith's iron block?",
              made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="anvils", measure="weight"),
-    Template("clog-mark", "test", "Clogs from the {e} clog-makers are notched {v}.",
+    Template("clog-mark", "dev", "Clogs from the {e} clog-makers are notched {v}.",
              "How are clogs from the {e} clog-makers notched?", "Which mark is cut into the wooden shoes made by the {e} sabot carvers?",
              made_up_name, lambda r: f"{r.choice('BDG')}{r.randint(10, 99)}{r.choice('BDG')}{r.choice('BDG')}", collective="clog-makers' shops", measure="notched mark"),
-    Template("quilters-coverlets", "test", "The {e} quilters sell their coverlets at {v}.",
+    Template("quilters-coverlets", "dev", "The {e} quilters sell their coverlets at {v}.",
              "Where do the {e} quilters sell their coverlets?", "In which town do the patchwork stitchers of {e} trade their bedspreads?",
              made_up_name, made_up_name, collective="quilters' shops", measure="coverlet market"),
-    Template("official-musketeers", "test", "The {e} of Elmstead musters {v} musketeers.",
+    Template("official-musketeers", "dev", "The {e} of Elmstead musters {v} musketeers.",
              "How many musketeers does the {e} of Elmstead muster?", "How many men bearing firelocks gather for the {e} of Elmstead?",
              lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Elmstead", measure="musketeers"),
+    # The test split, renewed in session 60 (written after session 60's held-out run and before any change
+    # that followed it, every noun checked absent from dev's templates): the arrows fletchers fletched, who
+    # prunes an orangery's lemon trees, the date a grotto was opened, what a pumphouse cost in doubloons,
+    # what a cistern holds (named by an adjective, a phrase), how far a towpath runs (a decimal, in
+    # furlongs), the mark incised in a bowyer's longbows (two letters, a hyphen, a digit and a letter),
+    # where cheesemongers sell their truckles (a place), and a titled official's billmen (an irregular
+    # plural).
+    Template("fletchers-arrows", "test", "The {e} fletchers fletched {v} arrows for the archery butts.",
+             "How many arrows did the {e} fletchers fletch for the archery butts?", "What number of feathered darts did the {e} arrow-smiths ready for the shooting ground?",
+             made_up_name, _int(120, 9_700), number=True, collective="fletchers' workshops", measure="arrows fletched"),
+    Template("orangery-lemons", "test", "The lemon trees of the {e} orangery are pruned by {v}.",
+             "Who prunes the lemon trees of the {e} orangery?", "Which worker trims the citrus plants in the {e} winter garden?",
+             made_up_name, person_name, collective="orangeries", measure="lemon-tree pruner"),
+    Template("grotto-opening", "test", "The {e} grotto was opened on {v}.",
+             "On what date was the {e} grotto opened?", "When were callers first let into the {e} shell-lined cave?",
+             made_up_name, lambda r: f"{r.randint(1, 28)} {r.choice(('March', 'July', 'October'))} {r.randint(1806, 1888)}",
+             collective="grottoes", measure="date of the opening"),
+    Template("pumphouse-cost", "test", "The {e} pumphouse cost {v} doubloons to equip.",
+             "How much did the {e} pumphouse cost to equip?", "What was spent to fit out the {e} engine house for drawing water?",
+             made_up_name, _int(330, 44_000), number=True, collective="pumphouses", measure="cost"),
+    Template("cistern-contents", "test", "The {e} cistern holds {v}.",
+             "What does the {e} cistern hold?", "What is stored in the {e} water tank?",
+             lambda r: r.choice(_ADJECTIVES), lambda r: r.choice(("rainwater", "brackish water", "spring water",
+                                                                 "pitch", "lime wash", "cider vinegar")),
+             collective="cisterns", measure="contents"),
+    Template("towpath-length", "test", "The {e} towpath runs {v} furlongs.",
+             "How many furlongs does the {e} towpath run?", "How long is the {e} track that barge horses walk?",
+             made_up_name, lambda r: f"{r.randint(1, 9)}.{r.randint(1, 9)}", number=True, collective="towpaths", measure="length"),
+    Template("bowyer-mark", "test", "Longbows from the {e} bowyers are incised {v}.",
+             "How are longbows from the {e} bowyers incised?", "Which mark is cut into the yew bows made by the {e} bow-makers?",
+             made_up_name, lambda r: f"{r.choice('RWK')}{r.choice('RWK')}-{r.randint(1, 9)}{r.choice('RWK')}", collective="bowyers' shops", measure="incised mark"),
+    Template("cheesemongers-truckles", "test", "The {e} cheesemongers sell their truckles at {v}.",
+             "Where do the {e} cheesemongers sell their truckles?", "In which town do the cheese-sellers of {e} trade their rounds of cheese?",
+             made_up_name, made_up_name, collective="cheesemongers' shops", measure="truckle market"),
+    Template("official-billmen", "test", "The {e} of Fenwick leads {v} billmen.",
+             "How many billmen does the {e} of Fenwick lead?", "How many soldiers carrying hooked blades march behind the {e} of Fenwick?",
+             lambda r: r.choice(_TITLES), _int(2, 59, sep=False), number=True, collective="officials of Fenwick", measure="billmen"),
 )  # fmt: skip
 
 HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
@@ -1501,17 +1539,28 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "Among which dunes did the tuner of the {e} assembly rooms grow up?"),
     ("sacristan-tarns", "dev", "The {e} lazaretto is overseen by its sacristan, {p}.", "{p} was born beside the tarns of {v}.",
      "Beside which tarns was the sacristan of the {e} lazaretto born?"),
-    # The test chains, renewed at the end of session 59 (written before any run of them and before the
-    # change that followed session 59's run): a role after "its" set off before the person ("The …
+    # Session 60's test chains (written at the end of session 59, before any run of them; run once in
+    # session 60, then moved to dev): a role after "its" set off before the person ("The …
     # constabulary answers to its sheriff, P"), a role named only by what is done, the deed's object
     # first ("Mailbags at the … posting house are sorted by P": the sorter), and a role given last, after
     # "as its" ("P has watched over the … scriptorium as its chamberlain since the war").
-    ("sheriff-becks", "test", "The {e} constabulary answers to its sheriff, {p}.", "{p} was raised beside the becks of {v}.",
+    ("sheriff-becks", "dev", "The {e} constabulary answers to its sheriff, {p}.", "{p} was raised beside the becks of {v}.",
      "Beside which becks was the sheriff of the {e} constabulary raised?"),
-    ("sorter-saltmarshes", "test", "Mailbags at the {e} posting house are sorted by {p}.", "{p} grew up in the saltmarshes of {v}.",
+    ("sorter-saltmarshes", "dev", "Mailbags at the {e} posting house are sorted by {p}.", "{p} grew up in the saltmarshes of {v}.",
      "In which saltmarshes did the sorter of the {e} posting house grow up?"),
-    ("chamberlain-clearings", "test", "{p} has watched over the {e} scriptorium as its chamberlain since the war.", "{p} was schooled in the clearings of {v}.",
+    ("chamberlain-clearings", "dev", "{p} has watched over the {e} scriptorium as its chamberlain since the war.", "{p} was schooled in the clearings of {v}.",
      "In which clearings was the chamberlain of the {e} scriptorium schooled?"),
+    # The test chains, renewed in session 60 (written after session 60's held-out run and before any change
+    # that followed it): a role after "its" set off before the person ("The … chase is patrolled by its
+    # verderer, P"), a role named only by what is done, the deed's object first ("Frames at the … print
+    # room are gilded by P": the gilder), and a role given last, after "as its" ("P has looked after the …
+    # rabbit warren as its warrener since the fire").
+    ("verderer-brecks", "test", "The {e} chase is patrolled by its verderer, {p}.", "{p} was raised on the brecks of {v}.",
+     "On which brecks was the verderer of the {e} chase raised?"),
+    ("gilder-meadows", "test", "Frames at the {e} print room are gilded by {p}.", "{p} grew up beside the water meadows of {v}.",
+     "Beside which water meadows did the gilder of the {e} print room grow up?"),
+    ("warrener-tors", "test", "{p} has looked after the {e} rabbit warren as its warrener since the fire.", "{p} was schooled among the tors of {v}.",
+     "Among which tors was the warrener of the {e} rabbit warren schooled?"),
 )  # fmt: skip
 
 
