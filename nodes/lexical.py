@@ -303,10 +303,17 @@ def rarity_weight(holding: int, total: int) -> float:
     return math.log(1 + total / (1 + holding))
 
 
+def without_the_text(question: str) -> str:
+    """``question`` without the words no sentence of the text says (:data:`_NO_SENTENCE_SAYS`): "For how
+    many ferries does the text give the departure time?" asks of "ferries" and "the departure time", not
+    of "the text give"."""
+    return _NO_SENTENCE_SAYS.sub(" ", question)
+
+
 def question_words(question: str) -> QuestionWords:
     """The content stems of a question (what a relevant sentence should share with it), its names marked;
-    not the words no sentence of the text says (:data:`_NO_SENTENCE_SAYS`)."""
-    asked = _NO_SENTENCE_SAYS.sub(" ", question)
+    not the words no sentence of the text says (:func:`without_the_text`)."""
+    asked = without_the_text(question)
     names = names_in(asked)
     return QuestionWords(content_stems(asked), names, listed_names(asked, names))
 

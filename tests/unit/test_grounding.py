@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from longgraph.graphs.mapreduce import build_graph
-from longgraph.nodes.answer_support import judge_answer, named_by_its_modifier
+from longgraph.nodes.answer_support import judge_answer, modified_phrases, named_by_its_modifier
 from longgraph.nodes.grounding import (
     READING_RULES,
     Measured,
@@ -778,3 +778,8 @@ def test_a_sentence_naming_the_asked_thing_by_its_modifier_bears_on_a_paraphrase
     assert not named_by_its_modifier(
         "Which wallpaper covers the Velcor sitting room?", "The teal parlour is papered."
     )
+    # The words about the text itself name nothing (session 60's clog-makers' list: the embedder's entity
+    # was "the text give, the notched mark").
+    listed = "For which clog-makers' shops does the text give the notched mark?"
+    assert modified_phrases(listed) == ["the notched mark"]
+    assert not named_by_its_modifier(listed, "As the text says, the text gives no answer.")
