@@ -781,8 +781,13 @@ def _modified_nouns(text: str, articles: frozenset[str] = ARTICLES) -> list[tupl
 def modified_phrases(question: str) -> list[str]:
     """The entities a question names by a modifier of a noun after "the" ("the ivory mint", "the saffron
     regiment"): what names them when no capitalised name does (:func:`entity_phrases` is then empty)."""
-    asked = without_the_text(question)  # "the text give" names nothing (session 60's clog-makers' list)
-    return [f"the {first} {noun}" for first, noun in _modified_nouns(asked, articles=frozenset({"the"}))]
+    return [f"the {first} {noun}" for first, noun in _asked_modified_nouns(question)]
+
+
+def _asked_modified_nouns(question: str) -> list[tuple[str, str]]:
+    """The (modifier, noun) pairs after "the" that may name what a question asks about, the words about
+    the text itself left out ("the text give" names nothing: session 60's clog-makers' list)."""
+    return _modified_nouns(without_the_text(question), articles=frozenset({"the"}))
 
 
 def named_by_its_modifier(question: str, text: str) -> bool:
@@ -797,9 +802,7 @@ def named_by_its_modifier(question: str, text: str) -> bool:
     answer's check (:func:`rival_modifier`, :func:`speaks_to_what_is_asked`)."""
     if names_in(question):
         return False
-    asked = {
-        stem(first) for first, _ in _modified_nouns(without_the_text(question), articles=frozenset({"the"}))
-    }
+    asked = {stem(first) for first, _ in _asked_modified_nouns(question)}
     return any(stem(first) in asked for first, _ in _modified_nouns(text))
 
 

@@ -89,8 +89,8 @@ _SINGULAR_IN_MEN = frozenset(
 
 
 def singular(word: str) -> str:
-    """The singular of an irregular plural (lower-case) ("men", "herbaria", "criteria"), else ``word``. Two endings are
-    rules, not a list: "-men" of a compound is "-man" ("crossbowmen", "fishermen"; not a singular that
+    """The singular of an irregular plural written in lower case ("men", "herbaria", "criteria"), else
+    ``word``. Two endings are rules, not a list: "-men" of a compound is "-man" ("crossbowmen", "fishermen"; not a singular that
     ends so, "specimen"), and "-aria"/"-oria" is "-arium"/"-orium" ("herbaria", "auditoria"). Measured
     with the scripted capable reader (dev seed 7): "For how many herbaria does the text give the
     sheet?" found no item in "The Talathhal herbarium files its dried orchids on sheet HB-915/g" and
