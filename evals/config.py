@@ -11,7 +11,7 @@ from longgraph.errors import ConfigurationError
 from longgraph.evals.records import ORACLE_LABEL
 from longgraph.strategies import STRATEGIES
 
-Suite = Literal["needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench", "general"]
+Suite = Literal["needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench", "general", "real"]
 SUITES: tuple[str, ...] = get_args(Suite)
 
 FAMILY_TASK: Mapping[str, str] = {"qa": "qa", "mc": "mc", "retrieval": "retrieval", "open": "qa"}
@@ -70,7 +70,7 @@ class EvalConfig:
     tasks: tuple[str, ...] | None = None
     """InfiniteBench tasks, loong-synth families, or the general suite's kinds; None: all."""
     split: Literal["dev", "test"] | None = None
-    """The general suite's split: "dev" to work on, "test" to report (never tuned on); None: both."""
+    """The general and real suites' split: "dev" to work on, "test" to report (never tuned on); None: both."""
     length_sets: tuple[int, ...] = (1,)
     """loong-synth: Loong length sets (1: 10K-50K ... 4: 200K-250K)."""
     window: int | None = None
@@ -123,6 +123,14 @@ class EvalConfig:
             if unknown_kinds:
                 raise ConfigurationError(
                     f"unknown general kind(s) {', '.join(unknown_kinds)}; known: {', '.join(KINDS)}"
+                )
+        if self.suite == "real":
+            from longgraph.evals.data.real import KINDS as REAL_KINDS
+
+            unknown_kinds = [k for k in self.tasks or () if k not in REAL_KINDS]
+            if unknown_kinds:
+                raise ConfigurationError(
+                    f"unknown real kind(s) {', '.join(unknown_kinds)}; known: {', '.join(REAL_KINDS)}"
                 )
         if self.suite == "loong-synth":
             from longgraph.evals.data.instance import LOONG_LENGTH_SETS

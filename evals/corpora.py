@@ -52,6 +52,9 @@ class SquadQuestion:
     question: str
     answers: tuple[str, ...]
     is_impossible: bool
+    answer_starts: tuple[int, ...] = ()
+    """Character offsets in the paragraph of each annotated answer (in annotation order, duplicates
+    kept apart from ``answers``): where the annotators saw the answer, so its sentence is known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,8 @@ class HotpotPassage:
 
     title: str
     text: str
+    sentences: tuple[str, ...] = ()
+    """The paragraph's sentences as HotpotQA splits them (``text`` is their concatenation, stripped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,8 @@ class HotpotItem:
     level: str
     passages: tuple[HotpotPassage, ...]
     supporting_titles: frozenset[str]
+    supporting_facts: tuple[tuple[str, int], ...] = ()
+    """(title, sentence index) of every sentence the annotators marked as needed for the answer."""
 
 
 def corpus_dir() -> Path:
@@ -153,6 +160,7 @@ def load_squad() -> tuple[SquadParagraph, ...]:
                     question=str(qa["question"]).strip(),
                     answers=tuple(dict.fromkeys(str(a["text"]) for a in qa.get("answers", []) if a["text"])),
                     is_impossible=bool(qa.get("is_impossible", False)),
+                    answer_starts=tuple(int(a["answer_start"]) for a in qa.get("answers", []) if a["text"]),
                 )
                 for qa in paragraph["qas"]
             )
@@ -175,7 +183,11 @@ def load_hotpot() -> tuple[HotpotItem, ...]:
     items: list[HotpotItem] = []
     for entry in raw:
         passages = tuple(
-            HotpotPassage(title=str(title), text="".join(str(s) for s in sentences).strip())
+            HotpotPassage(
+                title=str(title),
+                text="".join(str(s) for s in sentences).strip(),
+                sentences=tuple(str(s) for s in sentences),
+            )
             for title, sentences in entry["context"]
         )
         items.append(
@@ -187,6 +199,9 @@ def load_hotpot() -> tuple[HotpotItem, ...]:
                 level=str(entry.get("level", "")),
                 passages=passages,
                 supporting_titles=frozenset(str(title) for title, _ in entry["supporting_facts"]),
+                supporting_facts=tuple(
+                    (str(title), int(index)) for title, index in entry["supporting_facts"]
+                ),
             )
         )
     return tuple(items)

@@ -73,6 +73,16 @@ def build_instances(config: EvalConfig) -> list[EvalInstance]:
                 target_tokens=length, n=config.n, seed=config.seed, split=config.split, kinds=config.tasks
             )
         ]
+    if config.suite == "real":
+        from longgraph.evals.data.real import build_real
+
+        return [
+            i
+            for length in config.lengths
+            for i in build_real(
+                target_tokens=length, n=config.n, seed=config.seed, split=config.split, kinds=config.tasks
+            )
+        ]
     if config.suite == "loong-synth":
         from longgraph.evals.data.loong_synth import build_loong_synth
 

@@ -29,6 +29,12 @@ class Scorer:
     score: Callable[[str, Any], dict[str, float]]
 
 
+def _score_real(prediction: str, label: Any) -> dict[str, float]:
+    from longgraph.evals.data.real import score_real
+
+    return score_real(prediction, label)
+
+
 def _infinitebench(task: str, metric: str, context_task: str) -> Scorer:
     def score(prediction: str, label: Any) -> dict[str, float]:
         return {metric: infinitebench.score_infinitebench(task, prediction, label)}
@@ -60,6 +66,7 @@ SCORERS: Mapping[str, Scorer] = {
     "structured:order": Scorer("structured:order", "order_f1", "qa", structured.score_order),
     "structured:groups": Scorer("structured:groups", "group_accuracy", "qa", structured.score_groups),
     "general": Scorer("general", "correct", "qa", structured.score_general),
+    "real": Scorer("real", "correct", "qa", _score_real),
 }
 
 

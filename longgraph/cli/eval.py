@@ -60,7 +60,7 @@ def _setting(raw: str) -> tuple[str, Any]:
 def run(
     ctx: typer.Context,
     suite: Annotated[
-        str, Opt(help="needle, squad, hotpot, general, loong, loong-synth (built offline) or infinitebench.")
+        str, Opt(help="needle, squad, hotpot, general, real, loong, loong-synth (built offline) or infinitebench.")
     ] = "needle",
     strategies: Annotated[
         str, Opt(help="Comma list, e.g. mapreduce,truncate,rag-bm25,rag-embed.")
@@ -121,11 +121,11 @@ def run(
     data: Annotated[Path | None, Opt(help="InfiniteBench: the folder of its task files.")] = None,
     split: Annotated[
         str | None,
-        Opt(help="general suite: dev (to work on) or test (to report, never tuned on); default both."),
+        Opt(help="general and real suites: dev (to work on) or test (to report, never tuned on); default both."),
     ] = None,
     tasks: Annotated[
         str | None,
-        Opt(help="InfiniteBench tasks, loong-synth families or general kinds, comma list (default: all)."),
+        Opt(help="InfiniteBench tasks, loong-synth families, general or real kinds, comma list (default: all)."),
     ] = None,
     loong_window: Annotated[
         int, Opt(help="Loong: assembly cap in tokens (documents past it are skipped).")
@@ -240,10 +240,10 @@ def check_suite_options(suite: str, *, data: Path | None, tasks: str | None, spl
     """Options that belong to one suite, refused with any other."""
     if data is not None and suite != "infinitebench":
         raise ConfigurationError("--data is the InfiniteBench folder: use it with --suite infinitebench")
-    if tasks is not None and suite not in ("infinitebench", "loong-synth", "general"):
+    if tasks is not None and suite not in ("infinitebench", "loong-synth", "general", "real"):
         raise ConfigurationError("--tasks chooses InfiniteBench tasks, loong-synth families or general kinds")
-    if split is not None and (suite != "general" or split not in ("dev", "test")):
-        raise ConfigurationError("--split is dev or test, for --suite general")
+    if split is not None and (suite not in ("general", "real") or split not in ("dev", "test")):
+        raise ConfigurationError("--split is dev or test, for --suite general or real")
 
 
 def show_record(record: dict[str, Any], done: int, total: int) -> None:

@@ -19,7 +19,7 @@ says yes to its own conclusion and no to anything else.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -157,10 +157,16 @@ def worded(conclusion: str, seen: Sequence[str], style: Style, question: str = "
     return f"{conclusion}. The text says: {because}"
 
 
-def capable_responder(scenario: Scenario, style: Style = "bare") -> Any:
+Wording = Callable[[str, Sequence[str], Style, str], str]
+"""How a reader words a conclusion: (conclusion, the facts seen, style, question) -> its text."""
+
+
+def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wording | None = None) -> Any:
     """A :class:`~longgraph.testing.fakes.ScriptedChatModel` responder reading as a capable model,
-    wording what it concludes in ``style``."""
+    wording what it concludes in ``style`` (with ``wording``, :func:`worded` when None)."""
     from longgraph.testing.fakes import oracle_responder
+
+    word = wording or worded
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         name = _schema_name(extras)
@@ -196,13 +202,13 @@ def capable_responder(scenario: Scenario, style: Style = "bare") -> Any:
             return build_completion_content(body, said=("Yes", "enough") if enough else ("No", None))[0]
         if len(seen) == len(scenario.facts):
             said: tuple[str, str | None] = (
-                worded(scenario.conclusion, seen, style, scenario.question),
+                word(scenario.conclusion, seen, style, scenario.question),
                 " ".join(seen),
             )
         elif seen:
             said = (" ".join(seen), " ".join(seen))
         else:
-            said = (worded(NO_INFORMATION, seen, style), None)
+            said = (word(NO_INFORMATION, seen, style, scenario.question), None)
         return build_completion_content(body, said=said)[0]
 
     return respond

@@ -1,0 +1,75 @@
+"""The reference reader for real questions: a right model, built from the gold annotations alone.
+
+It knows each question's gold answers and gold supporting sentences (``metadata["facts"]`` of a
+:mod:`longgraph.evals.data.real` instance) and nothing of the answer layer. In a call that reads text
+it copies the supporting sentences the shown text holds (the part of a chain a chunk holds), gives the
+gold once the shown text holds every supporting sentence, and says it does not know when it holds
+none; Segment+'s filter keeps a note holding a supporting sentence, PECAN's search says "Yes" once
+every one is shown, and asked to verify it says yes to the gold and no to anything else
+(:func:`longgraph.testing.capable.capable_responder` does the reading).
+
+So whatever a graph run on it returns that is not the gold is what the graphs lose of a right model:
+the ceiling the issue's targets are stated on. :data:`WORDINGS` are how real models word the same
+right answer: the bare span, a sentence (the supporting sentence that states it, copied, else "The
+answer is X."), and chat style (a lead-in and the answer in Markdown bold; not knowing as an apology).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, get_args
+
+from longgraph.evals.data.instance import EvalInstance
+from longgraph.state.contract import GraphOutput
+from longgraph.testing.capable import SETTINGS, Scenario, Style, capable_responder
+from longgraph.testing.oracle import NO_INFORMATION
+
+Wording = Literal["bare", "sentence", "chatty"]
+WORDINGS: tuple[Wording, ...] = get_args(Wording)
+UNKNOWN_CHATTILY = "I'm sorry, but I could not find that in the text provided."
+
+
+def scenario_of(instance: EvalInstance) -> Scenario:
+    """What the reader of ``instance`` must see (its gold supporting sentences) and concludes (its first
+    gold answer, or NO INFORMATION for an unanswerable question); other golds are accepted spellings."""
+    golds = [g for g in instance.gold_answers if g != "NO INFORMATION"]
+    if not golds:
+        return Scenario(instance.id, instance.question, (), NO_INFORMATION)
+    facts = tuple(str(f) for f in instance.metadata["facts"])
+    return Scenario(instance.id, instance.question, facts, golds[0], accepted=tuple(golds[1:]))
+
+
+def word(conclusion: str, seen: Sequence[str], style: Style, question: str = "") -> str:
+    """``conclusion`` worded as a right model of ``style`` words it (``seen``: the facts it read)."""
+    del question
+    if conclusion == NO_INFORMATION:
+        return UNKNOWN_CHATTILY if style == "chatty" else NO_INFORMATION
+    if style == "sentence":
+        whole = re.compile(rf"(?<!\w){re.escape(conclusion)}(?!\w)", re.IGNORECASE)
+        stating = [fact for fact in seen if whole.search(fact)]
+        return stating[0] if stating else f"The answer is {conclusion}."
+    if style == "chatty":
+        return f"Based on the text, the answer is **{conclusion}**."
+    return conclusion
+
+
+def reference_responder(instance: EvalInstance, wording: Wording = "bare") -> Any:
+    """A :class:`~longgraph.testing.fakes.ScriptedChatModel` responder: the reference reader of
+    ``instance`` wording its answers as ``wording``."""
+    return capable_responder(scenario_of(instance), wording, word)
+
+
+def read(
+    strategy: str, instance: EvalInstance, wording: Wording = "bare", window: int | None = None
+) -> GraphOutput:
+    """``instance`` read through ``strategy`` by the reference reader (``window``: its context window,
+    :data:`~longgraph.testing.capable.SETTINGS`' small one when None, so a document is many chunks)."""
+    from longgraph.strategies import build_strategy
+    from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
+
+    model = ScriptedChatModel(responder=reference_responder(instance, wording))
+    graph = build_strategy(strategy, FakeProvider(model))
+    context = {**SETTINGS, **({"context_window": window} if window else {})}
+    return GraphOutput.model_validate(asyncio.run(graph.ainvoke(instance.graph_input(), context=context)))
