@@ -103,8 +103,13 @@ def _column(index: int, view: AnswerView, extent: list[tuple[int, int]], *, show
         for k, e in enumerate(result.evidence)
     )
     candidates = "".join(
-        f'<li><a href="#chunk-{index}-{c.chunk_id}">chunk {c.chunk_id}</a>: {esc(_clip(c.answer, 160))} '
-        f'<span class="why">({esc(c.reason)})</span></li>'
+        (
+            f'<li><a href="#chunk-{index}-{c.chunk_id}">chunk {c.chunk_id}</a>'
+            if c.chunk_id is not None
+            else "<li>the model's answer"
+        )
+        + f": {esc(_clip(c.answer, 160))} "
+        + f'<span class="why">({esc(c.reason)})</span></li>'
         for c in result.candidates
     )
     stats = result.stats

@@ -143,6 +143,10 @@ class Judged:
     unconfirmed: str = ""
     """Why the words cannot confirm an answer that otherwise stands (:data:`CONFIRMING_RULES`), or "":
     only a verification call (``nodes/verify.py``) can then let it stand."""
+    refuted: bool = False
+    """The verified notes contradict it (a number no quote holds and no arithmetic over them gives): no
+    verification call can let it stand. Any other "none" is the words failing to confirm it, which the
+    final answer's verification call may still do (``nodes/finalize.py``)."""
 
 
 def asked_names(question: str) -> frozenset[str]:
@@ -1296,39 +1300,6 @@ def names_an_option(c: Claimed) -> str:
     return f"it names none of the options the question lists ({shown})"
 
 
-def ranked_choice(
-    notes: Sequence[Note], question: str, *, rarity: Rarity | None = None, unread: int = 0
-) -> tuple[str, Judged] | None:
-    """The option of a choice the verified notes rank first ("Which of the millraces A, B, … and F runs
-    deepest?"), when they give every option the question lists exactly one number and one option ranks
-    alone at the top; with the judgement it stands on (``derived``, as any choice), or None.
-
-    The values are the ones :func:`ranks_first` refuses a wrong choice by; with every option valued the
-    ranking is complete, and a question is answered from them as a reader would work it out. An option
-    left without a number (a chunk not read, a note not kept) leaves the ranking open, and no answer is
-    given from it. Measured on dev's twelve choice instances of seeds 0-79 with SmolLM2-135M (8K, 48
-    runs, session 58): 7 runs answered so (mapreduce 3, Segment+ 2, ToM 2), all 7 right; the model's own
-    answer was right in 1 of the 48."""
-    options = choice_options(question)
-    if len(options) < 2:
-        return None
-    verified = [n for n in notes if n.verified_quotes]
-    pool = sentences_of(dedupe_quotes([q for n in verified for q in n.verified_quotes]))
-    ranked = ranked_values(question, options, pool)
-    if ranked is None:
-        return None
-    way, values = ranked
-    if len(values) < len(options):
-        return None
-    best = max(values.values()) if way == "up" else min(values.values())
-    top = [option for option, value in values.items() if value == best]
-    if len(top) != 1:
-        return None
-    answer = shown_names(question, top[0])
-    judged = judge_answer(answer, verified, question, rarity=rarity, unread=unread)
-    return (answer, judged) if judged.kind != "none" else None
-
-
 ABOUTNESS_RULES: tuple[Callable[[Claimed], str], ...] = (
     names_an_option,
     read_every_item,
@@ -1769,14 +1740,17 @@ def judge_answer(
     unexplained = unexplained_numbers(answer, question, groups, derivations) if numbered else []
     if unexplained:
         shown = ", ".join(f"{v:g}" for v in unexplained[:4])
-        return Judged("none", [], f"its number(s) {shown} are in no verified note and follow from none")
+        why = f"its number(s) {shown} are in no verified note and follow from none"
+        return Judged("none", [], why, refuted=True)
     # A note on its way to a count gathers the items (a tree node's "The Talganqui vault … The Sarsar
     # vault …"); only the final answer must give the number.
     if asks_count(question) and not has_number(answer) and not partial:
         return Judged("none", [], "the question asks how many or how much; the answer gives no number")
     counted = asks_count(question) and not numbered and _word_count(answer) is not None
     if counted and unexplained_numbers(str(_word_count(answer)), question, groups, derivations):
-        return Judged("none", [], f"its count ({_word_count(answer)}) follows from no verified note")
+        return Judged(
+            "none", [], f"its count ({_word_count(answer)}) follows from no verified note", refuted=True
+        )
     support, quotes = support_in_notes(answer, verified, question)
     quoted = frozenset(v for q in quotes for v in numbers_in(q.text))
     asked = frozenset(numbers_in(question))

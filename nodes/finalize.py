@@ -37,15 +37,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity, ranked_choice, whole_date
-from longgraph.nodes.answer_wording import judge_wording
+from longgraph.nodes.answer_support import Judged, Rarity
+from longgraph.nodes.answer_wording import judge_wording, unframed
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import words_of
 from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
-from longgraph.nodes.verify import Verifier, confirmed, verifier_for
+from longgraph.nodes.verify import Verifier, verifier_for
 from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
@@ -87,51 +87,9 @@ def note_answer(note: Note) -> str:
     return note.reasoning.strip()
 
 
-MAX_NOTES_VERIFIED = 2
-"""Notes, strongest first, whose own answers a verification call (or the embedder) is asked to confirm
-when no note's answer is confirmed by its words: a bound on what a fallback costs a capable model."""
-
-
-@dataclass(frozen=True)
-class Fallback:
-    """What answers instead of a final answer that does not stand: a note (None: no note stands), what
-    confirming it said, and what confirming cost (None: no call was made)."""
-
-    note: Note | None = None
-    answer: str = ""
-    """The note's answer, or the statement of it that stands (``nodes/answer_wording.py``)."""
-    said: str = ""
-    usage: Usage | None = None
-
-
-async def fallback_note(
-    notes: Sequence[Note], question: str, rarity: Rarity, unread: int, verify: Verifier | None
-) -> Fallback:
-    """The strongest verified note whose own answer stands as the final answer, judged as one would be
-    (so it cannot be a look-alike's value, a sentence about another entity). A note its words confirm
-    comes first; else the strongest whose words cannot confirm them go to the same verification as a
-    final answer (:func:`confirmed`), at most :data:`MAX_NOTES_VERIFIED`. Measured (dev, 8K): mapreduce's
-    reduce answered "How is a coin made by the ivory mint stamped?" in words of its own, and its one
-    note, "Coins struck at the ivory mint carry the mark R2-ZY", was never shown to the embedder that
-    confirms the same sentence when it is the final answer (ToM's run)."""
-    judged = [
-        (n, *judge_wording(note_answer(n), notes, question, rarity=rarity, unread=unread))
-        for n in sorted((n for n in notes if n.verified_quotes), key=strength, reverse=True)
-    ]
-    standing = [(n, text, j) for n, text, j in judged if j.kind != "none"]
-    by_words = [(n, text) for n, text, j in standing if not j.unconfirmed]
-    if by_words:
-        return Fallback(*by_words[0])
-    spent: Usage | None = None
-    for note, text, j in standing[:MAX_NOTES_VERIFIED]:
-        kept, checked = await confirmed(j, text, verify)
-        if checked is None:
-            continue  # nothing can confirm it (verify_answers off)
-        spent = checked.usage if spent is None else spent + checked.usage
-        if kept.kind != "none":
-            said = f"the words could not confirm its answer ({j.unconfirmed}); {checked.why}"
-            return Fallback(note, text, said, spent)
-    return Fallback(usage=spent)
+MAX_QUOTES_VERIFIED = 12
+"""Verified quotes, strongest notes first, shown to the verification call for an answer the words
+cannot confirm: a bound on what one call costs."""
 
 
 def candidates_from(outcomes: Sequence[ChunkOutcome]) -> list[Candidate]:
@@ -224,18 +182,19 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     }
 
 
-async def _ranked_instead(
-    notes: Sequence[Note], question: str, rarity: Rarity, unread: int, verify: Verifier | None
-) -> tuple[str, Judged, Usage | None] | None:
-    """The option of a choice the verified notes rank first (``answer_support.ranked_choice``), standing
-    as any answer does (confirmed where the words cannot confirm it), with what confirming it spent; or
-    None."""
-    choice = ranked_choice(notes, question, rarity=rarity, unread=unread)
-    if choice is None:
-        return None
-    answer, judged = choice
-    kept, checked = await confirmed(judged, answer, verify)
-    return (answer, kept, checked.usage if checked else None) if kept.kind != "none" else None
+def _withheld(given: str, why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> RunState:
+    """NO INFORMATION in place of an answer nothing confirms: the model's answer is the first candidate,
+    with why it was withheld, so a reader can still see what the model said."""
+    output = _no_information(why, notes, outcomes)
+    own = Candidate(chunk_id=None, answer=given, confidence=None, reason=why).model_dump()
+    output["candidates"] = [own, *output["candidates"]][:MAX_CANDIDATES]
+    return output
+
+
+def _verified_quotes(notes: Sequence[Note]) -> list[Evidence]:
+    """The verified quotes of the notes, strongest note first, at most :data:`MAX_QUOTES_VERIFIED`."""
+    ranked = sorted((n for n in notes if n.verified_quotes), key=strength, reverse=True)
+    return [q for n in ranked for q in n.verified_quotes][:MAX_QUOTES_VERIFIED]
 
 
 async def settle(
@@ -247,7 +206,17 @@ async def settle(
 ) -> Settled:
     """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
     ``rarity``: how common the question's words are in the document; ``verify``: the verification call,
-    None where the model cannot make one."""
+    None where nothing can make one.
+
+    **A gate, never a rewrite**: the answer is the final stage's own, as given, or NO INFORMATION. It
+    stands without a call when the words confirm it: its reading (the answer without the frame and
+    emphasis it is set off by) is read in the verified notes or worked out from them, about what the
+    question names (:func:`~longgraph.nodes.answer_wording.judge_wording`). Any other answer — a
+    paraphrase, a step of a chain, a comparison, a count, an answer that goes on to explain itself —
+    gets one verification call shown the question, the whole answer and the verified quotes it rests
+    on (or the strongest notes' quotes), and stands only on a yes; an answer the notes contradict (a
+    number no quote holds and no arithmetic over them gives) gets no call. An answer that does not
+    stand is withheld: NO INFORMATION, with the model's answer as the first candidate and why."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -262,73 +231,51 @@ async def settle(
         else:
             why = "every chunk reported no information for this question"
         return Settled(_no_information(why, [], outcomes))
-    answer = (state.get("answer") or "").strip()
+    given = " ".join((state.get("answer") or "").split())
+    if not given or is_no_information(given):
+        why = "the final stage found no answer in the verified notes"
+        return Settled(_no_information(why, notes, outcomes))
     decisions: list[str] = []
     read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
-    given = answer
-    answer, first = judge_wording(given, notes, question, rarity=rarity, unread=unread)
-    judged, checked = await confirmed(first, answer, verify)
-    if answer != given and judged.kind != "none":
-        decisions.append(
-            f"the final answer ({given[:80]!r}) runs on past what stands: cut to {answer[:80]!r}"
+    reading, judged = judge_wording(given, notes, question, rarity=rarity, unread=unread)
+    plain = " ".join(unframed(given).split()).rstrip(".")
+    if judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain):
+        # A part of the answer stands (a statement of several, the words before an explanation): the
+        # answer as given is what the user gets, so the whole is what must be confirmed.
+        judged = Judged(
+            "derived",
+            judged.quotes,
+            unconfirmed=f"only part of it ({reading[:80]!r}) is confirmed by the words",
         )
-    elif answer != given:
-        answer = given  # its statement did not stand either: what follows speaks of the answer as given
-    if checked is not None and checked.confirmed:
-        decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
-    spent = checked.usage if checked is not None else None
-    rationale = state.get("rationale", "")
-    choice = await _ranked_instead(notes, question, rarity, unread, verify) if judged.kind == "none" else None
-    if choice is not None:
-        shown = f"{answer[:80]!r}" if answer else "no readable answer"
-        decisions.append(
-            f"the final answer ({shown}) does not stand ({judged.why}): answered with the option the verified "
-            "notes rank first, each option's value given by them"
-        )
-        answer, judged, used = choice
-        if used is not None:
-            spent = used if spent is None else spent + used
-        rationale = "the option the verified notes' values rank first"
+    elif judged.kind == "none" and judged.refuted:
+        why = f"the verified notes contradict it ({judged.why})"
+        return Settled(_withheld(given, why, notes, outcomes))
     elif judged.kind == "none":
-        fallback = await fallback_note(notes, question, rarity, unread, verify)
-        if fallback.usage is not None:
-            spent = fallback.usage if spent is None else spent + fallback.usage
-        if fallback.note is None:
-            why = (
-                f"the final answer does not stand ({judged.why}), and no verified note's own answer is about "
-                "what the question asks: the text does not say"
-            )
-            return Settled(_no_information(why, notes, outcomes), decisions, spent)
-        strongest = fallback.note
-        shown = f"{answer[:80]!r}" if answer else "no readable answer"
-        decisions.append(
-            f"the final answer ({shown}) does not stand ({judged.why}): answered with the strongest verified "
-            f"note about the question instead (chunks {', '.join(map(str, strongest.sources))})"
-        )
-        if fallback.said:
-            decisions.append(fallback.said)
-        answer = fallback.answer
-        judged = Judged("extractive", list(strongest.verified_quotes))
-        rationale = strongest.reasoning or "the strongest verified note's answer"
-    whole = whole_date(answer, question, judged.quotes) if judged.kind == "extractive" else None
-    if whole is not None:
-        decisions.append(
-            f"the answer ({answer[:80]!r}) gave part of the date its sentence states: given whole"
-        )
-        answer = whole
+        judged = Judged("derived", _verified_quotes(notes), unconfirmed=judged.why)
+    spent: Usage | None = None
+    if judged.unconfirmed:
+        if verify is None:
+            why = f"the words cannot confirm it ({judged.unconfirmed}), and nothing verifies it here"
+            return Settled(_withheld(given, why, notes, outcomes))
+        checked = await verify(given, judged.quotes)
+        spent = checked.usage
+        if not checked.confirmed:
+            why = f"the words cannot confirm it ({judged.unconfirmed}); {checked.why}"
+            return Settled(_withheld(given, why, notes, outcomes), decisions, spent)
+        decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
     supporting_notes = [n for n in notes if any(q in n.quotes for q in judged.quotes)]
     # A quoted answer is as strong as its best note; one worked out over several, as its weakest.
     weakest_link = judged.kind == "derived"
     confidence = (min if weakest_link else max)((n.confidence for n in supporting_notes), default=None)
     if weakest_link:
         decisions.append(
-            f"the answer is worked out from {len(supporting_notes)} verified note(s) (a count, sum, comparison "
-            "or verdict over them), not quoted from one"
+            f"the answer rests on {len(supporting_notes)} verified note(s) as a whole (worked out from "
+            "them, or confirmed on them by the verification call), not quoted from one"
         )
     output: RunState = {
-        "answer": answer,
-        "rationale": rationale,
+        "answer": given,
+        "rationale": state.get("rationale", ""),
         "confidence": confidence,
         "supported": True,
         "support": judged.kind,

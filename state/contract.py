@@ -192,9 +192,11 @@ class Stats(Usage):
 
 
 class Candidate(BaseModel):
-    """An answer a chunk's note gave that no verified evidence supports, listed when nothing better exists."""
+    """An answer that did not stand, with why: a chunk's note no verified evidence supports, or the final
+    stage's own answer when nothing confirmed it (listed first then, ``chunk_id`` None)."""
 
-    chunk_id: int
+    chunk_id: int | None = None
+    """The chunk whose note gave it; None: the final stage's answer, withheld."""
     answer: str
     confidence: float | None = None
     reason: str

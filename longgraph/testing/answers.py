@@ -9,6 +9,7 @@ that does not hold the answer (the grounding check's adversary in the tests).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from longgraph.testing.oracle import (
     _FORMAT_LABEL_RE,
     FORMAT_HEADER,
     NO_INFORMATION,
+    STOP_WORDS,
     _message_text,
     extract_question_and_text,
     generated_question,
@@ -265,6 +267,31 @@ def _plan_field(plan: Mapping[str, Any], label: str) -> str:
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
+_PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)
+_SHOWN = re.compile(
+    r"^The sentences begin as follows:\n(.*?)\nThe sentences conclude here\.", re.MULTILINE | re.DOTALL
+)
+_TOKEN = re.compile(r"\w+")
+
+
+def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The oracle's verdict on a verification call (``prompts/verify.toml``): yes when the sentence it
+    would answer the question from, among the shown ones, holds every word of the proposed answer
+    that the question does not (a bag-of-words reader confirms only what it would have said)."""
+    content = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    question, _ = extract_question_and_text(messages)
+    proposed, shown = _PROPOSED.search(content), _SHOWN.search(content)
+    best = oracle_answer(question, shown.group(1))[0] if shown else None
+
+    def tokens(text: str) -> set[str]:
+        return {t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS}
+
+    new = tokens(proposed.group(1)) - tokens(question) if proposed else set()
+    if best is None or not new or not new <= tokens(best):
+        return {"stated": "no", "reason": "The sentences do not state it."}
+    return {"stated": "yes", "reason": "The text states this directly."}
+
+
 def build_completion_content(
     body: Mapping[str, Any], *, hallucinate: bool = False, said: tuple[str, str | None] | None = None
 ) -> tuple[str, Mapping[str, Any] | None]:
@@ -290,6 +317,10 @@ def build_completion_content(
     response_format = body.get("response_format")
     schema = _json_schema_of(response_format)
     properties = (schema or {}).get("properties") or {}
+    if schema is not None and "stated" in properties and said is None:  # the oracle verifying
+        return json.dumps(
+            verification(messages if isinstance(messages, list) else []), ensure_ascii=False
+        ), None
     if schema is not None and "sentences" in properties:  # a pyramid synthesis prompt
         return json.dumps({"sentences": synthesis_sentences(text)}, ensure_ascii=False), None
     if schema is not None and "per_document_question" in properties:  # a question plan

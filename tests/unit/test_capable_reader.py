@@ -30,7 +30,7 @@ from longgraph.nodes.chain import link_to_follow
 from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.finalize import settle
 from longgraph.nodes.lexical import question_words, stem
-from longgraph.nodes.verify import confirm_by_meaning
+from longgraph.nodes.verify import Checked, confirm_by_meaning
 from longgraph.nodes.word_forms import is_superlative
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
@@ -118,7 +118,8 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
         asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=off))
     )
     assert is_no_information(silent.answer) and silent.supported is False, silent.answer
-    assert "verify_answers off" in (silent.rationale or "") and silent.candidates, silent.rationale
+    assert "nothing verifies it here" in (silent.rationale or "") and silent.candidates, silent.rationale
+    assert silent.candidates[0].answer == result.answer and silent.candidates[0].chunk_id is None
 
     doubting = Scenario("doubt", scenario.question, scenario.facts, "some other figure")
     reader = capable_responder(scenario)
@@ -132,11 +133,10 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
     assert is_no_information(refused.answer) and "the verification call says no" in (refused.rationale or "")
 
 
-def test_a_note_the_words_cannot_confirm_answers_for_a_reduce_that_does_not_stand_once_verified() -> None:
-    """Measured (dev, 8K): mapreduce's reduce answered a paraphrased question in words of its own, and
-    the one note that held the answer, which the words cannot confirm, was set aside unverified: NO
-    INFORMATION, where ToM, whose final answer was that sentence, was confirmed and right. The note now
-    goes to the same verification as a final answer would; with nothing to verify it, silence."""
+def test_a_reduce_that_wanders_is_withheld_and_never_replaced_by_a_note() -> None:
+    """The reduce answers in words of its own that nothing confirms ("Nobody counts them"); the one note
+    that held the answer is not put in its place: the result is NO INFORMATION with the reduce's answer
+    as the first candidate (why it was withheld) and the note's answer after it."""
     scenario = next(s for s in SCENARIOS if s.name == "named-paraphrase")
     text = spread(scenario.facts)
     reader = capable_responder(scenario)
@@ -147,16 +147,10 @@ def test_a_note_the_words_cannot_confirm_answers_for_a_reduce_that_does_not_stan
         return (wanders if schema in ("ReduceOutput", "DirectAnswer") else reader)(messages, extras)
 
     result = run("mapreduce", scenario.question, text, respond)
-    assert scenario.right(result.answer) and result.supported, (result.answer, result.rationale)
+    assert is_no_information(result.answer) and result.supported is False, (result.answer, result.rationale)
     assert result.stats.calls_by_stage.get("verify") == 1, result.stats.calls_by_stage
-    assert any("could not confirm its answer" in n for n in result.stats.notes), result.stats.notes
-
-    graph = build_strategy("mapreduce", FakeProvider(ScriptedChatModel(responder=respond)))
-    off = {**SETTINGS, "verify_answers": "off"}
-    silent = GraphOutput.model_validate(
-        asyncio.run(graph.ainvoke({"question": scenario.question, "document": text}, context=off))
-    )
-    assert is_no_information(silent.answer) and silent.supported is False, silent.answer
+    assert result.candidates[0].answer == "Nobody counts them" and result.candidates[0].chunk_id is None
+    assert any(scenario.right(c.answer) for c in result.candidates[1:]), result.candidates
 
 
 def test_a_bridge_whose_next_step_no_note_holds_is_not_confirmed_by_words() -> None:
@@ -198,15 +192,23 @@ def test_a_computed_total_is_marked_derived_and_cites_every_note_it_adds() -> No
     assert any("worked out" in n for n in result.stats.notes)
 
 
-def confused(answer: str) -> Any:
-    """A reader that reads each chunk as the oracle does, then concludes ``answer`` whatever it read."""
+def confused(answer: str, truth: str | None = None) -> Any:
+    """A reader that reads each chunk as the oracle does, then concludes ``answer`` whatever it read;
+    asked to verify, it says yes only to an answer stating ``truth`` (its conclusion was a slip, its
+    verification honest; None: it confirms nothing)."""
+    from longgraph.testing.answers import build_completion_content
 
     def respond(messages: Any, extras: Any) -> str:
         name = (extras.get("response_format") or {}).get("json_schema", {}).get("name")
+        body = {"messages": messages, **extras}
         if name in ("DirectAnswer", "ReduceOutput"):
-            from longgraph.testing.answers import build_completion_content
-
-            return build_completion_content({"messages": messages, **extras}, said=(answer, answer))[0]
+            return build_completion_content(body, said=(answer, answer))[0]
+        if name == "AnswerCheck":
+            proposed = str(messages[-1]["content"]).split("Proposed answer:", 1)[-1].split("\n", 1)[0]
+            right = truth is not None and truth in proposed
+            return build_completion_content(
+                body, said=("yes", "stated") if right else (NO_INFORMATION, None)
+            )[0]
         return oracle_responder(messages, extras)
 
     return respond
@@ -217,7 +219,7 @@ def test_a_value_bound_to_the_wrong_entity_is_not_the_answer(strategy: str) -> N
     """Asked for the Wolves' goals, the reader answers with the Harriers' (a sentence of the text, so the
     words pass): the answer is the Wolves' note, or NO INFORMATION, never the Harriers' value."""
     question = "How many goals did the Wolves score in the final?"
-    result = run(strategy, question, spread(GOALS[:2]), confused(GOALS[0]))
+    result = run(strategy, question, spread(GOALS[:2]), confused(GOALS[0], truth="6"))
     assert "Harriers" not in result.answer and "4 goals" not in result.answer, result.answer
     assert "6" in result.answer or is_no_information(result.answer)
 
@@ -562,9 +564,11 @@ def test_an_answer_that_also_states_a_rivals_value_does_not_stand(
     assert judge_answer(both, notes, comparing).kind != "none"
 
 
-def test_a_reader_that_adds_a_rivals_value_gets_the_asked_entitys_note() -> None:
+def test_a_reader_that_adds_a_rivals_value_is_judged_whole_never_cut() -> None:
     """Each chunk's note copies its regiment sentence (both pass grounding: they bear on the question);
-    the reduce binds both values in one sentence. The answer is the saffron regiment's note."""
+    the reduce binds both values in one sentence. The words cannot confirm the whole (it also speaks of
+    a rival), so the verification call decides on the whole answer: kept whole on a yes, withheld on a
+    no, never cut to the part the words confirm."""
     question = "Who commands the saffron regiment?"
     both = "The saffron regiment is commanded by Ysolde Zensarlo, while the silver regiment is commanded by Casimir Osktris."
 
@@ -574,15 +578,15 @@ def test_a_reader_that_adds_a_rivals_value_gets_the_asked_entitys_note() -> None
         if name == "ChunkAnswer" and "The text begins" in user:
             said = next((f for f in REGIMENTS if f in user), NO_INFORMATION)
             return json.dumps({"answer": said})
-        return confused(both)(messages, extras)
+        return confused(both, truth=truth)(messages, extras)
 
+    truth: str | None = "Ysolde Zensarlo"
     result = run("mapreduce", question, spread(REGIMENTS), respond)
-    assert "Casimir" not in result.answer and "silver" not in result.answer, (
-        result.answer,
-        result.stats.notes,
-    )
-    assert "Ysolde Zensarlo" in result.answer and result.supported, (result.answer, result.stats.notes)
+    assert result.answer == both and result.supported, (result.answer, result.stats.notes)
     assert any("also states what the text says of the silver regiment" in n for n in result.stats.notes)
+    truth = None
+    result = run("mapreduce", question, spread(REGIMENTS), respond)
+    assert is_no_information(result.answer) and result.candidates[0].answer == both, result
 
 
 def test_modifiers_of_the_same_noun_must_agree_but_articles_and_numbers_are_no_rivals() -> None:
@@ -1362,22 +1366,29 @@ def test_a_sentence_tied_to_the_question_by_the_entitys_name_alone_is_not_confir
     assert kept.kind == "extractive" and not kept.unconfirmed, kept
 
 
-def test_an_answer_that_runs_on_past_its_fact_is_cut_to_the_statement_that_stands() -> None:
-    """Session 45's held-out split (PECAN, 8K): the reader copied its passage, "The great organ of the
-    Corath cathedral has 8,193 pipes. It's obvious that biotech ...", as the final answer and as its one
-    note's answer; neither stood whole (the second sentence is in no verified quote), so the run said NO
-    INFORMATION. The statement that stands alone is the answer, and the result says what was cut."""
+def test_an_answer_that_runs_on_past_its_fact_stands_whole_or_not_at_all() -> None:
+    """A reader copies its passage, "The great organ of the Corath cathedral has 8,193 pipes. It's
+    obvious that biotech ...", as its final answer. Its first statement stands by words, the whole does
+    not: the verification call decides on the whole. Confirmed, the answer is the model's as given;
+    with nothing to verify it, it is withheld; it is never cut, and no note takes its place."""
     question = "How many pipes does the great organ of the Corath cathedral have?"
     fact = "The great organ of the Corath cathedral has 8,193 pipes."
     run_on = f"{fact} It's obvious that biotech or software startups exist to solve hard technical problems."
     note = _quote(fact).model_copy(update={"answer": run_on})
     rarity = Rarity.of([run_on], question)
     settled = asyncio.run(settle({"question": question, "answer": run_on}, [note], [], rarity))
-    assert settled.output["answer"] == fact and settled.output["support"] == "extractive", settled
-    assert any("runs on past what stands" in d for d in settled.decisions), settled.decisions
-    # The note's own answer is cut the same way when the final answer is something else that does not stand.
+    assert is_no_information(str(settled.output["answer"])), settled
+    assert settled.output["candidates"][0]["answer"] == run_on, settled  # type: ignore[index]
+
+    async def says_yes(answer: str, quotes: Any) -> Checked:
+        return Checked(True, "the verification call says yes")
+
+    settled = asyncio.run(settle({"question": question, "answer": run_on}, [note], [], rarity, says_yes))
+    assert settled.output["answer"] == run_on and settled.output["supported"] is True, settled
+    assert any("only part of it" in d for d in settled.decisions), settled.decisions
+    # Another answer that does not stand is withheld; the note's answer does not take its place.
     settled = asyncio.run(settle({"question": question, "answer": "Jacksonville"}, [note], [], rarity))
-    assert settled.output["answer"] == fact, settled
+    assert is_no_information(str(settled.output["answer"])), settled
     # A statement about something else stands no more alone than inside the answer.
     other = "The Corath ferry leaves at 5:55. The great organ has a loud voice."
     settled = asyncio.run(settle({"question": question, "answer": other}, [_quote(other)], [], rarity))

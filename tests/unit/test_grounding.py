@@ -25,7 +25,7 @@ from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_stro
 from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
 from longgraph.state.notes import ChunkRead, Note, NoteDraft
-from longgraph.state.outputs import NO_INFORMATION
+from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import extract_question_and_text
 from longgraph.tests.conftest import FACT, QUESTION, planted
@@ -346,7 +346,7 @@ def _stage(messages: Sequence[Mapping[str, Any]]) -> str:
     return "collapse" if "Copy the evidence sentence" in user else "map"
 
 
-def test_a_hallucinating_model_cannot_outvote_the_one_grounded_note() -> None:
+def test_a_hallucinating_model_cannot_pass_its_value_off_as_supported() -> None:
     # Every chunk without the fact answers a confident wrong value; the reduce even picks it.
     def liar(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         _, text = extract_question_and_text(messages)
@@ -369,8 +369,11 @@ def test_a_hallucinating_model_cannot_outvote_the_one_grounded_note() -> None:
     out = GraphOutput.model_validate(
         graph.invoke({"question": QUESTION, "document": planted(60_000)}, context=context)
     )
-    assert "smoked plums" in out.answer and out.supported
-    assert any("does not stand" in n for n in out.stats.notes)
+    # The reduce's wrong value is withheld, not replaced: the user sees NO INFORMATION, the model's
+    # answer first among the candidates with why, and the one grounded note's answer among them.
+    assert is_no_information(out.answer) and out.supported is False, out.answer
+    assert out.candidates[0].answer == "pickled cabbage" and out.candidates[0].chunk_id is None
+    assert any("smoked plums" in c.answer for c in out.candidates[1:]), out.candidates
     unsupported = [c for c in out.chunks if c.status == "unsupported"]
     assert len(unsupported) == len(out.chunks) - 1
     assert all(c.reason and "cabbage" in c.reason for c in unsupported)
