@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.finalize import note_answer
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import stem, words_of
@@ -31,13 +32,6 @@ from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import Note
 from longgraph.state.plan import NUMBERED, Aggregation, DocumentValue, QuestionPlan
-
-NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?")
-
-
-def numbers_in(text: str) -> list[float]:
-    """The numbers of ``text`` in order ("1,250.5" is one number)."""
-    return [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
 
 
 def _contains(words: Sequence[str], phrase: Sequence[str]) -> int | None:

@@ -949,6 +949,18 @@ def missing_items(answer: str, question: str, pool: Sequence[_Sentence], wanted:
     return []
 
 
+_POLAR = re.compile(
+    r"^\W*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|shall|should|may|might|must)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """A polar question ("Were Jeff Martin and Kyle Patrick both in The Click Five?"): English opens
+    one with its auxiliary verb, and its answer is a verdict."""
+    return bool(_POLAR.search(question))
+
+
 def is_verdict(answer: str) -> bool:
     """A yes/no/true/false answer ("No." or "No, the Wolves scored more"): "no" is a stop word, so its
     content words alone would call it a restated question."""
@@ -1732,7 +1744,7 @@ def judge_answer(
         return Judged("none", [], f"it misspells a name of the verified notes ({shown})")
     pool = sentences_of(dedupe_quotes(all_quotes))
     # One fact per sentence: a note that gathered three teams' scores holds three values to add.
-    groups = [numbers_in(s.text) for s in _dedupe_sentences(pool) if s.stems & wanted]
+    groups = [numbers_in(s.text, spelled=True) for s in _dedupe_sentences(pool) if s.stems & wanted]
     numbered = has_numbers(answer, question)
     noun = items_asked_for(question)
     items = _item_sentences(question, noun, pool, wanted) if noun else []

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from longgraph.errors import InputError, validation_problems
-from longgraph.nodes.aggregate import named_document, numbers_in
+from longgraph.nodes.aggregate import named_document
 from longgraph.nodes.chunking import split_into_chunks, title_label
+from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, stem, words_of
 from longgraph.nodes.provenance import documents_of

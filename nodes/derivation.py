@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 NUMBER = re.compile(
-    r"(?<![\w.,])(?<![A-Za-z]-)(?>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
-    r"(?=[A-Za-z]+\b(?!-?\d)|(?![\w]|-[A-Za-z]|\.\d))"
+    r"(?<![A-Za-z0-9_.,])(?<![A-Za-z]-)(?>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+    r"(?=[A-Za-z]+\b(?!-?\d)|(?![A-Za-z0-9_]|-[A-Za-z]|\.\d))"
 )
 """A number as written: thousands separators and decimals ("1,200", "3.5", "-4"), not inside a word or
 a code ("A12", "v2.1", "QW-5361-F", "23T09" are not read as numbers), but with a unit written on
@@ -40,7 +40,12 @@ a code ("A12", "v2.1", "QW-5361-F", "23T09" are not read as numbers), but with a
 "380.4C" was read as 380 (measured: the embedded model answered "380.4C" from "melts at 380.4 degrees",
 and the stray 380 was "a number in no verified note"). Digits run on after a second decimal point
 ("234,394.1000.1000", a version "2.1.3") are no number: measured, the embedded model answered
-"234,394.1000.1000.1000.234,394.1001" and its head, read as 234,394.1, passed as the note's 234,394."""
+"234,394.1000.1000.1000.234,394.1001" and its head, read as 234,394.1, passed as the note's 234,394.
+Word characters beside a number are ASCII ones: in Chinese or Japanese text a number sits between
+ideographs ("密码是482915。") and is read.
+
+The project's one number reader: the map stage, the answer checks and the per-document aggregation
+(``nodes/aggregate.py``) all read numbers with :func:`numbers_in`."""
 MAX_CHOICES = 512
 """Ways of picking one number per note that are tried (notes holding several numbers multiply them)."""
 MAX_GROUPED_NOTES = 6
@@ -48,9 +53,45 @@ MAX_GROUPED_NOTES = 6
 it, over all of them only (each extra value tried is one more chance to accept a wrong answer)."""
 
 
-def numbers_in(text: str) -> list[float]:
-    """The numbers ``text`` writes, in order."""
-    return [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
+SPELLED = {
+    word: value
+    for value, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+"""The number names up to twenty: how a count is most often spelled out ("eight U.S. presidents")."""
+_SPELLED = re.compile(rf"\b(?:{'|'.join(SPELLED)})\b", re.IGNORECASE)
+
+
+def numbers_in(text: str, *, spelled: bool = False) -> list[float]:
+    """The numbers ``text`` writes in digits, in order; with ``spelled``, then the counts it spells out
+    (zero to twenty), so a quote's "eight presidents" explains an answer's 8."""
+    found = [float(m.group().replace(",", "")) for m in NUMBER.finditer(text)]
+    if spelled:
+        found += [float(SPELLED[m.group().lower()]) for m in _SPELLED.finditer(text)]
+    return found
 
 
 def _same(written: float, value: float) -> bool:

@@ -37,7 +37,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity
+from longgraph.nodes.answer_support import Judged, Rarity, asks_yes_or_no, is_verdict
 from longgraph.nodes.answer_wording import judge_wording, unframed
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
@@ -247,6 +247,11 @@ async def settle(
             "derived",
             judged.quotes,
             unconfirmed=f"only part of it ({reading[:80]!r}) is confirmed by the words",
+        )
+    elif judged.kind != "none" and asks_yes_or_no(question) and not is_verdict(reading):
+        # Words of the notes are no verdict: whether they answer the question asked is for the call.
+        judged = Judged(
+            "derived", judged.quotes, unconfirmed="a question asked yes or no, answered without yes or no"
         )
     elif judged.kind == "none" and judged.refuted:
         why = f"the verified notes contradict it ({judged.why})"

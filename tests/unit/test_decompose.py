@@ -13,8 +13,9 @@ from longgraph.evals.data.loong_synth import build_loong_synth
 from longgraph.evals.scoring import get_scorer
 from longgraph.evals.scoring.structured import score_groups
 from longgraph.graphs.mapreduce import build_graph
-from longgraph.nodes.aggregate import combine_values, named_document, numbers_in
+from longgraph.nodes.aggregate import combine_values, named_document
 from longgraph.nodes.decompose import plan_problem
+from longgraph.nodes.derivation import numbers_in
 from longgraph.state.contract import GraphOutput
 from longgraph.state.plan import DocumentValue, QuestionPlan
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
