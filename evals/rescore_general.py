@@ -2,7 +2,7 @@
 
 ``python -m longgraph.evals.rescore_general RECORDS.jsonl [OUT.jsonl]``
 
-Why: a scorer fault found after a held-out run (session 51: "a 5,520-crown prize" was not read as
+Why: a scorer fault found after a held-out run (an earlier run: "a 5,520-crown prize" was not read as
 stating 5,520) leaves that run's records scored wrong, and the run cannot be redone without looking at
 the split again. The answers are in the records; each instance's label is rebuilt from its id (split,
 kind, seed, index and length are in it: ``general-test-paraphrase-s0-0-t8000``) by the suite's own

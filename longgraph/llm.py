@@ -486,7 +486,7 @@ class OpenAIProvider(PerLoopProvider):
         async def on_timeout(retrying: bool) -> None:
             # A server that admits every request (vLLM on CPU queues none) shows overload only as
             # slowness: 16 calls in flight on the 2-core embedded server left a reduce call unanswered
-            # through all its retries (session 47's eval), its /metrics queue empty throughout.
+            # through all its retries (a eval), its /metrics queue empty throughout.
             limit.overloaded(f"no answer within {context.request_timeout:g} s", admitted=admitted_at())
             if retrying:
                 await limit.requeue()

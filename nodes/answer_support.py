@@ -253,14 +253,14 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
             )
             # "When did the Duke of Felsmark resign the post?": a name that ends in what it is of is a
             # whole noun phrase, and the word after it is the question's verb, not its noun (held-out
-            # split, session 47: "resign" was read as what names the Duke, and the Duke's sentence,
+            # split, an earlier run: "resign" was read as what names the Duke, and the Duke's sentence,
             # which does not say "resign", was refused in every strategy).
             whole = any(tokens[j].casefold() == "of" for j in range(run.start, run.end))
             if after < len(tokens) and _plain_noun(tokens[after]) and not clause and not whole:
                 heads.append(after)  # "the Pevhal library"
                 last = after
                 # "the Wexlen girls' school": a plural possessive qualifies the noun after it, which is
-                # the entity's (session 51's test split: the link was read as ending at "girls", taken
+                # the entity's (a test split: the link was read as ending at "girls", taken
                 # for "Grandma Olga's borscht", and no strategy followed the chain).
                 if (
                     tokens[after].casefold().endswith("s")
@@ -280,7 +280,7 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
             role, inner = of_at - 1, of_at + 1
             first = of_at - 2 if of_at >= 2 and tokens[of_at - 2].casefold() in ARTICLES else of_at - 1
         # "How deep is the well at Corcor?": a thing named by the place it is at has its noun before "at",
-        # as "the Corcor well" has it after the name (dev probe, session 48: with "well" read as asked, a
+        # as "the Corcor well" has it after the name (dev probe, an earlier run: with "well" read as asked, a
         # sentence about another thing at the place stood by words on its noun alone).
         noun = run.start - 2
         at_place = before[-1:] == ["at"] and noun >= 1 and tokens[noun - 1].casefold() in ARTICLES
@@ -305,7 +305,7 @@ def entity_phrases(question: str) -> list[str]:
     role it is reached through ("the apprentice of the maker of the clock of the Wexlen tower"), up to
     the kind of value asked for ("the *name* of ..."). What the question asks of the entity is the rest.
 
-    Measured (session 43's test split): with "the clock of the Wexlen tower" alone, the bridge "The clock
+    Measured (a test split): with "the clock of the Wexlen tower" alone, the bridge "The clock
     of the Wexlen tower was made by Leocadia Brenvin" read +0.05 closer to the question than to it, and
     four strategies answered the apprentice's name with the maker's, marked supported. And a role that is
     the kind of value asked for is not the entity: asked "What is the height of the Pevcor barrage?",
@@ -401,7 +401,7 @@ def outermost_link(question: str, link: ChainLink, kind: frozenset[str]) -> Chai
     chapel born?", and "the clock of the Vinrel tower" as "the *maker* of the clock …" when the question
     asks for the maker's apprentice (not as "the apprentice of …", of whom only the name is asked).
     :func:`chain_links` gives the innermost role; a chain is followed through the holder the question
-    asks about. Measured on session 45's held-out split: asked "What is the name of the windows of the
+    asks about. Measured on a held-out split: asked "What is the name of the windows of the
     Pevhal chapel?", every strategy found no bridge in "The windows of the Pevhal chapel were glazed by
     Ilka Lenhal" and answered NO INFORMATION (8 of 8). ``kind`` is :func:`asked_kind` of the question,
     which the caller has already read."""
@@ -454,7 +454,7 @@ def only_the_first_step(question: str, answer: str, sentences: Sequence[str]) ->
     ("the town of Quiganqui", "the mayor of Velmora") asks one step, and is not read here: the thing
     must be named with a noun of its own ("code", "guild", "tower"). For the embedder, which reads
     closeness, not steps: measured on dev (``verify_probe --by words+meaning``), such a bridge read +0.05
-    closer to the question than to the role's phrase and was confirmed; session 43's test split had the
+    closer to the question than to the role's phrase and was confirmed; a test split had the
     same (the clock-maker's name for his apprentice's). The words a sentence carries a name on with, as
     the question does, are the thing's own (:func:`continued_names`): measured on dev, with "barn" of
     "the thatcher of the Oskthim threshing barn" read as asked of the thatcher, the bridge was not read as
@@ -519,9 +519,9 @@ _AS_ROLE = (
 """Verbs that say a person *is* a role: "Ilka Lenhal serves as steward of the Pevhal manor" states who
 the steward is as plainly as "is" does, and so do "became", "took over as", "stepped in as" and the
 passives that put someone in a post ("was appointed", "sworn in as", "installed as", "hired as": the
-common English ones, not a list fitted to a test). Session 55's held-out chain, "P took over as
+common English ones, not a list fitted to a test). A held-out chain, "P took over as
 quartermaster of the … barracks last spring", was silent in every strategy: the words look for the role
-outside the phrase that names it. Session 59's, "P was sworn in as reeve of the … township at
+outside the phrase that names it. A, "P was sworn in as reeve of the … township at
 Michaelmas", was silent too: the feast day is a second new capitalised word, and the holder among the
 two is the one this binds to the role (:func:`holder_among`)."""
 
@@ -548,7 +548,7 @@ def holder_among(link: ChainLink, sentence: str, names: Sequence[str]) -> list[s
     """``names`` (the new names of a sentence naming the linked entity) narrowed to the one the sentence
     gives as the role's holder when it gives several: "Travellers cross to the Quibren priory with the
     ferryman Casimir Lensartris" names "Travellers" only because a sentence starts with a capital.
-    Measured on session 52's first test split with the scripted capable reader: that chain, and session
+    Measured on a first test split with the scripted capable reader: that chain, and session
     51's "Each Sunday the bandmaster P conducts …", were silent through every strategy (two names, no
     bridge); on its second split, "Meals at the Pevhal workhouse are cooked by Ilka Lenhal" was silent
     in mapreduce at 2,048 for the same reason, "Meals" a name beside the cook's."""
@@ -680,7 +680,7 @@ def _plain_noun(token: str) -> bool:
 def whole_names(sentences: Sequence[_Sentence], asked: frozenset[str]) -> list[frozenset[str]]:
     """The names a chain may link ``sentences`` to another sentence by, each whole (the stems of every
     word of "Casimir Sarathmis"), the asked names left out (they are what a chain binds). Two people who
-    share a given name are not one person: measured on session 42's test split, ToM's answer "The ferry
+    share a given name are not one person: measured on a test split, ToM's answer "The ferry
     to Athtal is skippered by Casimir Sarathmis" rested on "The ferry to Zensarlo is skippered by
     Casimir Sarathmis" and was bound to Athtal through "Casimir" of Athtal's own skipper, Casimir
     Varganwex; marked supported. A name counts where a word of it is a name inside the sentence
@@ -790,7 +790,7 @@ def modified_phrases(question: str) -> list[str]:
 
 def _asked_modified_nouns(question: str) -> list[tuple[str, str]]:
     """The (modifier, noun) pairs after "the" that may name what a question asks about, the words about
-    the text itself left out ("the text give" names nothing: session 60's clog-makers' list)."""
+    the text itself left out ("the text give" names nothing: a clog-makers' list)."""
     return _modified_nouns(without_the_text(question), articles=frozenset({"the"}))
 
 
@@ -911,7 +911,7 @@ def listed_items(
     verified sentence holding the listed noun and another of the question's words ("The Lolotris
     foundation received a grant", asked "For which foundations does the text give the grant?") names one
     by its capitalised words, or, with none, by the word that modifies the noun ("The figurehead of the
-    *crimson* brig is carved as ..."). Measured (session 46's held-out split, brig-figurehead, 8K): with
+    *crimson* brig is carved as ..."). Measured (a held-out split, brig-figurehead, 8K): with
     items named only by capitalised words, "For which brigs does the text give the figurehead?" stood
     on one brig's sentence, marked supported, where the notes named three. Empty for a question that
     asks no list."""
@@ -1035,12 +1035,12 @@ def continued_names(question: str, sentences: Sequence[str]) -> frozenset[str]:
     Halwex coaching inn" names "the Halwex coaching inn" when a sentence says "The Halwex coaching inn is
     kept by …"; the question's parse takes one noun after a name (it cannot tell "inn" from "grow" in
     "… inn grow up?"), and "inn" was read as asked of the entity: held by that sentence, it let a chain's
-    first step stand as the answer (session 51's second test split, the scripted capable reader: the
+    first step stand as the answer (a second test split, the scripted capable reader: the
     innkeeper's name, marked supported, in every strategy).
 
     A question asked with "did", "does" or "do" ends on its verb: "On what date did the Athtal lock gate
     *burst*?" over "The Athtal lock gate burst on …" continues the name with the verb, and "burst" read as
-    the gate's own word left "date" the only word asked, which no sentence with a date says (session 51's
+    the gate's own word left "date" the only word asked, which no sentence with a date says (a
     third test split, dev since: the words could not confirm the right sentence)."""
     tokens, _, runs = _name_runs(question)
     verb_at = _verb_at(question, tokens)
@@ -1075,7 +1075,7 @@ def not_only_common_words(c: Claimed) -> str:
     common = rarity.common(wanted)
     # A word common in the document still ties the sentences that hold most of its sentences: asked "For
     # which reservoirs does the text give the fill level?", "reservoir" was in 6 of 477 sentences, more
-    # than the question's other words, and all six were the ones the list rested on (session 56's dev
+    # than the question's other words, and all six were the ones the list rested on (a dev
     # split, the scripted capable reader: the right list refused in every strategy).
     weak = {w for w in shared & common if 2 * sum(w in s.stems for s in c.sentences) < rarity.counts[w]}
     if not shared or shared - weak:
@@ -1232,12 +1232,12 @@ def ranks_first(c: Claimed) -> str:
     """Why a choice among the question's named options is not the one its notes rank first, or "".
 
     A choice is worked out, not read (:func:`chooses`), and stood as "derived" whichever option it named.
-    Measured on session 55's held-out split with SmolLM2-135M (ToM): asked which of six pontoons floats
+    Measured on a held-out split with SmolLM2-135M (ToM): asked which of six pontoons floats
     highest at low tide, with all six heights in verified notes (Lental 6.8 feet, Marlen 6.6), "Marlen"
     was the answer, marked supported. Where the notes give the chosen option and another one number each,
     and the other's ranks before it, the choice does not stand; an option the notes give no single
     number for is not read (the choice may still be right). An answer naming several options and no
-    values stands only if none of them is outranked (a tie): on session 56's held-out split ToM's choice
+    values stands only if none of them is outranked (a tie): on a held-out split ToM's choice
     was refused so, and the strongest note it fell back on, "Marlen, Ganvinath and Relwexhal has the
     highest width at the landslip." (the question's own words), stood as read."""
     if c.partial or not chooses(c.answer, c.question):
@@ -1300,10 +1300,10 @@ def choice_options(question: str) -> list[frozenset[str]]:
 
 def names_an_option(c: Claimed) -> str:
     """Why a final answer to a question listing options ("Which of the ships amber, scarlet, … and
-    cobalt …?") names none of them, or "". Measured on dev's choice instances with SmolLM2-135M
-    (session 58): mapreduce answered "Silk ship carries 6,761 crates of tea." for the amber ship's
-    sentence; its one new word, "Silk", left half its words in the note, and the embedder read it close
-    to the question: marked supported, naming no ship the question offered."""
+     cobalt …?") names none of them, or "". Measured on dev's choice instances with SmolLM2-135M
+    : mapreduce answered "Silk ship carries 6,761 crates of tea." for the amber ship's
+     sentence; its one new word, "Silk", left half its words in the note, and the embedder read it close
+     to the question: marked supported, naming no ship the question offered."""
     options = [] if c.partial else choice_options(c.question)
     said = content_stems(c.answer)
     if not options or any(option <= said for option in options):
@@ -1343,7 +1343,7 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     morning" was confirmed by its one shared word, "scarlet"; so were 77 of 510 such other facts. A
     question whose words are all the entity's ("What is the mass of the Sartal bell?") is spoken to by a
     sentence that holds one of its nouns: "The harbour of Sartal is 35.2 metres deep" holds none, and
-    was confirmed by the name alone. So is any question whose entity has a noun (session 45, dev probe,
+    was confirmed by the name alone. So is any question whose entity has a noun (dev probe,
     6 seeds): a shared word beside the name or modifier is not enough ("Which officer leads the teal
     troops?" over "The teal pass leads down to …"; "Which musician wrote the national song of Wexlo?"
     over "The poet from Wexlo wrote under the pen name …"). Other facts standing by words 5 -> 0 of 558;
@@ -1409,10 +1409,10 @@ def asked_kind(question: str) -> frozenset[str]:
     called Vartris", a number, "38 nautical miles away"), so its absence says nothing. Measured with
     SmolLM2-135M: asked "How far away can the light of the Corath lighthouse be seen?", the sentence
     "... can be seen 38 nautical miles away" was left unconfirmed for lacking "far". "Many" and "much"
-    of "how many/much" ask for a number, as "which" asks for a thing: session 45's held-out split (8K)
+    of "how many/much" ask for a number, as "which" asks for a thing: a held-out split (8K)
     left 6 of 48 right answers ("How many pipes does the great organ of the Corath cathedral have?" over
     "… has 8,193 pipes") to the embedder because the essays used "many" elsewhere. In "How long is the
-    *span* of …?" the noun is the measure asked for, as in "What is the span of …?": session 46's
+    *span* of …?" the noun is the measure asked for, as in "What is the span of …?": a
     held-out split (8K) left "The Corath footbridge spans 263.8 metres of the gorge" unconfirmed for
     lacking "long", and the embedder could not tell the question from "the span of the Corath
     footbridge", which is nearly all of it."""
@@ -1802,7 +1802,7 @@ def judge_answer(
     quote_sentences = sentences_of(quotes)
     phrases = name_phrases(question)
     # A count of the items rests on the items' sentences, not on a sentence of their passages that holds
-    # its digit ("3" on "… 3–2.7 billion years ago" beside three abbeys' sentences: session 56's dev
+    # its digit ("3" on "… 3–2.7 billion years ago" beside three abbeys' sentences: a dev
     # split, PECAN, whose grounding reads passages; the count was refused as tied by "year" alone).
     item_texts = {i.text for i in items}
     resting = (
@@ -1883,7 +1883,7 @@ def _resting(
     words it lends). Measured: ToM answered "264,378 pounds" for the Athtal estate, read in "The Nevbren
     estate was sold for 264,378 pounds", and it stood because "The Athtal estate was sold for 3,959,636
     pounds", also quoted, shares "pounds" with it and names Athtal. An answer without a number rests
-    on the sentences holding one of its names whole, when some do (session 42's test split: ToM's "The
+    on the sentences holding one of its names whole, when some do (a test split: ToM's "The
     ferry to Athtal is skippered by Casimir Sarathmis" rested on Athtal's sentence, whose skipper is
     Casimir Varganwex, through "Casimir")."""
 
@@ -1922,7 +1922,7 @@ def _item_sentences(
     "The Bailiff of Varnholm owns …", never "official", and an essay's "officials" are no Varnholm's);
     else those holding its noun ("vault"). Of those, the ones that also say what is asked of each item,
     when some do: "For how many families does the text give the favourite dish?" counts the sentences
-    giving a family's favourite dish, not an essay's "the average family size was 3.09" (session 56's
+    giving a family's favourite dish, not an essay's "the average family size was 3.09" (a
     dev split, the scripted capable reader: PECAN's passages come from every chunk its search reached,
     and its right count of 4 was refused as a count of 5).
 
@@ -1954,7 +1954,7 @@ def parallel_sentences(pool: Sequence[_Sentence], wanted: frozenset[str]) -> lis
     fishermen land their catch at Trismartris." are two fishing crews though neither says "crew". The
     largest set of two or more sentences with the same words once names and numbers are set aside,
     sharing a word with the question; none when two such sets tie (which one is counted is unclear).
-    Measured with the scripted capable reader (session 52's first test split, 8,192 window): PECAN's
+    Measured with the scripted capable reader (a first test split, 8,192 window): PECAN's
     count of 5 fishing crews was refused, its passages' neighbouring sentences counted with the
     facts; mapreduce's notes held the five sentences alone."""
     groups: dict[frozenset[str], list[_Sentence]] = {}

@@ -93,7 +93,7 @@ def chosen_option(answer: str, question: str) -> str:
     if len(options) < 2:
         return ""
     # A run may name its option with the names that place it ("The Provost of Wendlecombe" for the
-    # Provost among "the officials of Wendlecombe Chancellor, Warden, … and Provost": session 57's
+    # Provost among "the officials of Wendlecombe Chancellor, Warden, … and Provost": a
     # held-out split, read by the capable reader in sentences, silent in every strategy).
     named = {
         option: run
@@ -136,7 +136,7 @@ def judge_wording(
     judges it so: the final answer, a tree node's or a collapse group's, PECAN's over the reached
     passages.
 
-    A reader that copies the text runs on past the sentence that answers. Measured (session 45's
+    A reader that copies the text runs on past the sentence that answers. Measured (a
     held-out split, PECAN, 8K): "The great organ of the Corath cathedral has 8,193 pipes. It's obvious
     that biotech or software startups exist ..." did not stand (the second sentence's words are in no
     verified note), nor did the one note that held the fact, whose answer was the same copy: NO

@@ -4,7 +4,7 @@
 far apart: "The Quirel guild was founded by Ilka Lenhal." and "Ilka Lenhal was born in Ulqui." A
 capable reader chains the two notes in its reduce. A small one does not even keep the second: that
 chunk never names the Quirel guild, so it reads as having nothing to say (measured with SmolLM2-135M on
-the general suite's two-hop kind: 1 right of 16 on the session-38 test split, every miss NO
+the general suite's two-hop kind: 1 right of 16 on a test split, every miss NO
 INFORMATION). Asked "In which town was Ilka Lenhal born?", the same model finds it.
 
 So when the settled answer is NO INFORMATION and the question names an entity through another ("the
@@ -95,7 +95,7 @@ class Unfollowed:
 def link_to_follow(question: str) -> ChainLink | None:
     """The one entity the question names through another and asks something of, or None (none, or
     several: which to resolve first is not clear). A role that is the value asked for ("How long is the
-    *span* of the Corath footbridge?") has no holder to find: session 46's held-out split spent a call
+    *span* of the Corath footbridge?") has no holder to find: a held-out split spent a call
     asking "What is the name of the span of the Corath footbridge?"."""
     kind = asked_kind(question)
     links = [
@@ -134,7 +134,7 @@ def _passages(
 def _passage_notes(passages: Sequence[tuple[Chunk, Found]], documents: Sequence[DocumentIn]) -> list[Note]:
     """Each passage as a note of its own words (no answer): where the words alone say who holds the role
     ("Ilka Lenhal serves as steward of the Pevhal manor", :func:`says_who`), the bridge needs no reading.
-    Measured with SmolLM2-135M on session 52's first test split: asked "What is the name of the steward
+    Measured with SmolLM2-135M on a first test split: asked "What is the name of the steward
     of the Pevhal manor?" over that sentence, it answered "Lena Lenhal" in every strategy, a misspelt name
     that grounding refuses, and the chain was silent."""
     return [found_note(found, chunk.id, documents) for chunk, found in passages]

@@ -98,7 +98,7 @@ def _same(written: float, value: float) -> bool:
     """Whether an answer's number (``written``) states ``value``: ``value`` rounded to the decimals the
     answer writes (a mean of 3.3333 written 3.33), or for a whole number, equal up to floating-point
     error. Not a value the answer writes more digits of than it has: 234,394.1 is not 234,394 (a
-    relative tolerance of 1e-6 had made them one), nor is 3,752,677.000001 (measured on the session-41
+    relative tolerance of 1e-6 had made them one), nor is 3,752,677.000001 (measured on a
     test split: SmolLM2-135M wrote it for a bank's loan of 3,752,677, and rounding both to the cent had
     let it pass as derived, supported)."""
     decimals = _decimals(written)

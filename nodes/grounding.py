@@ -242,7 +242,7 @@ def bears_on_the_question(m: Measured) -> str:
     about: "What number of baked clay slabs did the Trismar kiln yard make for the fresh school
     building?" shares with "The Trismar tile works fired 4,915 tiles for the new schoolhouse." its name
     alone (2 of 12 weighted words, 0.17), and the scripted capable reader's right answer was silenced in
-    every strategy (session 53's test split, dev since: 4 of 4 forced instances). Whether a sentence
+    every strategy (a test split, dev since: 4 of 4 forced instances). Whether a sentence
     about the asked thing states the asked value is the final answer's check (``nodes/answer_support.py``:
     another fact about it is not confirmed by the words, and goes to the verifier)."""
     if m.support.relevance >= m.min_relevance or m.named:

@@ -121,7 +121,7 @@ class QuestionWords(frozenset[str]):
     gives one of them, and bears on the question as much as a sentence naming the one thing a question
     asks about. Counted one by one, six listed names outweighed every other word: the scripted capable
     reader's right answer to that question, over sentences each naming one optician and its lenses (3 of
-    16 weighted words, 0.19), was silenced in every strategy on session 52's held-out split.
+    16 weighted words, 0.19), was silenced in every strategy on a held-out split.
     """
 
     named: frozenset[str]
@@ -222,7 +222,7 @@ def doing_of(word: str) -> frozenset[str]:
     founds, "governor" governs, "leader" leads; empty for a word that names no doer by its ending, or
     whose root would be under four letters ("owner", "tower": too short to tell a verb from a word that
     only ends so). A sentence says who the composer is by
-    "composed by": measured (session 57, the capable reader over dev's anthem template), "For which
+    "composed by": measured (the capable reader over dev's anthem template), "For which
     countries does the text give the composer?" shared no word with "The anthem of Sarsar was composed
     by Ilka Oskmissar", every note was set aside as bearing on nothing, and every strategy said NO
     INFORMATION. Only how much a sentence bears on the question reads it so: whether a sentence that

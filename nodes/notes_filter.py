@@ -13,7 +13,7 @@ when every note is labelled Remove, does it drop those whose verified quotes nam
 question names (all of one name's words: "Pevcor" for "the Pevcor barrage"): measured with
 SmolLM2-135M on paraphrased questions, "The Pevcor dam stands 41.1 metres tall", asked "What is the
 height of the Pevcor barrage?", holds half the question's weighted words, and its label left the run
-with no note, silent. The same holds when the notes kept name no asked entity: on session 51's third
+with no note, silent. The same holds when the notes kept name no asked entity: on a third
 test split the one note kept quoted a look-alike's hedges ("the Misosk topiary garden"), the answer layer
 refused it, and the note quoting the Halwexmis garden's sentence had been labelled Remove, silent. A
 note about a look-alike names no asked entity and stays removed; the answer layer judges what is kept.

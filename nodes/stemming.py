@@ -109,7 +109,7 @@ _CONSONANT_R = re.compile(r"[bcdfgklmnpstv]r")
 
 def _one_spelling(root: str) -> str:
     """The American spelling of a British stem: "metr" (metre, metres) is "meter", "harbour" is
-    "harbor". Held-out split, session 47: a reader's "13.1 meters" was refused for a word in no note
+    "harbor". Held-out split, an earlier run: a reader's "13.1 meters" was refused for a word in no note
     over "… measures 13.1 metres across". Only the two regular endings are folded ("-re", "-our"): a
     stem ending in a consonant and "r" is otherwise rare, so few words meet ("kindred" and "kinder" do,
     and the names "Petr" and "Peter")."""

@@ -86,9 +86,9 @@ BEYOND_ENTITY = 0.04
 
 A chain's bridge ("The Pevhal garden is tended by Ilka Lenhal", asked in which town the gardener was
 born) is as close to the question as a paraphrase, but no closer to it than to "the gardener of the
-Pevhal garden": the margin is what refuses it. First chosen (0.08) on session 35's dev templates
+Pevhal garden": the margin is what refuses it. First chosen (0.08) on a dev templates
 (``evals/bench/verify_probe.py --by meaning``, 12 seeds): another fact about the asked entity 0/348
-confirmed, the chain's bridge 0/84, the answer in other words 125/348. Measured again in session 42 on
+confirmed, the chain's bridge 0/84, the answer in other words 125/348. Measured again in an earlier run on
 the dev templates then (69 templates and 20 chains, 12 seeds): the bridges' margins reach +0.024 at
 most (240 cases), and 0.08 refused half the answers in other words ("The mayor of Wexmis is a man named
 Odile Thimdorosk" for "Which person governs the town of Wexmis?", +0.048). At 0.04: bridges 0/240,

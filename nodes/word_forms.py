@@ -65,7 +65,7 @@ def _family_map(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
 
 PREFIXES = ("re", "un", "mis", "over", "under", "out", "up", "with", "fore")
 """The prefixes English makes verbs with that keep the base's irregular forms ("relay"/"relaid",
-"rebuild"/"rebuilt", "mislead"/"misled", "undertake"/"undertook"). Session 56's held-out split: asked
+"rebuild"/"rebuilt", "mislead"/"misled", "undertake"/"undertook"). A held-out split: asked
 "Who relays the flagstones of the Relsar slipway?", "… are relaid by Anselm Zenlen" said nothing asked
 of the slipway to the words, and every strategy was silent on it (8 of 8 runs of one fact)."""
 
@@ -92,7 +92,7 @@ def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
     """``stems`` with the other forms of each irregular verb among them, so that a sentence that says
     "is held by" holds the "hold" of "Who holds ...?", and one that says "holds" the "held" of "Who
     held ...?". The suffix stripper joins "builds" and "build", never "held" and "hold". Measured
-    (session 44's held-out split): asked "Who holds the see of Relsar?", "The see of Relsar is held by
+    (a held-out split): asked "Who holds the see of Relsar?", "The see of Relsar is held by
     Bishop Anselm Zenlen" shared none of what the question asks of Relsar, and every strategy answered
     NO INFORMATION (8 of 8 runs)."""
     families = _families()
@@ -173,7 +173,7 @@ def is_superlative(word: str) -> bool:
     the rule is the suffix less the common words that merely end that way ("forest", "harvest", "west"),
     not a list of adjectives. Why: "the highest tides" describes by degree what a text may name by its
     kind, "the spring tides"; read as naming another entity, it refused a right answer to a question
-    asked in other words (session 58's held-out split, the scripted capable reader: the flood bank's
+    asked in other words (a held-out split, the scripted capable reader: the flood bank's
     height silent in every strategy, wording and window)."""
     if word in _SUPERLATIVES:
         return True

@@ -1,7 +1,7 @@
 """Which embedder for ToM and PECAN on a CPU: the bundled all-MiniLM-L6-v2 in float32 and in bfloat16
 against static token vectors distilled from it here, speed and retrieval quality side by side in one run.
 
-(An ONNX Runtime export of the same model, tried by hand in session 35, was slower than torch here:
+(An ONNX Runtime export of the same model, tried by hand in an earlier run, was slower than torch here:
 5,700 word pieces per second in float32 and 8,000 with int8 weights, whose vectors drifted to a mean
 cosine of 0.94 from the model's; bfloat16 on the CPU's AMX units gave 27,400 at cosine >= 0.998.)
 

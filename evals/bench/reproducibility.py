@@ -3,7 +3,7 @@
 ``python -m longgraph.evals.bench.reproducibility [--docs 6] [--repeats 3] [--concurrency 16 1]``
 
 Why: a reader expects a rerun to give the same answer, and every published figure here is one run. On
-the embedded vLLM a rerun of the general suite agreed in 43 of 48 answers (session 33). The suspect is
+the embedded vLLM a rerun of the general suite agreed in 43 of 48 answers. The suspect is
 the server's batching: requests in flight together are computed as one batch, and in bfloat16 another
 batch can flip a greedy token. This benchmark asks each question ``--repeats`` times with each
 ``max_concurrency`` in ``--concurrency``, side by side in one run, and prints for each how many

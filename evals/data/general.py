@@ -17,7 +17,7 @@ asks of each:
 **Splits.** Templates are split once, by name: the ``dev`` templates are the ones to look at while
 working on the answer layer; the ``test`` templates are for reporting only. Each instance records its
 split (``metadata.split``), template and kind, so a report never mixes them. A test template whose
-failures were read while working joins ``dev`` and a new one takes its place (session 35 renewed the
+failures were read while working joins ``dev`` and a new one takes its place (an earlier run renewed the
 split this way: results before it name the old templates).
 
 Scored by :func:`longgraph.evals.scoring.structured.score_general` (``correct``: the gold value in the
@@ -136,8 +136,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("abbey-year", "dev", "The {e} abbey was built in {v}.",
              "In which year was the {e} abbey built?", "When was the {e} abbey constructed?",
              made_up_name, _int(1050, 1790, sep=False), number=True, collective="abbeys", measure="year of building"),
-    # Session 35's test templates (rainfall ... river, architect-port, captain-cat): their wrong answers
-    # were read after their one run, so they joined dev in session 36 (as session 34's had in 35).
     Template("rainfall", "dev", "The village of {e} receives {v} millimetres of rain a year.",
              "How much rain does the village of {e} receive in a year?", "What is the annual precipitation in {e}?",
              made_up_name, _int(240, 3_900), number=True, collective="villages", measure="yearly rainfall"),
@@ -165,7 +163,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("river", "dev", "The river {e} rises near the village of {v}.",
              "Near which village does the river {e} rise?", "Where is the source of the {e}?",
              made_up_name, made_up_name, collective="rivers", measure="source"),
-    # Session 36's test split: run at 8K and 32K and its failures read, so it joined dev (session 37).
     Template("harbour-depth", "dev", "The harbour of {e} is {v} metres deep.",
              "How deep is the harbour of {e}?", "What depth of water does the {e} anchorage offer?",
              made_up_name, lambda r: f"{r.randint(3, 40)}.{r.randint(1, 9)}", number=True, collective="harbours", measure="depth"),
@@ -192,7 +189,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("expedition", "dev", "The {e} expedition set out from the town of {v}.",
              "From which town did the {e} expedition set out?", "Where did the {e} party begin its journey?",
              made_up_name, made_up_name, collective="expeditions", measure="starting town"),
-    # Session 37's test split: run at 8K and 32K and its silenced answers read, so it joined dev (session 38).
     Template("lock-lift", "dev", "The {e} lock raises boats by {v} metres.",
              "By how many metres does the {e} lock raise boats?", "What lift does the {e} lock give a vessel?",
              made_up_name, lambda r: f"{r.randint(1, 25)}.{r.randint(1, 9)}", number=True, collective="locks", measure="lift"),
@@ -221,7 +217,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("festival", "dev", "The {e} festival is held every summer in the village of {v}.",
              "In which village is the {e} festival held?", "Where does the {e} celebration take place?",
              made_up_name, made_up_name, collective="festivals", measure="village"),
-    # Session 38's test split: run at 8K, 32K and 128K and its misses read, so it joined dev (session 39).
     Template("glacier", "dev", "The {e} glacier retreated {v} metres in the last decade.",
              "How far did the {e} glacier retreat in the last decade?", "By what distance has the {e} ice field shrunk over the past ten years?",
              made_up_name, _int(40, 2_900), number=True, collective="glaciers", measure="retreat"),
@@ -251,7 +246,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("island-ferry", "dev", "The ferry to the island of {e} leaves from the harbour town of {v}.",
              "From which harbour town does the ferry to the island of {e} leave?", "Where does one board the boat to {e}?",
              made_up_name, made_up_name, collective="islands", measure="ferry port"),
-    # Session 39's test split: run at 8K and 32K and its failures read, so it joined dev (session 40).
     Template("well-depth", "dev", "The well at {e} reaches a depth of {v} feet.",
              "How deep is the well at {e}?", "To what depth does the {e} well go down?",
              made_up_name, _int(120, 4_800), number=True, collective="wells", measure="depth"),
@@ -280,7 +274,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("mountain-pass", "dev", "The {e} pass leads down to the village of {v}.",
              "To which village does the {e} pass lead down?", "Where does one arrive after crossing the {e} pass?",
              made_up_name, made_up_name, collective="passes", measure="village below"),
-    # Session 40's test split: run at 8K and 32K and its failures read, so it joined dev (session 41).
     Template("lighthouse-range", "dev", "The light of the {e} lighthouse can be seen {v} nautical miles away.",
              "How far away can the light of the {e} lighthouse be seen?", "From what distance is the {e} beacon visible?",
              made_up_name, _int(8, 44, sep=False), number=True, collective="lighthouses", measure="range"),
@@ -309,7 +302,6 @@ TEMPLATES: tuple[Template, ...] = (
              made_up_name, lambda r: r.choice(("grey granite", "white marble", "red sandstone", "blue slate",
                                              "yellow limestone", "black basalt", "green serpentine")),
              collective="quarries", measure="stone"),
-    # Session 41's test split: run at 8K and 32K and its failures read, so it joined dev (session 42).
     Template("farm-sheep", "dev", "Some {v} sheep graze on the {e} farm.",
              "How many sheep graze on the {e} farm?", "What is the size of the flock kept at the {e} farm?",
              made_up_name, _int(300, 25_000), number=True, collective="farms", measure="number of sheep"),
@@ -338,7 +330,6 @@ TEMPLATES: tuple[Template, ...] = (
              "When was the {e} university founded?", "On what date did the {e} college begin?",
              made_up_name, lambda r: f"{r.choice(('April', 'July', 'October', 'January'))} {r.randint(1, 28)}, {r.randint(1400, 1880)}",
              collective="universities", measure="founding date"),
-    # Session 42's test split: run at 8K and its wrong answers read, so it joined dev (session 43).
     Template("spring-heat", "dev", "Water from the {e} spring comes out at {v} degrees.",
              "At what temperature does water come out of the {e} spring?", "How warm is the water that rises at the {e} fountainhead?",
              made_up_name, lambda r: f"{r.randint(12, 95)}.{r.randint(1, 9)}", number=True, collective="springs", measure="water temperature"),
@@ -365,7 +356,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("salt-levy", "dev", "The {e} of Kestrow collects a salt tax of {v} florins.",
              "How large a salt tax does the {e} of Kestrow collect?", "What levy on salt is charged by the {e} of Kestrow?",
              lambda r: r.choice(_TITLES), _int(1_000, 90_000), number=True, collective="officials of Kestrow", measure="salt tax"),
-    # Session 43's test split: run at 8K and its wrong answers read, so it joined dev (session 43's end).
     Template("cathedral-spire", "dev", "The spire of the {e} cathedral rises {v} feet above the square.",
              "How high does the spire of the {e} cathedral rise?", "What is the height of the {e} church's steeple?",
              made_up_name, _int(90, 540, sep=False), number=True, collective="cathedrals", measure="spire height"),
@@ -394,8 +384,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("lorwick-office", "dev", "Since the spring, {v} has served as the {e} of Lorwick.",
              "Who serves as the {e} of Lorwick?", "Which person holds the office of {e} in Lorwick?",
              lambda r: r.choice(_TITLES), person_name, collective="offices of Lorwick", measure="holder"),
-    # Session 44's held-out split (written at the end of session 43): run once and its misses read, so
-    # it joined dev (session 44's end).
     Template("anchor-weight", "dev", "The anchor of the {e} galleon weighs {v} tonnes.",
              "How much does the anchor of the {e} galleon weigh?", "What is the mass of the {e} ship's anchor?",
              made_up_name, lambda r: f"{r.randint(2, 30)}.{r.randint(1, 9)}", number=True, collective="galleons", measure="anchor weight"),
@@ -423,8 +411,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("house-heir", "dev", "The heir of the {e} house of Morvale is {v}.",
              "Who is the heir of the {e} house of Morvale?", "Which person will inherit the {e} house of Morvale?",
              lambda r: r.choice(_ADJECTIVES), person_name, collective="houses of Morvale", measure="heir"),
-    # Session 45's held-out split (written at the end of session 44): run once and its misses read, so it
-    # joined dev (session 45's end).
     Template("organ-pipes", "dev", "The great organ of the {e} cathedral has {v} pipes.",
              "How many pipes does the great organ of the {e} cathedral have?", "What is the pipe count of the {e} cathedral's organ?",
              made_up_name, _int(400, 12_000), number=True, collective="cathedrals", measure="number of organ pipes"),
@@ -452,7 +438,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("rose-varieties", "dev", "In the rose garden of the {e} of Arnholt grow {v} varieties.",
              "How many varieties grow in the rose garden of the {e} of Arnholt?", "What number of kinds of rose does the {e} of Arnholt cultivate?",
              lambda r: r.choice(_TITLES), _int(12, 480, sep=False), number=True, collective="officials of Arnholt", measure="number of rose varieties"),
-    # Session 45's test split, run once at d434a0a (session 46) and read: dev from then on.
     Template("footbridge-span", "dev", "The {e} footbridge spans {v} metres of the gorge.",
              "How long is the span of the {e} footbridge?", "Across what distance does the {e} walkway reach over the ravine?",
              made_up_name, lambda r: f"{r.randint(20, 300)}.{r.randint(1, 9)}", number=True, collective="footbridges", measure="span"),
@@ -480,10 +465,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("station-callsign", "dev", "The {e} signal station transmits under call sign {v}.",
              "Under which call sign does the {e} signal station transmit?", "What identifier does the {e} semaphore post use on the air?",
              made_up_name, lambda r: f"{r.choice('KQWZ')}{r.randint(10, 99)}{r.choice('ABCX')}", collective="signal stations", measure="call sign"),
-    # Session 46's test split (written before any run of them; run once in session 47, then moved to dev): a granary's capacity in
-    # bushels, a lifeboat's coxswain, a kiln's firing heat, a planetarium dome's width (a decimal), a titled
-    # official's date of stepping down, a caravel's cargo (named by colour, a phrase), a strongroom's
-    # combination (a code), and a fair's licence fee in ducats.
     Template("granary-capacity", "dev", "The {e} granary holds {v} bushels of wheat.",
              "How many bushels of wheat does the {e} granary hold?", "What quantity of grain can be stored in the {e} storehouse?",
              made_up_name, _int(800, 90_000), number=True, collective="granaries", measure="capacity"),
@@ -511,10 +492,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("fair-licence", "dev", "A licence to trade at the {e} fair costs {v} ducats.",
              "How much does a licence to trade at the {e} fair cost?", "What must a merchant pay to sell goods at the {e} market?",
              made_up_name, _int(12, 2_400), number=True, collective="fairs", measure="licence fee"),
-    # Session 47's test split (written before any run of them; run once in sessions 47 and 48, then moved to dev): a causeway's length in yards,
-    # a hospice's matron, a distillery's first cask (a date), a titled official's stipend in florins, a
-    # pavilion's roofing (named by colour, a phrase), a telescope mirror's width (a decimal), a jetty's
-    # chart mark (a code), and the place a glasshouse buys its sand from.
     Template("causeway-length", "dev", "The {e} causeway runs for {v} yards across the salt marsh.",
              "For how many yards does the {e} causeway run across the salt marsh?", "How long is the raised road over the marsh at {e}?",
              made_up_name, _int(400, 12_000), number=True, collective="causeways", measure="length"),
@@ -542,11 +519,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("glasshouse-sand", "dev", "The {e} glasshouse buys its sand from the pits at {v}.",
              "From where does the {e} glasshouse buy its sand?", "Which quarry supplies the {e} glassworks with sand?",
              made_up_name, made_up_name, collective="glasshouses", measure="sand source"),
-    # Session 48's test split (written before any run of them; run once in session 48, then moved to dev): an orchard's harvest in crates,
-    # the master of the ironworks at a place, a ferry's fare in pence, an observatory's first comet (a date),
-    # a titled official's herd (a possessive paraphrase), a banner's device (named by colour, a phrase), a
-    # reservoir's height above the sea (a decimal), a lighthouse's light pattern (a code), and the springs
-    # a tannery draws its water from (a place).
     Template("orchard-harvest", "dev", "The {e} orchard yielded {v} crates of apples last autumn.",
              "How many crates of apples did the {e} orchard yield last autumn?", "What was the size of the apple crop at {e} last autumn?",
              made_up_name, _int(200, 20_000), number=True, collective="orchards", measure="harvest"),
@@ -577,11 +549,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("tannery-springs", "dev", "The {e} tannery draws its water from the springs of {v}.",
              "From which springs does the {e} tannery draw its water?", "Where does the {e} leather works get its water?",
              made_up_name, made_up_name, collective="tanneries", measure="water source"),
-    # Session 49's test split (written before any run of them; run once in session 49, then moved to dev): an apiary's honey in pounds,
-    # the person who hands out alms at an almonry (the entity inside a prepositional phrase), a tramway's
-    # stops, the date a fire gutted a guildhall (the event first), a titled official's rent in crowns, a
-    # carriage's paint (named by colour, a phrase), a bathhouse pool's temperature (a decimal), a
-    # warehouse's lot mark (a code), and the forest a sawmill floats its timber down from (a place).
     Template("apiary-honey", "dev", "The {e} apiary gathered {v} pounds of honey this summer.",
              "How many pounds of honey did the {e} apiary gather this summer?", "What weight of honey came from the {e} beehives this summer?",
              made_up_name, _int(40, 6_000), number=True, collective="apiaries", measure="honey gathered"),
@@ -612,12 +579,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("sawmill-forest", "dev", "The {e} sawmill floats its timber down from the forest of {v}.",
              "From which forest does the {e} sawmill float its timber down?", "Where do the logs cut at the {e} lumber yard come from?",
              made_up_name, made_up_name, collective="sawmills", measure="timber source"),
-    # Session 50's test split (written before any run of them; run once in session 50, then moved to dev): a ropewalk's weekly rope in
-    # fathoms, who signs a customs house's ledgers (the entity inside a possessive phrase), the date the
-    # first train reached a junction (the event first), a belfry's repair bill in pounds sterling, a
-    # parlour's wallpaper (named by colour, a phrase), a weir's winter depth (a decimal), a cannery's batch
-    # number (a code), the market town drovers take their cattle to (a place), and a titled official's
-    # hounds.
     Template("ropewalk-rope", "dev", "The {e} ropewalk turns out {v} fathoms of rope a week.",
              "How many fathoms of rope does the {e} ropewalk turn out a week?", "What length of cordage does the {e} rope works make each week?",
              made_up_name, _int(150, 9_000), number=True, collective="ropewalks", measure="weekly rope"),
@@ -648,11 +609,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-hounds", "dev", "The {e} of Tollemarch rides to the hunt with {v} hounds.",
              "With how many hounds does the {e} of Tollemarch ride to the hunt?", "How big is the pack the {e} of Tollemarch takes hunting?",
              lambda r: r.choice(_TITLES), _int(4, 90, sep=False), number=True, collective="officials of Tollemarch", measure="hounds"),
-    # Session 50's second test split (written before any run of them; run in session 50, then moved to
-    # dev): a cooperage's barrels, who mixes a dispensary's medicines, the date a storm flooded docks
-    # (the event first), a share's price in guilders, a gondola's upholstery (named by colour, a phrase),
-    # a brine lake's salinity (a decimal), a post office's franking mark (a code), the shrine pilgrims
-    # set out for (a place), and a titled official's footmen.
     Template("cooperage-barrels", "dev", "The {e} cooperage made {v} barrels last winter.",
              "How many barrels did the {e} cooperage make last winter?", "What number of casks came out of the {e} barrel works last winter?",
              made_up_name, _int(120, 7_500), number=True, collective="cooperages", measure="barrels made"),
@@ -683,11 +639,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-footmen", "dev", "The {e} of Brackwater employs {v} footmen.",
              "How many footmen does the {e} of Brackwater employ?", "How many liveried servants wait on the {e} of Brackwater?",
              lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brackwater", measure="footmen"),
-    # Session 51's test split (written before any run of them; run twice in session 51, then moved to
-    # dev): a hatchery's eggs, who shoes a smithy's horses, the date a siege ended (the event first), a
-    # tollgate's takings in ducats, a sleigh's harness (named by colour, a phrase), a hot spring's pH (a
-    # decimal), a powder magazine's keg stamp (a code), the summer pasture shepherds take their flocks to
-    # (a place), and a titled official's hawks.
     Template("hatchery-eggs", "dev", "The {e} hatchery hatched {v} eggs this season.",
              "How many eggs did the {e} hatchery hatch this season?", "What number of chicks came out of the {e} incubation house this season?",
              made_up_name, _int(200, 12_000), number=True, collective="hatcheries", measure="eggs hatched"),
@@ -718,11 +669,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-hawks", "dev", "The {e} of Quillmere keeps {v} hawks.",
              "How many hawks does the {e} of Quillmere keep?", "How large is the mews of birds of prey the {e} of Quillmere maintains?",
              lambda r: r.choice(_TITLES), _int(2, 70, sep=False), number=True, collective="officials of Quillmere", measure="hawks"),
-    # Session 51's second test split (written before any run of them; run twice in session 51, then moved
-    # to dev): a creamery's cheeses, who cuts a chancery's seals, the date a mill pond froze (the event
-    # first), a racecourse's prize money in crowns, a bedchamber's hangings (named by colour, a phrase),
-    # a pendulum clock's daily loss (a decimal), a freight line's wagon number (a code), where merchants
-    # winter their caravans (a place), and a titled official's Sunday beggars.
     Template("creamery-cheeses", "dev", "The {e} creamery pressed {v} cheeses in the spring.",
              "How many cheeses did the {e} creamery press in the spring?", "What number of wheels did the {e} dairy turn out in spring?",
              made_up_name, _int(150, 9_500), number=True, collective="creameries", measure="cheeses pressed"),
@@ -753,11 +699,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-beggars", "dev", "The {e} of Dunmarrow feeds {v} beggars each Sunday.",
              "How many beggars does the {e} of Dunmarrow feed each Sunday?", "How many of the poor get a meal from the {e} of Dunmarrow on Sundays?",
              lambda r: r.choice(_TITLES), _int(3, 80, sep=False), number=True, collective="officials of Dunmarrow", measure="beggars fed"),
-    # Session 51's third test split (written before any run of them; run once in session 51, then moved to
-    # dev): a tannery's hides, who trims a topiary garden, the date a lock gate burst (the event
-    # first), a salvage crew's reward in marks, a barge's awning (named by colour, a phrase), a wine
-    # cellar's humidity (a decimal), a quarantine station's pass (a code), where charcoal burners sell
-    # their charcoal (a place), and a titled official's trumpeters.
     Template("tannery-hides", "dev", "The {e} tannery cured {v} hides over the summer.",
              "How many hides did the {e} tannery cure over the summer?", "What number of skins did the {e} leather works treat during the summer?",
              made_up_name, _int(130, 8_800), number=True, collective="tanneries", measure="hides cured"),
@@ -788,11 +729,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-trumpeters", "dev", "The {e} of Welkenbrae keeps {v} trumpeters.",
              "How many trumpeters does the {e} of Welkenbrae keep?", "How many horn players serve the {e} of Welkenbrae?",
              lambda r: r.choice(_TITLES), _int(2, 40, sep=False), number=True, collective="officials of Welkenbrae", measure="trumpeters"),
-    # Session 52's test split (written before any run of them, every noun checked absent from dev's
-    # templates; run once in session 52, then moved to dev): a chandlery's candles, who weaves a weaving
-    # hall's tapestries, the date an ice fair opened (the event first), a cider mill's sale in guilders,
-    # how a cutter is rigged (named by colour, a phrase), a windmill's sail speed (a decimal), a pottery's
-    # brand (a code with a slash), where fishermen land their catch (a place), and a titled official's clerks.
     Template("chandlery-candles", "dev", "The {e} chandlery dipped {v} candles before the feast.",
              "How many candles did the {e} chandlery dip before the feast?", "What number of tapers did the {e} wax works make ahead of the banquet?",
              made_up_name, _int(110, 7_700), number=True, collective="chandleries", measure="candles dipped"),
@@ -823,12 +759,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-clerks", "dev", "The {e} of Brindlemoor employs {v} clerks.",
              "How many clerks does the {e} of Brindlemoor employ?", "How many scribes work for the {e} of Brindlemoor?",
              lambda r: r.choice(_TITLES), _int(2, 60, sep=False), number=True, collective="officials of Brindlemoor", measure="clerks"),
-    # Session 52's second test split (written before any run of them, every noun checked absent from dev's
-    # templates; run once in session 52, then moved to dev): a smelter's copper ingots, who audits an orphanage's
-    # accounts, the date a dyke was breached (the event first), what kennels were sold for in thalers, what
-    # a kite is strung with (named by colour, a phrase), how pure an assay office found the silver (a
-    # decimal), a saddlery's maker's mark (a code), where woodcutters haul their logs (a place), and a
-    # titled official's lamplighters.
     Template("smelter-ingots", "dev", "The {e} smelter poured {v} ingots of copper last year.",
              "How many ingots of copper did the {e} smelter pour last year?", "What number of metal bars did the {e} ore works cast last year?",
              made_up_name, _int(140, 9_300), number=True, collective="smelters", measure="ingots poured"),
@@ -859,12 +789,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-lamplighters", "dev", "The {e} of Ostravel keeps {v} lamplighters.",
              "How many lamplighters does the {e} of Ostravel keep?", "How many men light the street lamps for the {e} of Ostravel?",
              lambda r: r.choice(_TITLES), _int(2, 50, sep=False), number=True, collective="officials of Ostravel", measure="lamplighters"),
-    # Session 52's third test split (written before any run of them and before the change that followed
-    # its second split was made, every noun checked absent from dev's templates; run once in session 52,
-    # then moved to dev): a bakery's loaves, who mixes an apothecary's tinctures, the date a quay collapsed
-    # (the event first), a bindery's charge in groats, what a pantry is stocked with (named by colour, a
-    # phrase), an optician's lens thickness (a decimal), a shearing shed's bale tag (a code with a point),
-    # where scriveners send their parchments (a place), and a titled official's cobblers.
     Template("bakery-loaves", "dev", "The {e} bakery baked {v} loaves for the wedding.",
              "How many loaves did the {e} bakery bake for the wedding?", "What number of breads came out of the {e} bread oven for the nuptials?",
              made_up_name, _int(120, 6_600), number=True, collective="bakeries", measure="loaves baked"),
@@ -895,12 +819,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-cobblers", "dev", "The {e} of Crosswater retains {v} cobblers.",
              "How many cobblers does the {e} of Crosswater retain?", "How many shoemakers work for the {e} of Crosswater?",
              lambda r: r.choice(_TITLES), _int(2, 45, sep=False), number=True, collective="officials of Crosswater", measure="cobblers"),
-    # Session 53's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 53, then moved to dev): a tile works'
-    # tiles, who guards a citadel's gates, the date a chapel was consecrated (the event first), what an
-    # alehouse was sold for in sovereigns, what a market stall sells (named by colour, a phrase), how high
-    # a balloon rose (a decimal), the ring code of a pigeon loft's birds (letters then digits), where
-    # peddlers carry their wares (a place), and a titled official's stonemasons.
     Template("tileworks-tiles", "dev", "The {e} tile works fired {v} tiles for the new schoolhouse.",
              "How many tiles did the {e} tile works fire for the new schoolhouse?", "What number of baked clay slabs did the {e} kiln yard make for the fresh school building?",
              made_up_name, _int(130, 8_400), number=True, collective="tile works", measure="tiles fired"),
@@ -931,12 +849,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-stonemasons", "dev", "The {e} of Ketterfold pays {v} stonemasons.",
              "How many stonemasons does the {e} of Ketterfold pay?", "How many builders in stone work for the {e} of Ketterfold?",
              lambda r: r.choice(_TITLES), _int(2, 55, sep=False), number=True, collective="officials of Ketterfold", measure="stonemasons"),
-    # Session 53's second test split (written before any run of them and before the session's first change
-    # was committed, every noun checked absent from dev's templates; run once in session 53, then moved to
-    # dev): a printworks' pamphlets, who paints a playhouse's scenery, the date a gasworks exploded (the
-    # event first), what a haberdashery was bought for in livres, what a stove burns (named by colour, a
-    # phrase), how far a watchtower leans (a decimal), a flour mill's stencil on its bags (a code with a
-    # slash), where tinsmiths sell their pans (a place), and a titled official's ostlers.
     Template("printworks-pamphlets", "dev", "The {e} printworks ran off {v} pamphlets for the election.",
              "How many pamphlets did the {e} printworks run off for the election?", "What number of leaflets did the {e} press shop produce for the vote?",
              made_up_name, _int(150, 9_900), number=True, collective="printworks", measure="pamphlets run off"),
@@ -967,12 +879,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-ostlers", "dev", "The {e} of Oxmeade feeds {v} ostlers.",
              "How many ostlers does the {e} of Oxmeade feed?", "How many stable hands eat at the table of the {e} of Oxmeade?",
              lambda r: r.choice(_TITLES), _int(2, 48, sep=False), number=True, collective="officials of Oxmeade", measure="ostlers"),
-    # Session 54's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 54, then moved to dev): an umbrella works' umbrellas, who trains a
-    # circus's ponies, the date a bandstand burned (the event first), what a snuff mill sold for in
-    # guineas, what a hamper holds (named by colour, a phrase), how far a chimney sways (a decimal), a
-    # luggage maker's stamp on its trunks (digits, a letter, digits), where tinkers mend their pots (a
-    # place), and a titled official's falconers.
     Template("umbrellaworks-umbrellas", "dev", "The {e} umbrella works stitched {v} umbrellas for the railway.",
              "How many umbrellas did the {e} umbrella works stitch for the railway?", "What number of parasols did the {e} rain-gear factory sew for the train company?",
              made_up_name, _int(140, 9_600), number=True, collective="umbrella works", measure="umbrellas stitched"),
@@ -1003,12 +909,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-falconers", "dev", "The {e} of Harrowby keeps {v} falconers.",
              "How many falconers does the {e} of Harrowby keep?", "How many hawk trainers serve the {e} of Harrowby?",
              lambda r: r.choice(_TITLES), _int(2, 52, sep=False), number=True, collective="officials of Harrowby", measure="falconers"),
-    # Session 55's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 55, then moved to dev): a hat works' bonnets, who cleans a fort's
-    # cannons, the date an icehouse caved in (the event first), what a boathouse was let for in shillings,
-    # what a handcart carries (named by colour, a phrase), how high a pontoon floats (a decimal), a
-    # pewterer's mark on its tankards (two letters, a dot, digits), where pedlars buy their ribbons (a
-    # place), and a titled official's pikemen.
     Template("hatworks-bonnets", "dev", "The {e} hat works trimmed {v} bonnets for the fair.",
              "How many bonnets did the {e} hat works trim for the fair?", "What number of ladies' hats did the {e} millinery finish for the market day?",
              made_up_name, _int(130, 9_700), number=True, collective="hat works", measure="bonnets trimmed"),
@@ -1039,12 +939,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-pikemen", "dev", "The {e} of Crossmere houses {v} pikemen.",
              "How many pikemen does the {e} of Crossmere house?", "How many spear soldiers lodge with the {e} of Crossmere?",
              lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Crossmere", measure="pikemen"),
-    # Session 56's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 56, then moved to dev): a wheelwright's spokes, who relays a
-    # quay's flagstones, the date a brickfield closed (the event first), what a signal box cost in
-    # pistoles, what a creel holds (named by colour, a phrase), how narrow a cliff path gets (a decimal),
-    # a saltern's ticket on its sacks (letter, digit, dash, letter, digits), where rangers sell their furs
-    # (a place), and a titled official's bowmen.
     Template("wheelwright-spokes", "dev", "The {e} wheelwright fitted {v} spokes for the carriers.",
              "How many spokes did the {e} wheelwright fit for the carriers?", "What number of wheel rods did the {e} cartwheel maker set for the haulage firms?",
              made_up_name, _int(150, 9_800), number=True, collective="wheelwrights", measure="spokes fitted"),
@@ -1075,12 +969,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-bowmen", "dev", "The {e} of Ambleford musters {v} bowmen.",
              "How many bowmen does the {e} of Ambleford muster?", "How many archers are in the pay of the {e} of Ambleford?",
              lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ambleford", measure="bowmen"),
-    # Session 57's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 57, then moved to dev): a nailery's hobnails, who digs out a
-    # glebe's ditches, the date a tollbooth was pulled down (the event first, in the passive), what a
-    # lychgate cost in farthings, what a pannier holds (named by colour, a phrase), how deep a millrace
-    # runs (a decimal), a fulling mill's seal on its bolts (two letters, a slash, digits), where sawyers
-    # sell their beams (a place), and a titled official's lancers.
     Template("nailery-hobnails", "dev", "The {e} nailery forged {v} hobnails for the miners.",
              "How many hobnails did the {e} nailery forge for the miners?", "What number of boot studs did the {e} nail works hammer out for the pitmen?",
              made_up_name, _int(140, 9_900), number=True, collective="naileries", measure="hobnails forged"),
@@ -1111,12 +999,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-lancers", "dev", "The {e} of Wendlecombe leads {v} lancers.",
              "How many lancers does the {e} of Wendlecombe lead?", "How many mounted spearmen ride under the {e} of Wendlecombe?",
              lambda r: r.choice(_TITLES), _int(2, 63, sep=False), number=True, collective="officials of Wendlecombe", measure="lancers"),
-    # Session 58's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 58, then moved to dev): the hurdles a hurdlers' yard wove, who cuts
-    # a withy garden's osier beds, the date a windpump was dismantled, what a pinfold cost in nobles, what a
-    # satchel holds (named by colour, a phrase), how high an embankment rises (a decimal), the chalk mark on
-    # a maltings' firkins (a digit, two letters and three digits run together), where carders sell their
-    # wool rolls (a place), and a titled official's halberdiers.
     Template("hurdlers-hurdles", "dev", "The {e} hurdlers wove {v} hurdles for the lambing pens.",
              "How many hurdles did the {e} hurdlers weave for the lambing pens?", "What number of wattle fence panels did the {e} fence weavers make for the ewes' folds?",
              made_up_name, _int(120, 9_700), number=True, collective="hurdlers' yards", measure="hurdles woven"),
@@ -1147,12 +1029,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-halberdiers", "dev", "The {e} of Thornbury keeps {v} halberdiers.",
              "How many halberdiers does the {e} of Thornbury keep?", "How many axe-spear guards serve the {e} of Thornbury?",
              lambda r: r.choice(_TITLES), _int(2, 59, sep=False), number=True, collective="officials of Thornbury", measure="halberdiers"),
-    # Session 59's test split (written before any run of them and before any change of the session, every
-    # noun checked absent from dev's templates; run once in session 59, then moved to dev): the bobbins lacemakers turned, who hauls
-    # the lobster pots off a headland, the date a seawall gave way, what a limekiln cost in groschen, what
-    # a coffer holds (named by an adjective, a phrase), how far an obelisk leans (a decimal, in degrees),
-    # the mark punched in a locksmith's padlocks (a letter, two digits and a letter, hyphenated), where
-    # glovers sell their gauntlets (a place), and a titled official's crossbowmen.
     Template("lacemakers-bobbins", "dev", "The {e} lacemakers turned {v} bobbins for the winter fair.",
              "How many bobbins did the {e} lacemakers turn for the winter fair?", "What number of thread spools did the {e} lace workers shape for the cold-season market?",
              made_up_name, _int(130, 9_800), number=True, collective="lacemakers' workshops", measure="bobbins turned"),
@@ -1183,13 +1059,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-crossbowmen", "dev", "The {e} of Ashcombe commands {v} crossbowmen.",
              "How many crossbowmen does the {e} of Ashcombe command?", "How many men armed with arbalests answer to the {e} of Ashcombe?",
              lambda r: r.choice(_TITLES), _int(2, 61, sep=False), number=True, collective="officials of Ashcombe", measure="crossbowmen"),
-    # Session 60's test split (written at the end of session 59, before any run of them and before the
-    # change that followed session 59's run, every noun checked absent from dev's templates; run once in
-    # session 60, then moved to dev): the cakes
-    # of soap soapmakers boiled, who paints a haven's mooring buoys, the date a sundial was unveiled, what
-    # a lockup cost in ecus, what a churn holds (named by an adjective, a phrase), what an anvil weighs
-    # (a decimal, in hundredweight), the mark notched in clogs (a letter, two digits, two letters), where
-    # quilters sell their coverlets (a place), and a titled official's musketeers.
     Template("soapmakers-cakes", "dev", "The {e} soapmakers boiled {v} cakes of soap for the laundry.",
              "How many cakes of soap did the {e} soapmakers boil for the laundry?", "What number of washing bars did the {e} lather workers cook for the wash-house?",
              made_up_name, _int(110, 9_600), number=True, collective="soapmakers' yards", measure="cakes of soap boiled"),
@@ -1220,13 +1089,6 @@ TEMPLATES: tuple[Template, ...] = (
     Template("official-musketeers", "dev", "The {e} of Elmstead musters {v} musketeers.",
              "How many musketeers does the {e} of Elmstead muster?", "How many men bearing firelocks gather for the {e} of Elmstead?",
              lambda r: r.choice(_TITLES), _int(2, 57, sep=False), number=True, collective="officials of Elmstead", measure="musketeers"),
-    # The test split, renewed in session 60 (written after session 60's held-out run and before any change
-    # that followed it, every noun checked absent from dev's templates): the arrows fletchers fletched, who
-    # prunes an orangery's lemon trees, the date a grotto was opened, what a pumphouse cost in doubloons,
-    # what a cistern holds (named by an adjective, a phrase), how far a towpath runs (a decimal, in
-    # furlongs), the mark incised in a bowyer's longbows (two letters, a hyphen, a digit and a letter),
-    # where cheesemongers sell their truckles (a place), and a titled official's billmen (an irregular
-    # plural).
     Template("fletchers-arrows", "test", "The {e} fletchers fletched {v} arrows for the archery butts.",
              "How many arrows did the {e} fletchers fletch for the archery butts?", "What number of feathered darts did the {e} arrow-smiths ready for the shooting ground?",
              made_up_name, _int(120, 9_700), number=True, collective="fletchers' workshops", measure="arrows fletched"),
@@ -1274,287 +1136,188 @@ HOPS: tuple[tuple[str, Split, str, str, str], ...] = (
      "In which city did the carver of the {e} fountain teach?"),
     ("keeper-dog", "dev", "The {e} toll bridge is kept by {p}.", "{p} owns a dog named {v}.",
      "What is the name of the dog owned by the keeper of the {e} toll bridge?"),
-    # Session 37's test chains: read after their run, so dev (session 38).
     ("gardener-town", "dev", "The {e} garden is tended by {p}.", "{p} was born in the town of {v}.",
      "In which town was the gardener of the {e} garden born?"),
     ("steward-falcon", "dev", "The steward of the {e} manor is {p}.", "{p} trains a falcon named {v}.",
      "What is the name of the falcon trained by the steward of the {e} manor?"),
-    # Session 38's test chains: run and read, so dev (session 39).
     ("builder-river", "dev", "The {e} tower was built by {p}.", "{p} was raised on the banks of the river {v}.",
      "On the banks of which river was the builder of the {e} tower raised?"),
     ("physician-mare", "dev", "The physician of the {e} court is {p}.", "{p} rides a mare called {v}.",
      "What is the name of the mare ridden by the physician of the {e} court?"),
-    # Session 39's test chains: run and read, so dev (session 40).
     ("abbot-village", "dev", "The {e} abbey is governed by {p}.", "{p} was born in the village of {v}.",
      "In which village was the abbot of the {e} abbey born?"),
     ("translator-city", "dev", "The {e} chronicle was translated by {p}.", "{p} lived for many years in the city of {v}.",
      "In which city did the translator of the {e} chronicle live?"),
     ("purser-island", "dev", "The purser of the {e} galley is {p}.", "{p} retired to the island of {v}.",
      "To which island did the purser of the {e} galley retire?"),
-    # Session 40's test chains: run and read, so dev (session 41).
     ("sculptor-town", "dev", "The {e} statue was sculpted by {p}.", "{p} was born in the town of {v}.",
      "In which town was the sculptor of the {e} statue born?"),
     ("warden-horse", "dev", "The warden of the {e} forest is {p}.", "{p} rides a horse called {v}.",
      "What is the name of the horse ridden by the warden of the {e} forest?"),
     ("composer-city", "dev", "The {e} hymn was written by {p}.", "{p} studied in the city of {v}.",
      "In which city did the composer of the {e} hymn study?"),
-    # Session 41's test chains: run and read, so dev (session 42).
     ("painter-village", "dev", "The {e} altarpiece was painted by {p}.", "{p} grew up in the village of {v}.",
      "In which village did the painter of the {e} altarpiece grow up?"),
     ("treasurer-hound", "dev", "The treasurer of the {e} league is {p}.", "{p} owns a hound named {v}.",
      "What is the name of the hound owned by the treasurer of the {e} league?"),
     ("engineer-academy", "dev", "The {e} viaduct was engineered by {p}.", "{p} trained at the academy of {v}.",
      "At which academy did the engineer of the {e} viaduct train?"),
-    # Session 42's test chains: run and read, so dev (session 43).
     ("admiral-estate", "dev", "The {e} fleet is led by {p}.", "{p} owns an estate near the town of {v}.",
      "Near which town does the leader of the {e} fleet own an estate?"),
     ("potter-parrot", "dev", "The chief potter of the {e} workshop is {p}.", "{p} keeps a parrot named {v}.",
      "What is the name of the parrot kept by the chief potter of the {e} workshop?"),
     ("compiler-valley", "dev", "The {e} almanac was compiled by {p}.", "{p} later settled in the valley of {v}.",
      "In which valley did the compiler of the {e} almanac settle?"),
-    # Session 43's test chains: run and read, so dev (session 43's end).
     ("weaver-lake", "dev", "The {e} tapestry was woven by {p}.", "{p} spent her youth by the lake of {v}.",
      "By which lake did the weaver of the {e} tapestry spend her youth?"),
     ("clockmaker-apprentice", "dev", "The clock of the {e} tower was made by {p}.", "{p} took on an apprentice called {v}.",
      "What was the name of the apprentice of the maker of the clock of the {e} tower?"),
     ("herald-ship", "dev", "The herald of the {e} court is {p}.", "{p} once served aboard the ship {v}.",
      "Aboard which ship did the herald of the {e} court once serve?"),
-    # Session 44's held-out chains: run once and read, so dev (session 44's end).
     ("cartographer-island", "dev", "The {e} atlas was drawn by {p}.", "{p} was born on the island of {v}.",
      "On which island was the cartographer of the {e} atlas born?"),
     ("brewer-mule", "dev", "The head brewer of the {e} brewery is {p}.", "{p} owns a mule called {v}.",
      "What is the name of the mule owned by the head brewer of the {e} brewery?"),
     ("lawgiver-river", "dev", "The {e} code of laws was written by {p}.", "{p} spent his last years beside the river {v}.",
      "Beside which river did the author of the {e} code of laws spend his last years?"),
-    # Session 45's held-out chains: run once and read, so dev (session 45's end).
     ("glazier-village", "dev", "The windows of the {e} chapel were glazed by {p}.", "{p} was born in the village of {v}.",
      "In which village was the glazier of the windows of the {e} chapel born?"),
     ("captain-port", "dev", "The {e} schooner is captained by {p}.", "{p} keeps a house in the port of {v}.",
      "In which port does the captain of the {e} schooner keep a house?"),
     ("miller-son", "dev", "The {e} windmill is worked by {p}.", "{p} has a son called {v}.",
      "What is the name of the son of the miller of the {e} windmill?"),
-    # Session 45's test chains, run once at d434a0a (session 46) and read: dev from then on.
     ("archivist-town", "dev", "The archives of the {e} cathedral are kept by {p}.", "{p} was raised in the town of {v}.",
      "In which town was the keeper of the archives of the {e} cathedral raised?"),
     ("ringer-village", "dev", "The bells of the {e} minster are rung by {p}.", "{p} grew up in the village of {v}.",
      "In which village did the ringer of the bells of the {e} minster grow up?"),
     ("director-city", "dev", "The {e} theatre is directed by {p}.", "{p} was educated in the city of {v}.",
      "In which city was the director of the {e} theatre educated?"),
-    # Session 46's test chains (run once in session 47, then moved to dev): a role said by its verb
-    # ("governed"), a nested role with an irregular verb ("bound"), and a role whose verb loses its ending
-    # ("managed").
     ("governor-river", "dev", "The {e} convent is governed by {p}.", "{p} was baptised beside the river {v}.",
      "Beside which river was the governor of the {e} convent baptised?"),
     ("binder-hamlet", "dev", "The books of the {e} priory are bound by {p}.", "{p} lives in the hamlet of {v}.",
      "In which hamlet does the binder of the books of the {e} priory live?"),
     ("manager-borough", "dev", "The {e} almshouse is managed by {p}.", "{p} was schooled in the borough of {v}.",
      "In which borough was the manager of the {e} almshouse schooled?"),
-    # Session 47's test chains (run once in sessions 47 and 48, then moved to dev): a role said by its verb
-    # ("conducted"), one whose verb is its noun's root ("printed"), and a nested role ("the designer of the
-    # terraces of …").
     ("conductor-parish", "dev", "The {e} chorale is conducted by {p}.", "{p} was christened in the parish of {v}.",
      "In which parish was the conductor of the {e} chorale christened?"),
     ("printer-harbour", "dev", "The {e} gazette is printed by {p}.", "{p} retired to the harbour of {v}.",
      "To which harbour did the printer of the {e} gazette retire?"),
     ("designer-county", "dev", "The terraces of the {e} palace were designed by {p}.", "{p} was raised in the county of {v}.",
      "In which county was the designer of the terraces of the {e} palace raised?"),
-    # Session 48's test chains (run once in session 48, then moved to dev): a role said by its verb
-    # ("surveyed"), one whose noun is not its verb's ("ruled": the ruler), and a nested role named by a
-    # word the sentence does not use ("the organist of …" over "the organ of … is played by").
     ("surveyor-county", "dev", "The {e} road was surveyed by {p}.", "{p} was born in the county of {v}.",
      "In which county was the surveyor of the {e} road born?"),
     ("ruler-goose", "dev", "The {e} nunnery is ruled by {p}.", "{p} keeps a goose named {v}.",
      "What is the name of the goose kept by the ruler of the {e} nunnery?"),
     ("organist-conservatory", "dev", "The organ of the {e} basilica is played by {p}.", "{p} studied at the conservatory of {v}.",
      "At which conservatory did the organist of the {e} basilica study?"),
-    # Session 49's test chains (run once in session 49, then moved to dev): a role named by a noun its
-    # sentence does not use ("the keeper of …" over "is looked after by"), a founder said in the active voice
-    # (the person first), and a nested role ("the restorer of the frescoes of …").
     ("keeper-valley", "dev", "The {e} menagerie is looked after by {p}.", "{p} grew up in the valley of {v}.",
      "In which valley did the keeper of the {e} menagerie grow up?"),
     ("founder-island", "dev", "{p} founded the {e} library.", "{p} was exiled to the island of {v}.",
      "To which island was the founder of the {e} library exiled?"),
     ("restorer-town", "dev", "The frescoes of the {e} chapel were restored by {p}.", "{p} served an apprenticeship in the town of {v}.",
      "In which town did the restorer of the frescoes of the {e} chapel serve an apprenticeship?"),
-    # Session 50's test chains (run once in session 50, then moved to dev): a role said by its verb
-    # ("organised"), a role named in an apposition ("The curator of …, P, opened …"), and a nested role
-    # named by a noun its sentence does not use ("the trainer of the horses of …" over "are schooled by").
     ("organiser-village", "dev", "The {e} regatta is organised by {p}.", "{p} was born in the fishing village of {v}.",
      "In which fishing village was the organiser of the {e} regatta born?"),
     ("curator-city", "dev", "The curator of the {e} gallery, {p}, opened a new wing last spring.", "{p} learned to paint in the city of {v}.",
      "In which city did the curator of the {e} gallery learn to paint?"),
     ("trainer-hamlet", "dev", "The horses of the {e} stud are schooled by {p}.", "{p} keeps a cottage in the hamlet of {v}.",
      "In which hamlet does the trainer of the horses of the {e} stud keep a cottage?"),
-    # Session 50's second test chains (written before any run of them; run in session 50, then moved to dev): a role said by its
-    # verb ("played": the player), the person first in an apposition ("P, the bursar of the … college,
-    # …"), and the role in a possessive apposition ("The … brickworks' owner, P, …").
     ("player-town", "dev", "The {e} carillon is played by {p}.", "{p} was born in the market town of {v}.",
      "In which market town was the player of the {e} carillon born?"),
     ("bursar-village", "dev", "{p}, the bursar of the {e} college, balanced the accounts every Friday.", "{p} was schooled in the village of {v}.",
      "In which village was the bursar of the {e} college schooled?"),
     ("owner-port", "dev", "The {e} brickworks' owner, {p}, hired forty new men.", "{p} grew up in the port of {v}.",
      "In which port did the owner of the {e} brickworks grow up?"),
-    # Session 51's test chains (written before any run of them; run twice in session 51, then moved to dev): a role said by its verb
-    # ("commanded": the commander), a role named after the person at the sentence's end ("P runs the …
-    # as its headmistress"), and a role named beside the person ("by the shipwright P").
     ("commander-town", "dev", "The {e} garrison is commanded by {p}.", "{p} was born in the mill town of {v}.",
      "In which mill town was the commander of the {e} garrison born?"),
     ("headmistress-city", "dev", "{p} runs the {e} girls' school as its headmistress.", "{p} trained as a teacher in the city of {v}.",
      "In which city did the headmistress of the {e} girls' school train as a teacher?"),
     ("shipwright-island", "dev", "The {e} barque was built by the shipwright {p}.", "{p} was raised on the island of {v}.",
      "On which island was the shipwright of the {e} barque raised?"),
-    # Session 51's second test chains (written before any run of them; run twice, then moved to dev): a nested role said by
-    # its verb in the active voice ("P tutors the children of …": the tutor), a nested role said in the
-    # active voice by its verb's past ("P carved the stones of …": the carver), and a role noun holding
-    # another verb's root ("innkeeper" over "is kept by").
     ("tutor-river", "dev", "{p} tutors the children of the {e} household.", "{p} was born beside the river {v}.",
      "Beside which river was the tutor of the children of the {e} household born?"),
     ("carver-port", "dev", "{p} carved the stones of the {e} bridge.", "{p} learned the trade in the port of {v}.",
      "In which port did the carver of the stones of the {e} bridge learn the trade?"),
     ("innkeeper-county", "dev", "The {e} coaching inn is kept by {p}.", "{p} grew up in the county of {v}.",
      "In which county did the innkeeper of the {e} coaching inn grow up?"),
-    # Session 51's third test chains (written before any run of them; run once in session 51, then moved to dev): a role said by
-    # its verb with a compound entity ("The … toll house is kept by P": the keeper), a role named before
-    # the person as a title ("the bandmaster P conducts the … band"), and a nested role in the active voice
-    # ("P mends the nets of the … fishing fleet": the mender).
     ("keeper-moor", "dev", "The {e} toll house is kept by {p}.", "{p} was born on the moor of {v}.",
      "On which moor was the keeper of the {e} toll house born?"),
     ("bandmaster-town", "dev", "Each Sunday the bandmaster {p} conducts the {e} brass band.", "{p} grew up in the town of {v}.",
      "In which town did the bandmaster of the {e} brass band grow up?"),
     ("mender-isle", "dev", "{p} mends the nets of the {e} fishing fleet.", "{p} lives on the isle of {v}.",
      "On which isle does the mender of the nets of the {e} fishing fleet live?"),
-    # Session 52's test chains (written before any run of them; run once in session 52, then moved to dev): a role named after "as"
-    # ("P serves as steward of the … manor"), a role given as what an entity employs the person as ("The
-    # … botanical garden employs P as its herbalist"), and a role named before the person as a title, the
-    # entity reached through another place ("… cross to the … priory with the ferryman P").
     ("steward-valley", "dev", "{p} serves as steward of the {e} manor.", "{p} was born in the valley of {v}.",
      "In which valley was the steward of the {e} manor born?"),
     ("herbalist-town", "dev", "The {e} botanical garden employs {p} as its herbalist.", "{p} studied plants in the town of {v}.",
      "In which town did the herbalist of the {e} botanical garden study plants?"),
     ("ferryman-lake", "dev", "Travellers cross to the {e} priory with the ferryman {p}.", "{p} grew up by the lake of {v}.",
      "By which lake did the ferryman of the {e} priory grow up?"),
-    # Session 52's second test chains (written before any run of them; run once in session 52, then moved
-    # to dev): a role said by its verb in the passive, the verb's root the role ("Meals at the … workhouse are
-    # cooked by P": the cook), a role in apposition ("P, beekeeper of the … rectory, sold …"), and a
-    # role as a possessive's noun ("The … vicarage's sexton is P").
     ("cook-village", "dev", "Meals at the {e} workhouse are cooked by {p}.", "{p} was born in the village of {v}.",
      "In which village was the cook of the {e} workhouse born?"),
     ("beekeeper-county", "dev", "{p}, beekeeper of the {e} rectory, sold honey at the fair.", "{p} grew up in the county of {v}.",
      "In which county did the beekeeper of the {e} rectory grow up?"),
     ("sexton-hamlet", "dev", "The {e} vicarage's sexton is {p}.", "{p} was schooled in the hamlet of {v}.",
      "In which hamlet was the sexton of the {e} vicarage schooled?"),
-    # Session 52's third test chains (written before any run of them; run once in session 52, then moved to
-    # dev): a role the sentence's verb does not name ("The sails of the … ketch were sewn by P": the
-    # sailmaker), a role after "is the" ("P is the cartwright of the … estate"), and a role in a possessive
-    # apposition ("The … crystal works' glassblower, P, won a prize").
     ("sailmaker-heath", "dev", "The sails of the {e} ketch were sewn by {p}.", "{p} was born on the heath of {v}.",
      "On which heath was the sailmaker of the {e} ketch born?"),
     ("cartwright-dale", "dev", "{p} is the cartwright of the {e} estate.", "{p} grew up in the dale of {v}.",
      "In which dale did the cartwright of the {e} estate grow up?"),
     ("glassblower-glen", "dev", "The {e} crystal works' glassblower, {p}, won a prize.", "{p} was raised in the glen of {v}.",
      "In which glen was the glassblower of the {e} crystal works raised?"),
-    # Session 53's test chains (written before any run of them and before any change of the session; run
-    # once in session 53, then moved to dev): a role said by its verb's root in the passive, the entity
-    # reached through what it owns ("The roof of the … threshing barn was thatched by P": the thatcher), a
-    # role as a possessive's title before the name ("The … seminary's librarian P catalogued the maps"), and
-    # a role after "has long been the" with "at" where the question says "of" ("P has long been the
-    # gamekeeper at the … lodge").
     ("thatcher-fen", "dev", "The roof of the {e} threshing barn was thatched by {p}.", "{p} was born in the fen of {v}.",
      "In which fen was the thatcher of the {e} threshing barn born?"),
     ("librarian-shire", "dev", "The {e} seminary's librarian {p} catalogued the maps.", "{p} was educated in the shire of {v}.",
      "In which shire was the librarian of the {e} seminary educated?"),
     ("gamekeeper-coast", "dev", "{p} has long been the gamekeeper at the {e} lodge.", "{p} was raised on the coast of {v}.",
      "On which coast was the gamekeeper of the {e} lodge raised?"),
-    # Session 53's second test chains (written before any run of them; run once in session 53, then moved to
-    # dev): a role said by an active verb ("P drives the … mail coach": the driver), a role before the name
-    # with "a man named" ("The foreman of the … dye works, a man named P, ran the vats"), and a role given
-    # by "was appointed" ("P was appointed chaplain to the … sailors' mission").
     ("driver-hills", "dev", "{p} drives the {e} mail coach.", "{p} was born in the hills of {v}.",
      "In which hills was the driver of the {e} mail coach born?"),
     ("foreman-riverside", "dev", "The foreman of the {e} dye works, a man named {p}, ran the vats.", "{p} grew up in the riverside town of {v}.",
      "In which riverside town did the foreman of the {e} dye works grow up?"),
     ("chaplain-deanery", "dev", "{p} was appointed chaplain to the {e} sailors' mission.", "{p} took holy orders in the deanery of {v}.",
      "In which deanery did the chaplain of the {e} sailors' mission take holy orders?"),
-    # Session 54's test chains (written before any run of them and before any change of the session; run
-    # once in session 54, then moved to dev): a role the sentence names by what is done, in the passive ("Boats entering the …
-    # roadstead are guided by P": the pilot), a role in a relative clause ("P, who trains the choir of the
-    # … chantry, …": the choirmaster), and a role given by "hired … as its" ("The … skating club hired P as
-    # its instructor").
     ("pilot-estuary", "dev", "Boats entering the {e} roadstead are guided by {p}.", "{p} was born on the estuary of {v}.",
      "On which estuary was the pilot of the {e} roadstead born?"),
     ("choirmaster-vale", "dev", "{p}, who trains the choir of the {e} chantry, wrote two carols.", "{p} was schooled in the vale of {v}.",
      "In which vale was the choirmaster of the {e} chantry schooled?"),
     ("instructor-lowlands", "dev", "The {e} skating club hired {p} as its instructor.", "{p} was raised in the lowlands of {v}.",
      "In which lowlands was the instructor of the {e} skating club raised?"),
-    # Session 55's test chains (written before any run of them and before any change of the session; run
-    # once in session 55, then moved to dev): a role given by "took over as" ("P took over as quartermaster of the … barracks"), a role
-    # after "has had P as its" ("The … waterworks has had P as its superintendent"), and a role named by
-    # what the person keeps in repair ("The rigging of the … clipper is kept in repair by P": the rigger).
     ("quartermaster-uplands", "dev", "{p} took over as quartermaster of the {e} barracks last spring.", "{p} was born in the uplands of {v}.",
      "In which uplands was the quartermaster of the {e} barracks born?"),
     ("superintendent-plains", "dev", "The {e} waterworks has had {p} as its superintendent since the flood.", "{p} grew up on the plains of {v}.",
      "On which plains did the superintendent of the {e} waterworks grow up?"),
     ("rigger-mining-town", "dev", "The rigging of the {e} clipper is kept in repair by {p}.", "{p} was christened in the mining town of {v}.",
      "In which mining town was the rigger of the {e} clipper christened?"),
-    # Session 56's test chains (written before any run of them and before any change of the session; run
-    # once in session 56, then moved to dev): a role after "has served the … as" ("P has served the … oratory as verger"), a role after
-    # "as its" at the clause's end ("P keeps order in the … vestry as its beadle"), and a role named only
-    # by what is done ("Trains passing the … cutting are flagged through by P": the signalman).
     ("verger-fells", "dev", "{p} has served the {e} oratory as verger for a decade.", "{p} was reared on the fells of {v}.",
      "On which fells was the verger of the {e} oratory reared?"),
     ("beadle-dales", "dev", "{p} keeps order in the {e} vestry as its beadle.", "{p} was indentured in the dales of {v}.",
      "In which dales was the beadle of the {e} vestry indentured?"),
     ("signalman-downs", "dev", "Trains passing the {e} cutting are flagged through by {p}.", "{p} was brought up on the downs of {v}.",
      "On which downs was the signalman of the {e} cutting brought up?"),
-    # Session 57's test chains (written before any run of them and before any change of the session; run
-    # once in session 57, then moved to dev): a role given by "was made … of" ("P was made gatekeeper of the … turnpike"), a role named
-    # only by what is done, the deed's object first ("Sermons at the … priory are preached by P": the
-    # preacher), and a role in a possessive before the person, set off as an appositive ("The … aviary's
-    # keeper, P, feeds …").
     ("gatekeeper-fens", "dev", "{p} was made gatekeeper of the {e} turnpike after the war.", "{p} spent a boyhood in the fens of {v}.",
      "In which fens did the gatekeeper of the {e} turnpike spend a boyhood?"),
     ("preacher-wolds", "dev", "Sermons at the {e} priory are preached by {p}.", "{p} was confirmed in the wolds of {v}.",
      "In which wolds was the preacher of the {e} priory confirmed?"),
     ("keeper-crags", "dev", "The {e} aviary's keeper, {p}, feeds the finches at noon.", "{p} was born among the crags of {v}.",
      "Among which crags was the keeper of the {e} aviary born?"),
-    # Session 58's test chains (written before any run of them and before any change of the session; run
-    # once in session 58, then moved to dev): a role given by "was appointed … of" ("P was appointed bellringer of the … collegiate
-    # church"), a role named only by what is done, the deed's object first ("Boats at the … staithe are
-    # caulked by P": the caulker), and a role after "its" set off before the person ("The … leper hospital
-    # is run by its surgeon, P").
     ("bellringer-lochs", "dev", "{p} was appointed bellringer of the {e} collegiate church in the spring.", "{p} was raised beside the lochs of {v}.",
      "Beside which lochs was the bellringer of the {e} collegiate church raised?"),
     ("caulker-saltings", "dev", "Boats at the {e} staithe are caulked by {p}.", "{p} was apprenticed in the saltings of {v}.",
      "In which saltings was the caulker of the {e} staithe apprenticed?"),
     ("surgeon-coombes", "dev", "The {e} leper hospital is run by its surgeon, {p}.", "{p} was born in the coombes of {v}.",
      "In which coombes was the surgeon of the {e} leper hospital born?"),
-    # Session 59's test chains (written before any run of them and before any change of the session; run
-    # once in session 59, then moved to dev): a role given by "was sworn in as … of" ("P was sworn in as reeve of the … township"), a
-    # role named only by what is done, the deed's object first ("Pianos at the … assembly rooms are tuned by
-    # P": the tuner), and a role after "its" set off before the person ("The … lazaretto is overseen by its
-    # sacristan, P").
     ("reeve-islets", "dev", "{p} was sworn in as reeve of the {e} township at Michaelmas.", "{p} was raised on the islets of {v}.",
      "On which islets was the reeve of the {e} township raised?"),
     ("tuner-dunes", "dev", "Pianos at the {e} assembly rooms are tuned by {p}.", "{p} grew up among the dunes of {v}.",
      "Among which dunes did the tuner of the {e} assembly rooms grow up?"),
     ("sacristan-tarns", "dev", "The {e} lazaretto is overseen by its sacristan, {p}.", "{p} was born beside the tarns of {v}.",
      "Beside which tarns was the sacristan of the {e} lazaretto born?"),
-    # Session 60's test chains (written at the end of session 59, before any run of them; run once in
-    # session 60, then moved to dev): a role after "its" set off before the person ("The …
-    # constabulary answers to its sheriff, P"), a role named only by what is done, the deed's object
-    # first ("Mailbags at the … posting house are sorted by P": the sorter), and a role given last, after
-    # "as its" ("P has watched over the … scriptorium as its chamberlain since the war").
     ("sheriff-becks", "dev", "The {e} constabulary answers to its sheriff, {p}.", "{p} was raised beside the becks of {v}.",
      "Beside which becks was the sheriff of the {e} constabulary raised?"),
     ("sorter-saltmarshes", "dev", "Mailbags at the {e} posting house are sorted by {p}.", "{p} grew up in the saltmarshes of {v}.",
      "In which saltmarshes did the sorter of the {e} posting house grow up?"),
     ("chamberlain-clearings", "dev", "{p} has watched over the {e} scriptorium as its chamberlain since the war.", "{p} was schooled in the clearings of {v}.",
      "In which clearings was the chamberlain of the {e} scriptorium schooled?"),
-    # The test chains, renewed in session 60 (written after session 60's held-out run and before any change
-    # that followed it): a role after "its" set off before the person ("The … chase is patrolled by its
-    # verderer, P"), a role named only by what is done, the deed's object first ("Frames at the … print
-    # room are gilded by P": the gilder), and a role given last, after "as its" ("P has looked after the …
-    # rabbit warren as its warrener since the fire").
     ("verderer-brecks", "test", "The {e} chase is patrolled by its verderer, {p}.", "{p} was raised on the brecks of {v}.",
      "On which brecks was the verderer of the {e} chase raised?"),
     ("gilder-meadows", "test", "Frames at the {e} print room are gilded by {p}.", "{p} grew up beside the water meadows of {v}.",
@@ -1724,8 +1487,6 @@ def build_general(
     instances: list[EvalInstance] = []
     # Each seed reads its own run of templates and chains, seed 0 the first (the held-out runs' instances
     # are unchanged), and an instance's id (seed, kind, index) still names it whatever ``n`` (re-scoring
-    # rebuilds it from the id). Found in session 57: with the run fixed at the start, the capable reader's
-    # "8/8 at seeds 0-5" (n=8) had read 13 of dev's 260 templates and 8 of its 86 chains, at every seed.
     template_start, chain_start = seed * _TEMPLATES_PER_SEED, seed * _CHAINS_PER_SEED
     for which in splits:
         templates = [t for t in TEMPLATES if t.split == which]

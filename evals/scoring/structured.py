@@ -159,7 +159,7 @@ _HYPHENATED_UNIT = re.compile(r"(?<=\d)-(?=[a-z]{2,}\b)")
 
 def _unit_apart(prediction: str) -> str:
     """``prediction`` with a unit hyphenated to its number set apart: "a 5,520-crown prize" states 5,520
-    (measured, session 51's second test split: PECAN's right answer was scored wrong). A code's letter
+    (measured, a second test split: PECAN's right answer was scored wrong). A code's letter
     ("QW-5361-F") is no unit: one capital letter is not set apart."""
     return _HYPHENATED_UNIT.sub(" ", prediction)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -99,16 +98,13 @@ def test_needle_length_depth_and_single_gold(tok: Tokenizer, target: int) -> Non
 
 @needs_corpora
 def test_needle_at_1_28m_tokens(tok: Tokenizer) -> None:
-    build_needle(target_tokens=8_000, n=1, seed=0, tokenizer=tok)  # warm the per-process cache
-    started = time.perf_counter()
+    # How long building takes is the chunker bench's to measure (evals/bench/chunker.py), not a test's.
     (inst,) = build_needle(target_tokens=1_280_000, n=1, seed=3, depth=0.4, tokenizer=tok)
-    elapsed = time.perf_counter() - started
     text = inst.documents[0]["text"]
     assert _within(inst.actual_tokens, 1_280_000)
     assert inst.metadata["filler_corpus_passes"] > 1.0  # the ~695K-token corpus was cycled
     assert count_mentions(text, inst.gold_answers[0]) == 1
     assert abs(inst.metadata["needle_token_depth"] - 0.4) <= 0.02
-    assert elapsed < 10.0, f"1.28M-token needle took {elapsed:.1f}s"
 
 
 @needs_corpora
