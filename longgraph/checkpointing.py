@@ -46,7 +46,7 @@ from longgraph.cache import damaged
 from longgraph.errors import ConfigurationError
 from longgraph.exclusive import hold_postgres_thread, hold_sqlite_thread
 from longgraph.group_commit import GroupCommit
-from longgraph.redact import redact_url, url_secrets
+from longgraph.redact import redact_url, refuse_url_like_path, url_secrets
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -328,6 +328,7 @@ def checked_target(target: str | Path, option: str = "checkpoint database") -> s
         )
     if not target.strip():
         raise ConfigurationError(f"{option} is empty: give a SQLite file path or a postgresql:// URL")
+    refuse_url_like_path(target, option)
     return target
 
 

@@ -87,6 +87,9 @@ def read_document(path: str) -> tuple[str, str, list[str]]:
             raise InputError(f"{path}: no such file")
         if file.is_dir():
             raise InputError(f"{path}: is a directory, not a file")
+        if not file.is_file():
+            # A FIFO waits for a writer that may never come; a device may never end: read `-` instead.
+            raise InputError(f"{path}: not a regular file (a pipe or a device); pipe it to stdin as -")
         try:
             with file.open("rb") as stream:
                 data = _read_capped(stream, path)

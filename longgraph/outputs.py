@@ -97,6 +97,10 @@ def claim_output(
     :class:`InputError` naming ``option`` and why not."""
     if path.is_dir():
         raise InputError(f"{option} {path}: a folder, not a file (name the {kind} file to write)")
+    if path.exists() and not path.is_file():
+        # A FIFO blocks the writer until someone reads it, a device swallows or refuses what it gets:
+        # only a regular file is written.
+        raise InputError(f"{option} {path}: not a regular file (a pipe or a device); name a file to write")
     for given in inputs:
         if same_file(path, Path(given)):
             raise InputError(f"{option} {path}: that is an input of this command; write the {kind} elsewhere")

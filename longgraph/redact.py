@@ -10,6 +10,8 @@ import re
 from collections.abc import Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from longgraph.errors import ConfigurationError
+
 _SECRET_PARAMS = re.compile(r"key|token|secret|password|passwd|pwd|auth|signature|sig", re.IGNORECASE)
 
 
@@ -56,3 +58,20 @@ def chainable(exc: BaseException, secrets: Sequence[str]) -> BaseException | Non
     """The exception to chain: none when its text holds a secret (a logged traceback would show it)."""
     text = str(exc)
     return None if any(secret in text for secret in secrets) else exc
+
+
+_URL_LIKE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.\-]+)\s*:")
+"""A word of two or more letters, then a colon: how every URL scheme begins. A file path is never
+written so (a drive letter is one letter, "C:")."""
+
+
+def refuse_url_like_path(target: str, option: str) -> None:
+    """Refuse a path that looks like a database URL but does not parse as one ("postgresql:/u:pw@db",
+    "postgresql ://…"): taken as a file path it would create a local file named with the password.
+    The message names the scheme only, never the rest, which may hold a secret."""
+    looks = _URL_LIKE.match(target)
+    if looks:
+        raise ConfigurationError(
+            f"{option} starts like a URL ({looks.group(1)!r} and a colon) but is not one: write "
+            "postgresql://user:password@host/db, or a path to a SQLite file"
+        )

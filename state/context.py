@@ -347,6 +347,10 @@ class Context:
             ):
                 raise ConfigurationError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
         self._check_relations()
+        if self.cache_path:
+            from longgraph.redact import refuse_url_like_path
+
+            refuse_url_like_path(str(self.cache_path), "cache_path")
         for url in [self.base_url] if isinstance(self.base_url, str) else list(self.base_url or []):
             _check_url("base_url", url)
         if self.embedding_url is not None:

@@ -7,7 +7,9 @@ supporting sentences, so every answer it does not get back is lost by the graphs
 reduction or answer checks. This prints, per kind and strategy, the share kept with its 95% interval,
 every wrong answer marked ``supported`` (the one count that must be 0), and what overruled each lost
 answer (the run's own notes); ``--out FILE`` writes one JSON record per run (split named in each) and
-``--report FILE`` a Markdown table. Injected fakes, no server: seconds per hundred runs.
+``--report FILE`` a Markdown table; ``--summarise FILE`` prints the table of a records file (every
+length and wording in it, pooled over strategies: the README's table). Injected fakes, no server:
+seconds per hundred runs.
 """
 
 from __future__ import annotations
@@ -101,6 +103,33 @@ def table(records: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[
     return lines
 
 
+def summary(records: Sequence[dict[str, Any]]) -> list[str]:
+    """A Markdown table of recorded runs: per kind, the share kept pooled over strategies (95%
+    interval) for each (tokens, wording) recorded, and the wrong answers marked supported."""
+    columns = sorted(
+        {(r["tokens"], r["wording"]) for r in records}, key=lambda c: (c[0], WORDINGS.index(c[1]))
+    )
+    head = [f"{tokens // 1000}K {wording}" for tokens, wording in columns]
+    lines = ["| kind | " + " | ".join(head) + " |", "|---|" + "---:|" * len(columns)]
+    for kind in KINDS:
+        row = []
+        for tokens, wording in columns:
+            cell = [
+                r["correct"]
+                for r in records
+                if (r["tokens"], r["wording"], r["kind"]) == (tokens, wording, kind)
+            ]
+            low, high = wilson(sum(cell), len(cell)) if cell else (0.0, 0.0)
+            row.append(f"{sum(cell) / len(cell):.2f} ({low:.2f}–{high:.2f})" if cell else "—")
+        lines.append(f"| {kind} | " + " | ".join(row) + " |")
+    wrong = []
+    for tokens, wording in columns:
+        runs = [r for r in records if (r["tokens"], r["wording"]) == (tokens, wording)]
+        wrong.append(f"{sum(bool(r['supported']) and not r['correct'] for r in runs)} of {len(runs)}")
+    lines.append("| wrong answers marked supported | " + " | ".join(wrong) + " |")
+    return lines
+
+
 def _commit() -> str:
     try:
         return subprocess.run(
@@ -125,7 +154,15 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated")
     parser.add_argument("--out", type=Path, default=None, help="append one JSON record per run here")
     parser.add_argument("--report", type=Path, default=None, help="write the Markdown table here")
+    parser.add_argument(
+        "--summarise", type=Path, default=None, help="print the table of a records file (--out) and exit"
+    )
     args = parser.parse_args(argv)
+    if args.summarise:
+        with args.summarise.open(encoding="utf-8") as handle:
+            recorded = [json.loads(line) for line in handle if line.strip()]
+        print("\n".join(summary(recorded)))
+        return recorded
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = sorted(set(strategies) - set(STRATEGIES))
     if unknown:

@@ -153,6 +153,8 @@ def ask(
     def action() -> None:
         import asyncio
 
+        from longgraph.errors import InputError
+
         given_plan = read_plan(plan) if plan else None
         if html is not None:
             claim_page(html, files)
@@ -189,10 +191,16 @@ def ask(
             if on_progress is not None and any(r.stats.resumed for r in results):
                 on_progress.complete_from_checkpoint()
         results[0].stats.notes = notes + results[0].stats.notes
-        if html is not None:
-            html.write_text(answers_page(results, question), encoding="utf-8")
-            stderr.print(f"wrote {html}")
+        # The answer first: a page that cannot be written (a full disk, a folder gone) loses nothing.
         print_results(question, results, files, documents, as_json=as_json)
+        if html is not None:
+            try:
+                html.write_text(answers_page(results, question), encoding="utf-8")
+            except OSError as exc:
+                raise InputError(
+                    f"--html {html}: the page could not be written ({exc.strerror}); the answer is above"
+                ) from exc
+            stderr.print(f"wrote {html}")
         if any(c.status == "failed" for r in results for c in r.chunks):
             raise typer.Exit(EXIT_PARTIAL)
 

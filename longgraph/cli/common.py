@@ -283,10 +283,13 @@ def endpoint_settings(cache: str | None, base_url: list[str] | None, model: str 
 def claim_page(page: Path, inputs: Sequence[str | Path]) -> None:
     """``--html PAGE``, once it is safe to write: not a folder, not an input of the command (``-`` is
     stdin), not an existing file that is not a page longgraph wrote (``longgraph/outputs.py``)."""
+    from longgraph.errors import InputError
     from longgraph.outputs import claim_output, longgraph_page
 
     files = [Path(f) for f in inputs if str(f) != "-"]
     claim_output(page, option="--html", kind="page", ours=longgraph_page, inputs=files)
+    if not page.parent.is_dir():  # found before the run, not after it
+        raise InputError(f"--html {page}: its folder {page.parent} does not exist")
 
 
 RayOption = Annotated[

@@ -60,7 +60,10 @@ def _setting(raw: str) -> tuple[str, Any]:
 def run(
     ctx: typer.Context,
     suite: Annotated[
-        str, Opt(help="needle, squad, hotpot, general, real, loong, loong-synth (built offline) or infinitebench.")
+        str,
+        Opt(
+            help="needle, squad, hotpot, general, real, loong, loong-synth (built offline) or infinitebench."
+        ),
     ] = "needle",
     strategies: Annotated[
         str, Opt(help="Comma list, e.g. mapreduce,truncate,rag-bm25,rag-embed.")
@@ -121,11 +124,15 @@ def run(
     data: Annotated[Path | None, Opt(help="InfiniteBench: the folder of its task files.")] = None,
     split: Annotated[
         str | None,
-        Opt(help="general and real suites: dev (to work on) or test (to report, never tuned on); default both."),
+        Opt(
+            help="general and real suites: dev (to work on) or test (to report, never tuned on); default both."
+        ),
     ] = None,
     tasks: Annotated[
         str | None,
-        Opt(help="InfiniteBench tasks, loong-synth families, general or real kinds, comma list (default: all)."),
+        Opt(
+            help="InfiniteBench tasks, loong-synth families, general or real kinds, comma list (default: all)."
+        ),
     ] = None,
     loong_window: Annotated[
         int, Opt(help="Loong: assembly cap in tokens (documents past it are skipped).")

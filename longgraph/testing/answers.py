@@ -277,7 +277,8 @@ _TOKEN = re.compile(r"\w+")
 def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The oracle's verdict on a verification call (``prompts/verify.toml``): yes when the sentence it
     would answer the question from, among the shown ones, holds every word of the proposed answer
-    that the question does not (a bag-of-words reader confirms only what it would have said)."""
+    that the question does not and every name the question gives (a bag-of-words reader confirms only
+    what it would have said, about the entity asked)."""
     content = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
     question, _ = extract_question_and_text(messages)
     proposed, shown = _PROPOSED.search(content), _SHOWN.search(content)
@@ -287,7 +288,10 @@ def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         return {t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS}
 
     new = tokens(proposed.group(1)) - tokens(question) if proposed else set()
-    if best is None or not new or not new <= tokens(best):
+    # "About the very entity the question names", as the prompt asks: its capitalised words (past the
+    # first) in the sentence, so a look-alike's sentence ("the Sarlo bridge" for the Wexlen one) is no.
+    names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z]\w*", question)} - STOP_WORDS
+    if best is None or not new or not new <= tokens(best) or not names <= tokens(best):
         return {"stated": "no", "reason": "The sentences do not state it."}
     return {"stated": "yes", "reason": "The text states this directly."}
 

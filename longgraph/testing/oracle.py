@@ -83,6 +83,9 @@ def _content_words(text: str) -> set[str]:
     return {w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS}
 
 
+_BULLET_RE = re.compile(r"^(?:[*\u2022]|-(?=\s))\s+")
+
+
 def _segments(text: str) -> Iterator[str]:
     """Yield paragraphs of ``text``: wrapped lines joined, protocol labels and JSON map outputs unpacked.
 
@@ -108,6 +111,11 @@ def _segments(text: str) -> Iterator[str]:
                     current = []
                 yield from (v for v in obj.values() if isinstance(v, str))
                 continue
+        if _BULLET_RE.match(line):  # a bullet point is an item of its own, not a wrapped line
+            if current:
+                yield " ".join(current)
+            current = [_BULLET_RE.sub("", line, count=1)]
+            continue
         label = _PROTOCOL_LABEL_RE.match(line) or _NOTE_HEADER_RE.match(line)
         if label:
             if current:

@@ -148,10 +148,14 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], int, str]] = {
     "checkpoint sqlite url": (_ask("--resume", "t", "--checkpoint-db", "sqlite:///x.db"), 2, "sqlite"),
     "checkpoint psycopg url": (_ask("--resume", "t", "--checkpoint-db", "postgresql+psycopg://u:hunter22@h/db"), 2, "scheme"),
     "checkpoint empty": (_ask("--resume", "t", "--checkpoint-db", ""), 2, "empty"),
+    "checkpoint url with one slash": (_ask("--resume", "t", "--checkpoint-db", "postgresql:/u:hunter22@db/x"), 2, "not one"),
+    "checkpoint url with a space": (_ask("--resume", "t", "--checkpoint-db", "postgresql ://u:hunter22@db/x"), 2, "not one"),
+    "checkpoints list url one slash": (lambda h: ["checkpoints", "list", "--checkpoint-db", "postgres:/u:hunter22@h/db"], 2, "not one"),
+    "cache url with one slash": (_ask("@env:LONGGRAPH_CACHE_PATH=postgresql:/u:hunter22@db/x"), 2, "not one"),
     "checkpoint a text file": (_ask("--resume", "t", "--checkpoint-db", "note.txt"), 2, "cannot be used"),
     "checkpoint a folder": (_ask("--resume", "t", "--checkpoint-db", "sub"), 2, "directory"),
     # --- ask: documents and names
-    "document /dev/null": (lambda h: ["ask", "/dev/null", "-q", Q, "--base-url", DEAD], 2, "no text"),
+    "document /dev/null": (lambda h: ["ask", "/dev/null", "-q", Q, "--base-url", DEAD], 2, "regular"),
     "file name with escapes": (lambda h: ["ask", f"{ESC}]0;pwned\a.txt", "-q", Q, "--base-url", DEAD], 2, "no such file"),
     "file name with bidi override": (lambda h: ["ask", "evil\u202etxt.exe", "-q", Q, "--base-url", DEAD], 2, "\\u202e"),
     "question only control characters": (_q("\x01\x02\x03"), 2, "question"),
@@ -217,6 +221,11 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], int, str]] = {
     "synth source binary": (_synth("binary.bin", "--out", "d.jsonl"), 2, "binary"),
     # --- pages and pictures
     "tree page over a note": (lambda h: ["tree", "show", "doc.txt", "--html", "note.txt", "--base-url", DEAD], 2, "not a page"),
+    "ask a fifo as input": (lambda h: (os.mkfifo(h / "in.fifo"), ["ask", "in.fifo", "-q", QUESTION, "--base-url", DEAD])[1], 2, "regular"),
+    "ask a device as input": (lambda h: ["ask", "/dev/zero", "-q", QUESTION, "--base-url", DEAD], 2, "regular"),
+    "ask page in a missing folder": (_ask("--html", "missing/dir/p.html"), 2, "does not exist"),
+    "ask page a fifo": (lambda h: (os.mkfifo(h / "fifo.html"), _ask("--html", "fifo.html")(h))[1], 2, "regular"),
+    "ask page a device": (_ask("--html", "/dev/full"), 2, "regular"),
     "tree page a folder": (lambda h: ["tree", "show", "doc.txt", "--html", "sub", "--base-url", DEAD], 2, "folder"),
     "tree page over its input": (lambda h: ["tree", "show", "doc.txt", "--html", "doc.txt", "--base-url", DEAD], 2, "an input"),
     "tree page over a user's page": (lambda h: ["tree", "show", "doc.txt", "--html", "page.html", "--base-url", DEAD], 2, "not a page"),
@@ -254,6 +263,23 @@ def run_case(
     before = _snapshot(home)
     done = run_longgraph([a for a in args if not a.startswith("@env:")], home=home, timeout=90, env=env)
     return done, before, _snapshot(home)
+
+
+@pytest.mark.parametrize(
+    "case", ["checkpoint url with one slash", "checkpoint url with a space", "cache url with one slash"]
+)
+def test_a_malformed_database_url_creates_nothing(case: str, tmp_path: Path) -> None:
+    """A setting that starts like a database URL but does not parse as one is refused before anything
+    is created: no file or folder named after it, so no secret ever becomes part of a path."""
+    _files(tmp_path)
+    before = {p.relative_to(tmp_path) for p in tmp_path.rglob("*")}
+    args = CASES[case][0](tmp_path)
+    env = dict(a.removeprefix("@env:").split("=", 1) for a in args if a.startswith("@env:"))
+    done = run_longgraph([a for a in args if not a.startswith("@env:")], home=tmp_path, timeout=90, env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    created = {p.relative_to(tmp_path) for p in tmp_path.rglob("*")} - before
+    assert not created, created
+    assert "hunter22" not in done.stderr
 
 
 def test_the_suite_holds_150_distinct_inputs() -> None:

@@ -3,6 +3,7 @@ one-line error naming it (or a result with the problem recorded), never a model 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,14 @@ def test_nul_padding_in_text_is_dropped_and_said(tmp_path: Path) -> None:
 
 
 def test_an_endless_input_is_refused_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device is no document (refused before a byte is read); an endless stdin stops at the cap."""
     monkeypatch.setattr(files, "MAX_INPUT_BYTES", 1_000_000)
-    with pytest.raises(InputError, match="/dev/zero: larger than 1,000,000 bytes"):
+    with pytest.raises(InputError, match="/dev/zero: not a regular file"):
         read_document("/dev/zero")
+    with open("/dev/zero", "rb") as endless:
+        monkeypatch.setattr(files.sys, "stdin", io.TextIOWrapper(endless))
+        with pytest.raises(InputError, match="stdin: larger than 1,000,000 bytes"):
+            read_document("-")
 
 
 def test_invalid_utf8_is_replaced_and_said(tmp_path: Path) -> None:
