@@ -1,31 +1,29 @@
 """The result, for every strategy: the answer settled against the evidence, every chunk's fate, the cost.
 
-**Settling the answer** (strategies that ground their notes): the final stage's answer stands when it
-follows from the verified notes that reached it (:func:`judge_answer`), and ``support`` says how:
+**Settling the answer** (strategies that ground their notes) is a gate, never a rewrite: the answer
+is the final stage's own, as given, or NO INFORMATION (:func:`settle`). It is ``supported`` when
 
-* ``extractive``: its new words, numbers included, are in the notes' verified quotes
-  (:func:`~longgraph.nodes.support.support_in_notes`);
-* ``derived``: it is worked out from them — a count, sum, difference, extremum or mean of their
-  numbers, or a verdict on the notes that bear on the question (``nodes/derivation.py``) — its other
-  words in the notes;
-* and in both cases it is **about what the question names**: every name of the question is in the
-  quotes it rests on, or in a quote linked to them by a shared name (a chain). Asked for one entity's
-  value, a note giving a look-alike's is not evidence.
+* ``extractive``: the words confirm it with no call: read without its frame and emphasis, its new
+  words, numbers included, are in the verified quotes of the notes that reached it, and the quotes
+  it rests on are about what the question asks (``nodes/answer_support.py: judge_answer``);
+* ``derived``: it is worked out from them (a count, sum, difference, extremum or mean of their
+  numbers, a verdict: ``nodes/derivation.py``), or one verification call (``nodes/verify.py``), shown
+  the question, the whole answer and the quotes, says the quotes state it. Every answer the words do
+  not confirm goes to that call (a paraphrase, a two-hop chain, a comparison, an answer of which only
+  a part stands, a yes/no question answered without yes or no); where the model cannot verify, the
+  embedder's reading decides (``verify_answers`` "embedding"), and with neither it does not stand.
 
-An answer that stands but that words cannot confirm (its sentences name the asked entity and none of
-what is asked of it) gets one verification call (``nodes/verify.py``) and stands only on a "yes"; where
-the model cannot verify, the embedder's reading decides (``verify_answers`` "embedding"), and with
-neither it does not stand.
-
-An answer that does not stand (a value from nowhere, another entity's value, a restated question) is
-replaced by the strongest verified note that names what the question asks, and ``stats.notes`` says so.
-When no verified note names it, the answer is NO INFORMATION, ``supported`` is False, ``support`` is
-"none", and ``candidates`` lists the closest answers with why each does not stand: the result says
-plainly that the text does not say, instead of passing a look-alike off as the answer.
+An answer the notes refute (a number no quote holds and no arithmetic over them gives) is refused
+without a call. An answer that does not stand is **withheld**: the answer is NO INFORMATION,
+``supported`` False, ``support`` "none", and ``candidates`` lists the model's own answer first (its
+``chunk_id`` None) with why, then the closest notes' answers. No note, cut of the answer or other
+option of a choice is ever put in its place: a check that replaces a right model's answer with
+another sentence turns right answers into confident wrong ones.
 
 ``evidence`` is the quotes that support the answer (exact spans of the original documents, with the
 confidence of their notes), strongest first, followed by the other quotes of those notes (unverified
-ones flagged); ``confidence`` is the evidence-based confidence of the strongest supporting note.
+ones flagged); ``confidence`` is the evidence-based confidence of the strongest supporting note (the
+weakest, for an answer resting on several as a whole).
 
 Baselines (``settle=False``) answer from one call: their answer stands as given, ``supported`` is
 None, and their evidence is the shown chunks whose text contains the answer.
