@@ -201,10 +201,14 @@ async def settle(
     outcomes: Sequence[ChunkOutcome],
     rarity: Rarity,
     verify: Verifier | None = None,
+    *,
+    reads_answers: bool = True,
 ) -> Settled:
     """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
     ``rarity``: how common the question's words are in the document; ``verify``: the verification call,
-    None where nothing can make one.
+    None where nothing can make one; ``reads_answers``: whether ``verify`` is a model reading the
+    answer (False for the embedder's reading, which confirms only what the words find about the asked
+    entity).
 
     **A gate, never a rewrite**: the answer is the final stage's own, as given, or NO INFORMATION. It
     stands without a call when the words confirm it: its reading (the answer without the frame and
@@ -237,7 +241,13 @@ async def settle(
     read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
     reading, judged = judge_wording(given, notes, question, rarity=rarity, unread=unread)
+    first = judged
     plain = " ".join(unframed(given).split()).rstrip(".")
+    # The embedder's reading (``verify_answers`` "embedding") was calibrated on the answers the words
+    # find about the asked entity but cannot confirm (``judged.unconfirmed``); it is no reader of an
+    # answer the words refuse, only part of which stands, or that gives no verdict. Those a reading
+    # model verifies; where none can, they are withheld, not guessed at.
+    reads = verify is not None and reads_answers
     if judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain):
         # A part of the answer stands (a statement of several, the words before an explanation): the
         # answer as given is what the user gets, so the whole is what must be confirmed.
@@ -257,6 +267,9 @@ async def settle(
     elif judged.kind == "none":
         judged = Judged("derived", _verified_quotes(notes), unconfirmed=judged.why)
     spent: Usage | None = None
+    if judged.unconfirmed and not reads and judged is not first:
+        why = f"the words cannot confirm it ({judged.unconfirmed}), and no model here reads it to verify it"
+        return Settled(_withheld(given, why, notes, outcomes))
     if judged.unconfirmed:
         if verify is None:
             why = f"the words cannot confirm it ({judged.unconfirmed}), and nothing verifies it here"
@@ -347,7 +360,9 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
         rarity = await kit.rarity(chunks, state["question"])  # PECAN's search counted it already
         question = state["question"]
 
-        settled = await settle(state, notes, outcomes, rarity, verifier_for(kit, question))
+        verify = verifier_for(kit, question)
+        reads = kit.context.verify_answers == "on"
+        settled = await settle(state, notes, outcomes, rarity, verify, reads_answers=reads)
         link = link_to_follow(question) if chain_may_help(state, kit, settled) else None
         if link is not None:
             chain = await follow_chain(state, kit, link)
