@@ -956,7 +956,7 @@ _POLAR = re.compile(
 
 
 def asks_yes_or_no(question: str) -> bool:
-    """A polar question ("Were Jeff Martin and Kyle Patrick both in The Click Five?"): English opens
+    """A polar question ("Were both bridges built of stone?"): English opens
     one with its auxiliary verb, and its answer is a verdict."""
     return bool(_POLAR.search(question))
 

@@ -241,13 +241,13 @@ async def settle(
     read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
     reading, judged = judge_wording(given, notes, question, rarity=rarity, unread=unread)
-    first = judged
     plain = " ".join(unframed(given).split()).rstrip(".")
-    # The embedder's reading (``verify_answers`` "embedding") was calibrated on the answers the words
-    # find about the asked entity but cannot confirm (``judged.unconfirmed``); it is no reader of an
-    # answer the words refuse, only part of which stands, or that gives no verdict. Those a reading
+    # The embedder's reading (``verify_answers`` "embedding") was calibrated on answers the words find
+    # about the asked entity but cannot confirm (``judged.unconfirmed``, a part that stands among
+    # them); it is no reader of an answer the words refuse or that gives no verdict. Those a reading
     # model verifies; where none can, they are withheld, not guessed at.
     reads = verify is not None and reads_answers
+    needs_a_reader = False
     if judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain):
         # A part of the answer stands (a statement of several, the words before an explanation): the
         # answer as given is what the user gets, so the whole is what must be confirmed.
@@ -261,13 +261,15 @@ async def settle(
         judged = Judged(
             "derived", judged.quotes, unconfirmed="a question asked yes or no, answered without yes or no"
         )
+        needs_a_reader = True
     elif judged.kind == "none" and judged.refuted:
         why = f"the verified notes contradict it ({judged.why})"
         return Settled(_withheld(given, why, notes, outcomes))
     elif judged.kind == "none":
         judged = Judged("derived", _verified_quotes(notes), unconfirmed=judged.why)
+        needs_a_reader = True
     spent: Usage | None = None
-    if judged.unconfirmed and not reads and judged is not first:
+    if judged.unconfirmed and not reads and needs_a_reader:
         why = f"the words cannot confirm it ({judged.unconfirmed}), and no model here reads it to verify it"
         return Settled(_withheld(given, why, notes, outcomes))
     if judged.unconfirmed:
