@@ -46,6 +46,7 @@ from typing import Literal
 
 from longgraph.nodes.derivation import (
     NUMBER,
+    SPELLED,
     Asked,
     asks_to_combine,
     has_numbers,
@@ -816,11 +817,8 @@ def _plain(word: str) -> bool:
 
 
 COUNT_QUESTION = re.compile(r"\b(?:how\s+(?:many|much)|what\s+number\s+of)\b", re.IGNORECASE)
-_NUMBER_NAMES = (  # noqa: SIM905 - a word list reads better as prose
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty"
-).split()
-_SMALL_NUMBERS = {w: i for i, w in enumerate(_NUMBER_NAMES)}
+_SMALL_NUMBERS = SPELLED
+_NUMBER_NAMES = list(SPELLED)
 NUMBER_WORDS = frozenset(
     [*_NUMBER_NAMES, *"none thirty forty fifty hundred thousand million billion dozen half".split()]  # noqa: SIM905
 )
@@ -947,18 +945,6 @@ def missing_items(answer: str, question: str, pool: Sequence[_Sentence], wanted:
     if len(items) >= 2 or len(left_out) == len(items):
         return left_out
     return []
-
-
-_POLAR = re.compile(
-    r"^\W*(?:is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|shall|should|may|might|must)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_yes_or_no(question: str) -> bool:
-    """A polar question ("Were both bridges built of stone?"): English opens
-    one with its auxiliary verb, and its answer is a verdict."""
-    return bool(_POLAR.search(question))
 
 
 def is_verdict(answer: str) -> bool:

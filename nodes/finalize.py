@@ -10,7 +10,7 @@ is the final stage's own, as given, or NO INFORMATION (:func:`settle`). It is ``
   numbers, a verdict: ``nodes/derivation.py``), or one verification call (``nodes/verify.py``), shown
   the question, the whole answer and the quotes, says the quotes state it. Every answer the words do
   not confirm goes to that call (a paraphrase, a two-hop chain, a comparison, an answer of which only
-  a part stands, a yes/no question answered without yes or no); where the model cannot verify, the
+  a part stands); where the model cannot verify, the
   embedder's reading decides (``verify_answers`` "embedding"), and with neither it does not stand.
 
 An answer the notes refute (a number no quote holds and no arithmetic over them gives) is refused
@@ -35,7 +35,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity, asks_yes_or_no, is_verdict
+from longgraph.nodes.answer_support import Judged, Rarity
 from longgraph.nodes.answer_wording import judge_wording, unframed
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
@@ -244,7 +244,7 @@ async def settle(
     plain = " ".join(unframed(given).split()).rstrip(".")
     # The embedder's reading (``verify_answers`` "embedding") was calibrated on answers the words find
     # about the asked entity but cannot confirm (``judged.unconfirmed``, a part that stands among
-    # them); it is no reader of an answer the words refuse or that gives no verdict. Those a reading
+    # them); it is no reader of an answer the words refuse. Those a reading
     # model verifies; where none can, they are withheld, not guessed at.
     reads = verify is not None and reads_answers
     needs_a_reader = False
@@ -256,12 +256,6 @@ async def settle(
             judged.quotes,
             unconfirmed=f"only part of it ({reading[:80]!r}) is confirmed by the words",
         )
-    elif judged.kind != "none" and asks_yes_or_no(question) and not is_verdict(reading):
-        # Words of the notes are no verdict: whether they answer the question asked is for the call.
-        judged = Judged(
-            "derived", judged.quotes, unconfirmed="a question asked yes or no, answered without yes or no"
-        )
-        needs_a_reader = True
     elif judged.kind == "none" and judged.refuted:
         why = f"the verified notes contradict it ({judged.why})"
         return Settled(_withheld(given, why, notes, outcomes))
