@@ -325,11 +325,12 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The generalisation suite per split, strategy, kind and length: share correct with its 95% interval,
-    and the wrong answers marked supported (the count that must be zero)."""
+    """The split suites (general, real) per split, strategy, kind and length: share correct with its 95%
+    interval, the wrong answers marked supported (the count that must be zero), and the runs whose final
+    answer was withheld by the checks although the model's answer was right (``withheld_right``)."""
     groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for r in records:
-        if r.get("suite") != "general":
+        if r.get("suite") not in ("general", "real"):
             continue
         meta = r.get("metadata") or {}
         key = (str(meta.get("split")), str(r["strategy"]), str(meta.get("kind")), str(r["length_set"]))
@@ -338,6 +339,7 @@ def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for (split, strategy, kind, length), group in sorted(groups.items()):
         correct = sum(float(r.get("score") or 0.0) for r in group)
         wrong_supported = sum(1 for r in group if not r.get("score") and r.get("supported"))
+        withheld_right = sum(1 for r in group if (r.get("scores") or {}).get("withheld_correct"))
         low, high = wilson(correct, len(group))
         rows.append(
             {
@@ -350,6 +352,7 @@ def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "low": low,
                 "high": high,
                 "wrong_supported": wrong_supported,
+                "withheld_right": withheld_right,
             }
         )
     return rows
@@ -360,17 +363,18 @@ def _general_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
     if not rows:
         return []
     lines = [
-        "## Generalisation suite: share correct (95% Wilson interval), by split",
+        "## Split suites: share correct (95% Wilson interval), by split",
         "",
-        "The `test` split's templates were never looked at while working on the answer layer; `dev`'s were.",
+        "The `test` split was never looked at while working on the answer layer; `dev` was. *Right but "
+        "withheld*: the model's own final answer was right and the checks did not let it stand.",
         "",
-        "| split | strategy | kind | length | n | correct | 95% interval | wrong and marked supported |",
-        "| --- | --- | --- | --- | ---: | ---: | --- | ---: |",
+        "| split | strategy | kind | length | n | correct | 95% interval | wrong and marked supported | right but withheld |",
+        "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
             f"| {r['split']} | {r['strategy']} | {r['kind']} | {r['length_set']} | {r['n']} | {r['correct']:.2f} | "
-            f"{r['low']:.2f}–{r['high']:.2f} | {r['wrong_supported']} |"
+            f"{r['low']:.2f}–{r['high']:.2f} | {r['wrong_supported']} | {r['withheld_right']} |"
         )
     return [*lines, ""]
 

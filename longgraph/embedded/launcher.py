@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from longgraph.embedded.catalog import MODEL_ENV, chosen_model
 from longgraph.embedded.common import (
     _SERVER_MODULE,
-    DEFAULT_MODEL_NAME,
     LOG_FILE,
     EmbeddedServerError,
     _file_lock,
@@ -25,8 +25,9 @@ from longgraph.embedded.common import (
     _resolve_cache_dir,
     logger,
 )
-from longgraph.embedded.convert import _require_modules, convert_model
+from longgraph.embedded.convert import _require_modules
 from longgraph.embedded.dtype import choose_dtype
+from longgraph.embedded.install import add_model
 from longgraph.embedded.registry import (
     ServerInfo,
     _answers,
@@ -49,7 +50,9 @@ class ServerSettings:
     (:mod:`longgraph.embedded.dtype`); any vLLM dtype name is passed through.
     """
 
-    model_name: str = DEFAULT_MODEL_NAME
+    model_name: str | None = None
+    """A catalogued model (``longgraph.embedded.catalog``); None: ``$LONGGRAPH_EMBEDDED_MODEL`` or the
+    default. It is installed on first start and is the name the server answers to."""
     max_model_len: int = 8192
     dtype: str = "auto"
     kv_cache_space_gb: int = 2
@@ -121,7 +124,7 @@ def server_command(
         "--model",
         str(model_path),
         "--served-model-name",
-        settings.model_name,
+        chosen_model(settings.model_name).name,
         "--host",
         host,
         "--port",
@@ -221,7 +224,8 @@ def _start_locked(
             "use it or stop it first (longgraph model stop)"
         )
     _require_modules("vllm")
-    model_path = convert_model(root)
+    model = chosen_model(settings.model_name)
+    model_path = add_model(model, root)
     if port is None:
         port = _free_port(host)
     elif _port_in_use(host, port):
@@ -237,7 +241,7 @@ def _start_locked(
     pid = _launch_detached(cmd, server_env(settings), log_path, root)
     info = ServerInfo(
         base_url=f"http://{_client_host(host)}:{port}/v1",
-        model=settings.model_name,
+        model=model.name,
         pid=pid,
         port=port,
         host=host,
@@ -269,14 +273,14 @@ def start_server(
     settings: ServerSettings | None = None,
     startup_timeout: float = 300.0,
 ) -> ServerInfo:
-    """Start a detached vLLM server (converting the model first if needed) and wait until it answers.
+    """Start a detached vLLM server (installing the model first if needed) and wait until it answers.
 
     ``port=None`` picks a free port. Raises :class:`EmbeddedServerError` if one is already running for
     this cache dir, if the process exits during start-up (with its log's tail) or if it does not answer
     within ``startup_timeout`` seconds (it is then stopped).
     """
     root = _resolve_cache_dir(cache_dir)
-    with _file_lock(root / "server.lock", startup_timeout + 900.0, "starting the model server"):
+    with _file_lock(root / "server.lock", startup_timeout + 3600.0, "starting the model server"):
         return _start_locked(root, port, host, settings or ServerSettings(), startup_timeout)
 
 
@@ -292,16 +296,25 @@ def ensure_running(
 
     A recorded server that is alive but not answering yet (still loading, started elsewhere) is
     waited for rather than started twice. ``port``/``host``/``settings`` only apply to a new server.
+    A model chosen (``settings.model_name`` or ``$LONGGRAPH_EMBEDDED_MODEL``) other than the one
+    running is an error, never a silent swap: the run's profile and results name the model.
     """
     root = _resolve_cache_dir(cache_dir)
-    with _file_lock(root / "server.lock", startup_timeout + 900.0, "starting the model server"):
+    settings = settings or ServerSettings()
+    wanted = settings.model_name or os.environ.get(MODEL_ENV)
+    with _file_lock(root / "server.lock", startup_timeout + 3600.0, "starting the model server"):
         info = _read_state(root)
         if info is not None and _is_server_process(info.pid):
+            if wanted and info.model != wanted:
+                raise EmbeddedServerError(
+                    f"the model server at {info.base_url} serves {info.model}, not {wanted}; "
+                    "stop it first (longgraph model stop)"
+                )
             _wait_ready(info, startup_timeout)
             return info, False
         if info is not None:
             _remove_state(root, info.pid)
-        return _start_locked(root, port, host, settings or ServerSettings(), startup_timeout), True
+        return _start_locked(root, port, host, settings, startup_timeout), True
 
 
 def _terminate_group(pgid: int, grace: float) -> None:

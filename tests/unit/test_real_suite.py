@@ -82,3 +82,40 @@ def test_the_reference_reader_is_built_from_the_gold_alone() -> None:
         "sentence": seen[0],
         "chatty": "Based on the text, the answer is **Matthew Murray**.",
     }
+
+
+def test_the_report_counts_right_answers_the_checks_withheld_on_the_real_suite() -> None:
+    from longgraph.evals.report import general_rows
+
+    records = [
+        {"suite": "real", "strategy": "mapreduce", "length_set": "8K", "score": score, "supported": False,
+         "scores": scores, "metadata": {"split": "dev", "kind": "squad"}}
+        for score, scores in ((0.0, {"correct": 0.0, "withheld_correct": 1.0}),
+                              (0.0, {"correct": 0.0, "withheld_correct": 0.0}),
+                              (1.0, {"correct": 1.0}))
+    ]  # fmt: skip
+    (row,) = general_rows(records)
+    assert (row["n"], row["withheld_right"], row["wrong_supported"]) == (3, 1, 0)
+
+
+def test_the_runner_scores_a_withheld_final_answer_beside_the_run_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's score is its answer's (NO INFORMATION: wrong); the model's withheld answer is scored as
+    ``withheld_correct`` so a report can count right answers the gate did not let stand."""
+    import asyncio
+
+    import longgraph.api
+    from longgraph.api import Answer
+    from longgraph.evals.runner import evaluate
+    from longgraph.state.context import Context
+    from longgraph.state.contract import Candidate
+
+    (instance,) = build_real(target_tokens=2_000, n=1, seed=0, kinds=("squad",), split="dev")
+    gold = instance.gold_answers[0]
+
+    async def withheld(*args: object, **kwargs: object) -> Answer:
+        return Answer(answer="[NO INFORMATION]", supported=False, support="none",
+                      candidates=[Candidate(answer=f"It is {gold}.", reason="not confirmed")])  # fmt: skip
+
+    monkeypatch.setattr(longgraph.api, "aask", withheld)
+    record = asyncio.run(evaluate(instance, "mapreduce", context=Context(), label="fake"))
+    assert record["score"] == 0.0 and record["scores"]["withheld_correct"] == 1.0
