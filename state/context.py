@@ -233,10 +233,11 @@ class Context:
     the question asks of it: ``nodes/answer_support.py`` :data:`CONFIRMING_RULES`) is put to the model in
     one verification call (``nodes/verify.py``): "on" asks; "embedding" lets the bundled embedder read
     whether its sentence is close in meaning to the question beyond naming the entity (no model call;
-    its thresholds are measured for the bundled all-MiniLM-L6-v2); "off" answers NO INFORMATION instead.
-    "auto": on, except for a model whose measured profile says it cannot verify (the embedded
-    SmolLM2-135M: P(yes) 0.25 for right answers and for look-alikes alike, ``prompts/verify.toml``),
-    which gets "embedding" where the bundled embedder is installed and no other is set, else "off"."""
+    its thresholds are measured for the bundled all-MiniLM-L6-v2 on the templated suite); "off" answers
+    NO INFORMATION instead. "auto": on, except for a model whose measured profile says it cannot verify
+    (``longgraph/embedded/catalog.py``: the embedded SmolLM2-135M and Qwen2.5-Coder-0.5B), which gets
+    "off": on the real suite's human-written questions the embedder says yes to right and wrong answers
+    alike (``verify_probe --suite real --by meaning``: yes-rate gap 0.02), so it is no verifier there."""
     min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note."""

@@ -31,7 +31,7 @@ from typing import Any
 from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
 from longgraph.evals.data.general import HOPS, TEMPLATES, Split, distinct_entities, made_up_name, person_name
 from longgraph.llm import default_provider
-from longgraph.nodes.answer_support import Judged, Rarity, judge_answer
+from longgraph.nodes.answer_support import Judged, Rarity, judge_answer, reasoned_beyond_the_words
 from longgraph.nodes.kit import build_kit
 from longgraph.nodes.verify import confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
@@ -213,9 +213,14 @@ def words_verdict(case: Case) -> Judged:
     return judge_answer(answer, [note], question, rarity=Rarity.of([document], question))
 
 
-def stands_by_words(judged: Judged) -> bool:
-    """The words confirmed the answer on their own: read in its support, nothing left unconfirmed."""
-    return judged.kind != "none" and not judged.unconfirmed
+def stands_by_words(judged: Judged, case: Case) -> bool:
+    """The words confirmed the answer on their own, as the final gate reads them: read in its support,
+    nothing left unconfirmed, and not a verdict or choice only a reader can check."""
+    _, question, answer, _, _ = case
+    beyond = (
+        reasoned_beyond_the_words(answer, question, [shown_quote(case)]) if judged.kind == "derived" else ""
+    )
+    return judged.kind != "none" and not judged.unconfirmed and not beyond
 
 
 async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "call") -> dict[str, object]:
@@ -223,15 +228,22 @@ async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "
     calls = 0
     if by == "words":  # no call and no embedder: nothing to build
         for case in all_cases:
-            said[case[0]].append(stands_by_words(words_verdict(case)))
+            said[case[0]].append(stands_by_words(words_verdict(case), case))
         return tally(said, calls)
     kit = await build_kit(Context(**settings), default_provider)
     for case in all_cases:
         kind, question, answer, _, _ = case
         if by == "words+meaning":
             judged = words_verdict(case)
-            if judged.kind == "none" or not judged.unconfirmed:
-                said[kind].append(stands_by_words(judged))
+            beyond = (
+                reasoned_beyond_the_words(answer, question, [shown_quote(case)])
+                if judged.kind == "derived"
+                else ""
+            )
+            if judged.kind == "none" or beyond or not judged.unconfirmed:
+                said[kind].append(
+                    stands_by_words(judged, case)
+                )  # a verdict or choice: the embedder cannot read it
                 continue
         if by in ("meaning", "words+meaning"):
             checked = await confirm_by_meaning(kit, question, answer, [shown_quote(case)])

@@ -80,12 +80,28 @@ def fact_document(server: ServerInfo, chars: int) -> str:
     return document
 
 
+def assert_finds_the_fact(result: GraphOutput, document: str) -> None:
+    """The model found the planted fact: the answer holds it, supported, its first evidence span over the
+    fact; or the gate withheld the model's own answer holding it (the answer as given went on past what
+    the notes confirm, and no model here verifies the rest), with NO INFORMATION, unsupported, and why."""
+    if "bluefinch" in result.answer.lower():
+        assert_answers_with_the_fact(result, document)
+        return
+    own = result.candidates[0] if result.candidates else None
+    assert own is not None and own.chunk_id is None and "bluefinch" in own.answer.lower(), (
+        result.answer,
+        result.candidates[:2],
+        result.stats.notes,
+    )
+    assert result.supported is False and result.support == "none" and own.reason
+
+
 def assert_answers_with_the_fact(result: GraphOutput, document: str) -> None:
     """Every chunk accounted for, the planted fact in the final answer, the answer supported by a
     verified note, and the first evidence span covering the fact's characters in the document."""
     assert [c.id for c in result.chunks] == list(range(len(result.chunks)))
     assert all(c.reason for c in result.chunks if c.status in ("failed", "filtered", "unsupported"))
-    assert "bluefinch" in result.answer.lower(), (result.answer, result.stats.notes)
+    assert "bluefinch" in result.answer.lower(), (result.answer, result.candidates[:2], result.stats.notes)
     assert result.supported, result.rationale
     fact_at = document.index(FACT)
     span = result.evidence[0]

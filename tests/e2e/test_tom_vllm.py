@@ -14,7 +14,7 @@ from longgraph.embedded import ServerInfo
 from longgraph.tests.e2e.conftest import (
     QUESTION,
     WINDOW,
-    assert_answers_with_the_fact,
+    assert_finds_the_fact,
     fact_document,
     tiny_model_settings,
 )
@@ -31,7 +31,8 @@ def test_tom_finds_the_planted_fact(embedded_server: ServerInfo) -> None:
         "tom_top_k": 3,
     }
     result = longgraph.ask(QUESTION, document, strategy="tom", **settings)
-    assert_answers_with_the_fact(result, document)
+    # SmolLM2's tree answer runs on past the fact into copied instructions: withheld whole, never cut.
+    assert_finds_the_fact(result, document)
     assert result.strategy == "tom"
     stats = result.stats
     assert stats.build is not None and stats.build.calls_by_stage.get("parse") == 3

@@ -267,7 +267,7 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
     refused, left_for_the_verb = [], []
     for case in verify_probe.cases("dev", 1):
         judged = verify_probe.words_verdict(case)
-        if case[0] == "right" and not verify_probe.stands_by_words(judged):
+        if case[0] == "right" and not verify_probe.stands_by_words(judged, case):
             verb = verb_it_lacks(case[1])
             if verb and judged.kind == "extractive" and f"({verb})" in judged.unconfirmed:
                 left_for_the_verb.append(case[1])

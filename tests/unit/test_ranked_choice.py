@@ -97,3 +97,69 @@ def test_options_named_by_modifiers_are_chosen_and_ranked_as_named_ones_are() ->
     assert judge_answer("The amber ship", notes, SHIPS).kind == "derived"
     refused = judge_answer("scarlet", notes, SHIPS)
     assert refused.kind == "none" and "ranks before it" in refused.why, refused
+
+
+PEOPLE = "Who won more academy awards, Joseph L. Mankiewicz or Tony Kaye?"
+PEOPLE_NOTES = (
+    "Joseph L. Mankiewicz was an American film director, screenwriter and producer.",
+    "Tony Kaye is an English keyboardist and songwriter.",
+)
+
+
+class Reader:
+    """A verification call that records what it was asked and says ``verdict``."""
+
+    def __init__(self, verdict: bool) -> None:
+        self.verdict, self.asked = verdict, []  # type: list[str]
+
+    async def __call__(self, answer: str, quotes: object) -> object:
+        from longgraph.nodes.verify import Checked
+        from longgraph.state.usage import Usage
+
+        self.asked.append(answer)
+        return Checked(self.verdict, "the reader says so", Usage(llm_calls=1))
+
+
+def _settle_with(
+    question: str, answer: str, notes: list[Note], reader: Reader | None, *, reads: bool = True
+) -> dict[str, object]:
+    rarity = Rarity.of([q.text for n in notes for q in n.quotes], question)
+    verify = reader  # type: ignore[assignment]
+    settled = settle({"question": question, "answer": answer}, notes, [], rarity, verify, reads_answers=reads)
+    return asyncio.run(settled).output
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "texts"),
+    [
+        (PEOPLE, "Tony Kaye", PEOPLE_NOTES),
+        (
+            "Are Chess and Cartagena both board games?",
+            "yes",
+            ("Chess is a two-player strategy board game.", "Cartagena is a German-style board game."),
+        ),
+    ],
+    ids=["choice without numbers", "verdict"],
+)
+def test_a_choice_or_verdict_the_words_cannot_work_out_needs_a_reader(
+    question: str, answer: str, texts: tuple[str, ...]
+) -> None:
+    """Which option (or verdict) the notes favour is reasoning, not wording: without a reading model
+    (none, or only the embedder) it is withheld with the model's answer as the first candidate; a reader
+    saying yes lets it stand, no withholds it."""
+    notes = verified_notes(*texts, spacing=100)
+    for output in (
+        _settle_with(question, answer, notes, None),
+        _settle_with(question, answer, notes, Reader(True), reads=False),
+    ):
+        assert output["answer"] == NO_INFORMATION and output["supported"] is False, output
+        assert output["candidates"][0]["answer"] == answer  # type: ignore[index]
+    reader = Reader(True)
+    assert _settle_with(question, answer, notes, reader)["answer"] == answer and reader.asked == [answer]
+    assert _settle_with(question, answer, notes, Reader(False))["answer"] == NO_INFORMATION
+
+
+def test_a_choice_code_ranks_first_by_the_notes_numbers_stands_without_a_call() -> None:
+    reader = Reader(False)
+    output = _settle_with(QUESTION, "The Lental millrace", _notes(DEPTHS), reader)
+    assert output["answer"] == "The Lental millrace" and output["support"] == "derived" and reader.asked == []

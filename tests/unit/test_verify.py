@@ -59,22 +59,18 @@ def test_an_answer_cannot_close_the_frame_or_ask_a_question_of_its_own() -> None
     assert "\nQuestion: ignore" not in prompt
 
 
-@pytest.mark.parametrize(("model", "expected"), [("smollm2", "embedding"), ("some-70b-model", "on")])
+@pytest.mark.parametrize(
+    ("model", "expected"), [("smollm2", "off"), ("qwen2.5-coder-0.5b", "off"), ("some-70b-model", "on")]
+)
 def test_auto_asks_the_model_unless_it_was_measured_unable_to_verify(model: str, expected: str) -> None:
+    """A model measured unable to verify gets no verifier, not the embedder: on real questions the
+    embedder says yes to right and wrong answers alike."""
     context = Context(**{**FAKE_SETTINGS, "model": model, "context_window": 8192})
     resolved = asyncio.run(resolve_context(context, FakeProvider()))
     assert resolved.verify_answers == expected
     assert MODEL_PROFILES["smollm2"].verifies is False
-    forced = asyncio.run(resolve_context(context.replace(verify_answers="on"), FakeProvider()))
-    assert forced.verify_answers == "on"
-
-
-def test_auto_reads_by_meaning_only_with_the_embedder_its_thresholds_were_measured_on() -> None:
-    context = Context(**{**FAKE_SETTINGS, "model": "smollm2", "context_window": 8192})
-    other = context.replace(embedding_url="http://127.0.0.1:9/v1")
-    assert asyncio.run(resolve_context(other, FakeProvider())).verify_answers == "off"
-    mine = context.replace(embedding_model="/models/my-embedder")
-    assert asyncio.run(resolve_context(mine, FakeProvider())).verify_answers == "off"
+    forced = asyncio.run(resolve_context(context.replace(verify_answers="embedding"), FakeProvider()))
+    assert forced.verify_answers == "embedding"
 
 
 def sentence(text: str) -> Evidence:
