@@ -275,3 +275,31 @@ def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> N
                 refused.append((case[1], judged.why or judged.unconfirmed))
     assert refused == []
     assert len(left_for_the_verb) == len(VERB_THE_SENTENCE_LACKS)
+
+
+def test_verify_probe_real_cases_pair_each_gold_with_wrong_answers_from_the_same_data() -> None:
+    """The real-question cases: a right case is the gold in its gold sentences; every wrong case's answer
+    is another question's gold, never one overlapping this question's, or the other verdict."""
+    from longgraph.evals.bench import verify_probe
+    from longgraph.evals.data.real import cases as real_pool
+    from longgraph.evals.metrics import normalize_answer
+
+    built = verify_probe.real_cases("dev", 4)
+    kinds = {case[0] for case in built}
+    assert {"right", "right, hotpot-bridge", "right, hotpot-comparison"} <= kinds
+    assert any(k.startswith("another question's answer") for k in kinds)
+    golds = {
+        c["question"]: {normalize_answer(g) for g in c["gold"]}
+        for k in ("squad", "hotpot-bridge", "hotpot-comparison")
+        for c in real_pool(k, "dev")
+    }  # type: ignore[arg-type]
+    for kind, question, answer, shown, _ in built:
+        assert shown.strip(), kind
+        mine = golds.get(question, set())
+        said = normalize_answer(answer)
+        if kind.startswith("right"):
+            assert said in mine, (question, answer)
+        elif kind.startswith("the other verdict"):
+            assert said in {"yes", "no"} and said not in mine
+        elif not kind.startswith("unanswerable"):
+            assert not any(said in g or g in said for g in mine), (question, answer)
