@@ -57,9 +57,8 @@ def _resolve_cache_dir(cache_dir: Path | None) -> Path:
 def model_dir(cache_dir: Path | None = None, name: str | None = None) -> Path:
     """Where the chosen model's converted folder is (or will be); it also holds its tokenizer."""
     from longgraph.embedded.catalog import chosen_model
-    from longgraph.embedded.install import model_path
 
-    return model_path(chosen_model(name), cache_dir)
+    return _resolve_cache_dir(cache_dir) / chosen_model(name).folder
 
 
 def _offline_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
