@@ -231,7 +231,9 @@ async def evaluate(
     if withheld is not None and instance.scorer and "correct" in scores:
         # The model's own final answer that the checks did not let stand: scored too, so a report can
         # say how many right answers a gate withheld (never counted as the run's answer).
-        scores["withheld_correct"] = get_scorer(instance.scorer).score(withheld.answer, instance.label)["correct"]
+        scores["withheld_correct"] = get_scorer(instance.scorer).score(withheld.answer, instance.label)[
+            "correct"
+        ]
     record.update(
         answer=result.answer,
         scores=scores,

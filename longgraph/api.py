@@ -56,7 +56,9 @@ def prepare_context(
         from longgraph.embedded import chosen_model, ensure_running
 
         notice = on_notice or log.info
-        notice(f"no endpoint configured: using the embedded model server (vLLM on CPU, {chosen_model().title})")
+        notice(
+            f"no endpoint configured: using the embedded model server (vLLM on CPU, {chosen_model().title})"
+        )
         info, started = ensure_running()
         if started:
             notice(f"started the embedded model server at {info.base_url}")

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from longgraph.count_worker import counter_for
 from longgraph.errors import ConfigurationError
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.tokenizer import Tokenizer
@@ -288,11 +289,12 @@ def iter_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokeniz
         raise ConfigurationError(
             f"a document title takes {max(label_tokens)} tokens of a {budget}-token chunk budget"
         )
+    counter = counter_for(tokenizer, sum(len(doc.text) for doc in documents))
     atoms = (
         atom
         for index, doc in enumerate(documents)
         for atom in _atoms_of_document(
-            index, doc.text, budget - label_tokens[index] - _SEPARATOR_TOKENS, tokenizer
+            index, doc.text, budget - label_tokens[index] - _SEPARATOR_TOKENS, counter
         )
     )
     held: list[list[Atom]] = []  # the last two groups: the tail's rebalancing may still change them
@@ -315,13 +317,16 @@ def _to_chunk(
     labels: list[str],
     label_tokens: Sequence[int],
 ) -> Chunk:
-    parts: list[ChunkPart] = []
+    runs: list[list[int]] = []  # [doc_index, start, end] of each document's run of atoms
     for atom in atoms:
-        if parts and parts[-1].doc_index == atom.doc_index:
-            parts[-1].end = atom.end
+        if runs and runs[-1][0] == atom.doc_index:
+            runs[-1][2] = atom.end
         else:
-            doc = documents[atom.doc_index]
-            parts.append(ChunkPart(doc_index=atom.doc_index, title=doc.title, start=atom.start, end=atom.end))
+            runs.append([atom.doc_index, atom.start, atom.end])
+    parts = [
+        ChunkPart(doc_index=doc_index, title=documents[doc_index].title, start=start, end=end)
+        for doc_index, start, end in runs
+    ]
     text = PART_JOIN.join(labels[p.doc_index] + documents[p.doc_index].text[p.start : p.end] for p in parts)
     return Chunk(id=chunk_id, parts=parts, tokens=_cost(atoms, label_tokens), text=text)
 

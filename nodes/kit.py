@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 RARITIES_KEPT = 4
 """Word counts a kit keeps (:meth:`RunKit.rarity`): a run asks for one or two (a chain's second question)."""
 
+_RARITY_COUNTERS = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="longgraph-rarity")
+"""Where :meth:`RunKit.count_rarity` counts: threads of no event loop, as its futures are of none."""
+
 
 @dataclass(frozen=True)
 class RunKit:
@@ -67,7 +70,7 @@ class RunKit:
     )
     """Calls started ahead of their node (``start_call``), taken by the identical ``call``."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
-    _rarities: OrderedDict[tuple[str, int, int], Rarity] = field(
+    _rarities: OrderedDict[tuple[str, int, int], concurrent.futures.Future[Rarity]] = field(
         default_factory=OrderedDict, compare=False, repr=False
     )
 
@@ -101,21 +104,29 @@ class RunKit:
             )
         return budget
 
-    async def rarity(self, chunks: Sequence[Chunk], question: str) -> Rarity:
-        """How common the question's words are in the run's text (:class:`Rarity`), counted once per
-        question and text: PECAN's search and its final answer weigh the same words over the same
-        chunks, each pass a read of every sentence (0.55 s over 1.5M tokens). Off the event loop. A kit
-        outlives its run when its context object is reused, so only the last :data:`RARITIES_KEPT` are
-        kept, each keyed by the texts themselves (their hash), not by chunk numbers another document has
-        too."""
-        key = (question, len(chunks), hash(tuple(c.text for c in chunks)))
-        rarity = self._rarities.get(key)
-        if rarity is None:
-            rarity = await asyncio.to_thread(Rarity.of, [c.text for c in chunks], question)
-            self._rarities[key] = rarity
+    def count_rarity(self, chunks: Sequence[Chunk], question: str) -> concurrent.futures.Future[Rarity]:
+        """Start counting how common the question's words are in the run's text (:class:`Rarity`) in a
+        worker thread, unless it is counted or being counted: the chunk node starts it as soon as the
+        chunks are cut, so the count (a read of every sentence, 0.4 s over 1.28M tokens) runs while the
+        chunks' calls are with the model instead of after the last answer, where the final answer asks
+        for it. Counted once per question and text: PECAN's search and its final answer weigh the same
+        words over the same chunks. A kit outlives its run when its context object is reused, so only
+        the last :data:`RARITIES_KEPT` are kept, each keyed by the texts themselves (their hash), not by
+        chunk numbers another document has too. A future, not a task: it belongs to no event loop."""
+        texts = tuple(c.text for c in chunks)
+        key = (question, len(texts), hash(texts))
+        counting = self._rarities.get(key)
+        if counting is None or counting.cancelled():
+            counting = _RARITY_COUNTERS.submit(Rarity.of, texts, question)
+            self._rarities[key] = counting
             while len(self._rarities) > RARITIES_KEPT:
                 self._rarities.popitem(last=False)
-        return rarity
+        return counting
+
+    async def rarity(self, chunks: Sequence[Chunk], question: str) -> Rarity:
+        """How common the question's words are in the run's text (:meth:`count_rarity`), off the event
+        loop."""
+        return await asyncio.wrap_future(self.count_rarity(chunks, question))
 
     def client(self) -> LLMClient:
         return self.provider(self.context)

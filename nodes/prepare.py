@@ -127,7 +127,7 @@ async def chunk_input(
 
     reads = read_early != "never" and kit.context.read_while_chunking and loop_outlives_node()
     try:
-        return await asyncio.to_thread(
+        chunked = await asyncio.to_thread(
             chunk_documents_blocking,
             state,
             kit,
@@ -143,3 +143,5 @@ async def chunk_input(
         stopped = True
         kit.early_calls.cancel(started)  # this run's only: a batch's runs share the kit
         raise
+    kit.count_rarity(chunked["input_chunks"], chunked["question"])  # the final answer's, counted meanwhile
+    return chunked

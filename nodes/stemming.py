@@ -135,3 +135,23 @@ def _stripped(word: str) -> str:
             return root
     # "compete" as "competes"/"competed" lose it: an "e" before a stripped suffix is stripped with it
     return word[:-1] if word.endswith("e") and not word.endswith("ee") and len(word) >= 4 else word
+
+
+_PLURALS_OF: dict[str, tuple[str, ...]] = {}
+for _plural, _singular in IRREGULAR_PLURALS.items():
+    _PLURALS_OF[stem(_singular)] = (*_PLURALS_OF.get(stem(_singular), ()), _plural)
+
+
+def held_by_every_form(stem_: str) -> tuple[str, ...]:
+    """Strings one of which every casefolded word whose :func:`stem` is ``stem_`` contains: a search
+    for them finds every word of that stem (and others, to be stemmed and told apart).
+
+    Every rule above keeps the word's beginning: a suffix is cut (a "y" put back for "ies"/"ied", a
+    doubled consonant undone, a silent "e" dropped), "-men"/"-aria" become "-man"/"-arium", and a
+    British "-re"/"-our" becomes "-er"/"-or"; each changes at most the stem's last two letters. So the
+    stem without them begins every such word, except the irregular plurals, which are listed whole. A
+    number loses its thousands separators to its word ("24,328" is "24328"), so a stem with a digit is
+    found by its first character only."""
+    if any(ch.isdigit() for ch in stem_):
+        return (stem_[:1],)
+    return (stem_[: max(1, len(stem_) - 2)], *_PLURALS_OF.get(stem_, ()))

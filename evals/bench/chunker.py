@@ -11,15 +11,22 @@ packs, so the tokenizer's own speed is its floor; both are printed, measured in 
 * ``tokenizer_count_batch_paragraphs``: ``count_batch`` over the document's paragraph spans, the way
   the chunker counts (one thread: sharding over the cores saved 0.03 s of wall time for 0.19 s more CPU);
 * ``split_into_chunks``: the chunker itself, with the map-stage budget that ``context_window=8192``
-  and the default prompts leave (what a default run uses).
+  and the default prompts leave (what a default run uses);
+* ``beside_busy_loop_*``: the chunker in a worker thread (as the chunk node runs it) while the main
+  thread runs Python for a share of each millisecond (an event loop that busy), counting in that thread
+  or in the count worker process (``longgraph/count_worker.py``). Each tokenizer call lets go of the GIL
+  and must take it back, which beside a busy thread waits for its switch interval; a run that does not
+  finish within ``--busy-limit`` seconds is reported as the chunks it reached.
 """
 
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from collections.abc import Callable, Sequence
 
+from longgraph import count_worker
 from longgraph.evals.bench import (
     DEFAULT_MAX_LOAD,
     DEFAULT_MAX_WAIT_S,
@@ -29,7 +36,7 @@ from longgraph.evals.bench import (
     wait_for_quiet,
 )
 from longgraph.nodes.budget import text_budget
-from longgraph.nodes.chunking import _PARAGRAPH_BREAK, _spans, split_into_chunks
+from longgraph.nodes.chunking import _PARAGRAPH_BREAK, _spans, iter_chunks, split_into_chunks
 from longgraph.prompts import prompts_for
 from longgraph.state.context import Context
 from longgraph.state.contract import DocumentIn
@@ -65,7 +72,12 @@ def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
 
 
 def run_benchmark(
-    *, tokens: int, repeats: int, max_load: float = DEFAULT_MAX_LOAD, max_wait_s: float = DEFAULT_MAX_WAIT_S
+    *,
+    tokens: int,
+    repeats: int,
+    max_load: float = DEFAULT_MAX_LOAD,
+    max_wait_s: float = DEFAULT_MAX_WAIT_S,
+    busy_limit_s: float = 0.0,
 ) -> dict[str, object]:
     """Everything the module prints, as an ordered mapping of figure name to formatted value."""
     from longgraph.evals.data.needle import build_needle
@@ -105,9 +117,55 @@ def run_benchmark(
             "tokenizer_count_batch_paragraphs": spread(batch).format(),
             "tokenizer_count_batch_tokens_per_s": _rate(n, batch),
             "chunker_over_count_batch": f"{spread(chunking).median / spread(batch).median:.2f}x",
-            "load_average_after": load_average(),
         }
     )
+    if busy_limit_s > 0:
+        figures.update(_beside_busy_loops(documents, budget, tokenizer, busy_limit_s))
+    figures["load_average_after"] = load_average()
+    return figures
+
+
+def chunk_beside_busy_loop(
+    documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer, *, busy: float, limit_s: float
+) -> str:
+    """Wall time of chunking in a thread while this thread is busy ``busy`` of every millisecond."""
+    reached: list[int] = []
+    done: list[float] = []
+    started = time.perf_counter()
+
+    def chunk() -> None:
+        for _ in iter_chunks(documents, budget, tokenizer):
+            reached.append(1)
+            if time.perf_counter() - started > limit_s:
+                return
+        done.append(time.perf_counter() - started)
+
+    thread = threading.Thread(target=chunk, name="bench-chunker")
+    thread.start()
+    while thread.is_alive():
+        until = time.perf_counter() + 0.001 * busy
+        while time.perf_counter() < until:
+            pass
+        time.sleep(0.001 * (1 - busy))
+    thread.join()
+    return f"{done[0]:.2f}s" if done else f"> {limit_s:.0f}s ({len(reached)} chunks by then)"
+
+
+def _beside_busy_loops(
+    documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer, limit_s: float
+) -> dict[str, str]:
+    figures: dict[str, str] = {}
+    for busy in (0.5, 1.0):
+        count_worker._BROKEN.add(tokenizer.name)  # the chunker's thread counts
+        figures[f"beside_busy_loop_{busy:.0%}_in_thread"] = chunk_beside_busy_loop(
+            documents, budget, tokenizer, busy=busy, limit_s=limit_s
+        )
+        count_worker._BROKEN.discard(tokenizer.name)
+        elsewhere = count_worker.CountedElsewhere(tokenizer)
+        elsewhere.wait_until_ready(timeout_s=60)
+        figures[f"beside_busy_loop_{busy:.0%}_count_worker"] = chunk_beside_busy_loop(
+            documents, budget, elsewhere, busy=busy, limit_s=limit_s
+        )
     return figures
 
 
@@ -123,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
         "--max-wait", type=float, default=DEFAULT_MAX_WAIT_S, help="seconds to wait for quiet"
     )
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each measurement")
+    parser.add_argument(
+        "--busy-limit",
+        type=float,
+        default=30.0,
+        help="seconds each chunking beside a busy loop may take (0: skip those figures)",
+    )
     return parser
 
 
@@ -130,7 +194,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     """Run the benchmark, print its figures and return them."""
     args = _parser().parse_args(argv)
     figures = run_benchmark(
-        tokens=args.tokens, repeats=args.repeats, max_load=args.max_load, max_wait_s=args.max_wait
+        tokens=args.tokens,
+        repeats=args.repeats,
+        max_load=args.max_load,
+        max_wait_s=args.max_wait,
+        busy_limit_s=args.busy_limit,
     )
     print_figures("chunker on the needle document", figures)
     return figures

@@ -297,7 +297,10 @@ def demo(
     chunk_size: Annotated[int, Opt(help="Tokens per chunk (small chunks suit the 135M model).")] = 1500,
     model: Annotated[
         str | None,
-        Opt("--model", help="Embedded model to start (`longgraph model list`) [default: $LONGGRAPH_EMBEDDED_MODEL or smollm2]."),
+        Opt(
+            "--model",
+            help="Embedded model to start (`longgraph model list`) [default: $LONGGRAPH_EMBEDDED_MODEL or smollm2].",
+        ),
     ] = None,
     seed: Annotated[int, Opt()] = 7,
     debug: Annotated[bool, Opt()] = False,

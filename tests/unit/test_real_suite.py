@@ -98,7 +98,9 @@ def test_the_report_counts_right_answers_the_checks_withheld_on_the_real_suite()
     assert (row["n"], row["withheld_right"], row["wrong_supported"]) == (3, 1, 0)
 
 
-def test_the_runner_scores_a_withheld_final_answer_beside_the_run_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_runner_scores_a_withheld_final_answer_beside_the_run_s_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The run's score is its answer's (NO INFORMATION: wrong); the model's withheld answer is scored as
     ``withheld_correct`` so a report can count right answers the gate did not let stand."""
     import asyncio
