@@ -37,8 +37,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from typing import IO
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, TypeVar
 
 from longgraph.tokenizer import DEFAULT_ENCODING, TiktokenTokenizer, Tokenizer, get_tokenizer
 
@@ -117,18 +118,27 @@ class _Worker:
                 self.ready = True
         return self.ready
 
-    def count(self, texts: Sequence[str]) -> list[int]:
-        stdin, stdout = self.process.stdin, self.process.stdout
-        assert stdin is not None and stdout is not None
+    def send(self, texts: Sequence[str]) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
         _write_frame(stdin, pickle.dumps(list(texts), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def receive(self, expected: int) -> list[int]:
+        """The counts of the oldest batch sent and not yet received (``expected`` texts)."""
+        stdout = self.process.stdout
+        assert stdout is not None
         readable, _, _ = select.select([stdout], [], [], REPLY_TIMEOUT_S)
         if not readable:
             raise TimeoutError(f"no counts within {REPLY_TIMEOUT_S:.0f} s")
         (size,) = _HEADER.unpack(_read_exactly(stdout, _HEADER.size))
         counts = pickle.loads(_read_exactly(stdout, size))
-        if not isinstance(counts, list) or len(counts) != len(texts):
+        if not isinstance(counts, list) or len(counts) != expected:
             raise RuntimeError("the count worker answered another batch")
         return [int(n) for n in counts]
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        self.send(texts)
+        return self.receive(len(texts))
 
     def stop(self) -> None:
         try:
@@ -173,6 +183,13 @@ def _stop_all() -> None:
     _WORKERS.clear()
 
 
+_WORKER_FAILURES = (OSError, EOFError, TimeoutError, RuntimeError, pickle.UnpicklingError, struct.error)
+_IN_FLIGHT = 2
+"""Batches sent and not yet read: one being counted, one queued behind it."""
+
+T = TypeVar("T")
+
+
 class CountedElsewhere:
     """A :class:`~longgraph.tokenizer.Tokenizer` whose batches are counted by a worker process once it is
     ready (see the module docstring); everything else is the wrapped tokenizer's."""
@@ -206,27 +223,114 @@ class CountedElsewhere:
     def count(self, text: str) -> int:
         return self._tokenizer.count(text)
 
-    def count_batch(self, texts: Sequence[str]) -> list[int]:
+    def _ready_worker(self) -> _Worker | None:
+        """The worker, when it is usable now (started, vocabulary loaded, not given up)."""
         worker = self._worker
         if worker is None or worker.name in _BROKEN:
+            return None
+        try:
+            return worker if worker.is_ready() else None
+        except (OSError, RuntimeError) as exc:
+            self._give_up(worker, exc)
+            return None
+
+    def _give_up(self, worker: _Worker, exc: BaseException) -> None:
+        self._worker = None
+        _give_up(worker.name, f"{type(exc).__name__}: {exc}")
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        """The counts of ``texts``: from the worker when it is ready and free (another thread's
+        chunker, or this one's :meth:`count_ahead`, may hold it), else counted here."""
+        worker = self._ready_worker()
+        if worker is None or not worker.lock.acquire(blocking=False):
             return self._tokenizer.count_batch(texts)
         try:
-            if not worker.is_ready():
-                return self._tokenizer.count_batch(texts)
-            with worker.lock:
-                counts = worker.count(texts)
-        except (OSError, EOFError, TimeoutError, RuntimeError, pickle.UnpicklingError, struct.error) as exc:
-            self._worker = None
-            _give_up(worker.name, f"{type(exc).__name__}: {exc}")
+            counts = worker.count(texts)
+        except _WORKER_FAILURES as exc:
+            self._give_up(worker, exc)
             return self._tokenizer.count_batch(texts)
+        finally:
+            worker.lock.release()
         self.batches_elsewhere += 1
         return counts
+
+    def count_ahead(
+        self, items: Iterable[T], texts_of: Callable[[T], Sequence[str]]
+    ) -> Iterator[tuple[T, list[int]]]:
+        """Each item with the counts of its texts, in order, the next batch sent to the worker before
+        the previous one's counts are read: the worker counts one batch while the caller prepares the
+        next (the chunker's regex and slicing), so the two overlap instead of taking turns.
+
+        Items before the worker is ready are counted here. The worker is held until the items run out
+        or the caller stops early (a batch sent and not read is read then, so the pipe stays in step);
+        a failure counts the batches in flight here, in order, and the rest too."""
+        pending: deque[tuple[T, Sequence[str]]] = deque()
+        worker: _Worker | None = None
+        try:
+            for item in items:
+                texts = texts_of(item)
+                if worker is None:
+                    worker = self._ready_worker()
+                    if worker is not None and not worker.lock.acquire(blocking=False):
+                        worker = None  # another chunker has it
+                if worker is None:
+                    yield item, self._tokenizer.count_batch(texts)
+                    continue
+                try:
+                    pending.append((item, texts))  # before sending: a failed send is counted here
+                    worker.send(texts)
+                    while len(pending) > _IN_FLIGHT:
+                        done, done_texts = pending[0]
+                        counts = worker.receive(len(done_texts))
+                        pending.popleft()
+                        self.batches_elsewhere += 1
+                        yield done, counts
+                except _WORKER_FAILURES as exc:
+                    self._give_up(worker, exc)
+                    worker.lock.release()
+                    worker = None
+                    while pending:
+                        done, done_texts = pending.popleft()
+                        yield done, self._tokenizer.count_batch(done_texts)
+            while pending and worker is not None:
+                done, done_texts = pending[0]
+                try:
+                    counts = worker.receive(len(done_texts))
+                except _WORKER_FAILURES as exc:
+                    self._give_up(worker, exc)
+                    worker.lock.release()
+                    worker = None
+                    break
+                pending.popleft()
+                self.batches_elsewhere += 1
+                yield done, counts
+            while pending:
+                done, done_texts = pending.popleft()
+                yield done, self._tokenizer.count_batch(done_texts)
+        finally:
+            if worker is not None:
+                try:
+                    for _, done_texts in pending:  # stopped early: read what was sent
+                        worker.receive(len(done_texts))
+                except _WORKER_FAILURES as exc:
+                    self._give_up(worker, exc)
+                worker.lock.release()
 
     def encode(self, text: str) -> list[int]:
         return self._tokenizer.encode(text)
 
     def token_starts(self, text: str) -> list[int]:
         return self._tokenizer.token_starts(text)
+
+
+def count_ahead(
+    tokenizer: Tokenizer, items: Iterable[T], texts_of: Callable[[T], Sequence[str]]
+) -> Iterator[tuple[T, list[int]]]:
+    """Each item with the counts of its texts: :meth:`CountedElsewhere.count_ahead` for a worker's
+    counter, else one ``count_batch`` per item."""
+    if isinstance(tokenizer, CountedElsewhere):
+        return tokenizer.count_ahead(items, texts_of)
+    return ((item, tokenizer.count_batch(texts_of(item))) for item in items)
 
 
 def counter_for(tokenizer: Tokenizer, input_chars: int) -> Tokenizer:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from longgraph.count_worker import counter_for
+from longgraph.count_worker import count_ahead, counter_for
 from longgraph.errors import ConfigurationError
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.tokenizer import Tokenizer
@@ -109,7 +109,9 @@ class _Counter:
         self.batch_chars = _FIRST_BATCH_CHARS
         """How much text the next batch of :func:`_counted` takes: doubles per batch, for the whole text."""
 
-    def count(self, spans: Sequence[tuple[int, int]]) -> list[int]:
+    def pieces(self, spans: Sequence[tuple[int, int]]) -> tuple[list[str], list[int]]:
+        """The texts to count for ``spans`` (a span with a very long run cut into several) and the span
+        each text belongs to."""
         texts: list[str] = []
         owners: list[int] = []
         for i, (s, e) in enumerate(spans):
@@ -120,14 +122,23 @@ class _Counter:
             else:
                 texts.append(self.text[s:e])
                 owners.append(i)
-        totals = [0] * len(spans)
-        for owner, n in zip(owners, self.tokenizer.count_batch(texts), strict=True):
+        return texts, owners
+
+    @staticmethod
+    def totals(spans: int, owners: Sequence[int], counts: Sequence[int]) -> list[int]:
+        """Each span's tokens: the counts of its texts added up."""
+        totals = [0] * spans
+        for owner, n in zip(owners, counts, strict=True):
             totals[owner] += n
         return totals
 
+    def count(self, spans: Sequence[tuple[int, int]]) -> list[int]:
+        texts, owners = self.pieces(spans)
+        return self.totals(len(spans), owners, self.tokenizer.count_batch(texts))
 
-def _counted(spans: Iterable[tuple[int, int]], counter: _Counter) -> Iterator[tuple[tuple[int, int], int]]:
-    """Each span with its token count, counted in batches that start small and double."""
+
+def _batches(spans: Iterable[tuple[int, int]], counter: _Counter) -> Iterator[list[tuple[int, int]]]:
+    """``spans`` in batches that start small and double (for the whole text)."""
     batch: list[tuple[int, int]] = []
     chars = 0
     for span in spans:
@@ -135,10 +146,18 @@ def _counted(spans: Iterable[tuple[int, int]], counter: _Counter) -> Iterator[tu
         chars += span[1] - span[0]
         if chars >= counter.batch_chars:
             counter.batch_chars = min(counter.batch_chars * 2, _MAX_BATCH_CHARS)
-            yield from zip(batch, counter.count(batch), strict=True)
+            yield batch
             batch, chars = [], 0
     if batch:
-        yield from zip(batch, counter.count(batch), strict=True)
+        yield batch
+
+
+def _counted(spans: Iterable[tuple[int, int]], counter: _Counter) -> Iterator[tuple[tuple[int, int], int]]:
+    """Each span with its token count, counted in batches (:func:`_batches`); with the count worker,
+    the next batch is cut and sent while the last is counted (:func:`count_ahead`)."""
+    prepared = ((batch, *counter.pieces(batch)) for batch in _batches(spans, counter))
+    for (batch, _, owners), counts in count_ahead(counter.tokenizer, prepared, lambda item: item[1]):
+        yield from zip(batch, counter.totals(len(batch), owners, counts), strict=True)
 
 
 def _atoms_of_document(doc_index: int, text: str, budget: int, tokenizer: Tokenizer) -> Iterator[Atom]:

@@ -98,3 +98,56 @@ def test_a_long_input_is_chunked_the_same_with_the_worker() -> None:
     in_thread = list(iter_chunks(documents, 2000, tokenizer))
     assert with_worker == in_thread
     assert all(c.tokens <= 2000 and tokenizer.count(c.text) <= 2000 for c in with_worker)
+
+
+BATCHES = [[f"batch {i} text {j} " * (i + j) for j in range(5)] for i in range(12)]
+
+
+def test_batches_counted_ahead_come_back_in_order_with_their_own_counts() -> None:
+    tokenizer = get_tokenizer()
+    counter = CountedElsewhere(tokenizer)
+    _ready(counter)
+    got = list(counter.count_ahead(enumerate(BATCHES), lambda item: item[1]))
+    assert [i for (i, _), _ in got] == list(range(len(BATCHES)))
+    assert [counts for _, counts in got] == [tokenizer.count_batch(b) for b in BATCHES]
+    assert counter.batches_elsewhere == len(BATCHES)
+
+
+def test_a_worker_dying_mid_stream_loses_no_batch() -> None:
+    tokenizer = get_tokenizer()
+    counter = CountedElsewhere(tokenizer)
+    _ready(counter)
+    worker = counter._worker
+    assert worker is not None
+    stream = counter.count_ahead(enumerate(BATCHES), lambda item: item[1])
+    got = [next(stream)]
+    worker.process.kill()  # with batches sent and not read
+    worker.process.wait()
+    got += list(stream)
+    assert [i for (i, _), _ in got] == list(range(len(BATCHES)))
+    assert [counts for _, counts in got] == [tokenizer.count_batch(b) for b in BATCHES]
+    assert tokenizer.name in count_worker._BROKEN
+
+
+def test_a_stream_stopped_early_leaves_the_pipe_in_step() -> None:
+    tokenizer = get_tokenizer()
+    counter = CountedElsewhere(tokenizer)
+    _ready(counter)
+    stream = counter.count_ahead(enumerate(BATCHES), lambda item: item[1])
+    next(stream)
+    stream.close()  # two batches were in flight: read and dropped, the worker free again
+    assert counter.count_batch(TEXTS) == tokenizer.count_batch(TEXTS)
+    assert tokenizer.name not in count_worker._BROKEN
+
+
+def test_a_second_chunker_counts_in_its_thread_while_the_worker_is_held() -> None:
+    tokenizer = get_tokenizer()
+    counter = CountedElsewhere(tokenizer)
+    _ready(counter)
+    stream = counter.count_ahead(enumerate(BATCHES), lambda item: item[1])
+    next(stream)
+    other = CountedElsewhere(tokenizer)
+    before = other.batches_elsewhere
+    assert other.count_batch(TEXTS) == tokenizer.count_batch(TEXTS)
+    assert other.batches_elsewhere == before  # not through the held worker: no interleaved replies
+    assert [c for _, c in stream] == [tokenizer.count_batch(b) for b in BATCHES[1:]]
