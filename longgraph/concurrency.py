@@ -68,7 +68,12 @@ class AdaptiveLimit:
     limit: int = 0
     in_use: int = 0
     changes: collections.deque[LimitChange] = field(default_factory=lambda: collections.deque(maxlen=200))
-    _waiters: collections.deque[asyncio.Future[None]] = field(default_factory=collections.deque, repr=False)
+    _queues: dict[str | None, collections.deque[asyncio.Future[None]]] = field(
+        default_factory=dict, repr=False
+    )
+    """Calls waiting for a slot, per user they are made for (:data:`CALLER`)."""
+    _turns: collections.deque[str | None] = field(default_factory=collections.deque, repr=False)
+    """The users with a call waiting, in the order their next call is given a slot."""
     _successes: int = 0
     _last_cut: float = float("-inf")
     _queued: bool = False
@@ -87,31 +92,60 @@ class AdaptiveLimit:
 
     async def acquire(self) -> None:
         """Wait for a slot; the task's admission time is kept (:func:`admitted_at`) so that a turned-away
-        call admitted before the last cut does not cut again."""
-        while self.in_use >= self.limit:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                self._wake()  # a slot this waiter was given passes on
-                raise
-        self.in_use += 1
+        call admitted before the last cut does not cut again.
+
+        Fair between users: a freed slot goes to the users with calls waiting in turn, one call each
+        (:data:`CALLER`: the served user a call is made for), so one user's thousands of queued calls
+        delay another's by about one call, not by all of them. Within a user, first come first served;
+        a call arriving while others wait queues behind them (no barging past a woken waiter)."""
+        if self.in_use < self.limit and not self._turns:
+            self.in_use += 1
+            _ADMITTED.set(time.monotonic())
+            return
+        owner = CALLER.get()
+        waiter = asyncio.get_running_loop().create_future()
+        queue = self._queues.get(owner)
+        if queue is None:
+            queue = self._queues[owner] = collections.deque()
+            self._turns.append(owner)
+        queue.append(waiter)
+        try:
+            await waiter  # resolved with the slot already counted as ours (:meth:`_wake`)
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.in_use -= 1  # handed a slot as it was cancelled: it passes on
+            else:
+                self._forget(owner, waiter)
+            self._wake()
+            raise
         _ADMITTED.set(time.monotonic())
+
+    def _forget(self, owner: str | None, waiter: asyncio.Future[None]) -> None:
+        queue = self._queues.get(owner)
+        if queue is not None and waiter in queue:
+            queue.remove(waiter)
+            if not queue:
+                del self._queues[owner]
+                self._turns.remove(owner)
 
     def release(self) -> None:
         self.in_use -= 1
         self._wake()
 
     def _wake(self) -> None:
-        free = self.limit - self.in_use
-        while free > 0 and self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                free -= 1
+        """Hand free slots to waiting calls, one user at a time in turn."""
+        while self.in_use < self.limit and self._turns:
+            owner = self._turns.popleft()
+            queue = self._queues[owner]
+            waiter = queue.popleft()
+            if queue:
+                self._turns.append(owner)
+            else:
+                del self._queues[owner]
+            if waiter.done():
+                continue
+            self.in_use += 1
+            waiter.set_result(None)
 
     async def requeue(self) -> None:
         """A call the server turned away gives its slot back and waits for one under the (lowered)
@@ -203,6 +237,10 @@ class AdaptiveLimit:
 
 
 _ADMITTED: contextvars.ContextVar[float | None] = contextvars.ContextVar("admitted", default=None)
+CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("longgraph_caller", default=None)
+"""The user the current task's model calls are made for: a served run's authenticated user (set by
+each node, ``nodes/runtime.py``), None for a caller of ``longgraph.ask``. :meth:`AdaptiveLimit.acquire`
+shares the slots of one client out between users in turn."""
 
 
 def admitted_at() -> float | None:

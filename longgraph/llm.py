@@ -125,6 +125,7 @@ class LLMClient:
         limit: AdaptiveLimit | None = None,
         watch: QueueWatch | None = None,
         cache_scope: str = "",
+        cap: AdaptiveLimit | None = None,
     ) -> None:
         if not endpoints:
             raise ConfigurationError("no model endpoint configured")
@@ -143,7 +144,10 @@ class LLMClient:
         self._mode_setting = mode
         self.mode: ResolvedMode = "text" if mode == "text" else "json_schema"
         self.limit = limit or AdaptiveLimit(max_concurrency)
-        """Requests in flight: at most ``max_concurrency``, fewer while the server is overloaded."""
+        """Requests in flight: at most ``max_concurrency``, fewer while the server is overloaded. Shared
+        by the provider's clients of the same endpoints (:class:`OpenAIProvider`), then ``cap`` holds
+        this client to its own ``max_concurrency``."""
+        self.cap = cap
         self._watch = watch
 
     async def aclose(self) -> None:
@@ -173,10 +177,21 @@ class LLMClient:
             extra_body = {
                 "response_format": response_format(schema, int(self.sampling.get("max_tokens") or 0) or None)
             }
-        tried: set[str] = set()
-        last_error: BaseException | None = None
         if self._watch is not None:
             self._watch.ensure_running()
+        if self.cap is not None:
+            await self.cap.acquire()
+        try:
+            return await self._complete_limited(messages, stage, extra_body)
+        finally:
+            if self.cap is not None:
+                self.cap.release()
+
+    async def _complete_limited(
+        self, messages: Sequence[BaseMessage], stage: str, extra_body: dict[str, Any] | None
+    ) -> Reply:
+        tried: set[str] = set()
+        last_error: BaseException | None = None
         async with self.limit:
             while (endpoint := self._pick(tried)) is not None:
                 tried.add(endpoint.url)
@@ -447,6 +462,7 @@ class PerLoopProvider(abc.ABC):
         *,
         limit: AdaptiveLimit | None = None,
         watch: QueueWatch | None = None,
+        cap: AdaptiveLimit | None = None,
     ) -> LLMClient:
         return LLMClient(
             endpoints,
@@ -460,16 +476,42 @@ class PerLoopProvider(abc.ABC):
             limit=limit or AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency),
             watch=watch,
             cache_scope=context.cache_scope,
+            cap=cap,
         )
 
 
 class OpenAIProvider(PerLoopProvider):
     """Lean openai-SDK clients (``longgraph/openai_chat.py``) for the context's endpoint(s); the context is
-    resolved (``nodes/kit.py``)."""
+    resolved (``nodes/kit.py``).
+
+    Clients that differ only in whose answers they cache (a served run's ``cache_scope`` is its user's)
+    share one limit on calls in flight per endpoint and ``max_concurrency``, which shares its slots out
+    between users in turn (:meth:`AdaptiveLimit.acquire`): with a limit per user, one user's four
+    runs filled the model server's queue and another user's one-call run waited behind all of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._limits: PerLoop[tuple[Any, ...], tuple[AdaptiveLimit, QueueWatch]] = PerLoop(_stop_watch)
+
+    def shared_limit(self, context: Context) -> tuple[AdaptiveLimit, QueueWatch]:
+        """The running loop's limit (and queue watcher) for the context's endpoints: its ceiling the
+        largest ``max_concurrency`` a client of them asked for (a run that lowers its own is held to it
+        by its client's ``cap``, and cannot open a limit of its own beside the others')."""
+        key = (tuple(context.base_urls), hash(context.api_key), context.adaptive_concurrency)
+
+        def make() -> tuple[AdaptiveLimit, QueueWatch]:
+            limit = AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency)
+            api_key = context.api_key if context.api_key != "EMPTY" else ""
+            return limit, QueueWatch(limit, context.base_urls, api_key)
+
+        limit, watch = self._limits.get(key, make)
+        if context.max_concurrency > limit.ceiling:
+            limit.resize(context.max_concurrency, "a client of the same endpoints allows more")
+        return limit, watch
 
     def build(self, context: Context) -> LLMClient:
         model = context.model or ""
-        limit = AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency)
+        limit, watch = self.shared_limit(context)
 
         async def on_response(response: httpx.Response) -> None:
             if response.status_code in (429, 503):  # retried attempts pass here too
@@ -517,8 +559,12 @@ class OpenAIProvider(PerLoopProvider):
             )
             for url in context.base_urls
         ]
-        watch = QueueWatch(limit, context.base_urls, context.api_key if context.api_key != "EMPTY" else "")
-        return self.client_for(context, endpoints, model, limit=limit, watch=watch)
+        cap = AdaptiveLimit(context.max_concurrency, adaptive=False)
+        return self.client_for(context, endpoints, model, limit=limit, watch=watch, cap=cap)
+
+
+async def _stop_watch(shared: tuple[AdaptiveLimit, QueueWatch]) -> None:
+    await shared[1].stop()
 
 
 LLMProvider = PerLoopProvider

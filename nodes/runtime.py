@@ -31,6 +31,7 @@ from langchain_core.runnables.config import ensure_config, set_config_context
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 
+from longgraph.concurrency import CALLER
 from longgraph.llm import PerLoopProvider
 from longgraph.nodes.kit import RunKit, kit_for
 from longgraph.serving_policy import served_user
@@ -51,7 +52,9 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
         name = getattr(stage, "__name__", "node")
 
         async def run_async(state: Any, config: RunnableConfig) -> Any:
-            kit = await kit_for(get_runtime(Context).context, llm, served_user(config.get("configurable")))
+            user = served_user(config.get("configurable"))
+            CALLER.set(user)  # this node's task and the tasks it starts: slots shared out per user
+            kit = await kit_for(get_runtime(Context).context, llm, user)
             return await stage(state, kit, **options)
 
         def run_sync(state: Any, config: RunnableConfig) -> Any:
@@ -61,6 +64,7 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
 
             async def run() -> Any:
                 _ON_OWN_LOOP.set(True)
+                CALLER.set(user)
                 return await stage(state, await kit_for(context, llm, user), **options)
 
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:

@@ -152,6 +152,9 @@ _CLI_FLAGS: tuple[tuple[str, str], ...] = (
     ("api_key", "--api-key"),
     ("hallucinate", "--hallucinate"),
     ("max_model_len", "--max-model-len"),
+    ("capacity", "--capacity"),
+    ("over_capacity", "--over-capacity"),
+    ("fail_containing", "--fail-containing"),
 )
 """StubConfig field ↔ CLI flag; one table so the parser and the subprocess launcher cannot drift apart."""
 
@@ -171,6 +174,9 @@ def _parser() -> argparse.ArgumentParser:
         "seed": int,
         "api_key": str,
         "max_model_len": int,
+        "capacity": int,
+        "over_capacity": str,
+        "fail_containing": str,
         "hallucinate": lambda value: value.strip().lower() in ("1", "true", "yes"),
     }
     for name, flag in _CLI_FLAGS:
@@ -180,12 +186,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config_to_argv(config: StubConfig) -> list[str]:
+    """The flags that start a stub process with ``config``; a setting no flag carries is an error, not
+    a stub that silently runs without it (a capacity dropped here made a fairness test pass for the
+    wrong reason)."""
     argv: list[str] = []
     defaults = StubConfig()
-    for name, flag in _CLI_FLAGS:
+    flags = dict(_CLI_FLAGS)
+    for name in StubConfig.model_fields:
         value = getattr(config, name)
-        if value is not None and value != getattr(defaults, name):
-            argv += [flag, str(value)]
+        if value is None or value == getattr(defaults, name):
+            continue
+        if name not in flags:
+            raise ValueError(f"stub setting {name!r} has no command-line flag: configure it after start")
+        argv += [flags[name], str(value)]
     return argv
 
 
