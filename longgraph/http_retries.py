@@ -19,6 +19,7 @@ runs the same scripted faults through both and compares attempts, waits and erro
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import logging
@@ -65,15 +66,18 @@ async def post_with_retries(
 ) -> httpx.Response:
     """POST ``content`` to ``url``; the response of a successful attempt (its body read), or the
     SDK's error for the last one (see the module docstring). ``request_timeout`` bounds each attempt's
-    connect, write, read and pool waits, as the SDK's ``timeout`` does. ``on_timeout`` hears of each
+    connect, write, read and pool waits, as the SDK's ``timeout`` does, and the whole attempt too, body
+    and all: an endpoint sending a valid answer a byte a second never let a read wait run out, and
+    ``ask --timeout 10 --retries 1`` ran past 150 s. ``on_timeout`` hears of each
     attempt that timed out (with whether it will be retried) before the retry's wait: a server that
     answers too slowly is as overloaded as one that answers 429 (``longgraph/concurrency.py``)."""
     for retries_taken in range(max_retries + 1):
         retries_left = max_retries - retries_taken
         request = http.build_request("POST", url, content=content, headers=headers, timeout=request_timeout)
         try:
-            response = await http.send(request)
-        except httpx.TimeoutException as exc:
+            async with asyncio.timeout(request_timeout):
+                response = await http.send(request)
+        except (httpx.TimeoutException, TimeoutError) as exc:
             if on_timeout is not None:
                 await on_timeout(retries_left > 0)
             if retries_left > 0:

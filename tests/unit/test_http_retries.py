@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -137,3 +138,38 @@ def test_each_timed_out_attempt_is_reported_before_its_retry(monkeypatch: pytest
     assert heard([httpx.ReadTimeout] * 3, 2) == [True, True, False]
     assert heard([httpx.ReadTimeout, httpx.PoolTimeout, (200, {}, b"{}")], 3) == [True, True]
     assert heard([httpx.ConnectError, (503, {}, b""), (200, {}, b"{}")], 3) == []
+
+
+def test_an_answer_dripping_a_byte_at_a_time_runs_out_of_the_request_timeout() -> None:
+    """Each read waits less than the timeout, so only a deadline on the whole attempt stops it."""
+
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n")
+        try:
+            for _ in range(400):
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        writer.close()
+
+    async def scenario() -> float:
+        server = await asyncio.start_server(drip, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        started = time.monotonic()
+        async with server, httpx.AsyncClient() as http:
+            with pytest.raises(openai.APITimeoutError):
+                await post_with_retries(
+                    http,
+                    f"http://127.0.0.1:{port}/v1/chat/completions",
+                    content=b"{}",
+                    headers={},
+                    request_timeout=0.6,
+                    max_retries=1,
+                )
+            return time.monotonic() - started
+
+    elapsed = asyncio.run(scenario())
+    assert elapsed < 0.6 * 2 + 2.0  # two attempts of 0.6 s and the retry's wait, not 40 s of dripping
