@@ -35,7 +35,7 @@ from typing import Any
 from langgraph_sdk import Auth
 
 from longgraph.errors import ConfigurationError
-from longgraph.serving_policy import problems_in_payload
+from longgraph.serving_policy import input_chars, problems_in_payload, served_operator
 
 TOKENS_ENV = "LONGGRAPH_AUTH_TOKENS"
 SWITCH_ENV = "LONGGRAPH_AUTH"
@@ -124,9 +124,25 @@ def _refuse_settings(value: Any) -> None:
         )
 
 
+def _refuse_oversized_input(value: Any) -> None:
+    """A 413 for a run whose input holds more characters than the operator's ``max_input_chars``
+    (:data:`~longgraph.serving_policy.SERVED_BUDGETS` when unset), before the run is queued: a 20 MB
+    document with ``max_calls: 1`` took 60 s and 250 MB of the server before its budget stopped it."""
+    limit = served_operator().max_input_chars
+    kwargs = value.get("kwargs") if isinstance(value, dict) else None
+    size = input_chars(kwargs.get("input") if isinstance(kwargs, dict) else None)
+    if limit is not None and size > limit:
+        raise Auth.exceptions.HTTPException(
+            status_code=413,
+            detail=f"the input holds {size:,} characters; this server reads at most {limit:,} per run "
+            "(max_input_chars)",
+        )
+
+
 @auth.on.threads.create_run
 async def refuse_settings_and_stamp_the_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     _refuse_settings(value)
+    _refuse_oversized_input(value)
     return _owned(ctx, value)
 
 

@@ -64,6 +64,7 @@ LOWER_ONLY = (
     "request_timeout",
     "max_calls",
     "max_prompt_tokens",
+    "max_input_chars",
     "max_output_tokens",
     "max_collapse_rounds",
     "tom_top_k",
@@ -104,7 +105,25 @@ DERIVED_FLOORS = {
 }
 """Sizes a run may raise, never lower, that the operator usually leaves to be derived: the operator's
 value is the floor when set, else these."""
-SERVED_BUDGETS = {"max_calls": 20_000, "max_prompt_tokens": 40_000_000}
+
+
+def _input_chars_for_this_machine() -> int:
+    """A served run's input limit when the operator sets none: the server's memory over 640 bytes per
+    character. Measured: a 1.28M-token (5.6M-character) mapreduce run peaks 86 MB above its process's
+    start, about 16 bytes a character; 40 such runs at once (the server's jobs and their queues) then
+    fit in memory. 24 GB gives 40M characters (about 9M tokens)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 8 * 2**30
+    return max(1_000_000, memory // 640)
+
+
+SERVED_BUDGETS = {
+    "max_calls": 20_000,
+    "max_prompt_tokens": 40_000_000,
+    "max_input_chars": _input_chars_for_this_machine(),
+}
 """The spending budget of a served run when the operator sets none (``LONGGRAPH_MAX_CALLS``,
 ``LONGGRAPH_MAX_PROMPT_TOKENS``): without one, a run's cost is the client's to choose. Measured by dry
 run: 1,000 one-word documents with a ``plan`` (a few kilobytes of request) ask for 998 map calls, one
@@ -294,3 +313,22 @@ def _settings_maps(value: Any, depth: int = 0) -> Iterable[Mapping[str, Any]]:
     elif isinstance(value, list | tuple):
         for inner in value:
             yield from _settings_maps(inner, depth + 1)
+
+
+def input_chars(graph_input: Any) -> int:
+    """How many characters a run's input holds (question, document, documents' titles and texts), read
+    from the raw payload without validating it: what ``max_input_chars`` bounds."""
+    if not isinstance(graph_input, Mapping):
+        return 0
+    size = 0
+    for key in ("question", "document"):
+        if isinstance(graph_input.get(key), str):
+            size += len(graph_input[key])
+    documents = graph_input.get("documents")
+    if isinstance(documents, list):
+        for doc in documents:
+            if isinstance(doc, str):
+                size += len(doc)
+            elif isinstance(doc, Mapping):
+                size += sum(len(doc[k]) for k in ("title", "text") if isinstance(doc.get(k), str))
+    return size

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from longgraph.errors import InputError
 from longgraph.nodes.chunking import iter_chunks
 from longgraph.nodes.decompose import never_planned
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.read import start_reading
 from longgraph.nodes.runtime import loop_outlives_node, report_progress
-from longgraph.state.contract import Chunk, GraphInput, parse_input
+from longgraph.state.contract import Chunk, DocumentIn, GraphInput, parse_input
 from longgraph.state.graph_state import RunState
 
 ReadEarly = Literal["never", "always", "unless planned"]
 """Whether the chunk node starts each chunk's reading itself (``nodes/early_calls.py``): "always" when
 the next node reads every chunk with the question; "unless planned" when a question plan may first
 give chunks their own questions (``nodes/decompose.py``), so only a run that cannot be planned does."""
+
+
+def refuse_oversized(question: str, documents: Sequence[DocumentIn], limit: int | None) -> None:
+    """An :class:`InputError` for an input over ``max_input_chars``, before it is counted or read."""
+    if limit is None:
+        return
+    size = len(question) + sum(len(doc.title) + len(doc.text) for doc in documents)
+    if size > limit:
+        raise InputError(
+            f"the input holds {size:,} characters; at most {limit:,} are read per run (max_input_chars)"
+        )
 
 
 def chunk_budget(
@@ -64,6 +76,7 @@ def chunk_documents_blocking(
         {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     )
     documents = graph_input.as_documents()  # parse_input refused an input with no text at all
+    refuse_oversized(graph_input.question, documents, kit.context.max_input_chars)
     budget, decisions = chunk_budget(graph_input, kit, prompts=prompts, stage=stage, own_size=size)
     for later in also_fits:  # stages that show a chunk's text with the question: refuse now, before any call
         budget = min(budget, kit.budget(prompts, later, graph_input.question) - reserve)

@@ -207,6 +207,10 @@ class Context:
     max_prompt_tokens: int | None = field(default_factory=_env("max_prompt_tokens", None, _optional_int))
     """Most prompt tokens one run may send, counted before each call with the run's tokenizer (the
     server's count when it reports more). None: no limit."""
+    max_input_chars: int | None = field(default_factory=_env("max_input_chars", None, _optional_int))
+    """Most characters one run's input may hold (question, titles and texts); a longer one is an
+    ``InputError`` before any chunking or call. None: no limit (a served run's default is the
+    operator's, sized to the server's memory: ``longgraph/serving_policy.py``)."""
     cache_path: str | None = field(default_factory=_env("cache_path", None))
     """SQLite file for the persistent result cache of map/collapse calls. None: no cache."""
     cache_scope: str = ""

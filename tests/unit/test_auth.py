@@ -136,3 +136,38 @@ def test_a_users_assistant_is_theirs_and_the_served_graphs_are_everyones() -> No
     seen = asyncio.run(own_assistants_and_shared_graphs(_ctx("search"), {}))
     assert seen == {"$or": [{"owner": "alice"}, {"created_by": "system"}]}
     assert asyncio.run(own_assistants_and_shared_graphs(_ctx("delete"), {})) == {"owner": "alice"}
+
+
+@pytest.mark.parametrize(
+    "graph_input",
+    [
+        {"question": "Q?", "document": "x" * 2_001},
+        {"question": "Q?", "documents": [{"title": "t", "text": "x" * 1_000}, "y" * 1_001]},
+        {"question": "q" * 2_001, "document": ""},
+    ],
+)
+def test_a_run_over_the_operators_input_limit_is_refused_before_it_is_queued(
+    monkeypatch: pytest.MonkeyPatch, graph_input: dict[str, Any]
+) -> None:
+    monkeypatch.setenv("LONGGRAPH_MAX_INPUT_CHARS", "2000")
+    value = _run({"model": "m"})
+    value["kwargs"]["input"] = graph_input
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        asyncio.run(refuse_settings_and_stamp_the_run(_ctx("create_run"), value))
+    assert refused.value.status_code == 413 and "max_input_chars" in str(refused.value.detail)
+    small = _run({"model": "m"})
+    small["kwargs"]["input"] = {"question": "Q?", "document": "x" * 1_000}
+    assert asyncio.run(refuse_settings_and_stamp_the_run(_ctx("create_run"), small)) == {"owner": "alice"}
+
+
+def test_without_an_operator_limit_a_served_run_gets_one_sized_to_the_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LONGGRAPH_MAX_INPUT_CHARS", raising=False)
+    from longgraph.serving_policy import served_operator
+
+    limit = served_operator().max_input_chars
+    assert limit is not None and limit >= 1_000_000
+    value = _run({"model": "m", "max_input_chars": limit + 1})
+    with pytest.raises(Auth.exceptions.HTTPException):  # a run may lower it, never raise it
+        asyncio.run(refuse_settings_and_stamp_the_run(_ctx("create_run"), value))

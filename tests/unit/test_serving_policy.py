@@ -5,7 +5,7 @@ The same policy behind a real ``langgraph dev``: ``tests/e2e/test_served_auth.py
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -231,3 +231,19 @@ def test_a_served_run_of_many_small_documents_stops_at_the_budget() -> None:
                 )
             )
     assert 0 < len(model.calls) <= 30
+
+
+def test_an_input_over_max_input_chars_is_refused_before_any_chunking_or_call() -> None:
+    from longgraph.errors import InputError
+
+    for config in ({"configurable": {"langgraph_auth_user_id": "mallory"}}, {}):
+        model = ScriptedChatModel()
+        with pytest.raises(InputError, match="max_input_chars"):
+            asyncio.run(
+                build_graph(FakeProvider(model)).ainvoke(
+                    {"question": QUESTION, "document": planted(20_000)},
+                    context={"model": "m", "context_window": 2048, "max_input_chars": 10_000, "max_calls": 1},
+                    config=cast(Any, config),
+                )
+            )
+        assert model.calls == []
