@@ -7,6 +7,7 @@ failures are made real too (the process killed, its reply cut short), not mocked
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import pytest
 
@@ -14,7 +15,7 @@ from longgraph import count_worker
 from longgraph.count_worker import CountedElsewhere, counter_for
 from longgraph.nodes.chunking import iter_chunks
 from longgraph.state.contract import DocumentIn
-from longgraph.tokenizer import get_tokenizer
+from longgraph.tokenizer import Tokenizer, get_tokenizer
 
 TEXTS = ["Hello world.", "東京の人口は多い。", "x" * 5000, "", "  spaced   out  ", "24,328 apple trees"]
 
@@ -103,6 +104,16 @@ def test_a_long_input_is_chunked_the_same_with_the_worker() -> None:
 BATCHES = [[f"batch {i} text {j} " * (i + j) for j in range(5)] for i in range(12)]
 
 
+def _streaming() -> tuple[Tokenizer, CountedElsewhere, Iterator[tuple[tuple[int, list[str]], list[int]]]]:
+    """A ready worker's stream of :data:`BATCHES` with its first batch read (two more in flight)."""
+    tokenizer = get_tokenizer()
+    counter = CountedElsewhere(tokenizer)
+    _ready(counter)
+    stream = counter.count_ahead(enumerate(BATCHES), lambda item: item[1])
+    next(stream)
+    return tokenizer, counter, stream
+
+
 def test_batches_counted_ahead_come_back_in_order_with_their_own_counts() -> None:
     tokenizer = get_tokenizer()
     counter = CountedElsewhere(tokenizer)
@@ -130,22 +141,14 @@ def test_a_worker_dying_mid_stream_loses_no_batch() -> None:
 
 
 def test_a_stream_stopped_early_leaves_the_pipe_in_step() -> None:
-    tokenizer = get_tokenizer()
-    counter = CountedElsewhere(tokenizer)
-    _ready(counter)
-    stream = counter.count_ahead(enumerate(BATCHES), lambda item: item[1])
-    next(stream)
+    tokenizer, counter, stream = _streaming()
     stream.close()  # two batches were in flight: read and dropped, the worker free again
     assert counter.count_batch(TEXTS) == tokenizer.count_batch(TEXTS)
     assert tokenizer.name not in count_worker._BROKEN
 
 
 def test_a_second_chunker_counts_in_its_thread_while_the_worker_is_held() -> None:
-    tokenizer = get_tokenizer()
-    counter = CountedElsewhere(tokenizer)
-    _ready(counter)
-    stream = counter.count_ahead(enumerate(BATCHES), lambda item: item[1])
-    next(stream)
+    tokenizer, _, stream = _streaming()
     other = CountedElsewhere(tokenizer)
     before = other.batches_elsewhere
     assert other.count_batch(TEXTS) == tokenizer.count_batch(TEXTS)
