@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import socket
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
@@ -147,6 +148,30 @@ class _Flight(Generic[U]):
     attempts: int
 
 
+CONNECT_TIMEOUT_S = 5.0
+"""How long a cluster address may take to accept a connection before the run is refused."""
+
+
+def refuse_unreachable(address: str | None) -> None:
+    """A :class:`ConfigurationError` for a ``host:port`` (or ``ray://host:port``) where nothing accepts
+    a connection within :data:`CONNECT_TIMEOUT_S`: ``ray.init`` waits for such a cluster's control
+    service for minutes (``--ray 127.0.0.1:1`` ran past 150 s) before it gives up. ``auto``, ``local``
+    and None are Ray's own choices, left to it."""
+    if address is None or address in ("auto", "local"):
+        return
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigurationError(f"--ray {address!r}: give host:port, ray://host:port or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise ConfigurationError(
+            f"--ray {address}: no Ray cluster answers there ({exc.strerror or type(exc).__name__})"
+        ) from None
+
+
 def run_on_ray(
     units: Iterator[U],
     *,
@@ -173,6 +198,7 @@ def run_on_ray(
     lost_errors = (ActorDiedError, ActorUnavailableError, RayActorError)
     started_here = not ray.is_initialized()
     if started_here:
+        refuse_unreachable(address)
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     with ExitStack() as stack:
         if started_here:
