@@ -26,6 +26,7 @@ An item's failure is its row's ``error`` (and ``error_type``); it never stops th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -65,6 +66,8 @@ class BatchItem:
     documents: list[Any] | None = None
     files: tuple[Path, ...] = ()
     metadata: Any = None
+    origin: str | None = None
+    """The items file it came from (resolved), written into its row: a results file holds one file's."""
 
 
 @dataclass
@@ -316,12 +319,32 @@ def plan_batch(
         inputs = [source] if isinstance(items, str | Path) else []
         claim_results(path, [*inputs, *(f for item in validated for f in item.files)])
     del validated
+    origin = str(Path(items).resolve()) if isinstance(items, str | Path) else None
+    if path is not None and origin is not None:
+        refuse_another_items_file(path, origin)
     done_before = finished_items(path)
     todo = {i for i, d in plan if done_before.get(i) != d}
     summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)
-    return PlannedBatch(
-        summary, path, todo, lambda: _validated(rows(), base, strategy, files_outside=files_outside)
+
+    def again() -> Iterator[BatchItem]:
+        for item in _validated(rows(), base, strategy, files_outside=files_outside):
+            yield dataclasses.replace(item, origin=origin)
+
+    return PlannedBatch(summary, path, todo, again)
+
+
+def refuse_another_items_file(out: Path, origin: str) -> None:
+    """An :class:`InputError` when ``out`` holds rows of another items file: by the last-row rule its
+    rows for ids this file shares would be replaced by answers to other questions (a results file took
+    another corpus's rows and exited 0). Rows that name no file (written before files were named) pass."""
+    others = sorted(
+        {str(row["items"]) for row in read_rows(out, "result row") if row.get("items")} - {origin}
     )
+    if others:
+        raise InputError(
+            f"--out {out} holds the results of {others[0]}, not of {origin}: name another --out "
+            "(one results file per items file)"
+        )
 
 
 def batch_on_ray(
@@ -384,6 +407,7 @@ def result_row(item: BatchItem, result: GraphOutput, seconds: float, *, full: bo
     row: dict[str, Any] = {
         "id": item.id,
         "input_digest": item.digest,
+        **({"items": item.origin} if item.origin else {}),
         "strategy": item.strategy,
         "question": item.question,
         "answer": result.answer,
@@ -424,6 +448,7 @@ def failure_row(item: BatchItem, exc: BaseException, seconds: float) -> dict[str
     return {
         "id": item.id,
         "input_digest": item.digest,
+        **({"items": item.origin} if item.origin else {}),
         "strategy": item.strategy,
         "question": item.question,
         "answer": None,

@@ -187,3 +187,19 @@ async def test_items_run_together_on_one_client(tmp_path: Path) -> None:
     assert summary.failed == 0 and order.count("A") > 2 and order.count("B") > 2
     first_b = order.index("B")
     assert "A" in order[first_b:], f"item B started only after item A's last call: {order}"
+
+
+def test_a_results_file_refuses_the_rows_of_another_items_file(tmp_path: Path) -> None:
+    """Both files give an item the id "a": appended, the second's row would replace the first's answer."""
+    first = _write(tmp_path / "first.jsonl", [{"id": "a", "question": QUESTION, "document": planted(6_000)}])
+    other = _write(tmp_path / "other.jsonl", [{"id": "a", "question": "What colour?", "document": "Blue."}])
+    out = tmp_path / "results.jsonl"
+    batch(first, out=out, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)
+    written = out.read_text(encoding="utf-8")
+    assert _rows(out)[0]["items"] == str(first.resolve())
+    model = ScriptedChatModel()
+    with pytest.raises(InputError, match=r"holds the results of .*first\.jsonl"):
+        batch(other, out=out, llm=FakeProvider(model), **SETTINGS)
+    assert model.calls == [] and out.read_text(encoding="utf-8") == written
+    again = batch(first, out=out, llm=FakeProvider(ScriptedChatModel()), **SETTINGS)  # its own file: resumes
+    assert again.skipped == 1
