@@ -287,7 +287,44 @@ def screen_served_context(context: Context, user: str) -> Context:
     if problems:
         raise ConfigurationError("refused: " + "; ".join(problems))
     budgets = {name: getattr(operator, name) for name in SERVED_BUDGETS if getattr(context, name) is None}
-    return mark_screened(context.replace(cache_scope=f"user:{user}", **budgets))
+    key = endpoint_key(context, operator)
+    return mark_screened(context.replace(cache_scope=f"user:{user}", api_key=key, **budgets))
+
+
+ENDPOINT_KEYS_ENV = "LONGGRAPH_ENDPOINT_KEYS"
+"""The keys of allowed endpoints: ``URL=KEY`` entries separated by commas (a key is everything after
+the entry's first ``=``). An allowed endpoint not listed gets no key."""
+
+
+def endpoint_keys(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Endpoint identity → its key, from :data:`ENDPOINT_KEYS_ENV`."""
+    keys: dict[str, str] = {}
+    for number, entry in enumerate(_listed(ENDPOINT_KEYS_ENV, environ), start=1):
+        url, sep, key = entry.partition("=")
+        if not sep or not key.strip() or "://" not in url:
+            raise ConfigurationError(
+                f"{ENDPOINT_KEYS_ENV}: entry {number} is not URL=KEY (not shown: it may hold a key)"
+            )
+        keys[endpoint_identity(url)] = key.strip()
+    return keys
+
+
+def endpoint_key(context: Context, operator: Context, environ: Mapping[str, str] | None = None) -> str:
+    """The key a served run sends: the operator's (``LONGGRAPH_API_KEY``) only when every endpoint it
+    talks to is the operator's own; an allowed endpoint's own key from :data:`ENDPOINT_KEYS_ENV`; none
+    ("EMPTY") for an allowed endpoint without one. One run holds one key, so a run whose endpoints would
+    need two keys is refused. Before, the operator's key went to every allowed endpoint: an operator
+    who allowed a third party's endpoint handed it the key."""
+    own = {endpoint_identity(url) for url in [*operator.base_urls, *_urls(operator.embedding_url)]}
+    listed = endpoint_keys(environ)
+    used = [endpoint_identity(url) for url in [*context.base_urls, *_urls(context.embedding_url)]]
+    keys = {operator.api_key if url in own else listed.get(url, "EMPTY") for url in used}
+    if len(keys) > 1:
+        raise ConfigurationError(
+            "refused: the run's endpoints take different keys (the operator's, an allowed endpoint's own, "
+            f"or none: {ENDPOINT_KEYS_ENV}); name endpoints that share one"
+        )
+    return keys.pop() if keys else operator.api_key
 
 
 def problems_in_payload(value: Any) -> list[str]:

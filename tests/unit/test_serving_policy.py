@@ -247,3 +247,27 @@ def test_an_input_over_max_input_chars_is_refused_before_any_chunking_or_call() 
                 )
             )
         assert model.calls == []
+
+
+def test_the_servers_key_goes_only_to_the_servers_own_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LONGGRAPH_API_KEY", "sk-server")
+    own = screen_served_context(Context(), "alice")
+    assert own.api_key == "sk-server"
+    replica = screen_served_context(Context(base_url="http://replica.internal:8000/v1"), "alice")
+    assert replica.api_key == "EMPTY"  # allowed, but no key of its own: none, not the server's
+    monkeypatch.setenv("LONGGRAPH_ENDPOINT_KEYS", "http://REPLICA.internal:8000/v1/=sk-replica==")
+    keyed = screen_served_context(Context(base_url="http://replica.internal:8000/v1"), "bob")
+    assert keyed.api_key == "sk-replica=="  # a key is everything after the first "="
+    with pytest.raises(
+        ConfigurationError, match="different keys"
+    ):  # the server's chat key, a third party's embedder
+        screen_served_context(Context(embedding_url="http://embed.internal/v1"), "carol")
+
+
+def test_an_endpoint_key_entry_that_is_not_url_and_key_is_refused_without_showing_a_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LONGGRAPH_ENDPOINT_KEYS", "http://replica.internal:8000/v1 sk-secret")
+    with pytest.raises(ConfigurationError, match="URL=KEY") as refused:
+        screen_served_context(Context(base_url="http://replica.internal:8000/v1"), "alice")
+    assert "sk-secret" not in str(refused.value)
