@@ -86,10 +86,13 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory, stub: StubHandle) ->
 
 
 def operator_env(*stubs: StubHandle) -> dict[str, str]:
-    """The server's key, and the stubs as endpoints its runs may name (``LONGGRAPH_ALLOWED_ENDPOINTS``)."""
+    """The server's key, and the stubs as endpoints its runs may name (``LONGGRAPH_ALLOWED_ENDPOINTS``),
+    each given that key by the operator (``LONGGRAPH_ENDPOINT_KEYS``: an allowed endpoint gets no key
+    unless it is listed there)."""
     return {
         "LONGGRAPH_API_KEY": KEY,
         "LONGGRAPH_ALLOWED_ENDPOINTS": ",".join(s.base_url for s in stubs),
+        "LONGGRAPH_ENDPOINT_KEYS": ",".join(f"{s.base_url}={KEY}" for s in stubs),
         "LONGGRAPH_ALLOWED_MODELS": STUB_SETTINGS["model"],
     }
 

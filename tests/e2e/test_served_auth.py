@@ -88,6 +88,7 @@ def server(
     workdir = tmp_path_factory.mktemp("langgraph-dev-auth")
     env = {
         "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens, "LONGGRAPH_ALLOWED_ENDPOINTS": f"{stub.base_url},{DEAD_ENDPOINT}",
+        "LONGGRAPH_ENDPOINT_KEYS": f"{stub.base_url}={KEY}",  # an allowed endpoint gets only its own key
         "LONGGRAPH_ALLOWED_MODELS": f"{STUB_SETTINGS['model']},m",
         "LONGGRAPH_CACHE_PATH": str(workdir / "operator-cache.sqlite"),
     }  # fmt: skip
