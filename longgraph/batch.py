@@ -266,10 +266,11 @@ def checkpoint_file(out: Path) -> Path:
     return out.with_name(out.stem + ".checkpoints.sqlite")
 
 
-def finished_items(out: Path | None) -> dict[str, str]:
-    """Id → input digest of the items whose last row in ``out`` is a result, not a failure."""
-    last: dict[str, dict[str, Any]] = {}
-    for row in read_rows(out, "result row") if out is not None else []:
+def finished_items(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Id → input digest of the items whose last row (of a results file's ``rows``) is a result, not a
+    failure."""
+    last: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
         if "id" in row:
             last[str(row["id"])] = row
     return {i: str(r.get("input_digest")) for i, r in last.items() if r.get("error") is None}
@@ -320,9 +321,10 @@ def plan_batch(
         claim_results(path, [*inputs, *(f for item in validated for f in item.files)])
     del validated
     origin = str(Path(items).resolve()) if isinstance(items, str | Path) else None
+    written = list(read_rows(path, "result row")) if path is not None else []
     if path is not None and origin is not None:
-        refuse_another_items_file(path, origin)
-    done_before = finished_items(path)
+        refuse_another_items_file(path, written, origin)
+    done_before = finished_items(written)
     todo = {i for i, d in plan if done_before.get(i) != d}
     summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)
 
@@ -333,13 +335,11 @@ def plan_batch(
     return PlannedBatch(summary, path, todo, again)
 
 
-def refuse_another_items_file(out: Path, origin: str) -> None:
+def refuse_another_items_file(out: Path, rows: Iterable[Mapping[str, Any]], origin: str) -> None:
     """An :class:`InputError` when ``out`` holds rows of another items file: by the last-row rule its
     rows for ids this file shares would be replaced by answers to other questions (a results file took
     another corpus's rows and exited 0). Rows that name no file (written before files were named) pass."""
-    others = sorted(
-        {str(row["items"]) for row in read_rows(out, "result row") if row.get("items")} - {origin}
-    )
+    others = sorted({str(row["items"]) for row in rows if row.get("items")} - {origin})
     if others:
         raise InputError(
             f"--out {out} holds the results of {others[0]}, not of {origin}: name another --out "

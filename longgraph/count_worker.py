@@ -208,17 +208,11 @@ class CountedElsewhere:
         """Block until the worker has loaded its vocabulary (a benchmark's warm start); False when it
         did not within ``timeout_s`` or cannot be used."""
         deadline = time.monotonic() + timeout_s
-        while self._worker is not None and self._worker.name not in _BROKEN:
-            try:
-                if self._worker.is_ready():
-                    return True
-            except (OSError, RuntimeError) as exc:
-                _give_up(self._worker.name, f"{type(exc).__name__}: {exc}")
-                return False
+        while self._worker is not None and self._ready_worker() is None:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.02)
-        return False
+        return self._worker is not None
 
     def count(self, text: str) -> int:
         return self._tokenizer.count(text)
@@ -237,6 +231,11 @@ class CountedElsewhere:
     def _give_up(self, worker: _Worker, exc: BaseException) -> None:
         self._worker = None
         _give_up(worker.name, f"{type(exc).__name__}: {exc}")
+
+    def _let_go(self, held: _Worker, exc: BaseException) -> None:
+        """A held worker failed: given up, and its lock released."""
+        self._give_up(held, exc)
+        held.lock.release()
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         """The counts of ``texts``: from the worker when it is ready and free (another thread's
@@ -286,8 +285,7 @@ class CountedElsewhere:
                         self.batches_elsewhere += 1
                         yield done, counts
                 except _WORKER_FAILURES as exc:
-                    self._give_up(worker, exc)
-                    worker.lock.release()
+                    self._let_go(worker, exc)
                     worker = None
                     while pending:
                         done, done_texts = pending.popleft()
@@ -297,8 +295,7 @@ class CountedElsewhere:
                 try:
                     counts = worker.receive(len(done_texts))
                 except _WORKER_FAILURES as exc:
-                    self._give_up(worker, exc)
-                    worker.lock.release()
+                    self._let_go(worker, exc)
                     worker = None
                     break
                 pending.popleft()
