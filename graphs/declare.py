@@ -52,6 +52,19 @@ class Strategy:
     served: str = "graph"
     """The attribute of its graph module that ``langgraph.json`` serves."""
 
+    def variant(
+        self, name: str, description: str, *, served: str = "", cost: CostShape | None = None, **options: Any
+    ) -> Strategy:
+        """This strategy's builder under another name with ``options`` over this one's (an ablation), the
+        same cost shape unless ``cost`` is given. ``served`` defaults to ``graph_`` and the part of ``name`` after this strategy's
+        name (``tom-no-aggregation`` → ``graph_no_aggregation``)."""
+        if not served:
+            if not name.startswith(self.name + "-"):
+                raise ValueError(f"{name!r} does not extend {self.name!r}: give the served attribute")
+            served = "graph_" + name.removeprefix(self.name + "-").replace("-", "_")
+        merged = {**dict(self.options), **options}
+        return Strategy(name, self.builder, description, tuple(merged.items()), cost or self.cost, served)
+
     @property
     def module(self) -> str:
         return self.builder.__module__

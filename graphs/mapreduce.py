@@ -24,18 +24,17 @@ answering sentence first (``prompts/mapreduce_compact.toml``).
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
+from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.aggregate import aggregate
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
-from longgraph.nodes.finalize import finalize
 from longgraph.nodes.reduction import ReductionLoop
-from longgraph.nodes.runtime import node_factory
+from longgraph.nodes.runtime import StageFn, node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
 from longgraph.state.mapreduce import MapReduceState
@@ -57,39 +56,26 @@ def build_graph(
     *,
     checkpointer: BaseCheckpointSaver[str] | None = None,
     name: str = "mapreduce",
+    collapse: ReductionLoop = COLLAPSE,
+    combine: StageFn = collapse_group,
 ) -> CompiledStateGraph[MapReduceState, Context, GraphInputState, GraphOutputState]:
+    """``collapse``/``combine``: the reduction loop and its combining stage (an ablation swaps them)."""
     node = node_factory(llm)
-    builder = StateGraph(
-        MapReduceState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
+    builder = answering_builder(MapReduceState)
     add_grounded_reading(
         builder,
         node,
         prompts=PROMPTS,
         stage="map",
-        then="plan_collapse",
+        then=f"plan_{collapse.name}",
         per_document="aggregate",
         read_early="unless planned",
     )
-    builder.add_node("plan_collapse", node(COLLAPSE.plan))
-    builder.add_node(
-        "collapse_group", node(collapse_group, prompts=PROMPTS, stage="collapse"), input_schema=GroupTask
-    )
-    builder.add_node("gather_collapse", node(COLLAPSE.gather))
+    step = node(combine, prompts=collapse.combine_prompts, stage=collapse.combine_stage)
+    add_loop(builder, node, collapse, step=step, task=GroupTask, done="reduce", empty="finalize")
     builder.add_node("reduce", node(answer_from_notes, prompts=PROMPTS, stage="reduce"))
     builder.add_node("aggregate", node(aggregate))
-    builder.add_node("finalize", node(finalize, strategy=name))
-
-    builder.add_conditional_edges(
-        "plan_collapse",
-        COLLAPSE.route,
-        {"collapse_group": "collapse_group", "done": "reduce", "empty": "finalize"},
-    )
-    builder.add_edge("collapse_group", "gather_collapse")
-    builder.add_edge("gather_collapse", "plan_collapse")
-    builder.add_edge("reduce", "finalize")
-    builder.add_edge("aggregate", "finalize")
-    builder.add_edge("finalize", END)
+    add_finalize(builder, node, name, after=("reduce", "aggregate"))
     return builder.compile(name=name, checkpointer=checkpointer)
 
 

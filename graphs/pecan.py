@@ -20,14 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
+from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.finalize import finalize
 from longgraph.nodes.graph_search import (
     after_condensing,
     after_retrieval,
@@ -65,37 +64,33 @@ def add_graph_construction(
     builder: StateGraph[PecanState, Context, Any, Any],
     node: NodeFactory,
     *,
-    chunk: Runnable[Any, Any],
     edges: EdgeMode | None,
     then: str,
+    **chunking: Any,
 ) -> None:
-    """START → chunk → load_graph ──cached──▶ ``then``; else levels ⟲ → embed → save → ``then``."""
-    builder.add_node("chunk", chunk)
+    """START → chunk → load_graph ──cached──▶ ``then``; else levels ⟲ → embed → save → ``then``.
+    ``chunking``: more options of :func:`chunk_input` (what else a chunk must fit)."""
+    builder.add_node(
+        "chunk", node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens", **chunking)
+    )
     builder.add_node("load_graph", node(load_ip_graph, edges=edges))
-    builder.add_node("plan_level", node(CONSTRUCTION.plan))
-    builder.add_node("write_points", node(write_points, edges=edges), input_schema=IPBatchTask)
-    builder.add_node("gather_level", node(CONSTRUCTION.gather))
     builder.add_node(PREFETCH_NODE, node(prefetch_vectors))
     builder.add_node("embed_graph", node(embed_graph))
     builder.add_node("save_graph", node(save_ip_graph))
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "load_graph")
-    builder.add_conditional_edges("load_graph", build_or_search, {"build": "plan_level", "search": then})
-    builder.add_conditional_edges(
-        "plan_level",
-        CONSTRUCTION.route,
-        {
-            "write_points": "write_points",
-            PREFETCH_NODE: PREFETCH_NODE,
-            "done": "embed_graph",
-            "empty": "embed_graph",
-        },
+    chain(builder, START, "chunk", "load_graph")
+    write = node(write_points, edges=edges)
+    levels = add_loop(
+        builder,
+        node,
+        CONSTRUCTION,
+        step=write,
+        task=IPBatchTask,
+        done="embed_graph",
+        stem="level",
+        beside=(PREFETCH_NODE,),
     )
-    builder.add_edge("write_points", "gather_level")
-    builder.add_edge(PREFETCH_NODE, "gather_level")
-    builder.add_edge("gather_level", "plan_level")
-    builder.add_edge("embed_graph", "save_graph")
-    builder.add_edge("save_graph", then)
+    builder.add_conditional_edges("load_graph", build_or_search, {"build": levels, "search": then})
+    chain(builder, "embed_graph", "save_graph", then)
 
 
 def build_graph(
@@ -108,25 +103,14 @@ def build_graph(
     name: str = "pecan",
 ) -> CompiledStateGraph[PecanState, Context, GraphInputState, GraphOutputState]:
     node = node_factory(llm)
-    builder = StateGraph(
-        PecanState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
-    chunk = node(
-        chunk_input,
-        prompts=PROMPTS,
-        stage="points",
-        size="pecan_chunk_tokens",
-        also_fits=("enough", "answer"),
-    )
-    add_graph_construction(builder, node, chunk=chunk, edges=edges, then="start_search")
+    builder = answering_builder(PecanState)
+    add_graph_construction(builder, node, edges=edges, then="start_search", also_fits=("enough", "answer"))
     builder.add_node("start_search", node(start_search, use_similarity=use_similarity, fixed_k=fixed_k))
     builder.add_node("ask", node(ask_sufficiency))
     builder.add_node("retrieve", node(retrieve_node, use_similarity=use_similarity, fixed_k=fixed_k))
     builder.add_node("condense", node(condense_search_prompt))
     builder.add_node("answer", node(answer_from_graph))
     builder.add_node("conclude", node(conclude_search))
-    builder.add_node("finalize", node(finalize, strategy=name))
-
     builder.add_edge("start_search", "retrieve" if fixed_k else "ask")
     builder.add_conditional_edges("ask", after_verdict, {"retrieve": "retrieve", "answer": "answer"})
     builder.add_conditional_edges(
@@ -136,8 +120,7 @@ def build_graph(
     )
     builder.add_conditional_edges("condense", after_condensing, {"retrieve": "retrieve", "answer": "answer"})
     builder.add_edge("answer", "conclude")
-    builder.add_edge("conclude", "finalize")
-    builder.add_edge("finalize", END)
+    add_finalize(builder, node, name, after=("conclude",))
     compiled = builder.compile(name=name, checkpointer=checkpointer)
     return compiled.with_config({"recursion_limit": SERVED_RECURSION_LIMIT})
 
@@ -146,44 +129,33 @@ def build_ip_graph_graph(
     llm: LLMProvider = default_provider, *, edges: EdgeMode | None = None
 ) -> CompiledStateGraph[PecanState, Context, PecanState, PecanState]:
     """The graph construction alone, for ``longgraph graph show``: no question, no search."""
-    node = node_factory(llm)
     builder = StateGraph(PecanState, context_schema=Context)
-    chunk = node(chunk_input, prompts=PROMPTS, stage="points", size="pecan_chunk_tokens")
-    add_graph_construction(builder, node, chunk=chunk, edges=edges, then=END)
+    add_graph_construction(builder, node_factory(llm), edges=edges, then=END)
     return builder.compile(name="pecan-graph")
 
 
-COST = CostShape("ip-graph", PROMPTS, "points")
 PECAN = Strategy(
     "pecan",
     build_graph,
     "PECAN: an information-point graph (attention or embedding-similarity edges) searched until the model "
     "says it has enough",
-    cost=COST,
+    cost=CostShape("ip-graph", PROMPTS, "points"),
 )
-NO_ATTENTION = Strategy(
+NO_ATTENTION = PECAN.variant(
     "pecan-no-attention",
-    build_graph,
     "PECAN ablation: embedding-similarity edges and relevance only (no attention read)",
-    options=(("edges", "embedding-similarity"),),
-    served="graph_no_attention",
-    cost=COST,
+    edges="embedding-similarity",
 )
-NO_EMBEDDING = Strategy(
+NO_EMBEDDING = PECAN.variant(
     "pecan-no-embedding",
-    build_graph,
     "PECAN ablation: attention only, no embedding-similarity term in the search (needs a local model)",
-    options=(("edges", "attention"), ("use_similarity", False)),
-    served="graph_no_embedding",
-    cost=COST,
+    edges="attention",
+    use_similarity=False,
 )
-FIXED_K = Strategy(
+FIXED_K = PECAN.variant(
     "pecan-fixed-k",
-    build_graph,
     "PECAN ablation without dynamic progress control: a fixed number of retrieved nodes (pecan_fixed_k)",
-    options=(("fixed_k", True),),
-    served="graph_fixed_k",
-    cost=COST,
+    fixed_k=True,
 )
 STRATEGIES = (PECAN, NO_ATTENTION, NO_EMBEDDING, FIXED_K)
 

@@ -19,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.mapreduce import build_graph as build_mapreduce
+from longgraph.graphs.wiring import add_loop, chain
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.pyramid import (
     PyramidConstruction,
@@ -48,26 +49,16 @@ def build_graph(
     )
     builder.add_node("chunk", node(chunk_leaves))
     builder.add_node("leaves", node(start_pyramid))
-    builder.add_node("plan_level", node(LEVELS.plan))
-    builder.add_node("synthesise", node(synthesise), input_schema=SynthesisTask)
-    builder.add_node("gather_level", node(LEVELS.gather))
-    builder.add_node("ask", node(ask_question))
-    builder.add_node(
-        "answer", build_mapreduce(llm)
-    )  # a subgraph: reads question and documents, writes the answer keys
-    builder.add_node("record", node(make_record))
-
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "leaves")
-    builder.add_edge("leaves", "plan_level")
-    builder.add_conditional_edges(
-        "plan_level", LEVELS.route, {"synthesise": "synthesise", "done": "ask", "empty": "ask"}
+    levels = add_loop(
+        builder, node, LEVELS, step=node(synthesise), task=SynthesisTask, done="ask", stem="level"
     )
-    builder.add_edge("synthesise", "gather_level")
-    builder.add_edge("gather_level", "plan_level")
+    builder.add_node("ask", node(ask_question))
+    # a subgraph: reads question and documents, writes the answer keys
+    builder.add_node("answer", build_mapreduce(llm))
+    builder.add_node("record", node(make_record))
+    chain(builder, START, "chunk", "leaves", levels)
     builder.add_conditional_edges("ask", route_question, {"answer": "answer", "no_question": END})
-    builder.add_edge("answer", "record")
-    builder.add_edge("record", END)
+    chain(builder, "answer", "record", END)
     return builder.compile(name=name, checkpointer=checkpointer)
 
 

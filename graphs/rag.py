@@ -11,12 +11,12 @@ and score.
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
+from longgraph.graphs.wiring import add_finalize, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.finalize import finalize
 from longgraph.nodes.retrieval import RetrieverName, chunk_for_retrieval, retrieve
 from longgraph.nodes.runtime import node_factory
 from longgraph.nodes.single_pass import answer_once
@@ -33,19 +33,12 @@ def build_graph(
 ) -> CompiledStateGraph[BaselineState, Context, GraphInputState, GraphOutputState]:
     name = f"rag-{retriever}"
     node = node_factory(llm)
-    builder = StateGraph(
-        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
+    builder = answering_builder(BaselineState)
     builder.add_node("chunk", node(chunk_for_retrieval))
     builder.add_node("retrieve", node(retrieve, retriever=retriever))
     builder.add_node("answer", node(answer_once))
-    builder.add_node("finalize", node(finalize, strategy=name, grounded=False))
-
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "retrieve")
-    builder.add_edge("retrieve", "answer")
-    builder.add_edge("answer", "finalize")
-    builder.add_edge("finalize", END)
+    chain(builder, START, "chunk", "retrieve", "answer")
+    add_finalize(builder, node, name, after=("answer",), grounded=False)
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
@@ -57,13 +50,11 @@ BM25 = Strategy(
     served="graph_bm25",
     cost=CostShape("single-call", "baseline", "answer"),
 )
-EMBED = Strategy(
+EMBED = BM25.variant(
     "rag-embed",
-    build_graph,
     "Baseline: top-k chunks by embeddings (bundled MiniLM or an /embeddings endpoint), one call",
-    options=(("retriever", "embed"),),
     served="graph_embed",
-    cost=CostShape("single-call", "baseline", "answer"),
+    retriever="embed",
 )
 STRATEGIES = (BM25, EMBED)
 

@@ -18,15 +18,14 @@ every variant: they are this project's, not the paper's.
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
+from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
-from longgraph.nodes.finalize import finalize
 from longgraph.nodes.notes_filter import filter_each_note, filter_note, gather_filter, pass_notes
 from longgraph.nodes.reduction import ReductionLoop
 from longgraph.nodes.runtime import node_factory
@@ -57,9 +56,7 @@ def build_graph(
 ) -> CompiledStateGraph[SegmentPlusState, Context, GraphInputState, GraphOutputState]:
     node = node_factory(llm)
     gather = "gather" if structured else "gather_text"
-    builder = StateGraph(
-        SegmentPlusState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
+    builder = answering_builder(SegmentPlusState)
     after_reading = "screen" if use_filter else "plan_merge"
     add_grounded_reading(
         builder,
@@ -73,12 +70,6 @@ def build_graph(
         size="segment_size",
         read_early="always",
     )
-    builder.add_node("plan_merge", node(MERGE.plan))
-    builder.add_node("merge_batch", node(merge_batch, prompts=PROMPTS, stage="merge"), input_schema=GroupTask)
-    builder.add_node("gather_merge", node(MERGE.gather))
-    builder.add_node("answer", node(answer_from_notes, prompts=PROMPTS, stage="answer"))
-    builder.add_node("finalize", node(finalize, strategy=name))
-
     if use_filter:
         builder.add_node("screen", node(pass_notes))
         builder.add_node("filter_note", node(filter_note, prompts=PROMPTS), input_schema=NoteTask)
@@ -86,15 +77,11 @@ def build_graph(
         builder.add_conditional_edges(
             "screen", filter_each_note("filter_note"), {"filter_note": "filter_note", "done": "plan_merge"}
         )
-        builder.add_edge("filter_note", "gather_filter")
-        builder.add_edge("gather_filter", "plan_merge")
-    builder.add_conditional_edges(
-        "plan_merge", MERGE.route, {"merge_batch": "merge_batch", "done": "answer", "empty": "finalize"}
-    )
-    builder.add_edge("merge_batch", "gather_merge")
-    builder.add_edge("gather_merge", "plan_merge")
-    builder.add_edge("answer", "finalize")
-    builder.add_edge("finalize", END)
+        chain(builder, "filter_note", "gather_filter", "plan_merge")
+    merge = node(merge_batch, prompts=PROMPTS, stage="merge")
+    add_loop(builder, node, MERGE, step=merge, task=GroupTask, done="answer", empty="finalize")
+    builder.add_node("answer", node(answer_from_notes, prompts=PROMPTS, stage="answer"))
+    add_finalize(builder, node, name, after=("answer",))
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
@@ -104,29 +91,24 @@ SEGMENT_PLUS = Strategy(
     "Segment+: evidence/reasoning notes per segment, filtered, merged in batches, answered from notes",
     cost=CostShape("fan-out", PROMPTS, "gather", filters=True),
 )
-NO_FILTER = Strategy(
+NO_FILTER = SEGMENT_PLUS.variant(
     "segment-plus-no-filter",
-    build_graph,
     "Segment+ ablation without the Keep/Remove filter (every note is merged)",
-    options=(("use_filter", False),),
-    served="graph_no_filter",
     cost=CostShape("fan-out", PROMPTS, "gather"),
+    use_filter=False,
 )
-NO_STRUCTURE = Strategy(
+NO_STRUCTURE = SEGMENT_PLUS.variant(
     "segment-plus-no-structure",
-    build_graph,
     "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
-    options=(("structured", False),),
-    served="graph_no_structure",
     cost=CostShape("fan-out", PROMPTS, "gather_text", filters=True),
+    structured=False,
 )
-PLAIN = Strategy(
+PLAIN = SEGMENT_PLUS.variant(
     "segment-plus-plain",
-    build_graph,
     "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
-    options=(("use_filter", False), ("structured", False)),
-    served="graph_plain",
     cost=CostShape("fan-out", PROMPTS, "gather_text"),
+    use_filter=False,
+    structured=False,
 )
 STRATEGIES = (SEGMENT_PLUS, NO_FILTER, NO_STRUCTURE, PLAIN)
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
+from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.finalize import finalize
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.runtime import NodeFactory, node_factory
 from longgraph.nodes.tree import NODE_INFO_TOKENS
@@ -55,36 +54,26 @@ def add_tree_building(
     node: NodeFactory,
     *,
     aggregate: bool,
-    chunk: Runnable[Any, Any],
     then: str,
+    **chunking: Any,
 ) -> None:
-    """The tree: START → chunk → select → (cached) or parse ∥ → build → aggregate ⟲ → save → ``then``."""
-    aggregation = TreeAggregation(enabled=aggregate)
+    """The tree: START → chunk → select → (cached) or parse ∥ → build → aggregate ⟲ → save → ``then``.
+    ``chunking``: more options of :func:`chunk_input` (what else a chunk must fit)."""
+    chunk = node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens", **chunking)
     builder.add_node("chunk", chunk)
     builder.add_node("select", node(select_chunks))
     builder.add_node("load_tree", node(load_tree, aggregate=aggregate))
     builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)
     builder.add_node("build_tree", node(build_tree))
-    builder.add_node("plan_aggregation", node(aggregation.plan))
-    builder.add_node("summarize_cluster", node(summarize_cluster), input_schema=AggregateTask)
-    builder.add_node("gather_aggregation", node(aggregation.gather))
     builder.add_node("save_tree", node(save_tree))
-
-    builder.add_edge(START, "chunk")
-    builder.add_edge("chunk", "select")
-    builder.add_edge("select", "load_tree")
+    chain(builder, START, "chunk", "select", "load_tree")
     builder.add_conditional_edges(
         "load_tree", parse_or_reason("parse_chunk"), {"parse_chunk": "parse_chunk", "reason": then}
     )
-    builder.add_edge("parse_chunk", "build_tree")
-    builder.add_edge("build_tree", "plan_aggregation")
-    builder.add_conditional_edges(
-        "plan_aggregation",
-        aggregation.route,
-        {"summarize_cluster": "summarize_cluster", "done": "save_tree", "empty": "save_tree"},
-    )
-    builder.add_edge("summarize_cluster", "gather_aggregation")
-    builder.add_edge("gather_aggregation", "plan_aggregation")
+    aggregation = TreeAggregation(enabled=aggregate)
+    summarize = node(summarize_cluster)
+    plan = add_loop(builder, node, aggregation, step=summarize, task=AggregateTask, done="save_tree")
+    chain(builder, "parse_chunk", "build_tree", plan)
     builder.add_edge("save_tree", then)
 
 
@@ -97,35 +86,17 @@ def build_graph(
     name: str = "tom",
 ) -> CompiledStateGraph[ToMState, Context, GraphInputState, GraphOutputState]:
     node = node_factory(llm)
-    builder = StateGraph(
-        ToMState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
+    builder = answering_builder(ToMState)
     # The chunk must fit the reasoning prompts too (a leaf is a whole chunk beside its title and summary).
     fits = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
-    chunk = node(
-        chunk_input,
-        prompts=PROMPTS,
-        stage="parse",
-        size="tom_chunk_tokens",
-        also_fits=fits,
-        reserve=NODE_INFO_TOKENS,
+    add_tree_building(
+        builder, node, aggregate=aggregate, then="plan_reasoning", also_fits=fits, reserve=NODE_INFO_TOKENS
     )
-    add_tree_building(builder, node, aggregate=aggregate, chunk=chunk, then="plan_reasoning")
 
-    builder.add_node("plan_reasoning", node(REASONING.plan))
-    builder.add_node("reason_at_node", node(reason_at_node, confidence=confidence), input_schema=ReasonTask)
-    builder.add_node("gather_reasoning", node(REASONING.gather))
+    reason = node(reason_at_node, confidence=confidence)
+    add_loop(builder, node, REASONING, step=reason, task=ReasonTask, done="conclude")
     builder.add_node("conclude", node(conclude))
-    builder.add_node("finalize", node(finalize, strategy=name))
-    builder.add_conditional_edges(
-        "plan_reasoning",
-        REASONING.route,
-        {"reason_at_node": "reason_at_node", "done": "conclude", "empty": "conclude"},
-    )
-    builder.add_edge("reason_at_node", "gather_reasoning")
-    builder.add_edge("gather_reasoning", "plan_reasoning")
-    builder.add_edge("conclude", "finalize")
-    builder.add_edge("finalize", END)
+    add_finalize(builder, node, name, after=("conclude",))
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
@@ -133,35 +104,24 @@ def build_tree_graph(
     llm: LLMProvider = default_provider, *, aggregate: bool = True
 ) -> CompiledStateGraph[ToMState, Context, ToMState, ToMState]:
     """The tree alone, for ``longgraph tree show``: no question, so no reasoning."""
-    node = node_factory(llm)
     builder = StateGraph(ToMState, context_schema=Context)
-    chunk = node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens")
-    add_tree_building(builder, node, aggregate=aggregate, chunk=chunk, then=END)
+    add_tree_building(builder, node_factory(llm), aggregate=aggregate, then=END)
     return builder.compile(name="tom-tree")
 
 
-COST = CostShape("tree", PROMPTS, "parse")
 TOM = Strategy(
     "tom",
     build_graph,
     "ToM: a document tree (parsed chunks, Leiden-clustered summaries) reasoned over bottom-up",
-    cost=COST,
+    cost=CostShape("tree", PROMPTS, "parse"),
 )
-NO_AGGREGATION = Strategy(
+NO_AGGREGATION = TOM.variant(
     "tom-no-aggregation",
-    build_graph,
     "ToM ablation without bottom-up aggregation (the chunks' subtrees under one root)",
-    options=(("aggregate", False),),
-    served="graph_no_aggregation",
-    cost=COST,
+    aggregate=False,
 )
-NO_CONFIDENCE = Strategy(
-    "tom-no-confidence",
-    build_graph,
-    "ToM ablation without confidence scores in its Map and Reduce",
-    options=(("confidence", False),),
-    served="graph_no_confidence",
-    cost=COST,
+NO_CONFIDENCE = TOM.variant(
+    "tom-no-confidence", "ToM ablation without confidence scores in its Map and Reduce", confidence=False
 )
 STRATEGIES = (TOM, NO_AGGREGATION, NO_CONFIDENCE)
 

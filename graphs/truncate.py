@@ -10,12 +10,12 @@ chunk at the exact token where the window runs out, and saying where); ``answer`
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
+from longgraph.graphs.wiring import add_finalize, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.finalize import finalize
 from longgraph.nodes.runtime import node_factory
 from longgraph.nodes.single_pass import answer_once
 from longgraph.nodes.truncate import truncate_input
@@ -30,17 +30,11 @@ def build_graph(
     llm: LLMProvider = default_provider, *, checkpointer: BaseCheckpointSaver[str] | None = None
 ) -> CompiledStateGraph[BaselineState, Context, GraphInputState, GraphOutputState]:
     node = node_factory(llm)
-    builder = StateGraph(
-        BaselineState, context_schema=Context, input_schema=GraphInputState, output_schema=GraphOutputState
-    )
+    builder = answering_builder(BaselineState)
     builder.add_node("truncate", node(truncate_input))
     builder.add_node("answer", node(answer_once))
-    builder.add_node("finalize", node(finalize, strategy=NAME, grounded=False))
-
-    builder.add_edge(START, "truncate")
-    builder.add_edge("truncate", "answer")
-    builder.add_edge("answer", "finalize")
-    builder.add_edge("finalize", END)
+    chain(builder, START, "truncate", "answer")
+    add_finalize(builder, node, NAME, after=("answer",), grounded=False)
     return builder.compile(name=NAME, checkpointer=checkpointer)
 
 
