@@ -11,6 +11,7 @@ This module holds the small helpers they share: load averages, medians with spre
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import time
@@ -26,6 +27,7 @@ __all__ = [
     "NEEDLE_FACT",
     "NEEDLE_QUESTION",
     "Spread",
+    "add_quiet_options",
     "bench_endpoint",
     "endpoint_label",
     "load_average",
@@ -33,6 +35,7 @@ __all__ = [
     "planted_haystack",
     "prefix_cache_counters",
     "print_figures",
+    "run_and_print",
     "spread",
     "wait_for_quiet",
 ]
@@ -136,6 +139,26 @@ def print_figures(title: str, figures: Mapping[str, object]) -> None:
     print(f"== {title}", flush=True)
     for key, value in figures.items():
         print(f"{key}: {value}", flush=True)
+
+
+def run_and_print(title: str, run: Callable[..., dict[str, object]], **options: Any) -> dict[str, object]:
+    """A benchmark's ``main``: ``run(**options)`` (the parsed command line, each option's ``dest`` a
+    parameter of ``run``), its figures printed under ``title`` and returned."""
+    figures = run(**options)
+    print_figures(title, figures)
+    return figures
+
+
+def add_quiet_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-load`` and ``--max-wait`` (as ``max_load``, ``max_wait_s``): see :func:`wait_for_quiet`."""
+    parser.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD, help="wait while load1 is above")
+    parser.add_argument(
+        "--max-wait",
+        dest="max_wait_s",
+        type=float,
+        default=DEFAULT_MAX_WAIT_S,
+        help="seconds to wait for quiet",
+    )
 
 
 def bench_endpoint(

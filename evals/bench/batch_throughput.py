@@ -28,20 +28,22 @@ from pathlib import Path
 from typing import Any
 
 from longgraph.batch import abatch
-from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
+from longgraph.evals.bench import bench_endpoint, run_and_print
 from longgraph.evals.bench.mapreduce_stub import RecordingProvider, replay_wall, salted, warm_shared_prefix
-from longgraph.evals.corpora import load_paul_graham_text
+from longgraph.evals.bench.saturation import (
+    SMALL_WINDOW_RUN,
+    add_load_options,
+    essay_slices,
+    saturation_figures,
+)
 
 QUESTION = "What is the secret ingredient of Grandma Olga's borscht?"
 
 
-def items(count: int, chars: int) -> list[dict[str, Any]]:
+def corpus_items(count: int, chars: int) -> list[dict[str, Any]]:
     """``count`` items, each a distinct slice of the essays with its own planted answer."""
-    text = load_paul_graham_text()
-    step = max(1, (len(text) - chars) // max(1, count))
     rows = []
-    for i in range(count):
-        filler = text[i * step : i * step + chars]
+    for i, filler in enumerate(essay_slices(count, chars)):
         cut = filler.rfind(" ", 0, len(filler) * ((i % 9) + 1) // 10) + 1
         fact = f"The secret ingredient of Grandma Olga's borscht is smoked plums from orchard {i}."
         rows.append(
@@ -56,7 +58,7 @@ def items(count: int, chars: int) -> list[dict[str, Any]]:
 
 
 def run(
-    count: int,
+    items: int,
     chars: int,
     latency: float,
     concurrency: int,
@@ -65,7 +67,7 @@ def run(
     replay: bool = True,
     items_in_flight: int | None = None,
 ) -> dict[str, object]:
-    corpus = items(count, chars)
+    corpus = corpus_items(items, chars)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="batch-bench-")))
         endpoint, stub = bench_endpoint(stack, embedded=embedded, latency=latency)
@@ -76,14 +78,9 @@ def run(
                 corpus,
                 out=scratch / "results.jsonl",
                 llm=provider,
-                start_embedded=False,
-                context_window=2048,
-                max_output_tokens=256,
-                temperature=0.0,
-                structured_output="json_schema",
                 max_concurrency=concurrency,
-                cache_path=None,
                 items_in_flight=items_in_flight,
+                **SMALL_WINDOW_RUN,
                 **endpoint,
             )
         )
@@ -101,23 +98,21 @@ def run(
     right = sum(str(r["metadata"]["gold"]) in str(r.get("answer") or "") for r in rows)
     per_item = [int(r.get("llm_calls") or 0) for r in rows]
     return {
-        "items": count,
+        "items": items,
         "answered right / failed": f"{right} / {summary.failed}",
-        "requests": len(calls),
-        "endpoint": endpoint_label(embedded=embedded, latency=latency),
-        "concurrency (shared by all items)": concurrency,
         "items in flight": items_in_flight or f"default ({2 * concurrency})",
         "peak requests in flight at the stub": peak if peak is not None else "-",
-        "batch wall time (s)": round(batch_seconds, 2),
-        "bare client, same requests all at once (s)": round(bare_seconds, 2),
-        "throughput / saturating load": round(bare_seconds / batch_seconds, 3),
-        **(
-            {}
-            if embedded
-            else {"ideal wall time at this concurrency (s)": round(len(calls) * latency / concurrency, 2)}
+        **saturation_figures(
+            what="batch",
+            requests=calls,
+            concurrency=concurrency,
+            latency=latency,
+            embedded=embedded,
+            wall_s=batch_seconds,
+            bare_s=bare_seconds,
         ),
         "calls per item: mean (min-max)": f"{statistics.mean(per_item):.1f} ({min(per_item)}-{max(per_item)})",
-        "items per second": round(count / batch_seconds, 2),
+        "items per second": round(items / batch_seconds, 2),
     }
 
 
@@ -125,27 +120,15 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--chars", type=int, default=8000, help="characters per item's document")
-    parser.add_argument("--latency", type=float, default=0.1, help="the stub's seconds per answer")
-    parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--items-in-flight", type=int, default=None, help="default: abatch's")
-    parser.add_argument("--embedded", action="store_true", help="the embedded vLLM server, not the stub")
-    parser.add_argument("--no-replay", dest="replay", action="store_false", help="skip the saturating replay")
+    add_load_options(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
-    args = _parser().parse_args(argv)
-    figures = run(
-        args.items,
-        args.chars,
-        args.latency,
-        args.concurrency,
-        embedded=args.embedded,
-        replay=args.replay,
-        items_in_flight=args.items_in_flight,
+    return run_and_print(
+        "longgraph batch over a corpus / saturating load", run, **vars(_parser().parse_args(argv))
     )
-    print_figures("longgraph batch over a corpus / saturating load", figures)
-    return figures
 
 
 if __name__ == "__main__":

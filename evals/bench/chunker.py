@@ -30,8 +30,9 @@ from longgraph import count_worker
 from longgraph.evals.bench import (
     DEFAULT_MAX_LOAD,
     DEFAULT_MAX_WAIT_S,
+    add_quiet_options,
     load_average,
-    print_figures,
+    run_and_print,
     spread,
     wait_for_quiet,
 )
@@ -176,13 +177,11 @@ def _rate(tokens: int, seconds: Sequence[float]) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m longgraph.evals.bench.chunker", description=__doc__)
     parser.add_argument("--tokens", type=int, default=DEFAULT_TOKENS, help="input size in cl100k tokens")
-    parser.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD, help="wait while load1 is above")
-    parser.add_argument(
-        "--max-wait", type=float, default=DEFAULT_MAX_WAIT_S, help="seconds to wait for quiet"
-    )
+    add_quiet_options(parser)
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each measurement")
     parser.add_argument(
         "--busy-limit",
+        dest="busy_limit_s",
         type=float,
         default=30.0,
         help="seconds each chunking beside a busy loop may take (0: skip those figures)",
@@ -192,16 +191,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     """Run the benchmark, print its figures and return them."""
-    args = _parser().parse_args(argv)
-    figures = run_benchmark(
-        tokens=args.tokens,
-        repeats=args.repeats,
-        max_load=args.max_load,
-        max_wait_s=args.max_wait,
-        busy_limit_s=args.busy_limit,
-    )
-    print_figures("chunker on the needle document", figures)
-    return figures
+    return run_and_print("chunker on the needle document", run_benchmark, **vars(_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -29,8 +29,7 @@ import httpx
 from longgraph.api import aask
 from longgraph.embedded import ServerInfo, ensure_running, find_running, stop_server
 from longgraph.evals.bench import (
-    DEFAULT_MAX_LOAD,
-    DEFAULT_MAX_WAIT_S,
+    add_quiet_options,
     load_average,
     print_figures,
     spread,
@@ -136,7 +135,7 @@ async def main_async(args: argparse.Namespace) -> None:
     if server is None:
         server, _ = ensure_running()
     try:
-        seen = wait_for_quiet(args.max_load, args.max_wait, busy=lambda: _server_busy(server))
+        seen = wait_for_quiet(args.max_load, args.max_wait_s, busy=lambda: _server_busy(server))
         seed = args.seed if args.seed is not None else int(time.time()) % 100_000
         tokenizer = get_tokenizer(str(server.tokenizer_path))
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -203,8 +202,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--variants", default="compact")
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD)
-    parser.add_argument("--max-wait", type=float, default=DEFAULT_MAX_WAIT_S)
+    add_quiet_options(parser)
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -46,9 +46,10 @@ from longgraph.api import aask
 from longgraph.evals.bench import (
     DEFAULT_MAX_LOAD,
     DEFAULT_MAX_WAIT_S,
+    add_quiet_options,
     load_average,
     peak_rss_mb,
-    print_figures,
+    run_and_print,
     spread,
     wait_for_quiet,
 )
@@ -505,14 +506,15 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m longgraph.evals.bench.mapreduce_stub", description=__doc__
     )
     parser.add_argument("--tokens", type=int, default=DEFAULT_TOKENS, help="input size in cl100k tokens")
-    parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY_S, help="stub seconds per call")
-    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="max_concurrency")
-    parser.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD, help="wait while load1 is above")
     parser.add_argument(
-        "--max-wait", type=float, default=DEFAULT_MAX_WAIT_S, help="seconds to wait for quiet"
+        "--latency", dest="latency_s", type=float, default=DEFAULT_LATENCY_S, help="stub seconds per call"
     )
+    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="max_concurrency")
+    add_quiet_options(parser)
     parser.add_argument("--repeats", type=int, default=3, help="graph/bare pairs to run")
-    parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS subprocess")
+    parser.add_argument(
+        "--no-memory", dest="memory", action="store_false", help="skip the peak-RSS subprocess"
+    )
     parser.add_argument("--memory-child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     return parser
@@ -520,21 +522,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     """Run the benchmark, print its figures and return them."""
-    args = _parser().parse_args(argv)
-    if args.memory_child is not None:
-        _memory_child(args.memory_child, args.base_url, args.concurrency)
+    options = vars(_parser().parse_args(argv))
+    child, base_url = options.pop("memory_child"), options.pop("base_url")
+    if child is not None:
+        _memory_child(child, base_url, options["concurrency"])
         return {}
-    figures = run_benchmark(
-        tokens=args.tokens,
-        latency_s=args.latency,
-        concurrency=args.concurrency,
-        repeats=args.repeats,
-        memory=not args.no_memory,
-        max_load=args.max_load,
-        max_wait_s=args.max_wait,
-    )
-    print_figures("mapreduce graph vs bare client on the stub", figures)
-    return figures
+    return run_and_print("mapreduce graph vs bare client on the stub", run_benchmark, **options)
 
 
 if __name__ == "__main__":

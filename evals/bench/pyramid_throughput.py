@@ -27,9 +27,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
+from longgraph.evals.bench import bench_endpoint, run_and_print
 from longgraph.evals.bench.mapreduce_stub import RecordingProvider, replay_wall
-from longgraph.evals.corpora import load_paul_graham_text
+from longgraph.evals.bench.saturation import (
+    SMALL_WINDOW_RUN,
+    add_load_options,
+    essay_slices,
+    saturation_figures,
+)
 from longgraph.state.pyramid import Record
 from longgraph.synth import Source, asynth
 
@@ -37,9 +42,7 @@ from longgraph.synth import Source, asynth
 def corpus(documents: int, chars: int) -> list[Source]:
     """``documents`` distinct texts of ``chars`` characters: consecutive slices of the installed Paul
     Graham essays (spread over the whole corpus)."""
-    text = load_paul_graham_text()
-    step = max(1, (len(text) - chars) // max(1, documents))
-    return [Source(name=f"essay-{i}", text=text[i * step : i * step + chars]) for i in range(documents)]
+    return [Source(name=f"essay-{i}", text=text) for i, text in enumerate(essay_slices(documents, chars))]
 
 
 def run(
@@ -65,13 +68,8 @@ def run(
                 sources,
                 out,
                 llm=provider,
-                start_embedded=False,
-                context_window=2048,
-                max_output_tokens=256,
-                temperature=0.0,
-                structured_output="json_schema",
                 max_concurrency=concurrency,
-                cache_path=None,
+                **SMALL_WINDOW_RUN,
                 **endpoint,
             )
         )
@@ -83,16 +81,14 @@ def run(
     return {
         "documents": documents,
         "records written / filtered / failed": f"{summary.written} / {sum(summary.filtered.values())} / {len(summary.failed)}",
-        "requests": len(calls),
-        "endpoint": endpoint_label(embedded=embedded, latency=latency),
-        "concurrency (shared by all documents)": concurrency,
-        "synth wall time (s)": round(synth_seconds, 2),
-        "bare client, same requests all at once (s)": round(bare_seconds, 2),
-        "throughput / saturating load": round(bare_seconds / synth_seconds, 3),
-        **(
-            {}
-            if embedded
-            else {"ideal wall time at this concurrency (s)": round(len(calls) * latency / concurrency, 2)}
+        **saturation_figures(
+            what="synth",
+            requests=calls,
+            concurrency=concurrency,
+            latency=latency,
+            embedded=embedded,
+            wall_s=synth_seconds,
+            bare_s=bare_seconds,
         ),
         "synth wall time per document, corpus / documents (s)": round(synth_seconds / documents, 2),
         "calls per record: mean (min-max)": f"{statistics.mean(per_record_calls):.1f} ({min(per_record_calls)}-{max(per_record_calls)})"
@@ -119,27 +115,16 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", type=int, default=100)
     parser.add_argument("--chars", type=int, default=8000, help="characters per document")
-    parser.add_argument("--latency", type=float, default=0.1, help="the stub's seconds per answer")
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--embedded", action="store_true", help="the embedded vLLM server, not the stub")
-    parser.add_argument("--out", type=Path, default=None, help="keep the dataset and its card here")
-    parser.add_argument("--no-replay", dest="replay", action="store_false", help="skip the saturating replay")
+    parser.add_argument(
+        "--out", dest="out_dir", type=Path, default=None, help="keep the dataset and its card here"
+    )
+    add_load_options(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, object]:
-    args = _parser().parse_args(argv)
-    figures = run(
-        args.documents,
-        args.chars,
-        args.latency,
-        args.concurrency,
-        embedded=args.embedded,
-        out_dir=args.out,
-        replay=args.replay,
-    )
-    print_figures("Pyramid-Align: synth over a corpus / saturating load", figures)
-    return figures
+    title = "Pyramid-Align: synth over a corpus / saturating load"
+    return run_and_print(title, run, **vars(_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

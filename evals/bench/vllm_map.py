@@ -45,8 +45,7 @@ import httpx
 from longgraph.api import aask
 from longgraph.embedded import ServerInfo, ensure_running, find_running, stop_server
 from longgraph.evals.bench import (
-    DEFAULT_MAX_LOAD,
-    DEFAULT_MAX_WAIT_S,
+    add_quiet_options,
     load_average,
     print_figures,
     spread,
@@ -296,10 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-output-tokens", type=int, default=DEFAULT_MAX_OUTPUT_TOKENS)
     parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="max_concurrency")
     parser.add_argument("--repeats", type=int, default=2, help="graph/bare pairs (order alternates)")
-    parser.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD, help="wait while load1 is above")
-    parser.add_argument(
-        "--max-wait", type=float, default=DEFAULT_MAX_WAIT_S, help="seconds to wait for quiet"
-    )
+    add_quiet_options(parser)
     parser.add_argument("--seed", type=int, help="first needle seed (default: from the clock)")
     parser.add_argument("--cache-dir", type=Path, help="the embedded server's home (default: LONGGRAPH_HOME)")
     return parser
@@ -321,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
             concurrency=args.concurrency,
             repeats=args.repeats,
             max_load=args.max_load,
-            max_wait_s=args.max_wait,
+            max_wait_s=args.max_wait_s,
             first_seed=args.seed if args.seed is not None else int(time.time()) % 1_000_000,
         )
         figures["server_started_by_benchmark"] = started
