@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from longgraph.errors import ConfigurationError
@@ -35,54 +36,45 @@ def parse_tokens(text: str) -> int:
     return int(value)
 
 
+def _per_length(
+    config: EvalConfig, build: Callable[..., list[EvalInstance]], **options: Any
+) -> list[EvalInstance]:
+    """``build`` at each of the configuration's lengths, ``n`` instances and its seed each, in order."""
+    return [
+        i
+        for length in config.lengths
+        for i in build(target_tokens=length, n=config.n, seed=config.seed, **options)
+    ]
+
+
 def build_instances(config: EvalConfig) -> list[EvalInstance]:
     """The suite's instances, deterministic in the seed (built in the same order every time)."""
     # The builders count with the project's default tokenizer, so lengths compare across models.
     if config.suite == "needle":
         from longgraph.evals.data.needle import build_needle
 
-        return [
-            instance
+        return [  # each length at every depth, lengths outermost
+            i
             for length in config.lengths
             for depth in config.depths
-            for instance in build_needle(target_tokens=length, n=config.n, seed=config.seed, depth=depth)
+            for i in build_needle(target_tokens=length, n=config.n, seed=config.seed, depth=depth)
         ]
     if config.suite == "squad":
         from longgraph.evals.data.squad import build_squad
 
-        return [
-            i
-            for length in config.lengths
-            for i in build_squad(target_tokens=length, n=config.n, seed=config.seed)
-        ]
+        return _per_length(config, build_squad)
     if config.suite == "hotpot":
         from longgraph.evals.data.hotpot import build_hotpot
 
-        return [
-            i
-            for length in config.lengths
-            for i in build_hotpot(target_tokens=length, n=config.n, seed=config.seed)
-        ]
+        return _per_length(config, build_hotpot)
     if config.suite == "general":
         from longgraph.evals.data.general import build_general
 
-        return [
-            i
-            for length in config.lengths
-            for i in build_general(
-                target_tokens=length, n=config.n, seed=config.seed, split=config.split, kinds=config.tasks
-            )
-        ]
+        return _per_length(config, build_general, split=config.split, kinds=config.tasks)
     if config.suite == "real":
         from longgraph.evals.data.real import build_real
 
-        return [
-            i
-            for length in config.lengths
-            for i in build_real(
-                target_tokens=length, n=config.n, seed=config.seed, split=config.split, kinds=config.tasks
-            )
-        ]
+        return _per_length(config, build_real, split=config.split, kinds=config.tasks)
     if config.suite == "loong-synth":
         from longgraph.evals.data.loong_synth import build_loong_synth
 

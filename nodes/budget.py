@@ -20,31 +20,6 @@ def margin(context: Context) -> int:
     return max(32, context.window // 20)
 
 
-def prompt_overhead(
-    prompts: PromptSet,
-    stage: str,
-    *,
-    context: Context,
-    question: str,
-    schema: type[StructuredOutput],
-    tokenizer: Tokenizer,
-) -> int:
-    """Tokens of the prompt for ``stage`` with an empty text slot."""
-    modes: tuple[Mode, ...] = (
-        ("json_schema", "text")
-        if context.structured_output == "auto"
-        else (("text",) if context.structured_output == "text" else ("json_schema",))
-    )
-    worst = 0
-    for mode in modes:
-        messages = prompts.render(
-            stage, context.task, format=format_instructions(schema, mode), context="", question=question
-        )
-        tokens = sum(tokenizer.count_batch([content for _, content in messages]))
-        worst = max(worst, tokens + PER_MESSAGE_TOKENS * len(messages))
-    return worst
-
-
 def text_budget(
     prompts: PromptSet,
     stage: str,
@@ -54,10 +29,22 @@ def text_budget(
     schema: type[StructuredOutput],
     tokenizer: Tokenizer,
 ) -> int:
-    """Tokens of text one ``stage`` call can take; raises when the window cannot hold any."""
-    overhead = prompt_overhead(
-        prompts, stage, context=context, question=question, schema=schema, tokenizer=tokenizer
+    """Tokens of text one ``stage`` call can take; raises when the window cannot hold any.
+
+    The prompt's own tokens are counted with an empty text slot, in every structured-output mode the
+    run may use, and the worst is kept."""
+    modes: tuple[Mode, ...] = (
+        ("json_schema", "text")
+        if context.structured_output == "auto"
+        else (("text",) if context.structured_output == "text" else ("json_schema",))
     )
+    overhead = 0
+    for mode in modes:
+        messages = prompts.render(
+            stage, context.task, format=format_instructions(schema, mode), context="", question=question
+        )
+        tokens = sum(tokenizer.count_batch([content for _, content in messages]))
+        overhead = max(overhead, tokens + PER_MESSAGE_TOKENS * len(messages))
     budget = context.window - overhead - context.max_output_tokens - margin(context)
     if budget < 64:
         raise ConfigurationError(

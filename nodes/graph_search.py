@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from longgraph.llm import StructuredCall
 from longgraph.nodes.answer_support import Rarity, asks_count, items_asked_for
 from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.attention import attention_reader, spans_in
@@ -62,7 +63,7 @@ from longgraph.nodes.support import is_number
 from longgraph.prompts import neutralise_frames
 from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
-from longgraph.state.outputs import Sufficiency, answer_of, is_no_information
+from longgraph.state.outputs import StructuredOutput, Sufficiency, answer_of, is_no_information
 from longgraph.state.pecan import IPGraph, PecanState, SearchStep
 from longgraph.structured import Mode, format_instructions
 
@@ -294,16 +295,18 @@ async def _relevance(
     return await asyncio.to_thread(attention_relevance, kit, mode, graph, shown, note, chunks, question, new)
 
 
+async def _turn(
+    state: PecanState, kit: RunKit, stage: Literal["enough", "answer"], work: str
+) -> StructuredCall[StructuredOutput]:
+    """One turn of Table A2: ``stage``'s prompt over the information the search has reached."""
+    graph: IPGraph = state["ip_graph"]
+    text = search_information(graph, state, _chunks(state))
+    return await kit.call(PROMPTS, stage, text=text, question=state["question"], work=work)
+
+
 async def ask_sufficiency(state: PecanState, kit: RunKit) -> PecanState:
     """Table A2, first turn: can the question be answered from S? (unreadable counts as No)."""
-    graph: IPGraph = state["ip_graph"]
-    result = await kit.call(
-        PROMPTS,
-        "enough",
-        text=search_information(graph, state, _chunks(state)),
-        question=state["question"],
-        work=f"search turn {len(state.get('search_trace') or []) + 1}",
-    )
+    result = await _turn(state, kit, "enough", f"search turn {len(state.get('search_trace') or []) + 1}")
     verdict = getattr(result.value, "answer", None) or "unreadable"
     trace = list(state.get("search_trace") or [])
     last = trace[-1] if trace and not trace[-1].verdict else None
@@ -475,13 +478,7 @@ def stop_description(state: PecanState) -> str:
 async def answer_from_graph(state: PecanState, kit: RunKit) -> PecanState:
     """Table A2, second turn: the answer from the visited nodes."""
     graph: IPGraph = state["ip_graph"]
-    result = await kit.call(
-        PROMPTS,
-        "answer",
-        text=search_information(graph, state, _chunks(state)),
-        question=state["question"],
-        work="the answer turn of the graph search",
-    )
+    result = await _turn(state, kit, "answer", "the answer turn of the graph search")
     left = _search_steps(state) - _steps_done(state)
     if left > 0:  # the search stopped before its bound: its bar still reaches its total
         report_progress("search", total=_search_steps(state), advance=left)

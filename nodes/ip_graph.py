@@ -43,14 +43,13 @@ from langgraph.types import Send
 from longgraph.embeddings import resolve_precision
 from longgraph.errors import ConfigurationError
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
-from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.retrieval import PIECES, pieces_of
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.structure_store import StructureStore
+from longgraph.nodes.structure_store import StructureStore, keep_finished
 from longgraph.nodes.tree import tree_key
 from longgraph.prompts import neutralise_frames
 from longgraph.state.contract import Chunk
@@ -426,14 +425,9 @@ def _embedder_name(kit: RunKit) -> str:
 
 
 async def save_ip_graph(state: PecanState, kit: RunKit) -> PecanState:
-    """Keep the finished graph in the result cache (when there is one) for the next question — unless a
-    batch's call ran out of the endpoint's retries: a graph missing its points is not kept, so a resume
-    (or the next question) builds it whole."""
-    store = graph_store(kit)
-    if store is not None and not state.get("built_from_cache") and not built_with_unanswered_calls(state):
-        await asyncio.to_thread(store.put, state["graph_key"], state["ip_graph"])
-    handover: PecanState = {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3)}
-    return fresh_loop(handover)
+    """Keep the finished graph in the result cache for the next question (:func:`keep_finished`)."""
+    seconds = await keep_finished(graph_store(kit), state["graph_key"], state["ip_graph"], state)
+    return fresh_loop(PecanState(build_seconds=seconds))
 
 
 __all__ = [

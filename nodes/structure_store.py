@@ -7,16 +7,19 @@ store serves both: a table per kind, rows of (cache key, the structure's JSON).
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from longgraph.cache import damaged, warn_damaged
 from longgraph.errors import ConfigurationError
+from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -83,3 +86,17 @@ class StructureStore(Generic[M]):
                     raise
                 warn_damaged(self.path, exc)
                 return None
+
+
+async def keep_finished(
+    store: StructureStore[M] | None, key: str, structure: M, state: Mapping[str, Any]
+) -> float:
+    """Put a finished build in ``store`` (when there is one) for the next question, and return the
+    seconds the build took (since ``build_started``).
+
+    Not kept: a structure read from the store (``built_from_cache``), and one whose construction lost a
+    call to the endpoint (missing points or summaries), so a resume or the next question builds it whole.
+    """
+    if store is not None and not state.get("built_from_cache") and not built_with_unanswered_calls(state):
+        await asyncio.to_thread(store.put, key, structure)
+    return round(time.time() - float(state.get("build_started", time.time())), 3)

@@ -33,13 +33,13 @@ import numpy as np
 from langgraph.types import Send
 from numpy.typing import NDArray
 
-from longgraph.nodes.endpoint_health import built_with_unanswered_calls
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import group_in_order
 from longgraph.nodes.retrieval import best_piece_scores, pieces_of
 from longgraph.nodes.runtime import report_progress
+from longgraph.nodes.structure_store import keep_finished
 from longgraph.nodes.tree import TreeStore, assemble, leaf_text, node_info, subtree_from_outline, tree_key
 from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import cleared
@@ -369,17 +369,11 @@ async def summarize_cluster(task: AggregateTask, kit: RunKit) -> ToMState:
 
 
 async def save_tree(state: ToMState, kit: RunKit) -> ToMState:
-    """Keep the finished tree in the result cache (when there is one) for the next question — unless a
-    parse or summary call ran out of the endpoint's retries (a resume builds it whole)."""
-    tree = state["doc_tree"]
-    if (
-        kit.context.cache_path
-        and not state.get("built_from_cache")
-        and not built_with_unanswered_calls(state)
-    ):
-        await asyncio.to_thread(TreeStore(kit.context.cache_path).put, state["tree_key"], tree)
-    handover: ToMState = {"build_seconds": round(time.time() - state.get("build_started", time.time()), 3)}
-    return fresh_loop(handover)
+    """Keep the finished tree in the result cache for the next question (:func:`keep_finished`)."""
+    path = kit.context.cache_path
+    store = TreeStore(path) if path else None
+    seconds = await keep_finished(store, state["tree_key"], state["doc_tree"], state)
+    return fresh_loop(ToMState(build_seconds=seconds))
 
 
 __all__ = [

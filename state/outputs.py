@@ -46,6 +46,14 @@ def is_no_information(answer: str) -> bool:
     return normalised in _NO_INFORMATION_ANSWERS or normalised.startswith("[NO INFORMATION]")
 
 
+def clamp_score(value: object, high: float) -> object:
+    """A score's before-validator: a number outside ``[0, high]`` is clamped into it (a model's 6 of 5
+    is its 5); anything else is left for validation to refuse."""
+    if isinstance(value, int | float):
+        return min(high, max(0.0, float(value)))
+    return value
+
+
 class StructuredOutput(BaseModel):
     """Base of LLM outputs: labels of the text protocol, for the tolerant parser.
 
@@ -92,9 +100,7 @@ class MapOutput(StructuredOutput):
     @field_validator("confidence_score", mode="before")
     @classmethod
     def _clamp(cls, value: object) -> object:
-        if isinstance(value, int | float):
-            return min(5.0, max(0.0, float(value)))
-        return value
+        return clamp_score(value, 5.0)
 
     @property
     def has_information(self) -> bool:
@@ -340,66 +346,49 @@ class ClusterSummary(StructuredOutput):
     TEXT_LABELS: ClassVar[dict[str, str]] = {"title": "title", "keywords": "keywords", "summary": "summary"}
 
 
-class TreeAnswer(StructuredOutput):
-    """ToM's Map and Reduce output (paper Figures 10, 11): confidence out of 10, parsed and used."""
+class TreeAnswerPlain(StructuredOutput):
+    """ToM's "no confidence" ablation: Map and Reduce without a confidence score (and what
+    :class:`TreeAnswer` adds its score to)."""
 
     key_info: str = Field(json_schema_extra={"maxLength": 500})
     reasoning_process: str = Field(json_schema_extra={"maxLength": 400})
     answer: str = Field(json_schema_extra={"maxLength": 120})
-    confidence_score: float = Field(ge=0, le=10)
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {
         "key_info": "key_info",
-        "key info": "key_info",
         "reasoning_process": "reasoning_process",
-        "reasoning process": "reasoning_process",
         "answer": "answer",
+    }
+    """The paper's own labels first (shown in text mode); "key info" and the like are read too."""
+
+    def note_draft(self) -> NoteDraft:
+        key_info, answer = self.key_info.strip(), self.answer.strip()
+        return NoteDraft(
+            answer=answer,
+            quotes=[key_info] if key_info and key_info.lower() != "none" else [],
+            reasoning=self.reasoning_process.strip(),
+            no_information=is_no_information(answer)
+            or answer.lower().startswith(("unknown", "insufficient")),
+        )
+
+
+class TreeAnswer(TreeAnswerPlain):
+    """ToM's Map and Reduce output (paper Figures 10, 11): confidence out of 10, parsed and used."""
+
+    confidence_score: float = Field(ge=0, le=10)
+
+    TEXT_LABELS: ClassVar[dict[str, str]] = {
+        **TreeAnswerPlain.TEXT_LABELS,
         "confidence_score": "confidence_score",
-        "confidence score": "confidence_score",
     }
 
     @field_validator("confidence_score", mode="before")
     @classmethod
     def _clamp(cls, value: object) -> object:
-        if isinstance(value, int | float):
-            return min(10.0, max(0.0, float(value)))
-        return value
+        return clamp_score(value, 10.0)
 
     def note_draft(self) -> NoteDraft:
-        key_info = self.key_info.strip()
-        return NoteDraft(
-            answer=self.answer.strip(),
-            quotes=[key_info] if key_info and key_info.lower() != "none" else [],
-            reasoning=self.reasoning_process.strip(),
-            model_confidence=self.confidence_score / 2,
-            no_information=is_no_information(self.answer)
-            or self.answer.strip().lower().startswith(("unknown", "insufficient")),
-        )
-
-
-class TreeAnswerPlain(StructuredOutput):
-    """ToM's "no confidence" ablation: Map and Reduce without a confidence score."""
-
-    key_info: str = Field(json_schema_extra={"maxLength": 500})
-    reasoning_process: str = Field(json_schema_extra={"maxLength": 400})
-    answer: str = Field(json_schema_extra={"maxLength": 120})
-
-    TEXT_LABELS: ClassVar[dict[str, str]] = {
-        "key_info": "key_info",
-        "key info": "key_info",
-        "reasoning_process": "reasoning_process",
-        "reasoning process": "reasoning_process",
-        "answer": "answer",
-    }
-
-    def note_draft(self) -> NoteDraft:
-        key_info = self.key_info.strip()
-        return NoteDraft(
-            answer=self.answer.strip(),
-            quotes=[key_info] if key_info and key_info.lower() != "none" else [],
-            reasoning=self.reasoning_process.strip(),
-            no_information=is_no_information(self.answer),
-        )
+        return super().note_draft().model_copy(update={"model_confidence": self.confidence_score / 2})
 
 
 _BULLET = re.compile(r"^\s*(?:[*\-\u2022\u25cf]|\d{1,3}[.)])\s+(.*\S)\s*$")
