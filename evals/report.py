@@ -237,6 +237,18 @@ def _fmt_count(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
+def markdown_table(header: Sequence[str], align: str, rows: Iterable[Sequence[object]]) -> list[str]:
+    """A Markdown table's lines: ``align`` has one letter a column, ``l`` left or ``r`` right (numbers)."""
+    if len(align) != len(header):
+        raise ValueError(f"{len(header)} columns, {len(align)} alignments")
+    rule = " | ".join("---:" if a == "r" else "---" for a in align)
+    return [
+        "| " + " | ".join(header) + " |",
+        f"| {rule} |",
+        *("| " + " | ".join(map(str, row)) + " |" for row in rows),
+    ]
+
+
 def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Sequence[Path]) -> str:
     """The report's Markdown: banner (oracle), tables per suite, the needle grid, judge stats, plots."""
     oracle = label == ORACLE_LABEL or any(r.get("oracle") for r in records)
@@ -254,49 +266,56 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
         suite_rows = [r for r in rows if r["suite"] == suite]
         metric = suite_rows[0]["metric"]
         lines += [f"## {suite} ({_METRIC_NAMES.get(metric, metric)})", ""]
-        lines += [
-            "| strategy | length | n | score | errors | LLM calls | prompt tokens | completion tokens "
-            "| completion tokens per read call | seconds |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        ]
-        for r in suite_rows:
-            lines.append(
-                f"| {r['strategy']} | {r['length_set']} | {r['n']} | {_fmt(r['score'])} | {r['errors']} | "
-                f"{_fmt_count(r['llm_calls'])} | {_fmt_count(r['prompt_tokens'])} | "
-                f"{_fmt_count(r['completion_tokens'])} | "
-                f"{_fmt_per_call(r['read_completion'])} | {r['seconds']:.2f} |"
+        header = ["strategy", "length", "n", "score", "errors", "LLM calls", "prompt tokens"]
+        header += ["completion tokens", "completion tokens per read call", "seconds"]
+        cells: list[Sequence[object]] = [
+            (
+                r["strategy"],
+                r["length_set"],
+                r["n"],
+                _fmt(r["score"]),
+                r["errors"],
+                _fmt_count(r["llm_calls"]),
+                _fmt_count(r["prompt_tokens"]),
+                _fmt_count(r["completion_tokens"]),
+                _fmt_per_call(r["read_completion"]),
+                f"{r['seconds']:.2f}",
             )
-        lines.append("")
+            for r in suite_rows
+        ]
+        lines += [*markdown_table(header, "llrrrrrrrr", cells), ""]
     grid = needle_grid(records)
     if grid:
         lines += ["## Needle: score by depth and length", ""]
         for strategy, lengths in sorted(grid.items()):
             order = sorted(lengths, key=lambda ls: _length_of(records, ls))
             depths = sorted({d for v in lengths.values() for d in v}, key=float)
-            lines += [f"**{strategy}**", "", "| depth | " + " | ".join(order) + " |"]
-            lines.append("| ---: | " + " | ".join("---:" for _ in order) + " |")
-            for depth in depths:
-                cells = [_fmt(lengths[ls].get(depth), 2) for ls in order]
-                lines.append(f"| {float(depth):.0%} | " + " | ".join(cells) + " |")
-            lines.append("")
+            by_depth = [[f"{float(d):.0%}", *(_fmt(lengths[ls].get(d), 2) for ls in order)] for d in depths]
+            lines += [
+                f"**{strategy}**",
+                "",
+                *markdown_table(["depth", *order], "r" * (len(order) + 1), by_depth),
+                "",
+            ]
     lines += _family_section(family_rows(records))
     lines += _general_section(records)
     lines += _build_section(records)
     judged = judge_summary(records)
     if judged:
-        lines += [
-            "## Loong judge",
-            "",
-            "| strategy | length set | n | parsed | average (0–100) | perfect rate |",
+        header = ["strategy", "length set", "n", "parsed", "average (0–100)", "perfect rate"]
+        judged_cells: list[Sequence[object]] = [
+            [
+                strategy,
+                length_set,
+                stats["n"],
+                f"{stats['parse_rate']:.0%}",
+                _fmt(stats["avg_score"], 1),
+                _fmt(stats["perfect_rate"], 2),
+            ]
+            for strategy, summary in judged.items()
+            for length_set, stats in summary["by_set"].items()
         ]
-        lines.append("| --- | --- | ---: | ---: | ---: | ---: |")
-        for strategy, summary in judged.items():
-            for length_set, stats in summary["by_set"].items():
-                lines.append(
-                    f"| {strategy} | {length_set} | {stats['n']} | {stats['parse_rate']:.0%} | "
-                    f"{_fmt(stats['avg_score'], 1)} | {_fmt(stats['perfect_rate'], 2)} |"
-                )
-        lines.append("")
+        lines += ["## Loong judge", "", *markdown_table(header, "llrrrr", judged_cells), ""]
     failures = [r for r in records if r.get("error") is not None]
     if failures:
         lines += ["## Failed runs", ""]
@@ -362,21 +381,31 @@ def _general_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
     rows = general_rows(records)
     if not rows:
         return []
-    lines = [
+    header = ["split", "strategy", "kind", "length", "n", "correct", "95% interval"]
+    header += ["wrong and marked supported", "right but withheld"]
+    cells = [
+        [
+            r["split"],
+            r["strategy"],
+            r["kind"],
+            r["length_set"],
+            r["n"],
+            f"{r['correct']:.2f}",
+            f"{r['low']:.2f}–{r['high']:.2f}",
+            r["wrong_supported"],
+            r["withheld_right"],
+        ]
+        for r in rows
+    ]
+    return [
         "## Split suites: share correct (95% Wilson interval), by split",
         "",
         "The `test` split was never looked at while working on the answer layer; `dev` was. *Right but "
         "withheld*: the model's own final answer was right and the checks did not let it stand.",
         "",
-        "| split | strategy | kind | length | n | correct | 95% interval | wrong and marked supported | right but withheld |",
-        "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |",
+        *markdown_table(header, "llllrrlrr", cells),
+        "",
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['split']} | {r['strategy']} | {r['kind']} | {r['length_set']} | {r['n']} | {r['correct']:.2f} | "
-            f"{r['low']:.2f}–{r['high']:.2f} | {r['wrong_supported']} | {r['withheld_right']} |"
-        )
-    return [*lines, ""]
 
 
 def _family_section(rows: Sequence[FamilyRow]) -> list[str]:
@@ -439,20 +468,28 @@ def _build_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
     rows = build_summary(records)
     if not rows:
         return []
-    lines = [
+    header = ["suite", "strategy", "length", "n", "build calls", "build seconds", "question calls"]
+    cells = [
+        [
+            r["suite"],
+            r["strategy"],
+            r["length_set"],
+            r["n"],
+            _fmt_count(r["build_calls"]),
+            f"{r['build_seconds']:.2f}",
+            _fmt_count(r["question_calls"]),
+            f"{r['question_seconds']:.2f}",
+        ]
+        for r in rows
+    ]
+    return [
         "## Structure build and question (ToM's tree)",
         "",
         "Runs that built their tree (not from the cache); the question is the rest of the run.",
         "",
-        "| suite | strategy | length | n | build calls | build seconds | question calls | question seconds |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        *markdown_table([*header, "question seconds"], "lllrrrrr", cells),
+        "",
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['suite']} | {r['strategy']} | {r['length_set']} | {r['n']} | {_fmt_count(r['build_calls'])} | "
-            f"{r['build_seconds']:.2f} | {_fmt_count(r['question_calls'])} | {r['question_seconds']:.2f} |"
-        )
-    return [*lines, ""]
 
 
 def _length_of(records: Sequence[Mapping[str, Any]], length_set: str) -> int:
