@@ -49,7 +49,7 @@ from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.retrieval import PIECES, pieces_of
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.structure_store import StructureStore, keep_finished
+from longgraph.nodes.structure_store import StructureStore, find_built, keep_finished
 from longgraph.nodes.tree import tree_key
 from longgraph.prompts import neutralise_frames
 from longgraph.state.contract import Chunk
@@ -116,23 +116,11 @@ async def load_ip_graph(state: PecanState, kit: RunKit, *, edges: EdgeMode | Non
     wanted = kit.context.attention_precision
     precision = await asyncio.to_thread(resolve_precision, wanted) if mode == "attention" else None
     key = tree_key(chunks, documents_of(state), parts=_settings(kit, mode, precision))
-    update: PecanState = {
-        "graph_key": key,
-        "built_from_cache": False,
-        "build_seconds": 0.0,
-        "build_started": time.time(),
-    }
-    store = graph_store(kit)
-    if store is not None:
-        cached = await asyncio.to_thread(store.get, key)
-        if cached is not None:
-            report_progress("graph", total=1, message="from the cache")
-            return {
-                **update,
-                "ip_graph": cached,
-                "built_from_cache": True,
-                "decisions": ["the information-point graph came from the cache: no construction call"],
-            }
+    saved = "the information-point graph came from the cache: no construction call"
+    update: PecanState = {"graph_key": key}
+    cached = await find_built(graph_store(kit), key, update, stage="graph", saved=saved)
+    if cached is not None:
+        return {**update, "ip_graph": cached}
     level_one = [IPNode(id=i, level=1, chunk_id=c.id) for i, c in enumerate(chunks)]
     graph = IPGraph(
         nodes=level_one,

@@ -20,9 +20,12 @@ from pydantic import BaseModel, ValidationError
 from longgraph.cache import damaged, warn_damaged
 from longgraph.errors import ConfigurationError
 from longgraph.nodes.endpoint_health import built_with_unanswered_calls
+from longgraph.nodes.runtime import report_progress
+from longgraph.state.graph_state import RunState
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
+S = TypeVar("S", bound=RunState)
 
 
 class StructureStore(Generic[M]):
@@ -86,6 +89,21 @@ class StructureStore(Generic[M]):
                     raise
                 warn_damaged(self.path, exc)
                 return None
+
+
+async def find_built(
+    store: StructureStore[M] | None, key: str, update: S, *, stage: str, saved: str
+) -> M | None:
+    """The structure kept under ``key`` (None: build it). Writes into ``update`` how the build starts —
+    or, when it was found, that it came from the cache: progress ``stage`` complete and the decision
+    ``saved`` (what was not called). The build's clock starts here (``build_started``, read by
+    :func:`keep_finished`)."""
+    update["built_from_cache"], update["build_seconds"], update["build_started"] = False, 0.0, time.time()
+    found = await asyncio.to_thread(store.get, key) if store is not None else None
+    if found is not None:
+        report_progress(stage, total=1, message="from the cache")
+        update["built_from_cache"], update["decisions"] = True, [saved]
+    return found
 
 
 async def keep_finished(

@@ -39,7 +39,7 @@ from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import group_in_order
 from longgraph.nodes.retrieval import best_piece_scores, pieces_of
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.structure_store import keep_finished
+from longgraph.nodes.structure_store import find_built, keep_finished
 from longgraph.nodes.tree import TreeStore, assemble, leaf_text, node_info, subtree_from_outline, tree_key
 from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import cleared
@@ -120,23 +120,15 @@ async def load_tree(state: ToMState, kit: RunKit, *, aggregate: bool = True) -> 
     """The cached tree of these chunks and settings, if the result cache holds one."""
     chunks = [c for c in state["input_chunks"] if c.id in set(state["selected"])]
     key = tree_key(chunks, documents_of(state), parts=_settings_key(kit, aggregate))
-    update: ToMState = {
-        "tree_key": key,
-        "built_from_cache": False,
-        "build_seconds": 0.0,
-        "build_started": time.time(),
-    }
-    if kit.context.cache_path:
-        tree = await asyncio.to_thread(TreeStore(kit.context.cache_path).get, key)
-        if tree is not None:
-            report_progress("tree", total=1, message="from the cache")
-            return {
-                **update,
-                "doc_tree": tree,
-                "built_from_cache": True,
-                "decisions": ["the document tree came from the cache: no parse or aggregation call"],
-            }
-    return update
+    saved = "the document tree came from the cache: no parse or aggregation call"
+    update: ToMState = {"tree_key": key}
+    cached = await find_built(_tree_store(kit), key, update, stage="tree", saved=saved)
+    return {**update, "doc_tree": cached} if cached is not None else update
+
+
+def _tree_store(kit: RunKit) -> TreeStore | None:
+    path = kit.context.cache_path
+    return TreeStore(path) if path else None
 
 
 def parse_or_reason(target: str) -> Any:
@@ -370,9 +362,7 @@ async def summarize_cluster(task: AggregateTask, kit: RunKit) -> ToMState:
 
 async def save_tree(state: ToMState, kit: RunKit) -> ToMState:
     """Keep the finished tree in the result cache for the next question (:func:`keep_finished`)."""
-    path = kit.context.cache_path
-    store = TreeStore(path) if path else None
-    seconds = await keep_finished(store, state["tree_key"], state["doc_tree"], state)
+    seconds = await keep_finished(_tree_store(kit), state["tree_key"], state["doc_tree"], state)
     return fresh_loop(ToMState(build_seconds=seconds))
 
 

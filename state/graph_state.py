@@ -84,6 +84,8 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """What building a per-document structure cost (ToM's tree, PECAN's graph); none when cached."""
     build_seconds: float
     built_from_cache: bool
+    build_started: float
+    """When the structure's build started (``time.time()``), for ``build_seconds``."""
     structure: dict[str, Any]
     """What per-document structure was searched and how (``stats.structure``)."""
     chunk_questions: list[str]

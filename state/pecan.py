@@ -128,7 +128,6 @@ class PecanState(RunState, total=False):
     layer: list[int]
     """Node ids of the construction's current layer."""
     batches: Annotated[list[IPBatch], operator.add]
-    build_started: float
     extra: dict[str, Any]
     visited: list[int]
     """S, in the order the nodes entered the search prompt (top-level nodes first)."""

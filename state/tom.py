@@ -165,5 +165,4 @@ class ToMState(RunState, total=False):
     results: dict[int, Note]
     """Node id → the note its reasoning gave (absent: no evidence below it)."""
     leaf_outcomes: list[ChunkOutcome]
-    build_started: float
     extra: dict[str, Any]
