@@ -175,35 +175,6 @@ def retrieval_scores(
     }
 
 
-def _search_text(
-    kit: RunKit,
-    mode: Mode,
-    graph: IPGraph,
-    shown: Sequence[int],
-    note: str,
-    chunks: Mapping[int, Chunk],
-    question: str,
-) -> tuple[str, list[tuple[int, int]], tuple[int, int]]:
-    """The search prompt as the local model lays it out, each shown node's span and the question's."""
-    reader = attention_reader(str(kit.context.attention_model), kit.context.attention_precision)
-    info = search_information(graph, {"visited": shown, "condensed_note": note}, chunks)
-    messages = kit.prompts(PROMPTS).render(
-        "enough",
-        kit.context.task,
-        format=format_instructions(Sufficiency, mode),
-        context=info,
-        question=question,
-    )
-    full = reader.chat_text(messages)
-    question_at = full.find(question)
-    question_span = (max(0, question_at), max(0, question_at) + len(question))
-    # The lines as the prompt shows them (rendering marks frame-like lines inside them "(quoted)").
-    noted = note_line(note)
-    lines = [neutralise_frames(line) for line in noted]
-    lines += [neutralise_frames(f"* {node_text(graph.node(i), chunks)}") for i in shown]
-    return full, spans_in(full, lines, question_span[1])[len(noted) :], question_span
-
-
 def attention_relevance(
     kit: RunKit,
     mode: Mode,
@@ -216,13 +187,28 @@ def attention_relevance(
 ) -> dict[int, float]:
     """Appendix C: the attention of each of ``new``'s tokens to the question's, × its position index
     (the question at position 1, the first line of the information at 2: the condensed note, when the
-    prompt was condensed, then the shown nodes). Blocking: run it in a thread."""
-    full, spans, question_span = _search_text(kit, mode, graph, shown, note, chunks, question)
-    index = {node_id: k for k, node_id in enumerate(shown)}
-    first = 2 + len(note_line(note))
-    reading = attention_reader(str(kit.context.attention_model), kit.context.attention_precision).read(
-        full, [spans[index[i]] for i in new], [question_span]
+    prompt was condensed, then the shown nodes), read from the search prompt as the local model lays
+    it out. Blocking: run it in a thread."""
+    reader = attention_reader(str(kit.context.attention_model), kit.context.attention_precision)
+    info = search_information(graph, {"visited": shown, "condensed_note": note}, chunks)
+    messages = kit.prompts(PROMPTS).render(
+        "enough",
+        kit.context.task,
+        format=format_instructions(Sufficiency, mode),
+        context=info,
+        question=question,
     )
+    full = reader.chat_text(messages)
+    question_at = max(0, full.find(question))
+    question_span = (question_at, question_at + len(question))
+    # The lines as the prompt shows them (rendering marks frame-like lines inside them "(quoted)").
+    noted = note_line(note)
+    lines = [neutralise_frames(line) for line in noted]
+    lines += [neutralise_frames(f"* {node_text(graph.node(i), chunks)}") for i in shown]
+    spans = spans_in(full, lines, question_span[1])[len(noted) :]
+    index = {node_id: k for k, node_id in enumerate(shown)}
+    first = 2 + len(noted)
+    reading = reader.read(full, [spans[index[i]] for i in new], [question_span])
     return {i: float(reading.weights[k, 0]) * (first + index[i]) for k, i in enumerate(new)}
 
 

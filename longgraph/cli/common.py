@@ -135,18 +135,11 @@ class _Bars:
                 )
 
 
-def corpus_progress(*, disable: bool) -> Progress:
-    """The one bar of a corpus run (``batch``, ``synth``): what it counts, the bar, done of total, time;
-    on stderr, kept when done."""
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=False,
-        disable=disable,
-    )
+def corpus_progress(*, disable: bool, label: str = "{task.description}") -> Progress:
+    """The bars of a run, on stderr and kept when done: ``label``, the bar, done of total, time. A corpus
+    run (``batch``, ``synth``) has one; a question one per stage (:func:`progress_bars`)."""
+    columns = (TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=stderr, transient=False, disable=disable)
 
 
 @contextmanager
@@ -154,14 +147,7 @@ def progress_bars(enabled: bool) -> Iterator[_Bars | None]:
     if not enabled:
         yield None
         return
-    with Progress(
-        TextColumn("[bold]{task.description:<22}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=False,
-    ) as progress:
+    with corpus_progress(disable=False, label="{task.description:<22}") as progress:
         yield _Bars(progress)
 
 
