@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -175,20 +176,30 @@ def retrieval_scores(
     }
 
 
-def attention_relevance(
-    kit: RunKit,
-    mode: Mode,
-    graph: IPGraph,
-    shown: Sequence[int],
-    note: str,
-    chunks: Mapping[int, Chunk],
-    question: str,
-    new: Sequence[int],
-) -> dict[int, float]:
+@dataclass(frozen=True)
+class Shown:
+    """What one search prompt shows: ``nodes`` of ``graph`` (after the condensed ``note``, when the
+    prompt was condensed) over the run's ``chunks``, for ``question``."""
+
+    graph: IPGraph
+    nodes: Sequence[int]
+    note: str
+    chunks: Mapping[int, Chunk]
+    question: str
+
+
+def attention_relevance(kit: RunKit, mode: Mode, prompt: Shown, new: Sequence[int]) -> dict[int, float]:
     """Appendix C: the attention of each of ``new``'s tokens to the question's, × its position index
     (the question at position 1, the first line of the information at 2: the condensed note, when the
     prompt was condensed, then the shown nodes), read from the search prompt as the local model lays
     it out. Blocking: run it in a thread."""
+    graph, shown, note, chunks, question = (
+        prompt.graph,
+        prompt.nodes,
+        prompt.note,
+        prompt.chunks,
+        prompt.question,
+    )
     reader = attention_reader(str(kit.context.attention_model), kit.context.attention_precision)
     info = search_information(graph, {"visited": shown, "condensed_note": note}, chunks)
     messages = kit.prompts(PROMPTS).render(
@@ -240,7 +251,7 @@ async def start_search(
         )
         top = sorted(kept, key=top.index)
     tokens = sum(counts[i] + 2 for i in top)
-    relevance = await _relevance(kit, graph, top, "", chunks, question, top, similarity)
+    relevance = await _relevance(kit, Shown(graph, top, "", chunks, question), top, similarity)
     return {
         "visited": top,
         "relevance": relevance,
@@ -264,21 +275,13 @@ async def start_search(
 
 
 async def _relevance(
-    kit: RunKit,
-    graph: IPGraph,
-    shown: Sequence[int],
-    note: str,
-    chunks: Mapping[int, Chunk],
-    question: str,
-    new: Sequence[int],
-    similarity: Sequence[float],
+    kit: RunKit, prompt: Shown, new: Sequence[int], similarity: Sequence[float]
 ) -> dict[int, float]:
     """r for the ``new`` nodes: attention (the paper's) when the graph has attention edges, else similarity."""
     known = {i: float(r) for i, r in ((i, similarity[i]) for i in new)}
-    if graph.edge_mode != "attention" or not new:
+    if prompt.graph.edge_mode != "attention" or not new:
         return known
-    mode = stage_mode(kit, "enough")
-    return await asyncio.to_thread(attention_relevance, kit, mode, graph, shown, note, chunks, question, new)
+    return await asyncio.to_thread(attention_relevance, kit, stage_mode(kit, "enough"), prompt, new)
 
 
 async def _turn(
@@ -365,7 +368,8 @@ async def retrieve_node(
     visited.append(best)
     note = str(state.get("condensed_note") or "")
     shown = visited[int(state.get("shown_from") or 0) :]
-    relevance.update(await _relevance(kit, graph, shown, note, chunks, state["question"], [best], similarity))
+    prompt = Shown(graph, shown, note, chunks, state["question"])
+    relevance.update(await _relevance(kit, prompt, [best], similarity))
     step = SearchStep(
         turn=len(state.get("search_trace") or []) + 1,
         node=best,
