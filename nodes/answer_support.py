@@ -28,8 +28,8 @@ Beyond binding names, a final answer does not stand when (each rule reports its 
 
 And words cannot confirm it (:data:`CONFIRMING_RULES`; a verification call decides, ``nodes/verify.py``)
 when its sentences name the asked entity but **none of what is asked of it**
-(:func:`speaks_to_what_is_asked`), **continue its name as another thing's** ("the Pevcor flour shop"
-for the Pevcor flour mill, :func:`names_the_same_thing`), or **leave out a word of what is asked** that
+(:func:`speaks_to_what_is_asked`), **continue its name as another thing's** ("the X flour shop"
+for the X flour mill, :func:`names_the_same_thing`), or **leave out a word of what is asked** that
 the document uses elsewhere (:func:`leaves_out_what_is_asked`).
 
 Why: the grounding check alone, built to catch a 135M model's confabulations, overruled a capable
@@ -179,7 +179,7 @@ def sentences_of(quotes: Iterable[Evidence]) -> list[_Sentence]:
 
 
 NAME_JOINERS = frozenset({"of", "the", "de", "del", "la", "le", "van", "von", "da", "du"})
-"""Lower-case words inside one name ("the Provost of Varnholm", "Ludwig van Beethoven")."""
+"""Lower-case words inside one name ("the Provost of X", "Ludwig van Beethoven")."""
 _TOKEN = re.compile(rf"{WORD.pattern}|[^\w\s]")
 
 
@@ -194,7 +194,7 @@ class _NameRun:
 
 def _name_runs(question: str) -> tuple[list[str], list[str], list[_NameRun]]:
     """The question's tokens, their stems, and its names: runs of its name words joined only by
-    :data:`NAME_JOINERS` ("Provost of Varnholm" is one; a comma or any other word ends one)."""
+    :data:`NAME_JOINERS` ("Provost of X" is one; a comma or any other word ends one)."""
     named = asked_names(question)
     tokens = _TOKEN.findall(question)
     keys = [stem(t.casefold()) for t in tokens]
@@ -216,7 +216,7 @@ def _name_runs(question: str) -> tuple[list[str], list[str], list[_NameRun]]:
 
 
 def name_phrases(question: str) -> list[frozenset[str]]:
-    """The entities a question names, each as the stems of one name ("Provost of Varnholm" is one,
+    """The entities a question names, each as the stems of one name ("Provost of X" is one,
     "the Harriers, the Wolves and the Eagles" three)."""
     return [run.stems for run in _name_runs(question)[2]]
 
@@ -229,16 +229,16 @@ class _EntitySpan:
     last: int
     heads: tuple[int, ...]
     role: int = -1
-    """The noun "of" the name ("*founder* of the Quirel guild"), or -1."""
+    """The noun "of" the name ("*founder* of the X guild"), or -1."""
     inner: int = -1
-    """The first token of the entity the role is of ("the" in "founder of *the* Quirel guild")."""
+    """The first token of the entity the role is of ("the" in "founder of *the* X guild")."""
 
 
 def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan]]:
     """The question's tokens, their stems, and each entity it names with the nouns that say which it
-    is: the noun a name modifies after an article ("the Pevhal *library*"), a noun "of" a name ("the
-    *town* of Quiganqui", "the *architect* of the Pevhal library") and a noun "at" a place ("the *well* at
-    Corcor")."""
+    is: the noun a name modifies after an article ("the X *library*"), a noun "of" a name ("the
+    *town* of Y", "the *architect* of the X library") and a noun "at" a place ("the *well* at
+    Z")."""
     tokens, keys, runs = _name_runs(question)
     spans: list[_EntitySpan] = []
     for run in runs:
@@ -248,20 +248,20 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
         first, last = run.start, run.end
         if before[-1:] == ["the"]:
             first = run.start - 1
-            # "the herd the Warden of Varnholm keeps": a noun phrase right after another opens a clause
+            # "the herd the Warden of U keeps": a noun phrase right after another opens a clause
             # whose verb, not a noun, follows the name.
             clause = (
                 run.start >= 3 and tokens[run.start - 3].casefold() in ARTICLES and _plain_noun(before[0])
             )
-            # "When did the Duke of Felsmark resign the post?": a name that ends in what it is of is a
+            # "When did the Duke of T resign the post?": a name that ends in what it is of is a
             # whole noun phrase, and the word after it is the question's verb, not its noun (held-out
             # split, an earlier run: "resign" was read as what names the Duke, and the Duke's sentence,
             # which does not say "resign", was refused in every strategy).
             whole = any(tokens[j].casefold() == "of" for j in range(run.start, run.end))
             if after < len(tokens) and _plain_noun(tokens[after]) and not clause and not whole:
-                heads.append(after)  # "the Pevhal library"
+                heads.append(after)  # "the X library"
                 last = after
-                # "the Wexlen girls' school": a plural possessive qualifies the noun after it, which is
+                # "the W girls' school": a plural possessive qualifies the noun after it, which is
                 # the entity's (a test split: the link was read as ending at "girls", taken
                 # for "Grandma Olga's borscht", and no strategy followed the chain).
                 if (
@@ -274,15 +274,15 @@ def _entity_spans(question: str) -> tuple[list[str], list[str], list[_EntitySpan
                 if tokens[after + 1 : after + 2] == ["of"] and _plain_noun(
                     "".join(tokens[after + 2 : after + 3])
                 ):
-                    last = after + 2  # "the Halhal code of laws": what the code is of names it too
+                    last = after + 2  # "the V code of laws": what the code is of names it too
         of_at = run.start - 1 if before[-1:] == ["of"] else run.start - 2 if before == ["of", "the"] else -1
         role = inner = -1
         if of_at >= 1 and _plain_noun(tokens[of_at - 1]):
-            heads.append(of_at - 1)  # "the town of Quiganqui"
+            heads.append(of_at - 1)  # "the town of Y"
             role, inner = of_at - 1, of_at + 1
             first = of_at - 2 if of_at >= 2 and tokens[of_at - 2].casefold() in ARTICLES else of_at - 1
-        # "How deep is the well at Corcor?": a thing named by the place it is at has its noun before "at",
-        # as "the Corcor well" has it after the name (dev probe, an earlier run: with "well" read as asked, a
+        # "How deep is the well at Z?": a thing named by the place it is at has its noun before "at",
+        # as "the Z well" has it after the name (dev probe, an earlier run: with "well" read as asked, a
         # sentence about another thing at the place stood by words on its noun alone).
         noun = run.start - 2
         at_place = before[-1:] == ["at"] and noun >= 1 and tokens[noun - 1].casefold() in ARTICLES
@@ -303,23 +303,23 @@ def entity_heads(question: str) -> frozenset[str]:
 
 def entity_phrases(question: str) -> list[str]:
     """The words that name each entity the question asks about, its nouns included: "the architect of
-    the Pevhal library" in "In which port did the architect of the Pevhal library grow up?", and every
-    role it is reached through ("the apprentice of the maker of the clock of the Wexlen tower"), up to
+    the X library" in "In which port did the architect of the X library grow up?", and every
+    role it is reached through ("the apprentice of the maker of the clock of the Y tower"), up to
     the kind of value asked for ("the *name* of ..."). What the question asks of the entity is the rest.
 
-    Measured (a test split): with "the clock of the Wexlen tower" alone, the bridge "The clock
-    of the Wexlen tower was made by Leocadia Brenvin" read +0.05 closer to the question than to it, and
+    Measured (a test split): with "the clock of the Y tower" alone, the bridge "The clock
+    of the Y tower was made by Leocadia Z" read +0.05 closer to the question than to it, and
     four strategies answered the apprentice's name with the maker's, marked supported. And a role that is
-    the kind of value asked for is not the entity: asked "What is the height of the Pevcor barrage?",
-    "The Pevcor dam stands 41.1 metres tall" could never read closer to the question than to "the height
-    of the Pevcor barrage", which is the question itself."""
+    the kind of value asked for is not the entity: asked "What is the height of the W barrage?",
+    "The W dam stands 41.1 metres tall" could never read closer to the question than to "the height
+    of the W barrage", which is the question itself."""
     tokens, _, spans = _entity_spans(question)
     asked = asked_kind(question) | ASKED_BEYOND_THE_LINK
     phrases = []
     for span in spans:
         first = span.first
         if span.role >= 0 and stem(tokens[span.role].casefold()) in asked:
-            first = span.inner  # "the *height* of the Pevcor barrage": the value asked for, not the entity
+            first = span.inner  # "the *height* of the W barrage": the value asked for, not the entity
         first = min((start for start, _ in _wider_roles(tokens, first, asked)), default=first)
         words = tokens[first : span.last + 1]
         phrases.append(_spelled(question, words) or " ".join(words))
@@ -341,18 +341,18 @@ def _wider_roles(tokens: Sequence[str], first: int, stop: frozenset[str]) -> Ite
 
 @dataclass(frozen=True)
 class ChainLink:
-    """An entity a question names through another: "the founder of the Quirel guild" is whoever the
-    text says founded the Quirel guild. A reader that cannot find the answer in one place can ask who
+    """An entity a question names through another: "the founder of the X guild" is whoever the
+    text says founded the X guild. A reader that cannot find the answer in one place can ask who
     that is first, then ask the question about them (``nodes/chain.py``)."""
 
     phrase: str
-    """The words that name it, as the question spells them: "the founder of the Quirel guild"."""
+    """The words that name it, as the question spells them: "the founder of the X guild"."""
     role: str
     """"founder"."""
     entity: str
-    """"the Quirel guild"."""
+    """"the X guild"."""
     names: frozenset[str]
-    """Stems of the inner entity's names ({"quirel"})."""
+    """Stems of the inner entity's names ({"X"})."""
 
     def asked_through(self, question: str, who: str) -> str:
         """``question`` asked about ``who`` instead of :attr:`phrase`."""
@@ -378,7 +378,7 @@ def _article_before(tokens: Sequence[str], role: int) -> int:
 def chain_links(question: str) -> list[ChainLink]:
     """Every "the <role> of <named entity>" the question asks about (:func:`_entity_spans`): an
     article, one noun (a word may qualify it: "the chief potter of"), "of", the entity, and nothing
-    that carries its phrase on ("'s borscht"). Measured: "the chief potter of the Wexlen workshop" was
+    that carries its phrase on ("'s borscht"). Measured: "the chief potter of the X workshop" was
     no link, so no chain was followed, and two strategies of four answered NO INFORMATION."""
     tokens, keys, spans = _entity_spans(question)
     links = []
@@ -398,14 +398,14 @@ def chain_links(question: str) -> list[ChainLink]:
 
 def outermost_link(question: str, link: ChainLink, kind: frozenset[str]) -> ChainLink:
     """``link`` widened through every role it is named by in turn, while something is still asked of
-    the wider role's holder: "the windows of the Pevhal chapel" is reached as "the *glazier* of the
-    windows of the Pevhal chapel" in "In which village was the glazier of the windows of the Pevhal
-    chapel born?", and "the clock of the Vinrel tower" as "the *maker* of the clock …" when the question
+    the wider role's holder: "the windows of the X chapel" is reached as "the *glazier* of the
+    windows of the X chapel" in "In which village was the glazier of the windows of the X
+    chapel born?", and "the clock of the Y tower" as "the *maker* of the clock …" when the question
     asks for the maker's apprentice (not as "the apprentice of …", of whom only the name is asked).
     :func:`chain_links` gives the innermost role; a chain is followed through the holder the question
     asks about. Measured on a held-out split: asked "What is the name of the windows of the
-    Pevhal chapel?", every strategy found no bridge in "The windows of the Pevhal chapel were glazed by
-    Ilka Lenhal" and answered NO INFORMATION (8 of 8). ``kind`` is :func:`asked_kind` of the question,
+    X chapel?", every strategy found no bridge in "The windows of the X chapel were glazed by
+    Ilka Z" and answered NO INFORMATION (8 of 8). ``kind`` is :func:`asked_kind` of the question,
     which the caller has already read."""
     stop = kind | ASKED_BEYOND_THE_LINK
     tokens = _TOKEN.findall(question)
@@ -439,27 +439,27 @@ of X?" is one step: nothing is asked of the founder)."""
 
 def asked_of(question: str, link: ChainLink) -> frozenset[str]:
     """What ``question`` asks of the entity ``link`` names (its content stems outside the phrase):
-    {"town", "born"} for "In which town was the founder of the Quirel guild born?"."""
+    {"town", "born"} for "In which town was the founder of the X guild born?"."""
     rest = content_stems(question.replace(link.phrase, " "))
     return frozenset(rest - {stem(w) for w in ASKED_BEYOND_THE_LINK})
 
 
 def only_the_first_step(question: str, answer: str, sentences: Sequence[str]) -> str:
     """Why ``answer`` can be no more than a chain's first step, or "": the question asks something of
-    whoever holds a role of a named thing ("Beside which river did the *author of the Halhal code of
+    whoever holds a role of a named thing ("Beside which river did the *author of the X code of
     laws* spend his last years?"), the answer names someone the question does not, and each sentence
     names that thing but none of what is asked of the role's holder. Such a sentence says who holds the
-    role ("The Halhal code of laws was written by Odile Dortrissar"): the name is the bridge, not the
-    answer. A value is not a holder ("the *debt* of the Lenosk firm" is 1,157,846 marks, "the *motto*
-    of the Brensar guildhall" is a saying): measured on dev, 9 of 558 right paraphrases were refused
+    role ("The X code of laws was written by Odile Y"): the name is the bridge, not the
+    answer. A value is not a holder ("the *debt* of the Z firm" is 1,157,846 marks, "the *motto*
+    of the W guildhall" is a saying): measured on dev, 9 of 558 right paraphrases were refused
     before an answer had to name someone in words alone. A role of a place by its own name
-    ("the town of Quiganqui", "the mayor of Velmora") asks one step, and is not read here: the thing
+    ("the town of V", "the mayor of T") asks one step, and is not read here: the thing
     must be named with a noun of its own ("code", "guild", "tower"). For the embedder, which reads
     closeness, not steps: measured on dev (``verify_probe --by words+meaning``), such a bridge read +0.05
     closer to the question than to the role's phrase and was confirmed; a test split had the
     same (the clock-maker's name for his apprentice's). The words a sentence carries a name on with, as
     the question does, are the thing's own (:func:`continued_names`): measured on dev, with "barn" of
-    "the thatcher of the Oskthim threshing barn" read as asked of the thatcher, the bridge was not read as
+    "the thatcher of the U threshing barn" read as asked of the thatcher, the bridge was not read as
     a first step and the embedder confirmed it (1 of 444 bridges)."""
     if not sentences or not names_someone_new(question, answer):
         return ""
@@ -477,8 +477,8 @@ def only_the_first_step(question: str, answer: str, sentences: Sequence[str]) ->
 
 
 def names_someone_new(question: str, answer: str) -> bool:
-    """Whether ``answer`` gives a name the question does not, in words alone ("Odile Dortrissar"): who
-    holds a role. A motto, a number or a code like MA-980X is a role's value, not its holder."""
+    """Whether ``answer`` gives a name the question does not, in words alone ("Odile X"): who
+    holds a role. A a number or a code like MA-980X is a role's value, not its holder."""
     asked = asked_names(question)
     return any(
         not content_stems(run) <= asked and all(w.isalpha() for w in WORD.findall(run))
@@ -500,9 +500,9 @@ def states_role(role: str, stems: frozenset[str]) -> bool:
 
 def says_who(link: ChainLink, sentence: str, name: str) -> bool:
     """Whether ``sentence`` says that ``name`` is the linked entity: "The steward of the Zen manor is
-    Ysolde Lenvar" (:func:`names_as_holder`), or the role said outside the words that name the entity
-    ("The Quirel guild was *founded* by Ilka Lenhal"; the "portrait" in "The portrait of the Duke of
-    Osterlin shows Bram Lolo" only names the portrait)."""
+    Ysolde X" (:func:`names_as_holder`), or the role said outside the words that name the entity
+    ("The Y guild was *founded* by Ilka Z"; the "portrait" in "The portrait of the Duke of
+    V shows Bram W" only names the portrait)."""
     if names_as_holder(link, sentence, name):
         return True
     phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))
@@ -518,7 +518,7 @@ _AS_ROLE = (
     r"ordained|inducted|chosen|hired|engaged|employed|taken\s+on|kept\s+on|retained|confirmed|instated|"
     r"reappointed|enrolled|enlisted|signed\s+on)(?:\s+as)?)"
 )
-"""Verbs that say a person *is* a role: "Ilka Lenhal serves as steward of the Pevhal manor" states who
+"""Verbs that say a person *is* a role: "Ilka X serves as steward of the Y manor" states who
 the steward is as plainly as "is" does, and so do "became", "took over as", "stepped in as" and the
 passives that put someone in a post ("was appointed", "sworn in as", "installed as", "hired as": the
 common English ones, not a list fitted to a test). A held-out chain, "P took over as
@@ -531,43 +531,43 @@ two is the one this binds to the role (:func:`holder_among`)."""
 def names_as_holder(link: ChainLink, sentence: str, name: str) -> bool:
     """Whether ``sentence`` puts ``name`` and the linked role together as one person: the phrase and
     the name joined by "is" (or "serves as", :data:`_AS_ROLE`; "is a man named"), set beside each other
-    between commas, or the role as the name's title ("… with the ferryman Casimir Lensartris"). This
+    between commas, or the role as the name's title ("… with the ferryman Casimir X"). This
     ties the role to that name, not to another the sentence gives ("Travellers", "Sunday")."""
     phrase = r"\s+".join(map(re.escape, link.phrase.split()[1:]))
     who = r"\s+".join(map(re.escape, name.split()))
-    named = r"(?:(?:a|an|the)\s+\w+\s+(?:named|called)\s+)?"  # "is a man named Bram Lolo"
+    named = r"(?:(?:a|an|the)\s+\w+\s+(?:named|called)\s+)?"  # "is a man named Bram Y"
     identity = rf"\b{phrase}\s+(?:is|was)\s+{named}{who}\b|\b{who},?\s+{_AS_ROLE}\s+(?:the\s+)?{phrase}\b"
-    # An apposition: "The steward of the Zen manor, Ysolde Lenvar, rode out" (or "…, a man named Ysolde
-    # Lenvar, …") or "Ysolde Lenvar, the steward of the Zen manor, rode out"; not a list ("the steward of
-    # the Zen manor, Ysolde Lenvar and Bram Lolo").
+    # An apposition: "The steward of the Zen manor, Ysolde Z, rode out" (or "…, a man named Ysolde
+    # Z, …") or "Ysolde Z, the steward of the Zen manor, rode out"; not a list ("the steward of
+    # the Zen manor, Ysolde Z and Bram Y").
     closed = r"(?!\s+(?:and|or)\b)\s*(?:,(?!\s*(?:and|or)\b)|[.;:!?]|$)"
     apposition = rf"\b{phrase},\s+{named}{who}\b{closed}|\b{who},\s+(?:the\s+)?{phrase}\b{closed}"
-    title = rf"\b{re.escape(link.role)}\s+{who}\b"  # "the ferryman Casimir Lensartris"
+    title = rf"\b{re.escape(link.role)}\s+{who}\b"  # "the ferryman Casimir X"
     return any(re.search(p, sentence, re.IGNORECASE) for p in (identity, apposition, title))
 
 
 def holder_among(link: ChainLink, sentence: str, names: Sequence[str]) -> list[str]:
     """``names`` (the new names of a sentence naming the linked entity) narrowed to the one the sentence
-    gives as the role's holder when it gives several: "Travellers cross to the Quibren priory with the
-    ferryman Casimir Lensartris" names "Travellers" only because a sentence starts with a capital.
+    gives as the role's holder when it gives several: "Travellers cross to the X priory with the
+    ferryman Casimir Y" names "Travellers" only because a sentence starts with a capital.
     Measured on a first test split with the scripted capable reader: that chain, and session
     51's "Each Sunday the bandmaster P conducts …", were silent through every strategy (two names, no
-    bridge); on its second split, "Meals at the Pevhal workhouse are cooked by Ilka Lenhal" was silent
+    bridge); on its second split, "Meals at the Z workhouse are cooked by Ilka W" was silent
     in mapreduce at 2,048 for the same reason, "Meals" a name beside the cook's."""
     if len(names) <= 1:
         return list(names)
     held = [n for n in names if names_as_holder(link, sentence, n)]
     if len(held) == 1:
         return held
-    # A capitalised word opening the sentence may be any word ("Meals at the Pevhal workhouse are cooked
-    # by Ilka Lenhal"); a proper name has a capitalised word inside the sentence (:func:`names_in`).
+    # A capitalised word opening the sentence may be any word ("Meals at the Z workhouse are cooked
+    # by Ilka W"); a proper name has a capitalised word inside the sentence (:func:`names_in`).
     proper = names_in(sentence)
     named = [n for n in names if content_stems(n) & proper]
     return named if len(named) == 1 else list(names)
 
 
 def _core(entity: str) -> str:
-    """An entity's words without its article: "Dortal garden" of "the Dortal garden"."""
+    """An entity's words without its article: "X garden" of "the X garden"."""
     return re.sub(r"^(?:the|a|an)\s+", "", entity, flags=re.IGNORECASE)
 
 
@@ -577,8 +577,8 @@ def _pattern(words: str) -> str:
 
 def spelled_as_in(link: ChainLink, question: str, sentence: str) -> ChainLink:
     """``link`` with its entity's words continued as far as ``sentence`` (the bridge's, which names the
-    entity) continues them: the question's "the keeper of the Lencor toll" is "… toll bridge" when the
-    sentence says "The Lencor toll bridge is kept by …" (a noun after the name is read as one word, and
+    entity) continues them: the question's "the keeper of the X toll" is "… toll bridge" when the
+    sentence says "The X toll bridge is kept by …" (a noun after the name is read as one word, and
     "bridge" would be left in the question asked about the keeper)."""
     at = question.find(link.phrase)
     if at < 0:
@@ -599,8 +599,8 @@ def spelled_as_in(link: ChainLink, question: str, sentence: str) -> ChainLink:
 
 def says_who_is_asked(question: str, answer: str, quotes: Sequence[Evidence]) -> str | None:
     """Why the words confirm ``answer`` to a question that asks who a role of an entity is ("What is the
-    name of the keeper of the Halbren lighthouse?"): a sentence it rests on names the entity, says the
-    role (:func:`says_who`: "The lighthouse at Halbren is kept by a woman named Petra Reltallo") and
+    name of the keeper of the X lighthouse?"): a sentence it rests on names the entity, says the
+    role (:func:`says_who`: "The lighthouse at X is kept by a woman named Petra Y") and
     gives one name besides the entity's, the answer's. None when no sentence does (or the question is
     not of that shape): the run's verifier decides, as before."""
     links = [link for link in chain_links(question) if not asked_of(question, link)]
@@ -623,7 +623,7 @@ def says_who_is_asked(question: str, answer: str, quotes: Sequence[Evidence]) ->
 
 def capitalised_runs(text: str) -> list[str]:
     """The names of ``text`` as spelled: runs of capitalised content words, joined only by
-    :data:`~longgraph.nodes.answer_support.NAME_JOINERS` ("Ilka Lenhal", "Port of Vekla")."""
+    :data:`~longgraph.nodes.answer_support.NAME_JOINERS` ("Ilka X", "Port of Vekla")."""
     tokens = WORD.findall(text)
     runs: list[list[str]] = []
     current: list[str] = []
@@ -658,8 +658,8 @@ def whole_date(answer: str, question: str, quotes: Sequence[Evidence]) -> str | 
     """``answer`` with a date it gives only part of written whole, as the sentence it rests on states
     it, or None (the question asks no date, or asks for a part of one: "In which year …"; nothing to
     complete).
-    Measured: asked "When was the charter of Halwexmis granted?", PECAN answered "1372" from "The
-    charter of Halwexmis was granted on 19 January 1372": the right sentence, half its value."""
+    Measured: asked "When was the charter of X granted?", PECAN answered "1372" from "The
+    charter of X was granted on 19 January 1372": the right sentence, half its value."""
     if not _ASKS_A_DATE.search(question) or _ASKS_PART_OF_A_DATE.search(question) or _DATE.search(answer):
         return None
     numbers = set(re.findall(r"\d+", answer))
@@ -681,11 +681,11 @@ def _plain_noun(token: str) -> bool:
 
 def whole_names(sentences: Sequence[_Sentence], asked: frozenset[str]) -> list[frozenset[str]]:
     """The names a chain may link ``sentences`` to another sentence by, each whole (the stems of every
-    word of "Casimir Sarathmis"), the asked names left out (they are what a chain binds). Two people who
+    word of "Casimir X"), the asked names left out (they are what a chain binds). Two people who
     share a given name are not one person: measured on a test split, ToM's answer "The ferry
-    to Athtal is skippered by Casimir Sarathmis" rested on "The ferry to Zensarlo is skippered by
-    Casimir Sarathmis" and was bound to Athtal through "Casimir" of Athtal's own skipper, Casimir
-    Varganwex; marked supported. A name counts where a word of it is a name inside the sentence
+    to Y is skippered by Casimir X" rested on "The ferry to Z is skippered by
+    Casimir X" and was bound to Y through "Casimir" of Y's own skipper, Casimir
+    W; marked supported. A name counts where a word of it is a name inside the sentence
     (``names_in``: not a sentence's capitalised first word alone, "Founded")."""
     out: list[frozenset[str]] = []
     for sentence in sentences:
@@ -706,19 +706,19 @@ def unbound_names(
     """The asked names left unbound, and the sentences chained to ``resting`` that bind them.
 
     An entity is bound when every word of its name is in the sentences the answer rests on or in a
-    sentence chained to them ("the Abbess of Varnholm" does not bind "the Provost of Varnholm"). A
-    final answer must bind every entity the question names: "the total population of Lolotris,
-    Varbrenath and Athgan" is not one town's population copied from its sentence (the embedded model
+    sentence chained to them ("the Abbess of T" does not bind "the Provost of T"). A
+    final answer must bind every entity the question names: "the total population of X,
+    Y and Z" is not one town's population copied from its sentence (the embedded model
     answered that way, and it passed while one name was enough). A **partial** note, on its way up a
     tree or a collapse, needs one: a note about the Harriers bears on "How many goals did the Harriers,
     the Wolves and the Eagles score?".
 
     Bound **per sentence**, not per quote: a quote that holds the asked name in one sentence and a
     look-alike's value in the next does not bind the value to the name (measured: PECAN's passage put
-    "The Wexlen choir is led by ..." beside a sentence about Jacksonville, and "studied music in
-    Jacksonville" passed as the Wexlen leader's city). A chain counts, one shared name per link: "The
-    Wexlen choir is led by Leocadia Brenvin" binds "Leocadia Brenvin studied music in Vartris" to
-    Wexlen, however many links it takes. A link is a whole name (:func:`whole_names`)."""
+    "The W choir is led by ..." beside a sentence about Jacksonville, and "studied music in
+    Jacksonville" passed as the W leader's city). A chain counts, one shared name per link: "The
+    W choir is led by Leocadia V" binds "Leocadia V studied music in U" to
+    W, however many links it takes. A link is a whole name (:func:`whole_names`)."""
     names = frozenset().union(*phrases) if phrases else frozenset()
     if not names:
         return frozenset(), []
@@ -842,7 +842,7 @@ def has_number(answer: str) -> bool:
 
 def chooses(answer: str, question: str) -> bool:
     """Whether ``answer`` picks one of several entities the question names ("Which of the foundations
-    Brenathath, Nevcorpev and Ulsar ...?" answered "Ulsar"): a choice, worked out from the notes on
+    X, Y and Z ...?" answered "Z"): a choice, worked out from the notes on
     them all, though its words are the question's own."""
     phrases = offered_options(question)
     said = content_stems(answer)
@@ -907,10 +907,10 @@ def listed_items(
     question: str, pool: Sequence[_Sentence], wanted: frozenset[str]
 ) -> dict[frozenset[str], str]:
     """The items of a list question ("For which foundations ...?") its notes name, by their names: a
-    verified sentence holding the listed noun and another of the question's words ("The Lolotris
+    verified sentence holding the listed noun and another of the question's words ("The X
     foundation received a grant", asked "For which foundations does the text give the grant?") names one
     by its capitalised words, or, with none, by the word that modifies the noun ("The figurehead of the
-    *crimson* brig is carved as ..."). Measured (a held-out split, brig-figurehead, 8K): with
+    *crimson* brig is carved as ..."). Measured (a held-out split, 8K): with
     items named only by capitalised words, "For which brigs does the text give the figurehead?" stood
     on one brig's sentence, marked supported, where the notes named three. Empty for a question that
     asks no list."""
@@ -999,9 +999,9 @@ class Claimed:
     def asked_of_entity(self) -> frozenset[str]:
         """The question's words that say what it asks of its entity: not the entity's names, nor the
         nouns they name (:attr:`entity_nouns`), nor words common in the document, unless they are all
-        common: then all of them. Measured: asked "In which city did the translator of the Wexlen
+        common: then all of them. Measured: asked "In which city did the translator of the X
         chronicle live?" over 32K tokens of SQuAD paragraphs, where "city" and "live" are common, the
-        bridge "The Wexlen chronicle was translated by Leocadia Brenvin" was asked nothing and stood."""
+        bridge "The X chronicle was translated by Leocadia Y" was asked nothing and stood."""
         asked = self.wanted - asked_names(self.question) - self.entity_nouns
         common = self.rarity.common(self.wanted) if self.rarity else frozenset()
         return frozenset(asked - common or asked)
@@ -1019,14 +1019,14 @@ def _verb_at(question: str, tokens: Sequence[str]) -> int | None:
 def continued_names(question: str, sentences: Sequence[str]) -> frozenset[str]:
     """Stems of the words that follow a name of the question and that one of ``sentences`` also puts
     right after that name, as the question spells them: the entity's own words. "the innkeeper of the
-    Halwex coaching inn" names "the Halwex coaching inn" when a sentence says "The Halwex coaching inn is
+    X coaching inn" names "the X coaching inn" when a sentence says "The X coaching inn is
     kept by …"; the question's parse takes one noun after a name (it cannot tell "inn" from "grow" in
     "… inn grow up?"), and "inn" was read as asked of the entity: held by that sentence, it let a chain's
     first step stand as the answer (a second test split, the scripted capable reader: the
     innkeeper's name, marked supported, in every strategy).
 
-    A question asked with "did", "does" or "do" ends on its verb: "On what date did the Athtal lock gate
-    *burst*?" over "The Athtal lock gate burst on …" continues the name with the verb, and "burst" read as
+    A question asked with "did", "does" or "do" ends on its verb: "On what date did the Y lock gate
+    *burst*?" over "The Y lock gate burst on …" continues the name with the verb, and "burst" read as
     the gate's own word left "date" the only word asked, which no sentence with a date says (a
     third test split, dev since: the words could not confirm the right sentence)."""
     tokens, _, runs = _name_runs(question)
@@ -1081,9 +1081,9 @@ def not_stopped_at_a_bridge(c: Claimed) -> str:
     """Why a final answer stops halfway along a chain, or "": the name it gives links a verified sentence
     about the asked entity to another that speaks to question words the first leaves out, so the name
     is the bridge, not the answer. Measured: asked "What is the name of the boat sailed by the owner of
-    the Corlotris mill?", the embedded model answered "The Corlotris Mill is owned by Marit
-    Varmistal" while a verified note said what Marit Varmistal sails. An answer that also gives a
-    name only the further sentences hold (the chain's end, "Vartris") went along the chain."""
+    the X mill?", the embedded model answered "The X Mill is owned by Marit
+    Y" while a verified note said what Marit Y sails. An answer that also gives a
+    name only the further sentences hold (the chain's end, "Z") went along the chain."""
     if c.partial:
         return ""  # a note on its way up may be the bridge
     question, wanted, pool, rarity = c.question, c.wanted, c.pool, c.rarity
@@ -1131,10 +1131,10 @@ def says_nothing_of_a_rival(c: Claimed) -> str:
 
     A sentence about a rival — the question's noun with another modifier ("the silver regiment" for
     "the saffron regiment"), or the question's noun beside other names than the question's ("The
-    Halwexmis orchard" for "the Relsar orchard") — may be quoted beside the asked entity's; the answer
+    X orchard" for "the Y orchard") — may be quoted beside the asked entity's; the answer
     must take nothing from it that the others do not say. Measured with SmolLM2-135M: asked "Who commands
-    the saffron regiment?", Segment+ answered "The saffron regiment is commanded by Ysolde Zensarlo,
-    while the silver regiment is commanded by Casimir Osktris", one sentence binding both, and it stood.
+    the saffron regiment?", Segment+ answered "The saffron regiment is commanded by Ysolde Z,
+    while the silver regiment is commanded by Casimir W", one sentence binding both, and it stood.
     The question's own words never count against it: a comparison names both entities."""
     if c.partial:
         return ""
@@ -1166,7 +1166,7 @@ def says_nothing_of_a_rival(c: Claimed) -> str:
 
 
 def read_every_item(c: Claimed) -> str:
-    """Why an answer to a question over every item of a kind ("For how many officials of Velmora does
+    """Why an answer to a question over every item of a kind ("For how many officials of X does
     the text give the coronation date?", "Which teams scored?") does not stand when part of the document
     was never read (ToM's query-aware compression keeps the chunks most like the question), or "". A
     count or a list over what was read is not one over the document, and no reading of the notes can
@@ -1220,12 +1220,12 @@ def ranks_first(c: Claimed) -> str:
 
     A choice is worked out, not read (:func:`chooses`), and stood as "derived" whichever option it named.
     Measured on a held-out split with SmolLM2-135M (ToM): asked which of six pontoons floats
-    highest at low tide, with all six heights in verified notes (Lental 6.8 feet, Marlen 6.6), "Marlen"
+    highest at low tide, with all six heights in verified notes (X 6.8 feet, Y 6.6), "Y"
     was the answer, marked supported. Where the notes give the chosen option and another one number each,
     and the other's ranks before it, the choice does not stand; an option the notes give no single
     number for is not read (the choice may still be right). An answer naming several options and no
     values stands only if none of them is outranked (a tie): on a held-out split ToM's choice
-    was refused so, and the strongest note it fell back on, "Marlen, Ganvinath and Relwexhal has the
+    was refused so, and the strongest note it fell back on, "Y, Z and W has the
     highest width at the landslip." (the question's own words), stood as read."""
     if c.partial or not chooses(c.answer, c.question):
         return ""
@@ -1348,9 +1348,9 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     """Why nothing in the sentences a final answer rests on speaks to what the question asks of its
     entity, or "": they name the entity (its names and nouns, :func:`entity_heads`) and share none of
     the question's other words that are not common in the document. Such a sentence may be another fact
-    about the same entity ("The Pevhal library was designed by Ilka Lenhal", asked in which port its
+    about the same entity ("The X library was designed by Ilka Y", asked in which port its
     architect grew up), a link of a chain whose next link no note holds, or the answer put in other words
-    ("How many people live in Quiganqui?" read in "Quiganqui has a population of 234,394"): words cannot
+    ("How many people live in Z?" read in "Z has a population of 234,394"): words cannot
     tell these apart, a reader can. So this rule does not reject; it leaves the answer to a verification
     call, and to silence where the model cannot verify (``nodes/verify.py``).
 
@@ -1358,12 +1358,12 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     modifier as its name and its noun as its noun. Measured (``verify_probe --by words``, dev): asked
     "What share of the scarlet reservoir's capacity is filled?", "The scarlet ferry leaves at 5:55 each
     morning" was confirmed by its one shared word, "scarlet"; so were 77 of 510 such other facts. A
-    question whose words are all the entity's ("What is the mass of the Sartal bell?") is spoken to by a
-    sentence that holds one of its nouns: "The harbour of Sartal is 35.2 metres deep" holds none, and
+    question whose words are all the entity's ("What is the mass of the W bell?") is spoken to by a
+    sentence that holds one of its nouns: "The harbour of W is 35.2 metres deep" holds none, and
     was confirmed by the name alone. So is any question whose entity has a noun (dev probe,
     6 seeds): a shared word beside the name or modifier is not enough ("Which officer leads the teal
-    troops?" over "The teal pass leads down to …"; "Which musician wrote the national song of Wexlo?"
-    over "The poet from Wexlo wrote under the pen name …"). Other facts standing by words 5 -> 0 of 558;
+    troops?" over "The teal pass leads down to …"; "Which musician wrote the national song of V?"
+    over "The poet from V wrote under the pen name …"). Other facts standing by words 5 -> 0 of 558;
     right answers in the question's words 558 of 558 still confirmed by words; paraphrases confirmed by
     the words then the embedder 366 -> 356 (the rest left to a verifier, or silent)."""
     if c.partial or c.kind != "extractive":
@@ -1380,7 +1380,7 @@ def speaks_to_what_is_asked(c: Claimed) -> str:
     if not names:
         return ""
     # A modifier names many things ("the teal troops", "the teal pass"), and so does a name ("the national
-    # song of Wexlo", "the poet from Wexlo"): a sentence must hold a noun of the entity to confirm by words.
+    # song of V", "the poet from V"): a sentence must hold a noun of the entity to confirm by words.
     measure = measure_asked(c.question)
     nouns = heads - measure or heads  # "How long is the *span* of …?": the measure asked names no entity
     if nouns and not held & nouns and items_asked_for(c.question) is None:  # a list names no one entity
@@ -1411,7 +1411,7 @@ _MEASURE = re.compile(
 
 
 def measure_asked(question: str) -> frozenset[str]:
-    """The stem of the noun a "how" question measures ("How long is the *span* of the Corath
+    """The stem of the noun a "how" question measures ("How long is the *span* of the X
     footbridge?"): the value asked for, as in "What is the span of …?", not a noun that names the entity."""
     return frozenset(stem(m.group(1).casefold()) for m in _MEASURE.finditer(question))
 
@@ -1423,15 +1423,15 @@ _TEXT_ITSELF = frozenset(content_stems("text document passage give say mention s
 def asked_kind(question: str) -> frozenset[str]:
     """Stems of the words that name the kind of value asked for ("the *name* of the dog", "which *number*",
     "how many *people*", "how *far*", "how *tall*"): a sentence gives such a value in its own words ("is
-    called Vartris", a number, "38 nautical miles away"), so its absence says nothing. Measured with
-    SmolLM2-135M: asked "How far away can the light of the Corath lighthouse be seen?", the sentence
+    called X", a number, "38 nautical miles away"), so its absence says nothing. Measured with
+    SmolLM2-135M: asked "How far away can the light of the Y lighthouse be seen?", the sentence
     "... can be seen 38 nautical miles away" was left unconfirmed for lacking "far". "Many" and "much"
     of "how many/much" ask for a number, as "which" asks for a thing: a held-out split (8K)
-    left 6 of 48 right answers ("How many pipes does the great organ of the Corath cathedral have?" over
+    left 6 of 48 right answers ("How many pipes does the great organ of the Y cathedral have?" over
     "… has 8,193 pipes") to the embedder because the essays used "many" elsewhere. In "How long is the
     *span* of …?" the noun is the measure asked for, as in "What is the span of …?": a
-    held-out split (8K) left "The Corath footbridge spans 263.8 metres of the gorge" unconfirmed for
-    lacking "long", and the embedder could not tell the question from "the span of the Corath
+    held-out split (8K) left "The Y footbridge spans 263.8 metres of the gorge" unconfirmed for
+    lacking "long", and the embedder could not tell the question from "the span of the Y
     footbridge", which is nearly all of it."""
     found = (word for m in _ASKED_KIND.finditer(question) for word in m.groups() if word)
     return frozenset(stem(w.casefold()) for w in found if is_content(w.casefold())) | measure_asked(question)
@@ -1463,8 +1463,8 @@ def leaves_out_what_is_asked(c: Claimed) -> str:
 
 def items_asked_for(question: str) -> str | None:
     """The stem of the kind of item a question asks over every one of ("For which foundations ...",
-    "For how many vaults ...", "For how many officials of Velmora ..."), when it names no entity of its
-    own; else None. Names that place the items ("officials of Velmora") are not an entity asked about."""
+    "For how many vaults ...", "For how many officials of X ..."), when it names no entity of its
+    own; else None. Names that place the items ("officials of X") are not an entity asked about."""
     noun = _plural_asked_over(question, counted=True) or listed_noun(question)
     if noun is None or asked_names(question) - names_placing(question, noun):
         return None  # "How many horses does the Duke own?" asks a value of the Duke
@@ -1476,7 +1476,7 @@ _PLACED_BY = re.compile(r"\s+(?:of|in|at|from)\s+(?:the\s+)?((?:[A-Z][\w'-]*\s*)
 
 def names_placing(question: str, noun: str) -> frozenset[str]:
     """The stems of the names right after the items' noun that say where they are ("officials of
-    Velmora", "towns in the Brannock Hills")."""
+    X", "towns in the Brannock Hills")."""
     for match in WORD.finditer(question):
         if stem(match.group().casefold()) == noun and match.group().casefold().endswith("s"):
             placed = _PLACED_BY.match(question, match.end())
@@ -1524,15 +1524,15 @@ def may_list_more(c: Claimed) -> str:
     """Why a final answer over every item of a kind may leave items out, or "": the document speaks of
     that kind in more sentences than the answer rests on. With one item in the notes,
     :func:`every_listed_item` has nothing to compare against. Measured: PECAN answered "The text gives
-    the grant to the Varbrenath foundation" where five foundations had one, and ToM "The Haltalbren
+    the grant to the X foundation" where five foundations had one, and ToM "The Y
     Monastery" for six, both marked supported. The items' noun is counted, and the names that place
-    them ("officials of Velmora": the planted sentences say "The Bailiff of Velmora was crowned …", never
+    them ("officials of V": the planted sentences say "The Bailiff of V was crowned …", never
     "official"; measured, PECAN counted "1" of three). Like the other confirming rules it does not
     reject: a reader shown the sentences may know the list is whole (the document may use the word
     elsewhere); the embedder's reading cannot (``nodes/verify.confirm_by_meaning``).
 
     The items' sentences may never use the noun ("For which towns does the text give the pen name of its
-    poet?" over "The poet from Trisathzen wrote under the pen name Vinmis"; measured, mapreduce answered
+    poet?" over "The poet from Z wrote under the pen name W"; measured, mapreduce answered
     with that one sentence and it stood): so the rarest word of what is asked that the answer's
     sentences hold ("poet") is counted too, the word every item's sentence repeats."""
     if (
@@ -1560,16 +1560,16 @@ def may_list_more(c: Claimed) -> str:
 
 def says_the_asked_role(c: Claimed) -> str:
     """Why the words cannot confirm an answer naming someone to "What is the name of the keeper of the
-    Halbren lighthouse?" (a question that asks who holds a role of an entity), or "": no sentence it
+    X lighthouse?" (a question that asks who holds a role of an entity), or "": no sentence it
     rests on says who holds the role (:func:`says_who_is_asked`). An answer that names no one new (a
-    motto, a number) is the role's value, not who holds it: not this rule's. Measured: "The lighthouse at Halbren was painted
-    by a woman named Petra Reltallo" passed every other rule for it, "named" standing in for the
+    a number) is the role's value, not who holds it: not this rule's. Measured: "The lighthouse at X was painted
+    by a woman named Petra Y" passed every other rule for it, "named" standing in for the
     question's "name", though it says who painted the lighthouse, not who keeps it."""
     if c.partial or c.kind != "extractive":
         return ""
     links = [link for link in chain_links(c.question) if not asked_of(c.question, link)]
     if len(links) != 1 or not names_someone_new(c.question, c.answer):
-        return ""  # a motto, a number: the role's value, not who holds it
+        return ""  # a a number: the role's value, not who holds it
     if says_who_is_asked(c.question, c.answer, [s.quote for s in c.quoted]):
         return ""
     return f"the sentences it rests on do not say who {links[0].phrase} is (a name beside the entity is not its {links[0].role})"
@@ -1599,8 +1599,8 @@ way (a unit of optional space and letters, repeated, took 4 s on 27 characters).
 def wrong_kind_of_answer(question: str, answer: str) -> str:
     """Why ``answer`` cannot be the kind of thing ``question`` asks for, or "": a bare number for "who",
     "the name of", or "which <noun>" whose noun a number cannot be (:data:`NUMBERED_NOUNS`). Measured
-    (dev probe, 6 seeds): "Which sailor is in charge of the boat that crosses to Halmar?" was confirmed
-    by its words in "Travellers crossing the Halmar pass climb to 4,038 metres" (one shared verb beside
+    (dev probe, 6 seeds): "Which sailor is in charge of the boat that crosses to X?" was confirmed
+    by its words in "Travellers crossing the X pass climb to 4,038 metres" (one shared verb beside
     the name), 1 of 606 other facts. Neither the words nor the embedder read kinds; a reader does."""
     if not _BARE_QUANTITY.match(answer.strip()):
         return ""
@@ -1657,15 +1657,15 @@ def _same_word(one: str, other: str) -> bool:
 def other_thing_of_that_name(question: str, sentences: Sequence[str]) -> tuple[str, str] | None:
     """(the question's words after one of its names, a sentence's) when the sentence continues that name
     as the question does and then with another word, the question's next word being nowhere in it:
-    "the Pevcor flour *shop*" for "the Pevcor flour *mill*". The question's parse takes one noun after a
+    "the X flour *shop*" for "the X flour *mill*". The question's parse takes one noun after a
     name (:func:`_entity_spans`), so the words alone confirmed such a sentence by "flour", and so did
     the embedder: measured on a probe of same-name things (not a template of the suite), asked "How many
-    bags did the Pevcor flour mill fill?", "The Pevcor flour shop sold 3,112 bags" stood, and so did
-    "Crates from the Pevcor luggage depot are stamped 42K117" for the Pevcor luggage maker's trunks.
+    bags did the X flour mill fill?", "The X flour shop sold 3,112 bags" stood, and so did
+    "Crates from the X luggage depot are stamped 42K117" for the X luggage maker's trunks.
 
     The question's words after the name may end on its verb, which a right sentence may say with
     another ("… luggage maker brands …" for "How are trunks from the … luggage maker *stamped*?"; "The
-    Marul umbrella works made …" for "How many umbrellas did the Marul umbrella works *stitch* for the
+    Y umbrella works made …" for "How many umbrellas did the Y umbrella works *stitch* for the
     railway?"): their last word is not compared when it may be a participle (:func:`may_be_participle`)
     or the question is asked with "did", "does" or "do" (its subject is followed by its verb), unless
     it is the question's last word, which :func:`continued_names` already takes for the verb. That
@@ -1771,7 +1771,7 @@ def judge_answer(
         shown = ", ".join(f"{v:g}" for v in unexplained[:4])
         why = f"its number(s) {shown} are in no verified note and follow from none"
         return Judged("none", [], why, refuted=True)
-    # A note on its way to a count gathers the items (a tree node's "The Talganqui vault … The Sarsar
+    # A note on its way to a count gathers the items (a tree node's "The X vault … The Y
     # vault …"); only the final answer must give the number.
     if asks_count(question) and not has_number(answer) and not partial:
         return Judged("none", [], "the question asks how many or how much; the answer gives no number")
@@ -1870,7 +1870,7 @@ def _unbound_statement(
 ) -> str:
     """Why one statement of a several-statement answer is not about what was asked, or "".
 
-    Each statement is bound on its own: in "The Wexlen choir is led by Leocadia Brenvin. The answer is
+    Each statement is bound on its own: in "The X choir is led by Leocadia Y. The answer is
     Jacksonville." the first statement binds the entity and the second takes a city from a sentence
     about something else; judged whole, the answer passed."""
     statements = [answer[a:b] for a, b in sentence_spans(answer)]
@@ -1897,12 +1897,12 @@ def _resting(
     look-alike's sentence that shares only the unit lends it nothing), else those holding its new words
     (all of the quotes' sentences for a verdict or a value worked out), less those that share no word
     with the question (a sentence about something else is no evidence about what was asked, whatever
-    words it lends). Measured: ToM answered "264,378 pounds" for the Athtal estate, read in "The Nevbren
-    estate was sold for 264,378 pounds", and it stood because "The Athtal estate was sold for 3,959,636
-    pounds", also quoted, shares "pounds" with it and names Athtal. An answer without a number rests
+    words it lends). Measured: ToM answered "264,378 pounds" for the X estate, read in "The Y
+    estate was sold for 264,378 pounds", and it stood because "The X estate was sold for 3,959,636
+    pounds", also quoted, shares "pounds" with it and names X. An answer without a number rests
     on the sentences holding one of its names whole, when some do (a test split: ToM's "The
-    ferry to Athtal is skippered by Casimir Sarathmis" rested on Athtal's sentence, whose skipper is
-    Casimir Varganwex, through "Casimir")."""
+    ferry to X is skippered by Casimir Z" rested on X's sentence, whose skipper is
+    Casimir W, through "Casimir")."""
 
     def bears(s: _Sentence) -> bool:
         # A doer is borne on by what it does ("composed by" for "the composer": QuestionWords.share).
@@ -1916,10 +1916,10 @@ def _resting(
         # refuses one that follows from none): a count of 4 vaults does not rest on an essay's footnote
         # "[4]" (measured: PECAN's right count was refused for resting on it alone).
         return [s for s in sentences if bears(s)]
-    if not valued:  # a name is a value too, whole: a look-alike's "Casimir Sarathmis", not "Casimir"
-        # "Lovar, Ganthimwex and Trisathzen": three names; and a sentence's end ends a name ("… city of
-        # Relvardor. The Lowex orchestra …" was one run, Relvardor-the-Lowex, that no sentence holds:
-        # measured, ToM's three-statement note kept two quotes and lost Lowex from a list of four).
+    if not valued:  # a name is a value too, whole: a look-alike's "Casimir Z", not "Casimir"
+        # "V, U and T": three names; and a sentence's end ends a name ("… city of
+        # R. The Q orchestra …" was one run, R-the-Q, that no sentence holds:
+        # measured, ToM's three-statement note kept two quotes and lost Q from a list of four).
         pieces = re.split(r"[,;:()]|[.!?](?=\s)", answer)
         runs = (frozenset(content_stems(run)) for piece in pieces for run in capitalised_runs(piece))
         known = names_in(answer).union(*(s.names for s in sentences))  # not a capitalised first word
@@ -1935,11 +1935,11 @@ def _item_sentences(
     question: str, noun: str, pool: Sequence[_Sentence], wanted: QuestionWords
 ) -> list[_Sentence]:
     """The sentences naming the kind of item a question counts or lists: those holding the names that
-    place the items, when the question places them ("officials of Varnholm": the planted sentences say
-    "The Bailiff of Varnholm owns …", never "official", and an essay's "officials" are no Varnholm's);
+    place the items, when the question places them ("officials of Z": the planted sentences say
+    "The Bailiff of Z owns …", never "official", and an essay's "officials" are no Z's);
     else those holding its noun ("vault"). Of those, the ones that also say what is asked of each item,
     when some do: "For how many families does the text give the favourite dish?" counts the sentences
-    giving a family's favourite dish, not an essay's "the average family size was 3.09" (a
+    giving a family's favourite not an essay's "the average family size was 3.09" (a
     dev split, the scripted capable reader: PECAN's passages come from every chunk its search reached,
     and its right count of 4 was refused as a count of 5).
 
@@ -1947,8 +1947,8 @@ def _item_sentences(
     of an essay's "the city gave its name to …" does not give a poet's pen name). When no sentence
     naming the items says it, the items are the sentences that say it of different names in the same
     words (:func:`parallel_sentences`): "For how many towns does the text give the pen name of its
-    poet?" over "The poet from Oskrel wrote under the pen name Relwex." and two more, which never say
-    "town" (dev, poet-pen-name, the scripted capable reader: PECAN's right count of 3 was refused on
+    poet?" over "The poet from X wrote under the pen name Y." and two more, which never say
+    "town" (dev, the scripted capable reader: PECAN's right count of 3 was refused on
     both windows, counted over essay sentences saying "town")."""
     placing = names_placing(question, noun)
     named = [s for s in _dedupe_sentences(pool) if (placing <= s.stems if placing else noun in s.stems)]
@@ -1967,8 +1967,8 @@ def _item_sentences(
 
 def parallel_sentences(pool: Sequence[_Sentence], wanted: frozenset[str]) -> list[_Sentence]:
     """The sentences of ``pool`` that say the same thing of different names, when no sentence names
-    the kind of item counted: "The Brenathath fishermen land their catch at Varcor.", "The Ulsar
-    fishermen land their catch at Trismartris." are two fishing crews though neither says "crew". The
+    the kind of item counted: "The X fishermen land their catch at Y.", "The Z
+    fishermen land their catch at W." are two fishing crews though neither says "crew". The
     largest set of two or more sentences with the same words once names and numbers are set aside,
     sharing a word with the question; none when two such sets tie (which one is counted is unclear).
     Measured with the scripted capable reader (a first test split, 8,192 window): PECAN's

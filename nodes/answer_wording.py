@@ -2,7 +2,7 @@
 
 A capable model does not answer as the protocol's examples do. It frames its answer ("The answer is
 No.", "According to the text, 17"), explains it after ("17. The text says: The Harriers scored 4 goals
-… The Wolves scored 6 …", "Lental (8.6 metres)"), or answers a choice with the fact that decides it
+… The Wolves scored 6 …", "X (8.6 metres)"), or answers a choice with the fact that decides it
 ("The Eagles scored 7 goals in the final." for "Which of the Harriers, the Wolves and the Eagles scored
 the most?"). Judged whole, such wordings fail the rules an answer is held to: the frame's words are in
 no note, the explanation names every look-alike it compared, the deciding fact does not mention the
@@ -54,7 +54,7 @@ _ASKS_WHY = re.compile(r"^\s*why\b|\bfor\s+what\s+reason\b", re.IGNORECASE)
 
 
 _EMPHASIS = re.compile(r"(?<![\w*`])(\*\*|\*|`)(?=[^\s*`])(.+?)(?<=[^\s*`])\1(?![\w*`])")
-"""Markdown emphasis around words ("**234,394**", "*Lental*", "`4NZ517`"; not underscores, which names
+"""Markdown emphasis around words ("**234,394**", "*X*", "`4NZ517`"; not underscores, which names
 and code hold, "__init__"): how a chat model sets off its
 answer, no word of it. Measured with the scripted capable reader worded as a chat model ("Based on the
 text, the answer is **234,394**."): the answer stood, and came back to the user with its asterisks."""
@@ -92,8 +92,8 @@ def chosen_option(answer: str, question: str) -> str:
     options = _options(question)
     if len(options) < 2:
         return ""
-    # A run may name its option with the names that place it ("The Provost of Wendlecombe" for the
-    # Provost among "the officials of Wendlecombe Chancellor, Warden, … and Provost": a
+    # A run may name its option with the names that place it ("The Provost of X" for the
+    # Provost among "the officials of X Chancellor, Warden, … and Provost": a
     # held-out split, read by the capable reader in sentences, silent in every strategy).
     named = {
         option: run
@@ -137,13 +137,13 @@ def judge_wording(
     passages.
 
     A reader that copies the text runs on past the sentence that answers. Measured (a
-    held-out split, PECAN, 8K): "The great organ of the Corath cathedral has 8,193 pipes. It's obvious
+    held-out split, PECAN, 8K): "The great organ of the X cathedral has 8,193 pipes. It's obvious
     that biotech or software startups exist ..." did not stand (the second sentence's words are in no
     verified note), nor did the one note that held the fact, whose answer was the same copy: NO
     INFORMATION. Each reading passes every rule on its own, so a statement about something else, or one
     step of a chain, stands no more than it would alone."""
     # Its frame says nothing the answer does ("Probably", "The answer is"): judged without it, always,
-    # or a tree node's note keeps "Probably Lolotris" as a name no sentence gives.
+    # or a tree node's note keeps "Probably Y" as a name no sentence gives.
     answer = unframed(answer) or answer
     whole = judge_answer(answer, notes, question, partial=partial, rarity=rarity, unread=unread)
     if whole.kind != "none":

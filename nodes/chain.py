@@ -1,24 +1,24 @@
 """Following a chain that no single reading could: ask who the question's entity is, then ask about them.
 
-"In which town was the founder of the Quirel guild born?" is answered by two sentences that may be
-far apart: "The Quirel guild was founded by Ilka Lenhal." and "Ilka Lenhal was born in Ulqui." A
+"In which town was the founder of the X guild born?" is answered by two sentences that may be
+far apart: "The X guild was founded by Ilka Y." and "Ilka Y was born in Z." A
 capable reader chains the two notes in its reduce. A small one does not even keep the second: that
-chunk never names the Quirel guild, so it reads as having nothing to say (measured with SmolLM2-135M on
+chunk never names the X guild, so it reads as having nothing to say (measured with SmolLM2-135M on
 the general suite's two-hop kind: 1 right of 16 on a test split, every miss NO
-INFORMATION). Asked "In which town was Ilka Lenhal born?", the same model finds it.
+INFORMATION). Asked "In which town was Ilka Y born?", the same model finds it.
 
 So when the settled answer is NO INFORMATION and the question names an entity through another ("the
-founder of the Quirel guild", :func:`~longgraph.nodes.answer_support.chain_links`) and asks something
+founder of the X guild", :func:`~longgraph.nodes.answer_support.chain_links`) and asks something
 of it, the run follows the chain, like a person would:
 
-1. **who it is**: the passages that name the inner entity ("Quirel") are looked at first in their own
-   words: a sentence that names the Quirel guild, says "founded" (the role's own word family, or "is",
+1. **who it is**: the passages that name the inner entity ("X") are looked at first in their own
+   words: a sentence that names the X guild, says "founded" (the role's own word family, or "is",
    "serves as", a title: :func:`~longgraph.nodes.answer_support.says_who`) and one name the question
-   lacks gives the bridge, "Ilka Lenhal", with no call. Otherwise they are read with "What is the name
-   of the founder of the Quirel guild?", and a verified note whose sentence does so, or that a
+   lacks gives the bridge, "Ilka Y", with no call. Otherwise they are read with "What is the name
+   of the founder of the X guild?", and a verified note whose sentence does so, or that a
    verification call confirms for a model that can make one, gives it;
 2. **the question about them**: the passages that name the bridge are read with the question asked
-   about "Ilka Lenhal", and the answer settles as any answer does (``nodes/finalize.py``: bound to
+   about "Ilka Y", and the answer settles as any answer does (``nodes/finalize.py``: bound to
    what it names, confirmed by words or by the run's verifier).
 
 The result is ``derived`` (a chain over two verified notes), cites both, and ``stats.notes`` says how
@@ -95,8 +95,8 @@ class Unfollowed:
 def link_to_follow(question: str) -> ChainLink | None:
     """The one entity the question names through another and asks something of, or None (none, or
     several: which to resolve first is not clear). A role that is the value asked for ("How long is the
-    *span* of the Corath footbridge?") has no holder to find: a held-out split spent a call
-    asking "What is the name of the span of the Corath footbridge?"."""
+    *span* of the X footbridge?") has no holder to find: a held-out split spent a call
+    asking "What is the name of the span of the X footbridge?"."""
     kind = asked_kind(question)
     links = [
         link
@@ -133,9 +133,9 @@ def _passages(
 
 def _passage_notes(passages: Sequence[tuple[Chunk, Found]], documents: Sequence[DocumentIn]) -> list[Note]:
     """Each passage as a note of its own words (no answer): where the words alone say who holds the role
-    ("Ilka Lenhal serves as steward of the Pevhal manor", :func:`says_who`), the bridge needs no reading.
+    ("Ilka X serves as steward of the Y manor", :func:`says_who`), the bridge needs no reading.
     Measured with SmolLM2-135M on a first test split: asked "What is the name of the steward
-    of the Pevhal manor?" over that sentence, it answered "Lena Lenhal" in every strategy, a misspelt name
+    of the Y manor?" over that sentence, it answered "Lena X" in every strategy, a misspelt name
     that grounding refuses, and the chain was silent."""
     return [found_note(found, chunk.id, documents) for chunk, found in passages]
 
@@ -159,9 +159,9 @@ async def _read(
     """``passages`` read with ``question``, each answer checked against its chunk. Each passage is read
     as second readings are (``nodes/passages.py``): its strongest sentence alone and with its
     neighbours, at once; the first that gives a verified note counts. Measured with SmolLM2-135M: asked
-    "What is the name of the hound owned by Bram Oskzen?", it copied "Bram Oskzen owns a hound named
-    Pevmis" from the sentence alone, and with neighbours answered "Pevmis owns a hound named Bram
-    Oskzen"."""
+    "What is the name of the hound owned by Bram X?", it copied "Bram X owns a hound named
+    Y" from the sentence alone, and with neighbours answered "Y owns a hound named Bram
+    X"."""
 
     async def one(chunk: Chunk, found: Found) -> tuple[tuple[ChunkOutcome, Note] | str, Usage]:
         text = documents[found.span.doc_index].text

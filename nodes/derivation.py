@@ -11,7 +11,7 @@ code, whether such an answer is **derived** from the notes:
   difference, extremum or mean over the notes' numbers (one number per note, over every group of notes
   when there are few), where the question asks for one: a count where it asks over every item of a
   kind ("How many teams scored?"), a sum, mean or difference where it asks to combine or compare
-  ("in total", "average", "more than"). Asked "What is the yearly fee to join the Sarpev guild?", the
+  ("in total", "average", "more than"). Asked "What is the yearly fee to join the X guild?", the
   one note's count is no fee: measured, PECAN's reader answered "£1.00" over a note of "59.80
   shillings a year", and it passed as derived (the count of the notes was 1);
 * its other **new words** are in the notes (half of them at least, as for an extractive answer);

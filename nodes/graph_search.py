@@ -125,7 +125,7 @@ def node_relevance(
     """Each node's similarity to the question: its cosine, plus :data:`WORD_WEIGHT` × the share of the
     question's words it holds, each word weighted by how rare it is among the chunks (:func:`word_weights`).
 
-    An embedding reads "the Halwexmis customs house" and "the Thimcor customs house" alike, so among
+    An embedding reads "the X customs house" and "the Y customs house" alike, so among
     look-alike facts the cosine alone can rank the asked one's chunk below another's; the name tells
     them apart. Measured on the general suite's dev split (8K, 300-token chunks, MiniLM, 12 seeds): the
     asked fact's chunk ranked first by the cosine in 20 of 24 look-alike cases and 22 of 24 paraphrased
@@ -665,7 +665,7 @@ def passage_weights(question: str, wanted: QuestionWords, rarity: Rarity) -> dic
     each item's sentence: its being common is the items' number, not a filler's word, and it weighs as
     the rarest. Measured with the scripted capable reader (dev seed 4, 2,048): "For how many quarries
     does the text give the stone?" had one chunk's passage on "gabion walls formed from the stones"
-    (one shared word, rarer) rather than "The Misthim quarry yields yellow limestone", and the right count
+    (one shared word, rarer) rather than "The X quarry yields yellow limestone", and the right count
     of 3 was refused."""
     weights = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
     if (noun := items_asked_for(question)) in weights:
@@ -678,7 +678,7 @@ def answer_words_said(answer: str, question: str, wanted: QuestionWords) -> froz
     (``passages.best_passage``'s ``saying``): not the number of a count over items ("For how many ports
     …?" is answered "6", and no item's sentence says 6). Measured with the scripted capable reader (dev
     seed 6, 2,048): one chunk's passage was an essay's sentence holding a 6 and "fine" rather than
-    "Smugglers caught in Lolenrel pay a fine of 8,046 ducats.", and the right count of 6 was refused."""
+    "Smugglers caught in X pay a fine of 8,046 ducats.", and the right count of 6 was refused."""
     words = frozenset(content_stems(answer)) - wanted
     if items_asked_for(question) is not None and asks_count(question):
         return frozenset(w for w in words if not is_number(w))

@@ -38,8 +38,8 @@ check against the source tells them apart.
    name the question gives, as for a second reading), keeps that sentence as its note, without the model's answer. A bare value (a
    number, a garbled timestamp) has no other words to place it: it keeps a sentence only when the
    question names something and the sentence holds every name it gives (measured with SmolLM2-135M:
-   asked "When was the Oskzen bridge opened?", the holder chunk answered "2018-09-23T14:57:56.783Z" on
-   both readings of "The Oskzen bridge was opened on 23 October 1918", and look-alike bridges' dates
+   asked "When was the X bridge opened?", the holder chunk answered "2018-09-23T14:57:56.783Z" on
+   both readings of "The X bridge was opened on 23 October 1918", and look-alike bridges' dates
    were the only notes). Measured for the first case with SmolLM2 on loong-synth: the chunk holding
    "total revenue of 855.7 million dollars" answered "$85.1 million" on both readings, and the run
    answered with another company's revenue. The note is a quote, judged as a note of quotes is: support the share of
@@ -239,8 +239,8 @@ def bears_on_the_question(m: Measured) -> str:
     twice), or holds every name the question gives; else it is copied text about something else.
 
     A question asked in other words than its sentence's shares little but the name of what it asks
-    about: "What number of baked clay slabs did the Trismar kiln yard make for the fresh school
-    building?" shares with "The Trismar tile works fired 4,915 tiles for the new schoolhouse." its name
+    about: "What number of baked clay slabs did the X kiln yard make for the fresh school
+    building?" shares with "The X tile works fired 4,915 tiles for the new schoolhouse." its name
     alone (2 of 12 weighted words, 0.17), and the scripted capable reader's right answer was silenced in
     every strategy (a test split, dev since: 4 of 4 forced instances). Whether a sentence
     about the asked thing states the asked value is the final answer's check (``nodes/answer_support.py``:

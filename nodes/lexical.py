@@ -118,7 +118,7 @@ class QuestionWords(frozenset[str]):
     company's revenue shares "total revenue ... fiscal year 2023" with the question but not its name.
     :meth:`share` therefore counts a name twice.
 
-    Names listed as a choice ("Which of the opticians Nevvarul, Lental, … and Relwexhal has the highest
+    Names listed as a choice ("Which of the opticians X, Y, … and Z has the highest
     lens thickness?") count as one name, held by a sentence that holds any one of them: each sentence
     gives one of them, and bears on the question as much as a sentence naming the one thing a question
     asks about. Counted one by one, six listed names outweighed every other word: the scripted capable
@@ -225,8 +225,8 @@ def doing_of(word: str) -> frozenset[str]:
     whose root would be under four letters ("owner", "tower": too short to tell a verb from a word that
     only ends so). A sentence says who the composer is by
     "composed by": measured (the capable reader over dev's anthem template), "For which
-    countries does the text give the composer?" shared no word with "The anthem of Sarsar was composed
-    by Ilka Oskmissar", every note was set aside as bearing on nothing, and every strategy said NO
+    countries does the text give the composer?" shared no word with "The anthem of X was composed
+    by Ilka Y", every note was set aside as bearing on nothing, and every strategy said NO
     INFORMATION. Only how much a sentence bears on the question reads it so: whether a sentence that
     says "rung by P" speaks to what is asked of "the ringer" is another matter (it says who the ringer
     is, a chain's first step: measured on dev with the doer joined to every sentence's words, 6 of 516
@@ -243,7 +243,7 @@ def doers_of(word: str) -> frozenset[str]:
     by a smuggler, "sailing" by a sailor; empty for a root under four letters ("fin", "port": too short
     to tell a verb from a noun that only ends so) or a word that already names a doer. The other way
     round from :func:`doing_of`: asked "For how many ports does the text give the smuggling fine?",
-    "Smugglers caught in Lolenrel pay a fine of 8,046 ducats." shared "fine" alone, as much as an
+    "Smugglers caught in X pay a fine of 8,046 ducats." shared "fine" alone, as much as an
     essay's "avoid imprisonment or a fine", which came first; PECAN's passage was the essay's and the
     scripted capable reader's right count of 6 was refused (dev seed 6, 2,048)."""
     if len(word) < 4 or _DOER.search(word):
@@ -253,7 +253,7 @@ def doers_of(word: str) -> frozenset[str]:
 
 _NAME = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|de|van|von|the)\s+)?[A-Z][\w'’-]*)*"
 _LISTED = re.compile(rf"(?<![\w'’-]){_NAME}(?:\s*,\s*{_NAME})*,?\s+(?:and|or)\s+{_NAME}")
-"""Two or more names joined by commas and a final "and" or "or" ("Nevvarul, Lental and Marlen";
+"""Two or more names joined by commas and a final "and" or "or" ("X, Y and Z";
 "Denfur Foods or Vekla Corp")."""
 
 
@@ -292,7 +292,7 @@ _NO_SENTENCE_SAYS = re.compile(
 """Words of a question that no sentence of the text says: those about the text itself ("For how many
 ferries does *the text give* the departure time?") and the "how many" or "how much" that asks for a
 quantity. They only dilute how much of the question a sentence shares, or worse, tie filler to it.
-Measured with the scripted capable reader (``evals/bench/capable_general.py``, dev): "The Pevcor ferry
+Measured with the scripted capable reader (``evals/bench/capable_general.py``, dev): "The X ferry
 leaves at 7:15 each morning." shared 1 of the question's 6 words (0.17, under the 0.2 a note needs),
 and a right count of the ferries was silenced in every strategy; and "many", common in any text, made
 filler passages join those PECAN counted 4 families over."""

@@ -10,12 +10,12 @@ bounded retries keeps the note: dropping it could drop the answer, keeping it co
 A Remove label does not drop a note whose evidence is strong (evidence-based confidence of at least
 :data:`STRONG_EVIDENCE`: its verified quote holds the answer and most of the question's words). Nor,
 when every note is labelled Remove, does it drop those whose verified quotes name an entity the
-question names (all of one name's words: "Pevcor" for "the Pevcor barrage"): measured with
-SmolLM2-135M on paraphrased questions, "The Pevcor dam stands 41.1 metres tall", asked "What is the
-height of the Pevcor barrage?", holds half the question's weighted words, and its label left the run
+question names (all of one name's words: "X" for "the X barrage"): measured with
+SmolLM2-135M on paraphrased questions, "The X dam stands 41.1 metres tall", asked "What is the
+height of the X barrage?", holds half the question's weighted words, and its label left the run
 with no note, silent. The same holds when the notes kept name no asked entity: on a third
-test split the one note kept quoted a look-alike's hedges ("the Misosk topiary garden"), the answer layer
-refused it, and the note quoting the Halwexmis garden's sentence had been labelled Remove, silent. A
+test split the one note kept quoted a look-alike's hedges ("the Y topiary garden"), the answer layer
+refused it, and the note quoting the Z garden's sentence had been labelled Remove, silent. A
 note about a look-alike names no asked entity and stays removed; the answer layer judges what is kept.
 Overrides are said in ``stats.notes``. Measured with the embedded SmolLM2-135M: it labelled the note
 quoting a planted fact Keep in 1 of 12 cases and a note quoting an unrelated sentence Keep in 8 of 12

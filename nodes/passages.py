@@ -16,7 +16,7 @@ grounding check keeps the better reading.
 
 A passage **bears strongly** on a question when it shares half its weighted words (two at least, or a
 name), or when its sentence holds every name the question gives: a question asked in other words than
-the text's ("When do the traders of Athmis gather each week?" of "In Athmis, the weekly market is held
+the text's ("When do the traders of X gather each week?" of "In X, the weekly market is held
 on Monday mornings") shares little with it but the name of what it asks about. Measured on the
 general suite's dev templates: 33 of 69 paraphrased questions shared less than half their words with
 the sentence that answers them, and 26 of those 33 held the question's every name. The sentence that
@@ -129,7 +129,7 @@ def best_passage(
 
     ``weights`` (each question word's rarity in the document, ``lexical.rarity_weight``) break ties: of
     two sentences sharing as much, the one whose shared words weigh more. Asked for ferries'
-    departure times, "The Corvinbren ferry leaves at 8:15" and "times have changed" share one word each;
+    departure times, "The X ferry leaves at 8:15" and "times have changed" share one word each;
     measured with the scripted capable reader, PECAN's count of 3 ferries rested on the second.
 
     Only the sentences that could beat the best so far are analysed: each sentence's rank is bounded

@@ -93,7 +93,7 @@ def singular(word: str) -> str:
     ``word``. Two endings are rules, not a list: "-men" of a compound is "-man" ("crossbowmen", "fishermen"; not a singular that
     ends so, "specimen"), and "-aria"/"-oria" is "-arium"/"-orium" ("herbaria", "auditoria"). Measured
     with the scripted capable reader (dev seed 7): "For how many herbaria does the text give the
-    sheet?" found no item in "The Talathhal herbarium files its dried orchids on sheet HB-915/g" and
+    sheet?" found no item in "The X herbarium files its dried orchids on sheet HB-915/g" and
     the right count of 5 was refused in every strategy."""
     if word in IRREGULAR_PLURALS:
         return IRREGULAR_PLURALS[word]

@@ -85,7 +85,7 @@ LABEL_WORDS = frozenset(content_stems("[Document: ]"))
 
 ANSWER_FRAME = frozenset(content_stems("answer"))
 """An answer's word for itself ("The answer is 234,394"): not a claim about the text. Measured with
-SmolLM2-135M (ToM): "The population of the town of Quiganqui is 234,394. The answer is 234,394." was
+SmolLM2-135M (ToM): "The population of the town of X is 234,394. The answer is 234,394." was
 refused because "answer" is in no note, and the run went silent."""
 
 
@@ -108,7 +108,7 @@ def misspelt_names(claim: str, stems: AbstractSet[str]) -> list[tuple[str, str]]
     text's word: one or two letters changed, added, dropped or swapped, the first letter kept. A name
     misspelt is another name, as a number with a changed digit is another number, and half the answer's
     words in the text does not make it the text's name. Measured with SmolLM2-135M on a dev paraphrase:
-    "Odeil Zenwexsar" for "Odile Zenwexsar", marked supported because "Zenwexsar" was in the sentence."""
+    "Odeil X" for "Odile X", marked supported because "X" was in the sentence."""
     found = []
     for word in (m.group() for m in WORD.finditer(claim)):
         folded = word.casefold()

@@ -3,7 +3,7 @@
 Words confirm most answers (``nodes/answer_support.py``): a sentence that names the asked entity and
 speaks to what is asked of it, holding the answer's words. They cannot confirm an answer whose
 sentences name the entity and nothing of what is asked, continue its name as another thing's ("the
-Pevcor flour shop" for the Pevcor flour mill), or leave out part of what is asked that the document
+X flour shop" for the X flour mill), or leave out part of what is asked that the document
 speaks of elsewhere (:data:`CONFIRMING_RULES`): that sentence may be another fact about the same entity,
 another thing of its name, a step of a chain whose next step no note holds, or the answer in other
 words. A reader can tell these apart, so such an answer gets one call (``prompts/verify.toml``),
@@ -84,14 +84,14 @@ MEANING_FLOOR = 0.6
 BEYOND_ENTITY = 0.04
 """How much closer the sentence must be to the question than to the words naming its entity.
 
-A chain's bridge ("The Pevhal garden is tended by Ilka Lenhal", asked in which town the gardener was
+A chain's bridge ("The X garden is tended by Ilka Y", asked in which town the gardener was
 born) is as close to the question as a paraphrase, but no closer to it than to "the gardener of the
-Pevhal garden": the margin is what refuses it. First chosen (0.08) on a dev templates
+X garden": the margin is what refuses it. First chosen (0.08) on a dev templates
 (``evals/bench/verify_probe.py --by meaning``, 12 seeds): another fact about the asked entity 0/348
 confirmed, the chain's bridge 0/84, the answer in other words 125/348. Measured again in an earlier run on
 the dev templates then (69 templates and 20 chains, 12 seeds): the bridges' margins reach +0.024 at
-most (240 cases), and 0.08 refused half the answers in other words ("The mayor of Wexmis is a man named
-Odile Thimdorosk" for "Which person governs the town of Wexmis?", +0.048). At 0.04: bridges 0/240,
+most (240 cases), and 0.08 refused half the answers in other words ("The mayor of Z is a man named
+Odile W" for "Which person governs the town of Z?", +0.048). At 0.04: bridges 0/240,
 another fact 0/828, the answer in other words 496/828 (402 at 0.08), the answer in the question's
 words 723/828 (663)."""
 
@@ -108,7 +108,7 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
     run's embedder (the bundled one unless set; vectors cached: ``longgraph/embeddings.py``). No model
     call: for a model that cannot verify."""
     if items_asked_for(question) is not None:
-        # "For how many officials of Velmora ...": whether the answer leaves some out is not a matter of
+        # "For how many officials of Y ...": whether the answer leaves some out is not a matter of
         # how close its sentences are to the question.
         return Checked(False, "the embedder cannot tell whether an answer over every item leaves some out")
     sentences = list(dict.fromkeys(shown_sentences(quotes).splitlines()))
@@ -125,7 +125,7 @@ async def confirm_by_meaning(kit: RunKit, question: str, answer: str, quotes: Se
     if wrong_kind := wrong_kind_of_answer(question, answer):  # closeness says nothing of kinds
         return Checked(False, wrong_kind)
     if (other := other_thing_of_that_name(question, holding)) is not None:
-        # "The Pevcor flour shop sold 3,112 bags" read 0.6+ close to "How many bags did the Pevcor flour
+        # "The X flour shop sold 3,112 bags" read 0.6+ close to "How many bags did the X flour
         # mill fill?": one word apart, a sentence about another thing is as close as the right one.
         return Checked(
             False, f"the embedder cannot tell {other[1]!r} from {other[0]!r}: another thing, or the same"

@@ -66,7 +66,7 @@ def _family_map(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
 PREFIXES = ("re", "un", "mis", "over", "under", "out", "up", "with", "fore")
 """The prefixes English makes verbs with that keep the base's irregular forms ("relay"/"relaid",
 "rebuild"/"rebuilt", "mislead"/"misled", "undertake"/"undertook"). A held-out split: asked
-"Who relays the flagstones of the Relsar slipway?", "… are relaid by Anselm Zenlen" said nothing asked
+"Who relays the flagstones of the X slipway?", "… are relaid by Anselm Y" said nothing asked
 of the slipway to the words, and every strategy was silent on it (8 of 8 runs of one fact)."""
 
 
@@ -92,8 +92,8 @@ def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
     """``stems`` with the other forms of each irregular verb among them, so that a sentence that says
     "is held by" holds the "hold" of "Who holds ...?", and one that says "holds" the "held" of "Who
     held ...?". The suffix stripper joins "builds" and "build", never "held" and "hold". Measured
-    (a held-out split): asked "Who holds the see of Relsar?", "The see of Relsar is held by
-    Bishop Anselm Zenlen" shared none of what the question asks of Relsar, and every strategy answered
+    (a held-out split): asked "Who holds the see of X?", "The see of X is held by
+    Bishop Anselm Y" shared none of what the question asks of X, and every strategy answered
     NO INFORMATION (8 of 8 runs)."""
     families = _families()
     given = frozenset(stems)
@@ -102,8 +102,8 @@ def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
 
 NAMING = frozenset({stem("name"), stem("call")})
 """A sentence gives a name by "named" or "called" alike: either speaks to "What was the name of …?".
-Measured (dev, clockmaker-apprentice, 8K): asked "What was the name of the apprentice of Marit
-Athoskthim?" (a chain's second step), "Marit Athoskthim took on an apprentice called Ganquitris" was
+Measured (dev, 8K): asked "What was the name of the apprentice of Marit
+X?" (a chain's second step), "Marit X took on an apprentice called Y" was
 read as naming her and nothing asked of her."""
 
 
@@ -113,7 +113,7 @@ DIMENSIONS: dict[str, str] = {
 }  # fmt: skip
 """English adjectives of measure and the nouns made from them: a sentence that gives "a depth of 40
 feet" speaks to "How deep is …?". The closed set English forms this way, not a list fitted to a test.
-Measured (dev, well-depth, 6 seeds): "How deep is the well at Corcor?" over "The well at Corcor reaches
+Measured (dev, 6 seeds): "How deep is the well at X?" over "The well at X reaches
 a depth of 41 feet" shared nothing asked of the well but "deep"/"depth" once "well" was read as the
 well's own noun."""
 
@@ -128,7 +128,7 @@ NOUNS_OF_VERBS: tuple[tuple[str, ...], ...] = (
 )  # fmt: skip
 """English verbs and the nouns made from them in ways no suffix stripper undoes: a sentence that says a
 bell "weighs 1,067 kilograms" gives its weight. The common ones of English, as :data:`DIMENSIONS` is for
-adjectives, not a list fitted to a test. Measured (dev, bell-weight, the scripted capable reader through
+adjectives, not a list fitted to a test. Measured (dev, the scripted capable reader through
 PECAN): asked "For how many bells does the text give the weight?", two of the four bells' sentences
 shared only "bell" with it, each chunk's passage was a sentence holding "weight" instead, and the right
 count of 4 was refused on both windows."""

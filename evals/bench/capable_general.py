@@ -46,7 +46,7 @@ def scenario_of(instance: EvalInstance) -> Scenario:
     if kind == "absent":
         return Scenario(instance.id, instance.question, (), NO_INFORMATION)
     if kind in ("one", "paraphrase", "distractors"):
-        # The value as a word of its own: "Halzen" is not in "… the springs of Halzenosk", nor 4 in "44".
+        # The value as a word of its own: "Ash" is not in "… the springs of Ashford", nor 4 in "44".
         said = re.compile(rf"(?<![\w]){re.escape(gold)}(?![\w])")
         facts = [fact for fact in facts if said.search(fact)]
         if len(facts) != 1:

@@ -6,8 +6,8 @@ Why: a model gets the verification call by default only if it tells a right answ
 (``longgraph/endpoint.py`` ``MODEL_PROFILES``). This asks the call, through the project's own prompt and
 structured path, about cases built from the general suite's templates: the right value in its
 sentence (asked in the question's words and in a paraphrase), a look-alike's value in the look-alike's
-sentence, another fact about the asked entity, another thing of the asked name ("the Pevcor flour
-shop" for the Pevcor flour mill), and a two-hop question answered with the chain's bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
+sentence, another fact about the asked entity, another thing of the asked name ("the X flour
+shop" for the X flour mill), and a two-hop question answered with the chain's bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
 call): how its thresholds were chosen, on dev. ``--by words`` asks the lexical rules alone
 (:func:`judge_answer`: the answer read in its sentence and confirmed by the words, no call, no
 embedder): what reaches a verifier at all, and what the words let stand on their own;
@@ -80,12 +80,12 @@ def cases(split: Split, seeds: int) -> list[Case]:
 
 
 OTHER_PLACES = ("depot", "shop", "yard", "office", "warehouse", "stall")
-"""Nouns that make another thing of a name's compound ("the Pevcor flour *shop*")."""
+"""Nouns that make another thing of a name's compound ("the X flour *shop*")."""
 
 
 def same_name_other_thing(split: Split, seeds: int) -> list[Case]:
     """Another thing of the asked name: the template's own sentence with the last noun of its entity
-    replaced ("The Pevcor flour shop …" for the Pevcor flour mill), where the template's ``collective``
+    replaced ("The X flour shop …" for the X flour mill), where the template's ``collective``
     says which words its entity's compound is ("flour mills"). Its value is the answer, and it must not
     stand: the question asks about another thing."""
     out: list[Case] = []

@@ -289,7 +289,7 @@ def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
     new = tokens(proposed.group(1)) - tokens(question) if proposed else set()
     # "About the very entity the question names", as the prompt asks: its capitalised words (past the
-    # first) in the sentence, so a look-alike's sentence ("the Sarlo bridge" for the Wexlen one) is no.
+    # first) in the sentence, so a look-alike's sentence ("the X bridge" for the Y one) is no.
     names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z]\w*", question)} - STOP_WORDS
     if best is None or not new or not new <= tokens(best) or not names <= tokens(best):
         return {"stated": "no", "reason": "The sentences do not state it."}

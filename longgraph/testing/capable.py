@@ -61,7 +61,7 @@ gives it as a sentence (the fact that states it, copied, or "The answer is 3.");
 and then the facts it rests on, look-alikes' values among them where it compared them, and says it
 does not know in its own words ("The text does not say.") instead of the protocol's NO INFORMATION;
 "chatty" words it as a chat model tuned to please does: a lead-in, the conclusion in Markdown bold, a
-list as bullet lines ("Based on the text, the answer is:\n- **Misqui**\n- **Tristhim**"), and not
+list as bullet lines ("Based on the text, the answer is:\n- **X**\n- **Y**"), and not
 knowing as an apology ("I could not find that in the text provided.")."""
 STYLES: tuple[Style, ...] = get_args(Style)
 ENOUGH_SCHEMA = "Sufficiency"
@@ -177,7 +177,7 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
             right = proposed is not None and (
                 scenario.right(proposed.group(1))
                 # A step of its own reasoning, asked on its own ("What is the name of the architect of
-                # the Relsarcor library?" on the way to where the architect grew up): yes when a fact it
+                # the X library?" on the way to where the architect grew up): yes when a fact it
                 # needs, shown, states the proposed answer. The question itself gets yes only for the
                 # conclusion (a count's answer is not one of the items it counts).
                 or (
