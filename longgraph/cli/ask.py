@@ -11,30 +11,14 @@ import typer
 
 from longgraph.cli.common import (
     EXIT_PARTIAL,
-    ApiKeyOption,
-    BaseUrlOption,
-    CacheOption,
-    ChunkSizeOption,
-    ContextWindowOption,
-    MaxCallsOption,
-    MaxConcurrencyOption,
-    MaxOutputTokensOption,
-    MaxPromptTokensOption,
-    ModelOption,
-    NoCacheOption,
     Opt,
-    RetriesOption,
-    StructuredOutputOption,
-    TaskOption,
-    TemperatureOption,
-    TimeoutOption,
-    TokenizerOption,
+    RunOptions,
     claim_page,
     coverage_line,
     progress_bars,
     run_cli,
-    run_settings,
     stderr,
+    with_run_options,
 )
 from longgraph.cli.show import answers_page, source_records
 from longgraph.files import read_document
@@ -66,6 +50,7 @@ def read_plan(given: str) -> dict[str, Any]:
     return value
 
 
+@with_run_options
 def ask(
     files: Annotated[
         list[str], typer.Argument(help="Text files to read ('-' for stdin); several become documents.")
@@ -95,23 +80,8 @@ def ask(
             show_default=False,
         ),
     ] = None,
-    base_url: BaseUrlOption = None,
-    api_key: ApiKeyOption = None,
-    model: ModelOption = None,
-    context_window: ContextWindowOption = None,
-    chunk_size: ChunkSizeOption = None,
-    max_output_tokens: MaxOutputTokensOption = None,
-    temperature: TemperatureOption = None,
-    max_concurrency: MaxConcurrencyOption = None,
-    max_calls: MaxCallsOption = None,
-    max_prompt_tokens: MaxPromptTokensOption = None,
-    task: TaskOption = None,
-    request_timeout: TimeoutOption = None,
-    max_retries: RetriesOption = None,
-    structured_output: StructuredOutputOption = None,
-    tokenizer: TokenizerOption = None,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    *,
+    run: RunOptions,
     resume: Annotated[
         str | None,
         Opt(help="Thread id: checkpoint this run; run again with the same id to resume it if interrupted."),
@@ -147,7 +117,7 @@ def ask(
     """Answer QUESTION about FILES."""
     from longgraph.api import aask, aask_many, input_fingerprint
 
-    settings = run_settings(locals())
+    settings = run.settings()
     resumed: dict[str, str | None] = {}
 
     def action() -> None:
@@ -169,7 +139,7 @@ def ask(
             print_estimates(question, estimates, as_json=as_json)
             return
         thread = resume
-        if thread is None and (max_calls or max_prompt_tokens):  # a budgeted run must be resumable
+        if thread is None and (run.budgeted):  # a budgeted run must be resumable
             thread = (
                 "budget-" + input_fingerprint(strategy, {"questions": question, "documents": documents})[:16]
             )
@@ -208,7 +178,7 @@ def ask(
         thread = resumed.get("thread")
         if thread is None:
             return None
-        more = " (with a larger budget)" if max_calls or max_prompt_tokens else ""
+        more = " (with a larger budget)" if run.budgeted else ""
         return f"the run is checkpointed: rerun with --resume {thread}{more} to continue it"
 
     run_cli(action, debug=debug, hint=hint)

@@ -10,36 +10,21 @@ import typer
 
 from longgraph.cli.common import (
     EXIT_PARTIAL,
-    ApiKeyOption,
-    BaseUrlOption,
-    CacheOption,
-    ChunkSizeOption,
-    ContextWindowOption,
-    MaxCallsOption,
-    MaxConcurrencyOption,
-    MaxOutputTokensOption,
-    MaxPromptTokensOption,
-    ModelOption,
-    NoCacheOption,
     Opt,
     RayOption,
-    RetriesOption,
-    StructuredOutputOption,
-    TaskOption,
-    TemperatureOption,
-    TimeoutOption,
-    TokenizerOption,
+    RunOptions,
     WorkersOption,
     corpus_progress,
     print_cluster,
     ray_address,
     run_cli,
-    run_settings,
     stderr,
+    with_run_options,
 )
 from longgraph.inert import for_terminal
 
 
+@with_run_options
 def batch(
     items: Annotated[
         Path,
@@ -71,28 +56,13 @@ def batch(
             show_default=False,
         ),
     ] = None,
-    base_url: BaseUrlOption = None,
-    api_key: ApiKeyOption = None,
-    model: ModelOption = None,
-    context_window: ContextWindowOption = None,
-    chunk_size: ChunkSizeOption = None,
-    max_output_tokens: MaxOutputTokensOption = None,
-    temperature: TemperatureOption = None,
-    max_concurrency: MaxConcurrencyOption = None,
-    max_calls: MaxCallsOption = None,
-    max_prompt_tokens: MaxPromptTokensOption = None,
-    task: TaskOption = None,
-    request_timeout: TimeoutOption = None,
-    max_retries: RetriesOption = None,
-    structured_output: StructuredOutputOption = None,
-    tokenizer: TokenizerOption = None,
-    cache: CacheOption = None,
-    no_cache: NoCacheOption = False,
+    *,
+    run: RunOptions,
     no_progress: Annotated[bool, Opt("--no-progress", help="No progress bar.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
     """Answer every item of ITEMS with one shared concurrency budget; rerun the same command to resume."""
-    settings = run_settings(locals())
+    settings = run.settings()
 
     def action() -> None:
         from longgraph.batch import BatchSummary, batch, batch_on_ray

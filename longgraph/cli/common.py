@@ -7,13 +7,16 @@ piped. Nothing here imports a command module, so the command groups import this 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -32,7 +35,7 @@ T = TypeVar("T")
 Opt = typer.Option
 stderr = Console(stderr=True)
 
-# The endpoint and run settings that `ask` and `batch` share (see :func:`run_settings`).
+# The endpoint and run settings that `ask` and `batch` share (:data:`RUN_OPTIONS`, :func:`with_run_options`).
 BaseUrlOption = Annotated[list[str] | None, Opt(help="OpenAI-compatible base URL(s); repeat for replicas.")]
 ApiKeyOption = Annotated[
     str | None, Opt(envvar="LONGGRAPH_API_KEY", help="Bearer token.", show_default=False)
@@ -68,44 +71,89 @@ NoCacheOption = Annotated[
 ]
 
 
-SHARED_SETTINGS = (
-    "api_key",
-    "model",
-    "context_window",
-    "chunk_size",
-    "max_output_tokens",
-    "temperature",
-    "max_concurrency",
-    "task",
-    "request_timeout",
-    "max_retries",
-    "structured_output",
-    "tokenizer",
-    "max_calls",
-    "max_prompt_tokens",
+RUN_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("base_url", BaseUrlOption, None),
+    ("api_key", ApiKeyOption, None),
+    ("model", ModelOption, None),
+    ("context_window", ContextWindowOption, None),
+    ("chunk_size", ChunkSizeOption, None),
+    ("max_output_tokens", MaxOutputTokensOption, None),
+    ("temperature", TemperatureOption, None),
+    ("max_concurrency", MaxConcurrencyOption, None),
+    ("max_calls", MaxCallsOption, None),
+    ("max_prompt_tokens", MaxPromptTokensOption, None),
+    ("task", TaskOption, None),
+    ("request_timeout", TimeoutOption, None),
+    ("max_retries", RetriesOption, None),
+    ("structured_output", StructuredOutputOption, None),
+    ("tokenizer", TokenizerOption, None),
+    ("cache", CacheOption, None),
+    ("no_cache", NoCacheOption, False),
 )
-"""The shared options that are context fields as they are (``base_url`` and the cache are not)."""
+"""The options every command that runs a graph takes (``ask``, ``batch``): name, type, default."""
+
+_NAMES = tuple(name for name, _, _ in RUN_OPTIONS)
+_CONTEXT_FIELDS = tuple(name for name in _NAMES if name not in ("base_url", "cache", "no_cache"))
+"""The run options that are context fields as they are."""
 
 
-def run_settings(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Context settings from a command's shared options (its ``locals()``): those given, the endpoint(s),
-    the result cache (its default file unless ``--no-cache``)."""
-    import os
+@dataclass(frozen=True)
+class RunOptions:
+    """The run options a command was given (:data:`RUN_OPTIONS`), by name."""
 
-    from longgraph.cache import default_cache_path
+    given: Mapping[str, Any]
 
-    cache = options.get("cache")
-    if options.get("no_cache"):
-        cache = ""  # not None: that would fall back to $LONGGRAPH_CACHE_PATH
-    elif cache is None and not os.environ.get("LONGGRAPH_CACHE_PATH"):
-        cache = str(default_cache_path())
-    base_url = options.get("base_url")
-    settings: dict[str, Any] = {
-        **{name: options.get(name) for name in SHARED_SETTINGS},
-        "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
-        "cache_path": cache,
-    }
-    return {k: v for k, v in settings.items() if v is not None}
+    @property
+    def budgeted(self) -> bool:
+        """A spending limit was set (``--max-calls``, ``--max-prompt-tokens``)."""
+        return bool(self.given.get("max_calls") or self.given.get("max_prompt_tokens"))
+
+    def settings(self) -> dict[str, Any]:
+        """Context settings: the options given, the endpoint(s), the result cache (its default file
+        unless ``--no-cache``)."""
+        import os
+
+        from longgraph.cache import default_cache_path
+
+        cache = self.given.get("cache")
+        if self.given.get("no_cache"):
+            cache = ""  # not None: that would fall back to $LONGGRAPH_CACHE_PATH
+        elif cache is None and not os.environ.get("LONGGRAPH_CACHE_PATH"):
+            cache = str(default_cache_path())
+        base_url = self.given.get("base_url")
+        settings: dict[str, Any] = {
+            **{name: self.given.get(name) for name in _CONTEXT_FIELDS},
+            "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
+            "cache_path": cache,
+        }
+        return {k: v for k, v in settings.items() if v is not None}
+
+
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def with_run_options(command: Command) -> Command:
+    """``command`` with :data:`RUN_OPTIONS` on its command line where its keyword-only ``run:
+    RunOptions`` parameter stands; it receives them as that one value. Declared once, so every command
+    that runs a graph takes the same options with the same help, and a new option reaches all of them."""
+    own = inspect.signature(command, eval_str=True)
+    run = own.parameters.get("run")
+    if run is None or run.kind is not inspect.Parameter.KEYWORD_ONLY:
+        raise TypeError(f"{command.__name__} has no keyword-only `run: RunOptions` parameter")
+    shared = [
+        inspect.Parameter(name, run.kind, default=default, annotation=annotation)
+        for name, annotation, default in RUN_OPTIONS
+    ]
+    params = [q for p in own.parameters.values() for q in (shared if p is run else [p])]
+
+    @functools.wraps(command)
+    def with_options(**kwargs: Any) -> None:
+        given = {name: kwargs.pop(name) for name in _NAMES}
+        command(run=RunOptions(given), **kwargs)
+
+    with_options.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    with_options.__annotations__ = {p.name: p.annotation for p in params}
+    return cast(Command, with_options)
 
 
 class _Bars:
