@@ -55,7 +55,7 @@ def build_graph(
     builder.add_node("ask", node(ask_question))
     # a subgraph: reads question and documents, writes the answer keys
     builder.add_node("answer", build_mapreduce(llm))
-    builder.add_node("record", node(make_record))
+    builder.add_node("record", node(make_record, ends_run=True))
     chain(builder, START, "chunk", "leaves", levels)
     builder.add_conditional_edges("ask", route_question, {"answer": "answer", "no_question": END})
     chain(builder, "answer", "record", END)

@@ -77,7 +77,7 @@ def add_finalize(
 ) -> None:
     """``finalize`` (``nodes/finalize.py``: the answer contract, every chunk accounted for) after each of
     ``after``, then END. ``grounded=False`` for the baselines, whose answers are not checked."""
-    builder.add_node("finalize", node(finalize, strategy=strategy, grounded=grounded))
+    builder.add_node("finalize", node(finalize, strategy=strategy, grounded=grounded, ends_run=True))
     for source in after:
         builder.add_edge(source, "finalize")
     builder.add_edge("finalize", END)

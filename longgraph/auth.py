@@ -36,6 +36,7 @@ from langgraph_sdk import Auth
 
 from longgraph.errors import ConfigurationError
 from longgraph.serving_policy import input_chars, problems_in_payload, served_operator
+from longgraph.user_share import RUNS, RUNS_ENV, share_settings
 
 TOKENS_ENV = "LONGGRAPH_AUTH_TOKENS"
 SWITCH_ENV = "LONGGRAPH_AUTH"
@@ -139,10 +140,25 @@ def _refuse_oversized_input(value: Any) -> None:
         )
 
 
+def _refuse_past_share(user: str) -> None:
+    """A 429 for a run of a user whose runs in flight already reach the operator's limit
+    (``LONGGRAPH_USER_RUNS``, ``longgraph/user_share.py``): refused before it takes a run slot. (Runs
+    admitted together are counted at their first step, which refuses the ones past the limit.)"""
+    limit = share_settings().runs
+    running = RUNS.count(user)
+    if limit and running >= limit:
+        raise Auth.exceptions.HTTPException(
+            status_code=429,
+            detail=f"user {user!r} has {running} run(s) in flight, this server's limit per user "
+            f"({RUNS_ENV}={limit}); retry when one has finished",
+        )
+
+
 @auth.on.threads.create_run
 async def refuse_settings_and_stamp_the_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     _refuse_settings(value)
     _refuse_oversized_input(value)
+    _refuse_past_share(ctx.user.identity)
     return _owned(ctx, value)
 
 

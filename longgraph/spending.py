@@ -18,6 +18,9 @@ kit holds a :class:`SpendingLimit`, and the one structured-call path asks it bef
 * **Cached answers are free.** A result-cache hit makes no request and is not counted.
 
 Limits are per invocation: a resumed run gets its budget afresh and spends it only on what is left.
+
+A served run also counts against its user's window (``longgraph/user_share.py``): a call the run's
+budget allows then waits, if need be, until it fits the user's calls and prompt tokens per window.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 
 from longgraph.errors import BudgetExhausted
 from longgraph.tokenizer import PER_MESSAGE_TOKENS
+from longgraph.user_share import CallWindow
 
 
 @dataclass
@@ -38,10 +42,14 @@ class SpendingLimit:
     max_prompt_tokens: int | None
     count_tokens: Callable[[Sequence[str]], int]
     """Tokens of each of a call's message texts, summed (the run's tokenizer)."""
+    window: CallWindow | None = None
+    """The served user's calls and prompt tokens per window, when the operator limits them."""
     calls: int = 0
     prompt_tokens: int = 0
     in_flight: int = 0
     refused: int = 0
+    waited_s: float = 0.0
+    """Seconds this run's calls waited for room in the user's window."""
     _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
 
     def estimate(self, texts: Sequence[str]) -> int:
@@ -56,6 +64,12 @@ class SpendingLimit:
             self.calls += 1
             self.prompt_tokens += tokens
             self.in_flight += 1
+            if self.window is not None:
+                try:
+                    self.waited_s += await self.window.admit(tokens)
+                except BaseException:
+                    self.settle(tokens, None)  # cancelled while waiting: never sent
+                    raise
             return tokens
         self.refused += 1
         if self.in_flight:  # let paid-for calls land (and be checkpointed) before the run stops
@@ -74,6 +88,8 @@ class SpendingLimit:
         self.in_flight -= 1
         if reported is not None and reported > reserved:
             self.prompt_tokens += reported - reserved
+            if self.window is not None:
+                self.window.charge(reported - reserved)
         if not self.in_flight:
             waiters, self._waiters = self._waiters, []
             for waiter in waiters:  # a served graph's sync twin runs nodes on loops of their own
@@ -92,12 +108,15 @@ class SpendingLimit:
 
 
 def spending_limit(
-    max_calls: int | None, max_prompt_tokens: int | None, count_tokens: Callable[[Sequence[str]], int]
+    max_calls: int | None,
+    max_prompt_tokens: int | None,
+    count_tokens: Callable[[Sequence[str]], int],
+    window: CallWindow | None = None,
 ) -> SpendingLimit | None:
-    """A limit when either budget is set; None (no counting, no cost) otherwise."""
-    if max_calls is None and max_prompt_tokens is None:
+    """A limit when either budget or a user's window is set; None (no counting, no cost) otherwise."""
+    if max_calls is None and max_prompt_tokens is None and window is None:
         return None
-    return SpendingLimit(max_calls=max_calls, max_prompt_tokens=max_prompt_tokens, count_tokens=count_tokens)
+    return SpendingLimit(max_calls, max_prompt_tokens, count_tokens, window)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -389,6 +389,11 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     reports: list[ChunkReport] = chunk_reports(chunks, outcomes, used, filtered)
     stats = build_stats(state, settled.verify_usage)
     stats.notes += settled.decisions
+    waited = kit.spending.waited_s if kit.spending is not None else 0.0
+    if waited >= 0.05:
+        stats.notes.append(
+            f"this run's calls waited {waited:.1f} s for room in its user's share (calls per window)"
+        )
     result: RunState = {"chunks": reports, "stats": stats.model_dump(), "strategy": strategy}
     result.update(settled.output)
     return result

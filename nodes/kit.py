@@ -41,6 +41,7 @@ from longgraph.state.contract import Chunk
 from longgraph.state.outputs import SCHEMAS, StructuredOutput
 from longgraph.state.usage import Usage
 from longgraph.tokenizer import Tokenizer, get_tokenizer
+from longgraph.user_share import call_window, share_settings
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +264,7 @@ async def kit_for(context: Context, provider: PerLoopProvider, served_user: str 
             continue  # its builder was cancelled: build it here
     try:
         screened = context if served_user is None else screen_served_context(context, served_user)
-        kit = await build_kit(screened, provider)
+        kit = await build_kit(screened, provider, served_user)
         if served_user is not None:
             mark_screened(kit.context)
     except BaseException as exc:
@@ -288,8 +289,9 @@ class _BuildAbandoned(Exception):
     """The run building a kit was cancelled: a run waiting for that kit builds it itself."""
 
 
-async def build_kit(context: Context, provider: PerLoopProvider) -> RunKit:
-    """Resolve the context and load what the nodes need (file reads off the event loop)."""
+async def build_kit(context: Context, provider: PerLoopProvider, served_user: str | None = None) -> RunKit:
+    """Resolve the context and load what the nodes need (file reads off the event loop); a served
+    user's run counts its calls against the user's window (``longgraph/user_share.py``)."""
     try:
         resolved = await resolve_context(context, provider)
     except EndpointError as exc:
@@ -303,7 +305,10 @@ async def build_kit(context: Context, provider: PerLoopProvider) -> RunKit:
         asyncio.to_thread(get_tokenizer, resolved.tokenizer), asyncio.to_thread(all_prompt_sets)
     )
     spending = spending_limit(
-        resolved.max_calls, resolved.max_prompt_tokens, lambda texts: sum(tokenizer.count_batch(list(texts)))
+        resolved.max_calls,
+        resolved.max_prompt_tokens,
+        lambda texts: sum(tokenizer.count_batch(list(texts))),
+        call_window(served_user, share_settings()) if served_user is not None else None,
     )
     return RunKit(
         context=resolved,

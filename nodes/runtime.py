@@ -21,8 +21,9 @@ against 0.10 ms of CPU per task over 400 ``Send`` tasks); LangGraph's own wrappe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
@@ -36,6 +37,7 @@ from longgraph.llm import PerLoopProvider
 from longgraph.nodes.kit import RunKit, kit_for
 from longgraph.serving_policy import served_user
 from longgraph.state.context import Context
+from longgraph.user_share import RUNS, share_settings
 
 _ON_OWN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "longgraph_node_on_own_loop", default=False
@@ -46,16 +48,20 @@ NodeFactory = Callable[..., Runnable[Any, Any]]
 
 
 def node_factory(llm: PerLoopProvider) -> NodeFactory:
-    """``node(stage, **options)``: a graph node running ``stage`` with this provider's run kit."""
+    """``node(stage, **options)``: a graph node running ``stage`` with this provider's run kit.
 
-    def node(stage: StageFn, /, **options: Any) -> Runnable[Any, Any]:
+    ``ends_run=True`` marks the node after which the run is over (``finalize``): a served run's place
+    among its user's runs in flight (``longgraph/user_share.py``) is given back as it ends."""
+
+    def node(stage: StageFn, /, *, ends_run: bool = False, **options: Any) -> Runnable[Any, Any]:
         name = getattr(stage, "__name__", "node")
 
         async def run_async(state: Any, config: RunnableConfig) -> Any:
             user = served_user(config.get("configurable"))
             CALLER.set(user)  # this node's task and the tasks it starts: slots shared out per user
-            kit = await kit_for(get_runtime(Context).context, llm, user)
-            return await stage(state, kit, **options)
+            with _in_flight(user, config, ends_run):
+                kit = await kit_for(get_runtime(Context).context, llm, user)
+                return await stage(state, kit, **options)
 
         def run_sync(state: Any, config: RunnableConfig) -> Any:
             context = get_runtime(Context).context
@@ -67,12 +73,34 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
                 CALLER.set(user)
                 return await stage(state, await kit_for(context, llm, user), **options)
 
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool:
+            with (
+                _in_flight(user, config, ends_run),
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"longgraph-{name}") as pool,
+            ):
                 return pool.submit(caller.run, asyncio.run, run()).result()
 
         return StageNode(name, stage.__doc__, run_sync, run_async)
 
     return node
+
+
+@contextlib.contextmanager
+def _in_flight(user: str | None, config: RunnableConfig, ends_run: bool) -> Iterator[None]:
+    """A served run's step, counted among its user's runs in flight (refused past the user's share);
+    the run's place is given back when this step ends it or fails."""
+    run_id = (config.get("configurable") or {}).get("run_id")
+    if user is None or run_id is None:
+        yield
+        return
+    RUNS.enter(user, str(run_id), share_settings().runs)
+    ended = ends_run
+    try:
+        yield
+    except BaseException:
+        ended = True
+        raise
+    finally:
+        RUNS.exit(user, str(run_id), ended=ended)
 
 
 class StageNode(Runnable[Any, Any]):

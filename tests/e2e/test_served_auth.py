@@ -3,7 +3,8 @@
 A real ``langgraph dev`` with ``LONGGRAPH_AUTH_TOKENS`` for alice and bob, driven by ``langgraph_sdk``
 clients that send bearer tokens: requests without a valid token are refused; each user's threads and
 runs are invisible to the other (read, list, search, cancel); a run whose context carries an endpoint
-key is refused before the server stores it, and the key is nowhere the server can show it afterwards.
+key is refused before the server stores it, and the key is nowhere the server can show it afterwards;
+a user's runs past ``LONGGRAPH_USER_RUNS`` are refused while the other user's run is answered.
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ GRAPH = "mapreduce"
 @pytest.fixture(scope="module")
 def stub() -> Iterator[StubHandle]:
     with run_stub_in_subprocess(StubConfig(model="stub", api_key=KEY)) as handle:
+        yield handle
+
+
+USER_RUNS = 3
+"""The server's ``LONGGRAPH_USER_RUNS``."""
+
+
+@pytest.fixture(scope="module")
+def slow_stub() -> Iterator[StubHandle]:
+    """An allowed endpoint answering in 1 s: runs on it are still in flight when the next ones start."""
+    with run_stub_in_subprocess(StubConfig(model="stub", api_key=KEY, latency_s=1.0)) as handle:
         yield handle
 
 
@@ -80,15 +92,17 @@ def capture() -> Iterator[Capture]:
 
 @pytest.fixture(scope="module")
 def server(
-    tmp_path_factory: pytest.TempPathFactory, stub: StubHandle, capture: Capture
+    tmp_path_factory: pytest.TempPathFactory, stub: StubHandle, slow_stub: StubHandle, capture: Capture
 ) -> Iterator[LangGraphServer]:
     """The server; once it has stopped (and written its state to its folder), neither key is in any file
     it wrote: runs, threads, checkpoints, its log. Its key never reached the attacker's endpoint."""
     tokens = ",".join(f"{user}:{token}" for user, token in TOKENS.items())
     workdir = tmp_path_factory.mktemp("langgraph-dev-auth")
     env = {
-        "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens, "LONGGRAPH_ALLOWED_ENDPOINTS": f"{stub.base_url},{DEAD_ENDPOINT}",
-        "LONGGRAPH_ENDPOINT_KEYS": f"{stub.base_url}={KEY}",  # an allowed endpoint gets only its own key
+        "LONGGRAPH_API_KEY": KEY, "LONGGRAPH_AUTH_TOKENS": tokens,
+        "LONGGRAPH_ALLOWED_ENDPOINTS": f"{stub.base_url},{slow_stub.base_url},{DEAD_ENDPOINT}",
+        "LONGGRAPH_ENDPOINT_KEYS": f"{stub.base_url}={KEY},{slow_stub.base_url}={KEY}",  # each its own key
+        "LONGGRAPH_USER_RUNS": str(USER_RUNS),
         "LONGGRAPH_ALLOWED_MODELS": f"{STUB_SETTINGS['model']},m",
         "LONGGRAPH_CACHE_PATH": str(workdir / "operator-cache.sqlite"),
     }  # fmt: skip
@@ -185,6 +199,47 @@ def test_two_users_runs_at_once_each_get_their_own_answer(server: LangGraphServe
 
     for word, raw in zip(words, asyncio.run(all_runs()), strict=True):
         assert word in GraphOutput.model_validate(raw).answer
+
+
+def test_a_users_runs_past_their_share_are_refused_and_another_users_run_is_answered(
+    server: LangGraphServer, slow_stub: StubHandle
+) -> None:
+    fact = "The code word is basaltharp."
+    document = planted(FACT_DOCUMENT_CHARS, at=FACT_DEPTH, fact=fact)
+
+    async def start(user: str) -> tuple[str, str] | int:
+        """A run of ``user`` started (its thread and run), or the HTTP status that refused it."""
+        served = client(server, user)
+        thread = await served.threads.create()
+        try:
+            run = await served.runs.create(
+                thread["thread_id"], GRAPH, input={"question": "What is the code word?", "document": document},
+                context=context_for(slow_stub),
+            )  # fmt: skip
+        except httpx.HTTPStatusError as refused:
+            return refused.response.status_code
+        return thread["thread_id"], run["run_id"]
+
+    async def outcome(user: str, started: tuple[str, str] | int) -> str:
+        if isinstance(started, int):
+            return f"HTTP {started}"
+        raw = await client(server, user).runs.join(*started)
+        return (
+            raw["__error__"]["error"]
+            if isinstance(raw, dict) and "__error__" in raw
+            else str(raw.get("answer"))
+        )
+
+    async def flood() -> tuple[list[str], str]:
+        alice = [await start("alice") for _ in range(USER_RUNS + 2)]
+        bob = await start("bob")
+        outcomes = await asyncio.gather(*(outcome("alice", s) for s in alice), outcome("bob", bob))
+        return list(outcomes[:-1]), outcomes[-1]
+
+    alice, bob = asyncio.run(flood())
+    refused = [o for o in alice if o in ("HTTP 429", "UserShareExceeded")]
+    assert len(refused) == 2 and sum("basaltharp" in o for o in alice) == USER_RUNS, alice
+    assert "basaltharp" in bob
 
 
 def test_an_endpoint_key_in_a_runs_context_is_refused_and_stored_nowhere(

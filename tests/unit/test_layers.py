@@ -34,7 +34,7 @@ FOLDERS = {
 BASE = {"errors", "redact", "group_commit", "http_retries", "inert", "loop_scope", "exclusive", "files", "jsonl",
         "outputs"}  # fmt: skip
 FOUNDATION = {"tokenizer", "count_worker", "cache", "checkpointing", "concurrency", "openai_chat", "llm", "endpoint", "embeddings", "sentence_encoder",
-              "embedded", "serving_policy", "spending", "structured"}  # fmt: skip
+              "embedded", "serving_policy", "spending", "structured", "user_share"}  # fmt: skip
 LAYER_NAMES = ("base", "state", "foundation", "nodes", "graphs", "application")
 
 
