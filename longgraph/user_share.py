@@ -5,7 +5,8 @@ client shares its requests in flight out per user (``longgraph/concurrency.py``)
 is one user taking every run slot, or keeping the model busy for an hour. The operator bounds both, in
 the server's environment (read when a run starts, so a restart is not needed to change them):
 
-* ``LONGGRAPH_USER_RUNS`` (default 4): runs one user may have in flight at once. The one past it is
+* ``LONGGRAPH_USER_RUNS`` (default 4 when the server has users, ``LONGGRAPH_AUTH_TOKENS``; else none:
+  a single-user server's runs are all its one user's): runs one user may have in flight at once. The one past it is
   refused — at admission with a 429 when the user's runs in flight already reach it
   (``longgraph/auth.py``), else at its first step with :class:`UserShareExceeded` — so it neither
   queues behind the user's own runs holding a run slot nor waits unbounded. Set it below
@@ -47,7 +48,7 @@ class UserShareExceeded(LonggraphError):
 
 @dataclass(frozen=True)
 class ShareSettings:
-    """The operator's limits per user (0: none)."""
+    """The operator's limits per user (0: none); see :func:`share_settings` for the defaults."""
 
     runs: int = DEFAULT_RUNS
     calls: int = 0
@@ -72,11 +73,12 @@ def share_settings(environ: Mapping[str, str] | None = None) -> ShareSettings:
             raise ConfigurationError(f"{name}={raw!r}: expected 0 or more")
         return value
 
+    users = bool(env.get("LONGGRAPH_AUTH_TOKENS", "").strip())
     window = number(WINDOW_ENV, DEFAULT_WINDOW_S, float)
     if window <= 0:
         raise ConfigurationError(f"{WINDOW_ENV}={window}: a window is longer than 0 seconds")
     return ShareSettings(
-        runs=int(number(RUNS_ENV, DEFAULT_RUNS, int)),
+        runs=int(number(RUNS_ENV, DEFAULT_RUNS if users else 0, int)),
         calls=int(number(CALLS_ENV, 0, int)),
         prompt_tokens=int(number(TOKENS_ENV, 0, int)),
         window_s=window,

@@ -20,7 +20,9 @@ class Clock:
 
 
 def test_settings_come_from_the_environment_and_a_malformed_one_is_refused() -> None:
-    assert share_settings({}) == ShareSettings(runs=4, calls=0, prompt_tokens=0, window_s=60.0)
+    assert share_settings({}) == ShareSettings(runs=0, calls=0, prompt_tokens=0, window_s=60.0)  # one user
+    users = {"LONGGRAPH_AUTH_TOKENS": "alice:t1,bob:t2"}
+    assert share_settings(users) == ShareSettings(runs=4, calls=0, prompt_tokens=0, window_s=60.0)
     given = {"LONGGRAPH_USER_RUNS": "2", "LONGGRAPH_USER_CALLS": "30", "LONGGRAPH_USER_PROMPT_TOKENS": "9000",
              "LONGGRAPH_USER_WINDOW_S": "10"}  # fmt: skip
     assert share_settings(given) == ShareSettings(runs=2, calls=30, prompt_tokens=9000, window_s=10.0)
