@@ -92,6 +92,10 @@ DATA_ENGINES: dict[str, tuple[str, str, str]] = {
 }
 """Served graphs that answer no question: name -> (module, served attribute, description)."""
 AUTH = "./longgraph/auth.py:auth"
+HTTP = {"disable_meta": True, "disable_ui": True, "disable_mcp": True, "disable_a2a": True}
+"""Routes the server does not serve: the meta routes (``/metrics``, ``/info``, ``/docs``,
+``/openapi.json``) answer without a token, and the generative-UI, MCP and A2A routes serve nothing of
+longgraph's (``/ui`` answered a request without a token with a 500). ``/ok`` stays, for health checks."""
 
 
 def langgraph_config() -> dict[str, Any]:
@@ -103,7 +107,7 @@ def langgraph_config() -> dict[str, Any]:
 
     graphs = {s.name: spec(s.module, s.served) for s in STRATEGIES.values()}
     graphs |= {name: spec(module, attribute) for name, (module, attribute, _) in DATA_ENGINES.items()}
-    return {"dependencies": ["."], "graphs": graphs, "auth": {"path": AUTH}}
+    return {"dependencies": ["."], "graphs": graphs, "auth": {"path": AUTH}, "http": HTTP}
 
 
 def register(strategy: Strategy) -> None:

@@ -150,6 +150,14 @@ def test_a_request_without_a_valid_token_is_refused(token: str | None, server: L
     assert status_of(search()) == 401
 
 
+@pytest.mark.parametrize("path", ["/metrics", "/info", "/docs", "/openapi.json", "/ui/mapreduce", "/mcp"])
+def test_routes_that_answer_without_a_token_are_not_served(path: str, server: LangGraphServer) -> None:
+    """The meta, UI and MCP routes are off (``langgraph.json: http``): none answers with data, and none
+    with a 500; ``/ok`` still answers a health check."""
+    assert httpx.get(server.url + path, timeout=30).status_code in (401, 403, 404, 405)
+    assert httpx.get(server.url + "/ok", timeout=30).status_code == 200
+
+
 def test_each_users_threads_and_runs_are_theirs_alone(server: LangGraphServer, stub: StubHandle) -> None:
     async def alice_runs() -> tuple[str, Any]:
         alice = client(server, "alice")
