@@ -333,18 +333,29 @@ def problems_in_payload(value: Any) -> list[str]:
     payload's ``context``/``config``/``configurable`` keys (a batch of runs included)."""
     operator = served_operator()
     found: list[str] = []
-    for settings in _settings_maps(value):
+    for key, settings in _settings_maps(value):
         found += setting_problems(settings, operator)
+        if key == "context":  # a configurable also carries LangGraph's own keys (thread_id, ...)
+            found += [
+                f"{name!r} is not a run setting (docs/configuration.md)"
+                for name in unknown_settings(settings)
+            ]
     return sorted(set(found))
 
 
-def _settings_maps(value: Any, depth: int = 0) -> Iterable[Mapping[str, Any]]:
+def unknown_settings(settings: Mapping[str, Any]) -> list[str]:
+    """The keys of a run's context that are no :class:`Context` field: refused as the Python API refuses
+    them (``coerce_context``), where the server would drop them and run without what was meant."""
+    return sorted(str(k) for k in set(settings) - {f.name for f in dataclasses.fields(Context)})
+
+
+def _settings_maps(value: Any, depth: int = 0) -> Iterable[tuple[str, Mapping[str, Any]]]:
     if depth > 6:
         return
     if isinstance(value, Mapping):
         for key, inner in value.items():
             if key in ("context", "configurable") and isinstance(inner, Mapping):
-                yield inner
+                yield key, inner
             if isinstance(inner, Mapping | list | tuple):
                 yield from _settings_maps(inner, depth + 1)
     elif isinstance(value, list | tuple):

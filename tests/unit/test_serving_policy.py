@@ -18,7 +18,7 @@ from longgraph.serving_policy import (
     screen_served_context,
     served_user,
 )
-from longgraph.state.context import Context
+from longgraph.state.context import Context, coerce_context
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 from longgraph.tests.conftest import QUESTION, planted
 
@@ -147,6 +147,18 @@ def test_payloads_are_searched_at_every_depth_a_context_can_hide() -> None:
     cron = {"payload": {"config": {"configurable": {"api_key": "k"}}}}
     assert any("api_key" in p for p in problems_in_payload(cron))
     assert problems_in_payload({"kwargs": {"context": {"model": "m", "temperature": 0}}}) == []
+
+
+def test_an_unknown_run_setting_is_refused_as_the_python_api_refuses_it() -> None:
+    """The server would drop it and run without it: ``chunk_sise`` meant ``chunk_size``."""
+    problems = problems_in_payload({"kwargs": {"context": {"chunk_sise": 300, "temperature": 0}}})
+    assert problems == ["'chunk_sise' is not a run setting (docs/configuration.md)"]
+    configurable = {
+        "config": {"configurable": {"thread_id": "t", "run_id": "r", "langgraph_auth_user_id": "a"}}
+    }
+    assert problems_in_payload(configurable) == []  # LangGraph's own keys travel in the configurable
+    with pytest.raises(ConfigurationError, match="chunk_sise"):
+        coerce_context({"chunk_sise": 300})
 
 
 def test_served_user_is_read_from_the_servers_stamp_only() -> None:
