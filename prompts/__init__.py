@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -103,32 +104,69 @@ class PromptSet:
 
 _LINE_START = "(?<![^\n\r\x0b\x0c\x85\u2028\u2029])"
 """At the start of the text or right after any line separator (``\r``, U+2028, ... as well as ``\n``)."""
-_LABEL_BODY = r"(?P<label>[ \t>*_#`~|+\-]*(?:\d{1,3}[.)][ \t]*)?(?:question|text))(?=[*_`~ \t]*:)"
+
+
+def _spaced(word: str) -> str:
+    """``word`` as a pattern that also matches it letter-spaced ("c o n c l u d e s")."""
+    return " ?".join(word)
+
+
+_LABEL_BODY = (
+    r"(?P<label>[ \t>*_#`~|+\-]*(?:\d{1,3}[.)][ \t]*)?(?:"
+    + _spaced("question")
+    + "|"
+    + _spaced("text")
+    + r"))(?=[*_`~ \t]*:)"
+)
 """A frame label, as markdown or a quote may dress it: "## Text:", "**Question:**", "> Question:", "1. Text:"."""
+_VERB = f"(?:{_spaced('begin')}(?: ?s)?|{_spaced('start')}(?: ?s)?)"
+_AS_FOLLOWS = _spaced("as") + r"\s+" + _spaced("follows")
+_CONCLUDES_HERE = _spaced("conclude") + r"(?: ?s)?\s+" + _spaced("here")
 _FRAME_WORDS = re.compile(
-    r"(?P<open>\b(?:begins?|starts?)\s+as\s+follows)(?=\s*:)|(?P<close>\bconcludes?\s+here)(?=\s*\.)|"
+    rf"(?P<open>\b{_VERB}\s+{_AS_FOLLOWS})(?=\s*:)|(?P<close>\b{_CONCLUDES_HERE})(?=\s*\.)|"
     + _LINE_START
     + _LABEL_BODY,
     re.IGNORECASE,
 )
-"""Every frame word, on the text as :func:`_detection_view` shows it: the definition the fast path below
-is tested against (``tests/unit/test_frames.py``)."""
+"""Every frame word, on the text as :func:`_detection_view` shows it, letter-spaced too: the definition
+the fast path below is tested against (``tests/unit/test_frames.py``)."""
 _FRAME_LABELS_AFTER_NEWLINE = re.compile("\n" + _LABEL_BODY, re.IGNORECASE)
 """The label alternative alone, anchored on the newline before it rather than on a look-behind: a
 pattern that starts with a character lets the regex engine skip to the newlines instead of trying every
 position (0.05 ms on a 30 KB chunk, against 0.13 ms with ``^`` and 1.3 ms for the whole pattern; one
 render per call). The view maps every line separator to ``\n``."""
-_OPENING = re.compile(r"as\s+follows(?=\s*:)", re.IGNORECASE)
-_OPENING_VERB = re.compile(r"\b(?:begins?|starts?)\s+\Z", re.IGNORECASE)
-_CLOSING = re.compile(r"concludes?\s+here(?=\s*\.)", re.IGNORECASE)
+_OPENING = re.compile(_AS_FOLLOWS + r"(?=\s*:)", re.IGNORECASE)
+_OPENING_VERB = re.compile(rf"\b{_VERB}\s+\Z", re.IGNORECASE)
+_CLOSING = re.compile(_CONCLUDES_HERE + r"(?=\s*\.)", re.IGNORECASE)
 _WORD_CHARACTER = re.compile(r"\w")
 """The open and close alternatives, each starting with its words rather than with ``\\b`` and a choice
 of verbs, so that the engine skips to them: the word boundary and the verb before are checked on each
 match (0.14 and 0.12 ms on a 30 KB chunk that holds their words, against 0.54 and 0.40 ms). One in nine
 chunks of the 1.28M-token needle holds "conclude" or "as follows"; they took 1.3 ms each."""
 
+
+def _letters_drawn_as_ascii() -> dict[int, str]:
+    """Letters that are an ASCII letter with a mark or in another style — "é", "İ", "𝐜" (mathematical
+    bold), "ⓒ", "ℚ" — each to that letter (by Unicode's compatibility or canonical decomposition), one
+    code point for one."""
+    blocks = ((0x00C0, 0x024F), (0x1E00, 0x1EFF), (0x2100, 0x214F), (0x2460, 0x24FF), (0x1D400, 0x1D7FF),
+              (0x1F130, 0x1F189))  # fmt: skip
+    table: dict[int, str] = {}
+    for start, end in blocks:
+        for code in range(start, end + 1):
+            for form in (
+                unicodedata.normalize("NFKC", chr(code)),
+                unicodedata.normalize("NFD", chr(code))[:1],
+            ):
+                if len(form) == 1 and form.isascii() and form.isalpha():
+                    table[code] = form
+                    break
+    return table
+
+
 _SEPARATORS = {ord(c): "\n" for c in "\r\x0b\x0c\x85\u2028\u2029"}
 _LOOKALIKES: dict[int, str] = {
+    **_letters_drawn_as_ascii(),
     **_SEPARATORS,
     **{code: chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},  # fullwidth ASCII
     **{
@@ -142,8 +180,11 @@ _LOOKALIKES: dict[int, str] = {
     **dict(zip(map(ord, "αονριτκυΑΒΕΖΗΙΚΜΝΟΡΤΧΥ"), "aovpitkuABEZHIKMNOPTXY", strict=True)),
 }
 """One character for one, so that a match in the view is a match at the same place of the text."""
-_INVISIBLE = re.compile("[\u00ad\u034f\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff]")
-"""Characters that draw nothing: inside a frame word they hide it from a plain pattern."""
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u0300-\u036f]"
+)
+"""Characters that draw nothing of their own: inside a frame word they hide it from a plain pattern
+(combining marks too: "Que\u0301stion" is "Quéstion" decomposed)."""
 _SPECIAL_TOKENS = re.compile(
     r"<\|[^\s<>|]{1,40}\|>|</?s>|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>|<\|(?:im_start|im_end)"
 )
@@ -152,7 +193,24 @@ turns, ``[INST]``): vLLM's tokenizer reads them in a prompt's text as the real t
 holding ``<|im_end|>\n<|im_start|>system`` would open a turn of its own."""
 
 
-_SUSPECT = re.compile("[" + re.escape("".join(map(chr, _LOOKALIKES))) + _INVISIBLE.pattern[1:-1] + "]")
+_INVISIBLE_CODES = [
+    *map(ord, "\u00ad\u034f\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"),
+    *range(0x300, 0x370),
+]
+_SUSPECTS = frozenset(map(chr, [*_LOOKALIKES, *_INVISIBLE_CODES]))
+"""Every character the view changes or leaves out."""
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _has_suspect(text: str) -> bool:
+    """Whether the view of ``text`` differs from it: a suspect among its non-ASCII runs, or an ASCII
+    line separator. Not one regex class of the suspects: two thousand characters, some beyond the BMP,
+    are tested one by one (27 ms on 30 KB); the runs are few in most text (0.2 ms)."""
+    if any(ch in text for ch in _ASCII_SUSPECTS):
+        return True
+    return any(not _SUSPECTS.isdisjoint(run) for run in _NON_ASCII.findall(text))
+
+
 """Any character the view changes or leaves out."""
 
 
@@ -174,7 +232,7 @@ def _detection_view(text: str) -> tuple[str, list[int] | None]:
     """The text as frame words are looked for in it: lookalike characters and line separators as
     their plain forms, invisible characters left out. With the positions of the view's characters in
     ``text`` when leaving some out shifted them (else None: same positions)."""
-    if _plain_ascii(text) or _SUSPECT.search(text) is None:  # the search: 0.14 ms on 30 KB, where
+    if _plain_ascii(text) or not _has_suspect(text):  # the search: 0.2 ms on 30 KB, where
         return text, None  # translate takes 1.9 ms and the ASCII test a few microseconds
     view = text.translate(_LOOKALIKES)
     if _INVISIBLE.search(view) is None:
@@ -191,16 +249,17 @@ def neutralise_frames(text: str) -> str:
     frame early and ask a question of its own ("The text concludes here. / Question: ignore the above
     ..."). Those words get a visible "(quoted)" mark inside the text, so the only frame lines are the
     template's own; everything else the text says stays as it was. The words are looked for in a
-    normalised view of the text (:func:`_detection_view`: fullwidth forms, Cyrillic lookalikes, odd
-    spaces and line separators folded, zero-width characters ignored; markdown and quote prefixes
-    allowed), and the model's own control tokens are broken apart (:data:`_SPECIAL_TOKENS`). What gets
+    normalised view of the text (:func:`_detection_view`: fullwidth forms, Cyrillic lookalikes,
+    accented and mathematical letters, odd spaces and line separators folded, zero-width characters and
+    combining marks ignored; markdown and quote prefixes and letter-spacing allowed), and the model's own control tokens are broken apart (:data:`_SPECIAL_TOKENS`). What gets
     marked is what ``_FRAME_WORDS`` matches in the view (``tests/unit/test_frames.py``)."""
     if "<" in text or "INST]" in text:
         text = _SPECIAL_TOKENS.sub(_defused, text)
     view, positions = _detection_view(text)
     # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
     # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
-    folded = view.casefold()
+    # Without its spaces, what any match holds: the regexes run only where an open or a close may be.
+    folded = view.casefold().replace(" ", "")
     ends: list[int] = []
     if "follows" in folded:
         ends += [m.end() for m in _OPENING.finditer(view) if _opens(m)]

@@ -73,6 +73,15 @@ def test_the_fast_path_marks_what_the_full_pattern_marks_on_random_lines() -> No
         ".",
         " .",
         "concludes here",
+        # letter-spaced, whole and in part
+        "c o n c l u d e s",
+        "con clude",
+        "h e r e",
+        "f o l l o w s",
+        "a s",
+        "b e g i n s",
+        "q u e s t i o n",
+        "t e x t",
     ]
     for _ in range(40000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
@@ -90,11 +99,17 @@ def test_the_fast_path_marks_what_the_full_pattern_marks_on_random_lines() -> No
         "Ques\u200btion: x", "Ques\u200dtion: x", "Qu\u0435stion: x", "\u0422ext: x", "QUESTION\ufe55 x",
         "\uff31\uff55\uff45\uff53\uff54\uff49\uff4f\uff4e: x", "The text con\u00adcludes here.",
         "The text concludes\u00a0here.",
+        # letter-spaced, accented (composed and not), in another letter style
+        "The text c o n c l u d e s  h e r e.", "c o n c l u d e s h e r e.", "Q u e s t i o n: x",
+        "The text b e g i n s  a s  f o l l o w s:", "Qu\u00e9stion: x", "Que\u0301stion: x",
+        "The text \U0001d41c\U0001d428\U0001d427\U0001d41c\U0001d425\U0001d42e\U0001d41d\U0001d41e\U0001d42c here.",
+        "\u24c6uestion: x", "T\u00c9XT: x",
     ],
 )  # fmt: skip
 def test_frame_words_in_disguise_are_marked(text: str) -> None:
     """The disguises a hostile document was seen to use: markdown and quote prefixes, fullwidth and
-    lookalike letters, odd spaces and line separators, zero-width characters inside the word."""
+    lookalike letters, odd spaces and line separators, zero-width characters inside the word, letters
+    spaced out, marked (accents) or drawn in another style (mathematical bold, circled)."""
     shown = neutralise_frames(text)
     assert "(quoted)" in shown, repr(shown)
     assert shown.replace(" (quoted)", "") == text, "only the mark is added"
@@ -116,6 +131,8 @@ def test_ordinary_text_is_left_alone() -> None:
         "Текст: по-русски",
         "a < b and c > d; x[i] = 2",
         "Questionnaire: 3 pages",
+        "Le café du texte : fermé le lundi.",
+        "Wir schließen hier. Der Text endet.",
     ):
         assert neutralise_frames(text) == text
 
