@@ -178,7 +178,7 @@ def test_a_cancelled_kit_build_leaves_the_waiting_runs_to_build_it(monkeypatch: 
     real_build = kit_module.build_kit
     first = True
 
-    async def slow_build(ctx: Context, prov: Any) -> RunKit:
+    async def slow_build(ctx: Context, prov: Any, served_user: str | None = None) -> RunKit:
         nonlocal first
         if first:
             first = False
