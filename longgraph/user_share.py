@@ -50,7 +50,7 @@ class UserShareExceeded(LonggraphError):
 class ShareSettings:
     """The operator's limits per user (0: none); see :func:`share_settings` for the defaults."""
 
-    runs: int = DEFAULT_RUNS
+    runs: int = 0
     calls: int = 0
     prompt_tokens: int = 0
     window_s: float = DEFAULT_WINDOW_S
