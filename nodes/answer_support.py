@@ -68,7 +68,6 @@ from longgraph.nodes.lexical import (
     without_the_text,
     words_of,
 )
-from longgraph.nodes.stemming import singular
 from longgraph.nodes.support import (
     MIN_SUPPORT,
     VERDICT_WORDS,
@@ -80,13 +79,7 @@ from longgraph.nodes.support import (
     shown_words,
     support_in_notes,
 )
-from longgraph.nodes.word_forms import (
-    IRREGULAR_FORMS,
-    is_superlative,
-    past_forms,
-    with_verb_forms,
-    with_word_families,
-)
+from longgraph.nodes.word_forms import is_past_form, is_plural, is_superlative, with_word_families
 from longgraph.state.contract import Evidence
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -158,8 +151,8 @@ def asked_names(question: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class _Sentence:
-    """One sentence of a verified quote, with its content stems (each irregular verb's other forms
-    among them, and both words for giving a name: :func:`with_word_families`) and names."""
+    """One sentence of a verified quote, with its content stems (the lexicon's other readings of each
+    among them: :func:`with_word_families`) and names."""
 
     text: str
     quote: Evidence
@@ -488,13 +481,13 @@ def names_someone_new(question: str, answer: str) -> bool:
 
 def states_role(role: str, stems: frozenset[str]) -> bool:
     """Whether a sentence (its content stems) says ``role`` in that word's family: "founder" is said by
-    "founded", "owner" by "owned", "leader" by "led" (``nodes/word_forms.py``), "steward" by
+    "founded", "owner" by "owned", "leader" by "led" (the lexicon keys "led" as "lead"), "steward" by
     "steward". Not by another word for it ("designed" for "architect", "tended" for "gardener"): a
     verifying model can say so, the words cannot."""
     own = stem(role.casefold())
     root, others = doer_roots(own)  # "glazier" is said by "glazed"
     roots = {root, *others}
-    family = {own, *(stem(form) for r in roots for form in past_forms(r))} | {r for r in roots if len(r) >= 3}
+    family = {own, *(stem(r) for r in roots)} | {r for r in roots if len(r) >= 3}
     return bool(family & stems) or any(len(root) >= 4 and s.startswith(root) for s in stems)
 
 
@@ -869,9 +862,8 @@ word ending in s is a verb ("which ship carries the ...")."""
 
 
 def _plural(word: str) -> bool:
-    """A plural noun: a regular one ("foundations") or an irregular one ("herbaria", "crossbowmen")."""
-    folded = word.casefold()
-    return is_content(word) and ((word.endswith("s") and stem(word) != word) or singular(folded) != folded)
+    """A plural noun by the lexicon ("foundations", "criteria"); a word it lacks is not taken for one."""
+    return is_content(word.casefold()) and is_plural(word)
 
 
 def _asked_plural(match: re.Match[str], counted: bool) -> str | None:
@@ -1637,15 +1629,14 @@ def _plain_words_from(tokens: Sequence[str], start: int, stop: int | None = None
 
 
 def may_be_participle(word: str) -> bool:
-    """Whether ``word`` may be a verb's past participle: "-ed", or an irregular form ("made", "sewn":
-    ``nodes/word_forms.py``). Not every "-en" ("garden", "linen") or "-wn" ("town")."""
-    folded = word.casefold()
-    return folded.endswith("ed") or folded in IRREGULAR_FORMS
+    """Whether ``word`` may be a verb's past participle: "-ed", or a past form by the lexicon ("made",
+    "sewn": ``nodes/word_forms.is_past_form``). Not every "-en" ("garden", "linen") or "-wn" ("town")."""
+    return is_past_form(word)
 
 
 def _forms(word: str) -> list[frozenset[str]]:
-    """Each part of a (hyphenated) word as its stem with the other forms of its verb ("sold": "sell")."""
-    return [with_verb_forms({stem(part.casefold())}) for part in word.split("-")]
+    """Each part of a (hyphenated) word as its stem with its other readings ("sold": "sell")."""
+    return [with_word_families({stem(part.casefold())}) for part in word.split("-")]
 
 
 def _same_word(one: str, other: str) -> bool:
@@ -1674,7 +1665,7 @@ def other_thing_of_that_name(question: str, sentences: Sequence[str]) -> tuple[s
     tokens, _, runs = _name_runs(question)
     asked_with_do = bool(_DO_SUPPORT.search(question))
     verb_at = _verb_at(question, tokens)
-    held = with_verb_forms(frozenset().union(*(content_stems(s) for s in sentences)))
+    held = with_word_families(frozenset().union(*(content_stems(s) for s in sentences)))
     for run in runs:
         asked, end = _plain_words_from(tokens, run.end + 1, verb_at)
         verb_left_out = end == verb_at and _plain_noun(tokens[end])  # not "… sign decrees *with*?"

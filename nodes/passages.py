@@ -45,6 +45,7 @@ from longgraph.nodes.lexical import (
 from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.read import question_judged
 from longgraph.nodes.support import Span, confidence_of, evidence_of
+from longgraph.nodes.word_forms import held_by_every_form
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.state.graph_state import RunState
@@ -263,38 +264,44 @@ def sentence_bounds(text: str, spans: Sequence[tuple[int, int]], wanted: Questio
     starts = [s - low for s, _ in spans]
     present: dict[int, set[str]] = {}
     for word in wanted:
-        for form in wanted.forms(word):  # "weight" is said by "weighs", "composer" by "composed"
-            prefix = _written_prefix(form)
-            at = folded.find(prefix)
-            while at >= 0:
-                i = bisect.bisect_right(starts, at) - 1
-                inside = i >= 0 and at + len(prefix) <= spans[i][1] - low
-                if inside and (
-                    not form.isascii() or at == starts[i] or not _INSIDE_A_WORD.match(folded, at - 1)
-                ):
-                    present.setdefault(i, set()).add(word)
-                at = folded.find(prefix, at + 1)
+        for form in wanted.forms(word):  # "held" is said for "holds", "composer" by "composed"
+            for prefix in _written_prefixes(form):
+                at = folded.find(prefix)
+                while at >= 0:
+                    i = bisect.bisect_right(starts, at) - 1
+                    inside = i >= 0 and at + len(prefix) <= spans[i][1] - low
+                    if inside and (
+                        not form.isascii() or at == starts[i] or not _INSIDE_A_WORD.match(folded, at - 1)
+                    ):
+                        present.setdefault(i, set()).add(word)
+                    at = folded.find(prefix, at + 1)
     nothing = _rank(frozenset(), wanted)
     return [_rank(present[i], wanted) if i in present else nothing for i in range(len(spans))]
 
 
-def _written_prefix(stem: str) -> str:
-    """What every written form of a word with this stem begins with: the stem less a final "y" (which a
-    stem may have gained from "-ies"), and a number's digits before its first thousands separator
-    ("24328" may be written "24,328": ``nodes/lexical.py`` reads both as one word)."""
+def _written_prefixes(stem: str) -> tuple[str, ...]:
+    """What every written form of a word with this stem begins with: the strings every form holds
+    (``word_forms.held_by_every_form``: the key's first letters, and its irregular forms whole), and
+    for a number its digits before its first thousands separator ("24328" may be written "24,328":
+    ``nodes/lexical.py`` reads both as one word)."""
     if stem[:1].isdigit():
         whole = stem.split(".")[0]
-        return whole[: len(whole) % 3 or 3] if len(whole) > 3 and whole.isdigit() else stem
-    return stem[:-1] if stem.endswith("y") else stem
+        return (whole[: len(whole) % 3 or 3] if len(whole) > 3 and whole.isdigit() else stem,)
+    return held_by_every_form(stem)
 
 
 def _begins_a_word(text: str, stem: str) -> bool:
-    """Whether a word with this stem may occur in ``text``: the stem (less a final "y") at a word start,
-    or anywhere for a non-ASCII stem (each CJK character is a word of its own). ``str.find`` rather than
-    a look-behind regex, which took 36 times as long over a 1.28M-token input (0.36 s)."""
-    prefix = _written_prefix(stem)
+    """Whether a word with this stem may occur in ``text``: one of its written beginnings
+    (:func:`_written_prefixes`) at a word start, or anywhere for a non-ASCII stem (each CJK character
+    is a word of its own). ``str.find`` rather than a look-behind regex, which took 36 times as long
+    over a 1.28M-token input (0.36 s)."""
+    return any(_begins_a_word_with(text, prefix, stem.isascii()) for prefix in _written_prefixes(stem))
+
+
+def _begins_a_word_with(text: str, prefix: str, ascii_word: bool) -> bool:
+    """Whether ``prefix`` begins a word of ``text`` (anywhere, for a word not in ASCII)."""
     at = text.find(prefix)
-    if not stem.isascii():
+    if not ascii_word:
         return at >= 0
     while at >= 0:
         if at == 0 or not _INSIDE_A_WORD.match(text, at - 1):

@@ -1,187 +1,199 @@
-"""English irregular verbs: the past forms a suffix stripper cannot reach ("led" for "lead", "built"
-for "build"), so that a role noun ("leader", "builder") is recognised in the sentence that states it
-("The choir is led by …", ``nodes/chain.py``). The common irregular verbs of English, not a list
-fitted to any test: any verb an agent noun is made from may be asked about.
+"""Word forms from a maintained English lexicon (``lemminflect``, its data in the wheel), not from
+hand-written suffix rules: the one place a word's inflections are told to be one word.
+
+:func:`stem` is the key every comparison of words goes through: two forms of one word share it
+("held"/"holds"/"hold", "men"/"man", "criteria"/"criterion", "highest"/"high"), two different
+words do not. :func:`word_family` widens a key by the other readings the lexicon gives the same
+written form ("found" is a form of "find" and a verb of its own; "left" of "leave"), which a
+sentence may mean when a question asks by the other. Words the lexicon does not hold (names,
+codes, rare or invented words) are their own key, but for a plural's "-s", which the library's model
+for unknown words takes off.
+
+Why a lexicon: suffix stripping joins words that are not one ("news"/"new") and misses those that
+are ("led"/"lead", "feet"/"foot"), and every miss it was patched for was one more rule; the lexicon
+has the irregular forms of English, and a word it lacks is compared as written.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 
-from longgraph.nodes.stemming import stem
+import lemminflect
 
-IRREGULAR_PAST: dict[str, tuple[str, ...]] = {
-    "arise": ("arose", "arisen"), "bear": ("bore", "borne"), "beat": ("beaten",), "become": ("became",),
-    "begin": ("began", "begun"), "bend": ("bent",), "bind": ("bound",), "bite": ("bit", "bitten"),
-    "blow": ("blew", "blown"), "break": ("broke", "broken"), "breed": ("bred",), "bring": ("brought",),
-    "build": ("built",), "burn": ("burnt",), "buy": ("bought",), "catch": ("caught",),
-    "choose": ("chose", "chosen"), "cling": ("clung",), "come": ("came",), "creep": ("crept",),
-    "deal": ("dealt",), "dig": ("dug",), "draw": ("drew", "drawn"), "dream": ("dreamt",),
-    "drink": ("drank", "drunk"), "drive": ("drove", "driven"), "dwell": ("dwelt",), "eat": ("ate", "eaten"),
-    "fall": ("fell", "fallen"), "feed": ("fed",), "feel": ("felt",), "fight": ("fought",), "find": ("found",),
-    "flee": ("fled",), "fly": ("flew", "flown"), "forbid": ("forbade", "forbidden"),
-    "forget": ("forgot", "forgotten"), "forgive": ("forgave", "forgiven"), "freeze": ("froze", "frozen"),
-    "get": ("got", "gotten"), "give": ("gave", "given"), "grind": ("ground",), "grow": ("grew", "grown"),
-    "hang": ("hung",), "have": ("had",), "hear": ("heard",), "hide": ("hid", "hidden"), "hold": ("held",),
-    "keep": ("kept",), "know": ("knew", "known"), "lay": ("laid",), "lead": ("led",), "leave": ("left",),
-    "lend": ("lent",), "lie": ("lay", "lain"), "light": ("lit",), "lose": ("lost",), "make": ("made",),
-    "mean": ("meant",), "meet": ("met",), "pay": ("paid",), "ride": ("rode", "ridden"), "ring": ("rang", "rung"),
-    "rise": ("rose", "risen"), "run": ("ran",), "say": ("said",), "see": ("saw", "seen"), "seek": ("sought",),
-    "sell": ("sold",), "send": ("sent",), "sew": ("sewn",), "shake": ("shook", "shaken"), "shine": ("shone",),
-    "show": ("shown",), "sow": ("sown",), "mow": ("mown",), "hew": ("hewn",), "swell": ("swollen",),
-    "shoot": ("shot",), "sing": ("sang", "sung"), "sink": ("sank", "sunk"), "sit": ("sat",),
-    "sleep": ("slept",), "slay": ("slew", "slain"), "speak": ("spoke", "spoken"), "spend": ("spent",),
-    "spin": ("spun",), "stand": ("stood",), "steal": ("stole", "stolen"), "stick": ("stuck",),
-    "sting": ("stung",), "strike": ("struck",), "strive": ("strove", "striven"), "swear": ("swore", "sworn"),
-    "sweep": ("swept",), "swim": ("swam", "swum"), "swing": ("swung",), "take": ("took", "taken"),
-    "teach": ("taught",), "tear": ("tore", "torn"), "tell": ("told",), "think": ("thought",),
-    "throw": ("threw", "thrown"), "tread": ("trod", "trodden"), "wake": ("woke", "woken"),
-    "wear": ("wore", "worn"), "weave": ("wove", "woven"), "weep": ("wept",), "win": ("won",),
-    "wind": ("wound",), "write": ("wrote", "written"),
-}  # fmt: skip
-"""Base form -> its irregular past and past participle (forms equal to the base left out)."""
+_PARTS_OF_SPEECH = ("VERB", "NOUN", "ADJ", "ADV", "AUX")
+"""The order a form's readings are tried in for its key: verbs first, whose forms vary most between a
+question and the sentence that answers it ("composed", "held", "left" are keyed by "compose",
+"hold", "leave", though the lexicon also has them as words of their own)."""
+
+_LEXICON_WORD = re.compile(r"[a-z][a-z'-]*")
+"""What the lexicon is asked about: lower-case ASCII letters (an apostrophe or hyphen inside).
+Anything else — digits, other scripts, codes — is its own key."""
 
 
-IRREGULAR_FORMS = frozenset(form for forms in IRREGULAR_PAST.values() for form in forms)
-"""Every irregular past form ("made", "kept", "sewn")."""
+def _readings(word: str) -> dict[str, tuple[str, ...]]:
+    """The lexicon's lemmas of ``word`` by part of speech ({} for a word it does not hold)."""
+    if not _LEXICON_WORD.fullmatch(word):
+        return {}
+    found: dict[str, tuple[str, ...]] = lemminflect.getAllLemmas(word)
+    return found
 
 
-def past_forms(root: str) -> tuple[str, ...]:
-    """The irregular past forms of the verb ``root`` ("lead" -> "led"; a root that lost its final
-    "e", "writ", is looked up with it), or ()."""
-    return IRREGULAR_PAST.get(root) or IRREGULAR_PAST.get(root + "e") or ()
+def _unlisted_singular(word: str) -> str | None:
+    """The singular lemminflect's model for words outside its lexicon gives a word that ends in "s"
+    ("millraces" -> "millrace", "zorblaxes" -> "zorblax"), when it only takes letters off the end
+    (a "y" put back for "-ies"): what it makes of a name ("Ferreira" as a Latin plural) is not
+    taken."""
+    if len(word) < 4 or not word.endswith("s") or not word.isalpha():
+        return None
+    lemmas = lemminflect.getAllLemmasOOV(word, "NOUN").get("NOUN", ())
+    lemma = lemmas[0].casefold() if lemmas else word
+    stripped = word.startswith(lemma) or (lemma.endswith("y") and word.startswith(lemma[:-1]))
+    return lemma if lemma != word and stripped and len(lemma) >= 3 else None
 
 
-def _family_map(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
-    """Each stem of each group of words -> the stems of all the words of its groups."""
-    families: dict[str, frozenset[str]] = {}
-    for group in groups:
-        family = frozenset(stem(word) for word in group)
-        for member in family:
-            families[member] = families.get(member, frozenset()) | family
-    return families
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The key of ``word`` (casefolded), by its first part of speech in the lexicon (verbs first:
+    :data:`_PARTS_OF_SPEECH`): the word itself when it is a dictionary form of that part ("found",
+    "saw"), else that part's first lemma ("held" -> "hold", "criteria" -> "criterion", "highest" ->
+    "high"); a word the lexicon lacks is its own key, or its singular (:func:`_unlisted_singular`). British spellings are keyed as American ones
+    (:func:`one_spelling`: "metres" and "meters" share "meter"). Deterministic and the same in every
+    process: keys are compared across notes, questions and runs."""
+    return _key(word, _readings(word))
 
 
-PREFIXES = ("re", "un", "mis", "over", "under", "out", "up", "with", "fore")
-"""The prefixes English makes verbs with that keep the base's irregular forms ("relay"/"relaid",
-"rebuild"/"rebuilt", "mislead"/"misled", "undertake"/"undertook"). A held-out split: asked
-"Who relays the flagstones of the X slipway?", "… are relaid by Anselm Y" said nothing asked
-of the slipway to the words, and every strategy was silent on it (8 of 8 runs of one fact)."""
+def _key(word: str, readings: dict[str, tuple[str, ...]]) -> str:
+    """:func:`stem` of ``word`` given the lexicon's ``readings`` of it."""
+    for part in _PARTS_OF_SPEECH:
+        lemmas = readings.get(part)
+        if lemmas:
+            return one_spelling(word if word in lemmas else lemmas[0].casefold())
+    if _LEXICON_WORD.fullmatch(word):
+        return one_spelling(_unlisted_singular(word) or word)
+    return one_spelling(word)
 
 
-@functools.cache
-def _families() -> dict[str, frozenset[str]]:
-    """Each stem of an irregular verb's forms, and of its prefixed forms, -> the stems of all of them
-    ("held" -> {"hold", "held"}, "relaid" -> {"relay", "relaid"})."""
-    return _family_map(
-        [prefix + form for form in (base, *pasts) if _stems_with_prefix(prefix, form)]
-        for base, pasts in IRREGULAR_PAST.items()
-        for prefix in ("", *PREFIXES)
-    )
+_CONSONANT_RE = re.compile(r"[bcdfgklmnpstv]re")
 
 
-def _stems_with_prefix(prefix: str, form: str) -> bool:
-    """Whether the prefixed form stems to the prefix and the form's own stem: the stemmer keeps a short
-    word whole ("fed") but strips a long one ("overfed" -> "overf", also "overfly"'s), and such a stem
-    would join two verbs that share nothing."""
-    return stem(prefix + form) == prefix + stem(form)
+def one_spelling(word: str) -> str:
+    """The American spelling of a British word by English's two regular spelling pairs: "-re" after
+    a consonant is "-er" ("metre", "centre", "fibre") and "-our" is "-or" ("harbour", "colour").
+    Rules of the spelling, not a word list; a word that merely ends so ("acre") gets a key no other
+    word has, so no two different words are joined by it."""
+    if len(word) >= 5 and _CONSONANT_RE.fullmatch(word[-3:]):
+        return word[:-2] + "er"
+    if len(word) >= 5 and word.endswith("our"):
+        return word[:-2] + "r"
+    return word
 
 
-def with_verb_forms(stems: Iterable[str]) -> frozenset[str]:
-    """``stems`` with the other forms of each irregular verb among them, so that a sentence that says
-    "is held by" holds the "hold" of "Who holds ...?", and one that says "holds" the "held" of "Who
-    held ...?". The suffix stripper joins "builds" and "build", never "held" and "hold". Measured
-    (a held-out split): asked "Who holds the see of X?", "The see of X is held by
-    Bishop Anselm Y" shared none of what the question asks of X, and every strategy answered
-    NO INFORMATION (8 of 8 runs)."""
-    families = _families()
-    given = frozenset(stems)
-    return given.union(*(families[s] for s in given if s in families))
+def is_plural(word: str) -> bool:
+    """Whether ``word`` (any case) is a noun's plural: the lexicon reads it as a noun whose lemma
+    differs from it ("foundations", "criteria"), or, for a word it lacks, its model gives it a
+    singular (:func:`_unlisted_singular`: "millraces")."""
+    folded = word.casefold()
+    readings = _readings(folded)
+    if not readings:
+        return _LEXICON_WORD.fullmatch(folded) is not None and _unlisted_singular(folded) is not None
+    return any(lemma.casefold() != folded for lemma in readings.get("NOUN", ()))
 
 
-NAMING = frozenset({stem("name"), stem("call")})
-"""A sentence gives a name by "named" or "called" alike: either speaks to "What was the name of …?".
-Measured (dev, 8K): asked "What was the name of the apprentice of Marit
-X?" (a chain's second step), "Marit X took on an apprentice called Y" was
-read as naming her and nothing asked of her."""
-
-
-DIMENSIONS: dict[str, str] = {
-    "deep": "depth", "wide": "width", "long": "length", "high": "height", "broad": "breadth",
-    "strong": "strength",
-}  # fmt: skip
-"""English adjectives of measure and the nouns made from them: a sentence that gives "a depth of 40
-feet" speaks to "How deep is …?". The closed set English forms this way, not a list fitted to a test.
-Measured (dev, 6 seeds): "How deep is the well at X?" over "The well at X reaches
-a depth of 41 feet" shared nothing asked of the well but "deep"/"depth" once "well" was read as the
-well's own noun."""
-
-
-NOUNS_OF_VERBS: tuple[tuple[str, ...], ...] = (
-    ("weigh", "weight"), ("grow", "growth"), ("die", "died", "dies", "death"), ("fly", "flight"),
-    ("give", "gift"), ("lose", "loss"), ("sell", "sale"), ("bear", "born", "birth"), ("steal", "stealth"),
-    ("strive", "strife"), ("deceive", "deceit"), ("receive", "receipt"), ("complain", "complaint"),
-    ("restrain", "restraint"), ("pursue", "pursuit"), ("descend", "descent"), ("ascend", "ascent"),
-    ("extend", "extent"), ("believe", "belief"), ("prove", "proof"), ("choose", "choice"),
-    ("speak", "speech"), ("breathe", "breath"),
-)  # fmt: skip
-"""English verbs and the nouns made from them in ways no suffix stripper undoes: a sentence that says a
-bell "weighs 1,067 kilograms" gives its weight. The common ones of English, as :data:`DIMENSIONS` is for
-adjectives, not a list fitted to a test. Measured (dev, the scripted capable reader through
-PECAN): asked "For how many bells does the text give the weight?", two of the four bells' sentences
-shared only "bell" with it, each chunk's passage was a sentence holding "weight" instead, and the right
-count of 4 was refused on both windows."""
-
-
-@functools.cache
-def _dimension_families() -> dict[str, frozenset[str]]:
-    return _family_map([*DIMENSIONS.items(), *NOUNS_OF_VERBS])
-
-
-def word_family(word: str) -> frozenset[str]:
-    """The stems a sentence may say ``word`` (a stem) by: its irregular verb's other forms, a measure's
-    adjective or noun, a verb's noun (:data:`NOUNS_OF_VERBS`), the other word for giving a name; empty
-    when it has none. What a question word is held by besides itself (``QuestionWords.share``)."""
-    return with_word_families({word}) - {word}
-
-
-def with_word_families(stems: Iterable[str]) -> frozenset[str]:
-    """``stems`` with each irregular verb's other forms (:func:`with_verb_forms`), each measure's
-    adjective and noun (:data:`DIMENSIONS`), each verb's noun (:data:`NOUNS_OF_VERBS`) and, where a name
-    is given ("called", "named"), both words for giving one (:data:`NAMING`): what a sentence says, read
-    once for every rule that compares it with a question."""
-    given = with_verb_forms(stems)
-    dimensions = _dimension_families()
-    given = with_verb_forms(given.union(*(dimensions[s] for s in given if s in dimensions)))  # growth: grew
-    return given | NAMING if given & NAMING else given
-
-
-_SUPERLATIVES = frozenset({"best", "worst", "most", "least", "furthest", "farthest", "utmost", "last"})
-_NOT_SUPERLATIVES = frozenset(
-    (  # noqa: SIM905 - a word list reads better as prose
-        "arrest attest behest bequest breast chest conquest contest crest detest digest divest earnest forest "
-        "guest harvest honest infest inquest interest invest manifest midwest modest molest northwest protest "
-        "quest request southwest suggest tempest unrest priest"
-    ).split()
-)
+def is_past_form(word: str) -> bool:
+    """Whether ``word`` (any case) may be a verb's past tense or past participle by the lexicon
+    ("made", "sewn", "founded"); any "-ed" word the lexicon lacks is taken to be one."""
+    folded = word.casefold()
+    if folded.endswith("ed"):
+        return True
+    for lemma in _readings(folded).get("VERB", ()):
+        forms = lemminflect.getAllInflections(lemma, upos="VERB")
+        if folded in forms.get("VBD", ()) or folded in forms.get("VBN", ()):
+            return True
+    return False
 
 
 def is_superlative(word: str) -> bool:
-    """Whether ``word`` (lower case) is an adjective's superlative ("highest", "driest", "utmost",
-    "innermost"): a degree, not a kind. English forms these by "-est" and "-most" on any adjective, so
-    the rule is the suffix less the common words that merely end that way ("forest", "harvest", "west"),
-    not a list of adjectives. Why: "the highest tides" describes by degree what a text may name by its
-    kind, "the spring tides"; read as naming another entity, it refused a right answer to a question
-    asked in other words (a held-out split, the scripted capable reader: the flood bank's
-    height silent in every strategy, wording and window)."""
-    if word in _SUPERLATIVES:
+    """Whether ``word`` (lower case) is an adjective's or adverb's superlative: by the lexicon's
+    inflections ("highest", "driest", "best"), or by English's "-most" on a word the lexicon holds
+    ("innermost", "uppermost"; not "almost"); a word the lexicon lacks by its "-est" ending on a
+    root of three letters or more. A degree, not a kind: "the highest tides" describes by degree
+    what a text may name by its kind, so a superlative is not read as naming another entity."""
+    readings = _readings(word)
+    if not readings:
+        return len(word) >= 6 and word.endswith("est")
+    if word.endswith("most") and len(word) > 6 and _readings(word[:-4]):
         return True
-    if word.endswith("most"):
-        return len(word) > 6
-    return (
-        word.endswith("est")
-        and len(word) >= 6
-        and word not in _NOT_SUPERLATIVES
-        and not word.endswith("east")
-    )
+    for part, tag in (("ADJ", "JJS"), ("ADV", "RBS")):
+        for lemma in readings.get(part, ()):
+            if lemma != word and word in lemminflect.getAllInflections(lemma, upos=part).get(tag, ()):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=16384)
+def word_family(key: str) -> frozenset[str]:
+    """The other keys a sentence may say ``key`` (a :func:`stem`) by: the lexicon's other lemmas of
+    the same written form ("found" -> "find", "saw" -> "see", "left" -> "leave"), and the keys of the
+    forms of ``key`` as a lemma that are another word's dictionary form ("find" -> "found"); empty
+    when it has none. What a question word is held by besides itself (``QuestionWords.share``)."""
+    family: set[str] = set()
+    for lemmas in _readings(key).values():
+        family.update(stem(lemma.casefold()) for lemma in lemmas)
+        family.update(one_spelling(lemma.casefold()) for lemma in lemmas)
+    for part in _PARTS_OF_SPEECH[:2]:
+        for forms in lemminflect.getAllInflections(key, upos=part).values():
+            family.update(stem(form.casefold()) for form in forms)
+    family.discard(key)
+    return frozenset(family)
+
+
+def with_word_families(stems: Iterable[str]) -> frozenset[str]:
+    """``stems`` with each one's :func:`word_family`: what a sentence says, read once for every rule
+    that compares it with a question ("is held by" holds the "hold" of "Who holds ...?")."""
+    given = frozenset(stems)
+    return given.union(*(word_family(s) for s in given))
+
+
+@functools.cache
+def _irregular_forms() -> dict[str, tuple[str, ...]]:
+    """Each key -> the lexicon's words keyed by it that do not begin with the key's first letters
+    (:func:`held_by_every_form`): "man" -> ("men",), "tooth" -> ("teeth",). Built once per process from
+    the lexicon's own tables (its ~70,000 forms and their overrides, read as ``getAllLemmas`` reads
+    them: an override replaces a form's lemmas of that part of speech)."""
+    lemmatizer = lemminflect.Lemmatizer()
+    lemmatizer.getAllLemmas("a")  # loads the tables
+    tables: dict[str, dict[str, tuple[str, ...]]] = lemmatizer.lemma_dict
+    overrides: dict[str, dict[str, tuple[str, ...]]] = lemmatizer.overrides_dict
+    table: dict[str, tuple[str, ...]] = {}
+    for word in sorted(tables.keys() | overrides.keys()):
+        if not _LEXICON_WORD.fullmatch(word):
+            continue
+        key = _key(word, {**tables.get(word, {}), **overrides.get(word, {})})
+        if not word.startswith(_prefix(key)):
+            table[key] = (*table.get(key, ()), word)
+    return table
+
+
+def _prefix(key: str) -> str:
+    """What every word keyed ``key`` that is not listed in :func:`_irregular_forms` begins with: the
+    key less its last letter ("famil-ies", "li-ying", "compos-ing"), or its last two where
+    :func:`one_spelling` may have changed them ("metr-e" for "meter")."""
+    cut = 2 if key.endswith(("er", "or")) else 1
+    return key[: max(1, len(key) - cut)]
+
+
+def held_by_every_form(key: str) -> tuple[str, ...]:
+    """Strings one of which every casefolded word whose :func:`stem` is ``key`` contains: a search for
+    them finds every word of that key (and others, to be keyed and told apart).
+
+    A word the lexicon lacks is its own key or a singular it begins with but for a final "y"
+    (:func:`_unlisted_singular`), spelled American by :func:`one_spelling`, which changes at most the
+    last two letters, to "-er" or "-or": so it begins with :func:`_prefix` of its key; every
+    word of the lexicon that does not is listed whole (:func:`_irregular_forms`, built from the
+    lexicon by that test, so the promise holds by construction). A number loses its thousands separators to its word ("24,328" is
+    "24328"), so a key with a digit is found by its first character only."""
+    if any(ch.isdigit() for ch in key):
+        return (key[:1],)
+    return (_prefix(key), *_irregular_forms().get(key, ()))

@@ -24,12 +24,12 @@ FAKE_SETTINGS: dict[str, object] = {
 """Settings for graphs run on an injected fake provider: small windows (many chunks from a short
 document), constrained JSON; ``base_url`` is never contacted, and being set it keeps the embedded
 server out of the picture."""
-VERB_THE_SENTENCE_LACKS = {"cloak": "made"}
-"""Dev templates whose question asks with a verb its sentence does not use, and the verb: "What is the
+VERB_THE_SENTENCE_LACKS = {"cloak": "made", "well-depth": "deep"}
+"""Dev templates whose question asks with a word its sentence does not use, and the word: "What is the
 cloak of the Chancellor of Quellin made of?" over "The Chancellor of Quellin wears a cloak of grey
-wool". The words leave these to a verifier, naming the verb (the embedder confirms them:
-``verify_probe --by words+meaning``); every other dev right answer stands by words alone. Until session
-47 the verb was read as the Chancellor's noun, and nothing was left to ask."""
+wool", "How deep is the well at X?" over "… reaches a depth of 41 feet" (a noun made from the
+adjective is another word to the lexicon). The words leave these to a verifier, naming the word;
+every other dev right answer stands by words alone."""
 
 
 @functools.lru_cache(maxsize=1)

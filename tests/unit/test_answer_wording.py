@@ -128,19 +128,19 @@ def test_a_wrong_choice_worded_as_its_fact_does_not_stand() -> None:
 @pytest.mark.parametrize(
     ("doer", "does"),
     [
-        ("composer", "compos"),
-        ("founder", "found"),
-        ("governor", "govern"),
-        ("preacher", "preach"),
-        ("glazier", "glaz"),
+        ("composer", "composed"),
+        ("founder", "founded"),
+        ("governor", "governed"),
+        ("preacher", "preached"),
+        ("glazier", "glazed"),
     ],
 )
 def test_a_doer_is_borne_on_by_what_it_does(doer: str, does: str) -> None:
     """A list over the composers of anthems shares no word with "The anthem of Sarsar was composed by
-    …" but what the composer does (session 57, dev's anthem template: every strategy was silent)."""
-    assert does in doing_of(stem(doer))
+    …" but what the composer does."""
+    assert stem(does) in doing_of(stem(doer))
     wanted = question_words(f"For which countries does the text give the {doer}?")
-    assert wanted.share(content_stems(f"The anthem of Sarsar was {does}ed by Ilka Oskmissar.")) > 0
+    assert wanted.share(content_stems(f"The anthem of Sarsar was {does} by Ilka Oskmissar.")) > 0
 
 
 @pytest.mark.parametrize("word", ["tower", "owner", "water", "river", "country"])

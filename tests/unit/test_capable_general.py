@@ -116,8 +116,6 @@ def dev_instance(seed: int, kind: str, index: int, tokens: int = 4_000) -> Any:
         # A count over items whose noun is commoner in the document than the asked word ("quarry" in each
         # item's sentence, "stone" once in an essay's): PECAN's passage was the essay's.
         (4, "aggregation", 3, "quarry-stone", ("pecan",)),
-        # An irregular plural ("herbaria") names the items the sentences call "herbarium": no count stood.
-        (7, "aggregation", 3, "herbarium-sheet", STRATEGIES),
         # A gerund's doer ("smuggling" / "Smugglers caught in Loul pay a fine …"): PECAN's passage was an
         # essay's sentence on "a fine".
         (6, "aggregation", 5, "smuggler-fine", ("pecan",)),

@@ -31,7 +31,7 @@ from longgraph.nodes.derivation import numbers_in
 from longgraph.nodes.finalize import settle
 from longgraph.nodes.lexical import question_words, stem
 from longgraph.nodes.verify import Checked, confirm_by_meaning
-from longgraph.nodes.word_forms import is_superlative
+from longgraph.nodes.word_forms import is_superlative, with_word_families
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -761,7 +761,8 @@ def test_a_thing_named_by_the_place_it_is_at_has_that_noun_and_a_measure_its_nou
     sentence sharing only it with the question says nothing of what is asked. Dev probe (session 48, 6
     seeds): asked "Which nurse is in charge of the house for the sick at Marsar?", "The heir of the
     Marsar house of Morvale is Odile Marsar" stood by words on "house", the only other fact of 750 to
-    stand. And "How deep is the well at Corcor?" is spoken to by "… reaches a depth of 41 feet"."""
+    stand. And "How deep is the well at Corcor?" is spoken to by "… reaches a depth of 41 feet", in a word
+    made from the question's, which the words leave to the verification call."""
     assert entity_phrases("How deep is the well at Corcor?") == ["the well at Corcor"]
     assert entity_phrases("Which sailor commands the rescue boat stationed at Corath?") == ["Corath"]
     heir = [_quote("The heir of the Marsar house of Morvale is Odile Marsar.")]
@@ -771,7 +772,7 @@ def test_a_thing_named_by_the_place_it_is_at_has_that_noun_and_a_measure_its_nou
     assert judged.kind == "none" or judged.unconfirmed, judged
     depth = [_quote("The well at Corcor reaches a depth of 41 feet.")]
     judged = judge_answer("41 feet", depth, "How deep is the well at Corcor?")
-    assert judged.kind == "extractive" and not judged.unconfirmed, judged
+    assert judged.kind == "extractive" and "(deep)" in judged.unconfirmed, judged  # for the verifier
     dug = [_quote("The well at Corcor was dug by Petra Lohal.")]
     judged = judge_answer("Petra Lohal", dug, "How deep is the well at Corcor?")
     assert judged.kind == "none" or judged.unconfirmed, judged
@@ -1265,7 +1266,7 @@ def test_an_answer_misspelling_a_name_of_its_notes_does_not_stand() -> None:
     question = "Which person governs the town of Sarvinmis?"
     notes = [_quote("The mayor of Sarvinmis is a man named Odile Zenwexsar.")]
     misspelt = judge_answer("Odeil Zenwexsar", notes, question)
-    assert misspelt.kind == "none" and "'Odeil', near the notes' 'odil'" in misspelt.why, misspelt
+    assert misspelt.kind == "none" and "'Odeil', near the notes' 'odile'" in misspelt.why, misspelt
     assert judge_answer("Odile Zenwexsar", notes, question).kind == "extractive"
 
 
@@ -1439,16 +1440,16 @@ def test_how_many_is_no_word_a_sentence_must_share() -> None:
 
     assert "many" not in question_words("How many goals did the Harriers score?")
     assert "much" not in question_words("How much was the grant?")
-    assert {"goal", "harrier", "scor"} <= question_words("How many goals did the Harriers score?")
+    assert {stem("goal"), stem("harriers"), stem("score")} <= question_words(
+        "How many goals did the Harriers score?"
+    )
 
 
-def test_a_prefixed_form_joins_its_own_verb_and_no_other_through_a_clipped_stem() -> None:
-    """The stemmer strips a long word ("overfed" -> "overf") and keeps a short one whole ("fed"): a
-    prefixed form joins its base's forms only where it stems as the prefix and the form's own stem, so
-    "overfeed" and "overfly" (both "overf…") stay apart while "relaid" and "relay" meet."""
-    from longgraph.nodes.word_forms import with_verb_forms
-
-    assert stem("relay") in with_verb_forms({stem("relaid")})
-    assert stem("rebuild") in with_verb_forms({stem("rebuilt")})
-    assert with_verb_forms({stem("overfed")}) == {stem("overfed")}
-    assert stem("overfly") not in with_verb_forms({stem("overfeed")})
+def test_a_prefixed_form_is_one_word_with_its_own_verb_and_no_other() -> None:
+    """The lexicon has the prefixed verbs' irregular forms ("relaid", "rebuilt", "misled"), and keeps
+    apart verbs that share only their first letters ("overfeed", "overfly")."""
+    assert stem("relaid") == stem("relay") and stem("rebuilt") == stem("rebuild")
+    assert stem("misled") == stem("mislead")
+    assert stem("overfed") != stem("overfly") and stem("overfly") not in with_word_families(
+        {stem("overfeed")}
+    )

@@ -18,7 +18,6 @@ import pytest
 from longgraph.nodes.answer_support import Judged, capitalised_runs, chain_links, judge_answer, states_role
 from longgraph.nodes.chain import first_step, link_to_follow
 from longgraph.nodes.lexical import content_stems, names_in, stem
-from longgraph.nodes.word_forms import with_word_families
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
@@ -267,11 +266,12 @@ def test_a_name_given_by_called_answers_what_was_the_name_of_the_chains_next_rol
         )
         return judge_answer("Ganquitris", [Note(sources=[0], quotes=[quote])], question)
 
+    named = judged("Marit Athoskthim took on an apprentice named Ganquitris.")
+    assert named.kind == "extractive" and not named.unconfirmed, named
+    # "called" gives a name in another word: the words leave it to the verification call.
     right = judged("Marit Athoskthim took on an apprentice called Ganquitris.")
-    assert right.kind == "extractive" and not right.unconfirmed, right
+    assert right.kind == "extractive" and "(name)" in right.unconfirmed, right
     assert judged("Marit Athoskthim owns a horse called Ganquitris.").unconfirmed
-    # Read where every rule sees it: a sentence's words, once (``sentences_of``).
-    assert stem("call") in with_word_families(content_stems("She has a son named Bram."))
 
 
 def test_a_role_is_said_by_its_word_family_only() -> None:
@@ -642,7 +642,7 @@ def test_a_bridge_is_asked_what_the_question_asks_even_where_those_words_are_com
     bridge = "The Wexlen chronicle was translated by Leocadia Brenvin."
     filler = [f"People live in the city of Town{i} and many more live in another city." for i in range(60)]
     rarity = Rarity.of([*filler, bridge], question)
-    assert {"city", "liv"} <= rarity.common(frozenset(content_stems(question)))  # stems
+    assert {"city", stem("live")} <= rarity.common(frozenset(content_stems(question)))  # stems
     quote = Evidence(
         chunk_id=3,
         doc_index=0,

@@ -20,7 +20,7 @@ from longgraph.nodes.grounding import (
     stated_in_the_chunk,
     why_not_evidence,
 )
-from longgraph.nodes.lexical import codes_in, content_stems, question_words
+from longgraph.nodes.lexical import codes_in, content_stems, question_words, stem
 from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_strongly, worth_rereading
 from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
@@ -630,9 +630,9 @@ def test_words_about_the_text_itself_are_not_question_words() -> None:
     """No sentence of a text says "the text gives": they only dilute how much of the question a sentence
     shares (the ferry's departure sentence shared 1 of 6 words, under the 0.2 a note needs)."""
     asked = question_words("For how many ferries does the text give the departure time?")
-    assert "text" not in asked and "giv" not in asked and {"ferry", "departur"} <= asked
+    assert "text" not in asked and stem("give") not in asked and {stem("ferry"), stem("departure")} <= asked
     assert "text" in question_words("How long is the text of the Magna Carta?")
-    assert "textil" in question_words("Who owns the textile mill at Varnholm?")
+    assert stem("textile") in question_words("Who owns the textile mill at Varnholm?")
     assert question_words("What do the documents say about the Quirel guild?") == question_words(
         "What about the Quirel guild?"
     )
@@ -660,10 +660,10 @@ def test_names_listed_as_a_choice_count_as_one_name_held_by_any_of_them() -> Non
         ["relwexhal"],
     ]
     one = frozenset(content_stems("The Lental optician grinds lenses 3.4 millimetres thick."))
-    assert wanted.share(one) == pytest.approx(3 / wanted.weight) and wanted.share(one) >= 0.2
+    assert wanted.share(one) == pytest.approx(4 / wanted.weight) and wanted.share(one) >= 0.2
     assert wanted.names_all(one) and bears_strongly(wanted.share(one), wanted, named=wanted.names_all(one))
     unlisted = frozenset(content_stems("The Corath optician grinds lenses 3.4 millimetres thick."))
-    assert wanted.share(unlisted) == pytest.approx(1 / wanted.weight) and not wanted.names_all(unlisted)
+    assert wanted.share(unlisted) == pytest.approx(2 / wanted.weight) and not wanted.names_all(unlisted)
     docs = [
         DocumentIn(text="Filler about the weather. The Lental optician grinds lenses 3.4 millimetres thick.")
     ]

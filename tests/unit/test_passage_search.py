@@ -20,7 +20,7 @@ from longgraph.nodes.answer_support import Rarity
 from longgraph.nodes.chunking import split_into_chunks
 from longgraph.nodes.graph_search import passage_weights
 from longgraph.nodes.kit import RunKit, build_kit
-from longgraph.nodes.lexical import question_words, rarity_weight
+from longgraph.nodes.lexical import question_words, rarity_weight, stem
 from longgraph.nodes.prepare import chunk_input
 from longgraph.state.context import Context
 from longgraph.state.contract import DocumentIn, GraphOutput
@@ -228,7 +228,7 @@ def test_the_items_noun_of_a_question_over_every_item_weighs_as_the_rarest_word(
     )
     question = "For how many quarries does the text give the stone?"
     wanted = question_words(question)
-    rarity = Rarity(counts={"quarry": 3, "ston": 1}, sentences=400)
+    rarity = Rarity(counts={stem("quarry"): 3, stem("stone"): 1}, sentences=400)
     by_rarity = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
     assert best_sentence(text, question, weights=by_rarity).startswith("The features include gabion walls")
     weights = passage_weights(question, wanted, rarity)

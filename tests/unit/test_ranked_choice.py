@@ -28,7 +28,10 @@ DEPTHS = {
 
 
 def _notes(depths: dict[str, float]) -> list[Note]:
-    texts = [f"The {name} millrace runs {depth} feet deep after the thaw." for name, depth in depths.items()]
+    texts = [
+        f"The {name} millrace reaches a depth of {depth} feet after the thaw."
+        for name, depth in depths.items()
+    ]
     return [n.model_copy(update={"answer": n.quotes[0].text}) for n in verified_notes(*texts, spacing=100)]
 
 

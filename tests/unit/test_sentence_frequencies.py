@@ -21,7 +21,7 @@ from longgraph.nodes.lexical import (
     stem,
     words_of,
 )
-from longgraph.nodes.stemming import IRREGULAR_PLURALS, held_by_every_form
+from longgraph.nodes.word_forms import held_by_every_form
 
 
 def plain_count(texts: list[str], wanted: frozenset[str]) -> tuple[dict[str, int], int]:
@@ -39,7 +39,12 @@ def plain_count(texts: list[str], wanted: frozenset[str]) -> tuple[dict[str, int
 def test_every_form_of_a_stem_holds_one_of_its_search_strings() -> None:
     vocabulary = {w for p in load_squad() for w in words_of(p.context)}
     vocabulary |= set(words_of(load_paul_graham_text()))
-    vocabulary |= set(IRREGULAR_PLURALS) | {
+    vocabulary |= {
+        "men",
+        "teeth",
+        "criteria",
+        "led",
+        "held",
         "fishermen",
         "herbaria",
         "metres",

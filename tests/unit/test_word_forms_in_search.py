@@ -1,10 +1,8 @@
-"""A question word is held by the other forms of it a sentence may use ("weighs" for "the weight",
-"composed" for "the composer"), wherever the words rank, bound or count sentences: a chunk's strongest
-passage, PECAN's node relevance, and the items a count rests on.
-
-Measured on dev with the scripted capable reader through PECAN (session 58): its right counts of bells
-(by weight) and of poets' towns (by pen name), and its right list of anthems' countries (by composer),
-were refused or never found, the passages chosen being other sentences of the same chunks.
+"""A question word is held by the other forms of it a sentence may use ("held" for "holds", "composed"
+for "the composer"), wherever the words rank, bound or count sentences: a chunk's strongest passage,
+PECAN's node relevance, and the items a count rests on. The forms come from the lexicon
+(``nodes/word_forms.py``); a word made from another ("weight" from "weigh") is not the same word, and
+an answer resting on that is left to the verification call.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from longgraph.nodes.word_forms import word_family
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.tests.conftest import verified_notes
 
-BELLS = "For how many bells does the text give the weight?"
+BELLS = "For how many bells does the text say what they weighed?"
 
 
 def _chunk(text: str) -> tuple[Chunk, list[DocumentIn]]:
@@ -29,17 +27,23 @@ def _chunk(text: str) -> tuple[Chunk, list[DocumentIn]]:
 
 @pytest.mark.parametrize(
     ("asked", "said"),
-    [("weight", "weighs"), ("growth", "grew"), ("depth", "deep"), ("sale", "sold"), ("death", "died")],
-)
+    [("hold", "held"), ("lead", "led"), ("sells", "sold"), ("dies", "died"), ("find", "found"),
+     ("see", "saw"), ("man", "men"), ("tooth", "teeth"), ("criterion", "criteria"), ("metre", "meters")],
+)  # fmt: skip
 def test_a_word_is_held_by_its_other_forms(asked: str, said: str) -> None:
-    assert stem(said) in word_family(stem(asked)) or stem(said) in {stem(asked)}
+    assert stem(said) in word_family(stem(asked)) or stem(said) == stem(asked)
+
+
+@pytest.mark.parametrize(("one", "other"), [("weight", "weighs"), ("news", "new"), ("depth", "deep")])
+def test_words_made_from_one_another_are_different_words(one: str, other: str) -> None:
+    assert stem(one) != stem(other) and stem(other) not in word_family(stem(one))
 
 
 def test_a_chunks_strongest_passage_is_the_one_that_says_the_asked_thing_in_another_form() -> None:
-    """Of "… carries no weight …" (the word itself, alone) and "The great bell of Pevzen weighs 3,888
-    kilograms." (both words, one as a verb), the bell's sentence is the passage."""
+    """Of "… weighed the advice …" (one word, in another form) and "The great bell of Pevzen weighs 3,888
+    kilograms." (both words, one in another form), the bell's sentence is the passage."""
     text = (
-        "Most advice carries no weight with people who have never failed. "
+        "Most people weighed the advice of those who have never failed. "
         "They read it and move on to other things entirely. "
         "Odds are that nobody remembers the advice a week later. "
         "The great bell of Pevzen weighs 3,888 kilograms. "
@@ -100,18 +104,19 @@ def test_a_count_rests_on_the_sentences_saying_what_is_asked_of_each_when_none_n
 
 def test_an_irregular_plural_has_its_singulars_stem() -> None:
     for plural, one in [
-        ("herbaria", "herbarium"),
-        ("auditoria", "auditorium"),
-        ("crossbowmen", "crossbowman"),
         ("fishermen", "fisherman"),
         ("criteria", "criterion"),
         ("children", "child"),
-        ("analyses", "analysis"),
+        ("theses", "thesis"),
+        ("phenomena", "phenomenon"),
+        ("feet", "foot"),
     ]:
         assert stem(plural) == stem(one), plural
     # A singular that ends as a plural does is left alone, and so is its own plural.
     assert stem("specimen") == stem("specimens") == "specimen"
-    assert items_asked_for("For how many herbaria does the text give the sheet?") == stem("herbarium")
+    assert items_asked_for("For how many criteria does the text give the weight?") == stem("criterion")
+    # A word the lexicon lacks is compared as written: nothing is guessed about it.
+    assert stem("herbaria") == "herbaria" and stem("crossbowmen") == "crossbowmen"
 
 
 def test_what_is_done_is_held_by_its_doer() -> None:
