@@ -30,13 +30,16 @@ WORD = re.compile(
 """A word: a CJK character, a number with thousands separators, a decimal number, or a run of letters
 and digits. A comma group must be whole ("1,2,3" and "12,34" are several words)."""
 _BOUNDARY = re.compile(
-    r"[.!?;。！？；\n](?:(?<=[.!?;])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*(\s+)|(?<=[。！？；])(\s*)|(?<=\n)[ \t\r\f\v]*\n\s*)"
+    r"[.!?;。！？；\n](?:(?<=;)[\"'”’)\]]*(\s+)|(?<=[.!?])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*(\s++)(?![a-z])"
+    r"|(?<=[。！？；])(\s*)|(?<=\n)[ \t\r\f\v]*\n\s*)"
 )
 """Sentence ends: Latin end punctuation (a closing quote or bracket after it stays with the sentence)
 and whitespace, CJK end punctuation, or a blank line. The group that matched (none for a blank line)
 starts where the sentence stops. A one-letter word's period is not one: "Alder v. Birch" and
 "J. Smith" are one name (measured: the case "Rummesmirk v. Gaersil" split in two left its verdict
-sentence sharing one name of the question, relevance 0.14). Every match starts with one of the
+sentence sharing one name of the question, relevance 0.14), and a period, "!" or "?" before a
+lower-case word ends no sentence ("eight U.S. presidents", "e.g. the", "Yahoo! users"): a sentence
+begins with a capital, a digit or a quote (a semicolon still ends one wherever it is). Every match starts with one of the
 characters of the leading class, which lets the regex engine skip to them: five times as fast as
 the same ends written as look-behinds (0.15 against 0.79 ms on a 30 KB chunk)."""
 

@@ -20,7 +20,7 @@ from longgraph.nodes.grounding import (
     stated_in_the_chunk,
     why_not_evidence,
 )
-from longgraph.nodes.lexical import codes_in, content_stems, question_words, stem
+from longgraph.nodes.lexical import codes_in, content_stems, question_words, sentence_spans, stem
 from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_strongly, worth_rereading
 from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
@@ -786,3 +786,31 @@ def test_a_sentence_naming_the_asked_thing_by_its_modifier_bears_on_a_paraphrase
     listed = "For which clog-makers' shops does the text give the notched mark?"
     assert modified_phrases(listed) == ["the notched mark"]
     assert not named_by_its_modifier(listed, "As the text says, the text gives no answer.")
+
+
+def test_an_unquoted_value_keeps_every_sentence_that_states_it_not_only_the_most_relevant() -> None:
+    """SQuAD: "352" for "How many votes in total does the Council have?" is in "… 260 of the 352 votes"
+    (which names the Council) and in "In total there are 352 votes …" (the answer's sentence). Which
+    one the model read is not known: the note keeps both, so a later reader is shown the one it needs."""
+    text = (
+        "The Council decides by a qualified majority: 260 of the 352 votes. "
+        "Some filler follows here. In total there are 352 votes, but most acts need consensus. "
+        "The Council decides by a qualified majority: 260 of the 352 votes."
+    )
+    outcome, note = _ground(
+        NoteDraft(answer="352"), [DocumentIn(text=text)], "How many votes in total does the Council have?"
+    )
+    assert outcome.fate == "noted" and note is not None, outcome.reason
+    quoted = [q.text for q in note.quotes]
+    assert "In total there are 352 votes, but most acts need consensus." in quoted
+    assert sum("260 of the 352 votes" in q for q in quoted) == 1, quoted  # a repeated line is kept once
+
+
+def test_a_period_before_a_lower_case_word_ends_no_sentence() -> None:
+    text = "Harvard's alumni include eight U.S. presidents, e.g. two Adamses. Yahoo! users stay. Next; one"
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "Harvard's alumni include eight U.S. presidents, e.g. two Adamses.",
+        "Yahoo! users stay.",
+        "Next;",
+        "one",
+    ]

@@ -20,9 +20,11 @@ from longgraph.nodes.lexical import QuestionWords, question_words, sentence_span
 from longgraph.nodes.passages import _begins_a_word, sentence_bounds
 
 _LOOK_BEHIND_ENDS = re.compile(
-    r"(?<=[.!?;])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*\s+|(?<=[。！？；])\s*|\n[ \t\r\f\v]*\n\s*"
+    r"(?<=;)[\"'”’)\]]*\s+|(?<=[.!?])(?<![ \t(\[][A-Za-z]\.)[\"'”’)\]]*\s++(?![a-z])"
+    r"|(?<=[。！？；])\s*|\n[ \t\r\f\v]*\n\s*"
 )
-"""The sentence ends as first written: look-behinds, tried at every position."""
+"""The sentence ends by their definition: look-behinds, tried at every position (a period, "!" or "?"
+before a lower-case letter ends none)."""
 
 
 def spans_by_definition(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
