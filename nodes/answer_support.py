@@ -1708,7 +1708,27 @@ def names_the_same_thing(c: Claimed) -> str:
     )
 
 
+def read_in_one_part(c: Claimed) -> str:
+    """Why an extractive answer is not read in one part of the text, or "": its words are held by the
+    quotes of one chunk as well as by all of them together. An answer that joins sentences of several
+    parts ("A is a guitarist of band X. B is the singer of band Y." for "Were A and B both in Y?") was
+    put together, not read: whether it answers is for the verification call, as any combination is."""
+    if c.kind != "extractive" or c.partial:
+        return ""
+    by_chunk: dict[int, set[str]] = {}
+    for sentence in c.quoted:
+        by_chunk.setdefault(sentence.quote.chunk_id, set()).update(sentence.stems)
+    if len(by_chunk) < 2:
+        return ""
+    whole = held_share(c.claim, frozenset().union(*by_chunk.values()))
+    if any(held_share(c.claim, frozenset(stems)) >= whole for stems in by_chunk.values()):
+        return ""
+    parts = ", ".join(str(i) for i in sorted(by_chunk))
+    return f"it joins sentences of {len(by_chunk)} parts of the text (chunks {parts}), read in none alone"
+
+
 CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (
+    read_in_one_part,
     speaks_to_what_is_asked,
     names_the_same_thing,
     leaves_out_what_is_asked,

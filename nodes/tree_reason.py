@@ -11,8 +11,10 @@ aggregation's bounded rounds).
 Grounded like every strategy: a leaf's answer is checked against the leaf's own text (its span of the
 chunk); an inner node's Reduce and Map answers against the verified quotes of its children's notes —
 a node keeps exactly the quotes that support its answer, so the root's evidence points at the
-characters of the document. An answer its children's quotes do not support is not trusted: the node
-keeps its strongest child's note (said in ``stats.notes``). Where the paper is silent: an inner node
+characters of the document. A Reduce answer its children's quotes do not confirm by words (a two-hop
+conclusion, a verdict) goes on as the node's answer with all their quotes, for the final stage's gate
+to decide (said in ``stats.notes``); an unreadable Reduce, or one that found nothing, leaves the node
+its strongest child's note. Where the paper is silent: an inner node
 none of whose children holds evidence is not mapped — its own information is model-written summary,
 which nothing could verify — and carries no result.
 """
@@ -42,10 +44,11 @@ from longgraph.nodes.read import chunk_read
 from longgraph.nodes.reduction import set_aside_weak, strength, weak_note_reason
 from longgraph.nodes.render import join_notes, measure_notes, render_note
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.support import confidence_of
+from longgraph.nodes.support import confidence_of, dedupe_quotes
 from longgraph.nodes.tree import leaf_text, node_info
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.state.notes import ChunkOutcome, Note, NoteDraft
+from longgraph.state.outputs import is_no_information
 from longgraph.state.tom import DocTree, Reasoned, ReasonTask, ToMState
 
 PROMPTS = "tom"
@@ -182,6 +185,23 @@ def _grounded(
     )
 
 
+def _unconfirmed(draft: NoteDraft, children: Sequence[Note], sources: list[int], strongest: Note) -> Note:
+    """The reduce's own answer when its children's quotes do not confirm it by words (a two-hop
+    conclusion, a verdict, a comparison): it rests on all their verified quotes, with the strongest
+    child's confidence. Replacing it with the strongest child's note would answer with another note's
+    text; the final stage's gate (``nodes/finalize.py``: the verification call) decides whether it is
+    supported."""
+    quotes = dedupe_quotes(q for child in children for q in child.verified_quotes)
+    return Note(
+        sources=sources,
+        answer=draft.answer,
+        reasoning=draft.reasoning,
+        quotes=quotes,
+        model_confidence=draft.model_confidence,
+        confidence=strongest.confidence,
+    )
+
+
 def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
     return (
         result.value.note_draft()
@@ -264,6 +284,12 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
         )
         if grounded is not None and draft is not None:
             reduced = grounded.model_copy(update={"reasoning": draft.reasoning})
+        elif draft is not None and draft.answer and not is_no_information(draft.answer):
+            reduced = _unconfirmed(draft, children, sources, strongest)
+            decision = (
+                f"the words of its children's quotes do not confirm the reduce at tree node {node.id}; "
+                "its answer goes on with their quotes, for the final check"
+            )
         else:
             reduced = strongest
             why = (

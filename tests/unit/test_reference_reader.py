@@ -3,8 +3,11 @@ back as given or not at all, and no wrong answer is ever marked supported, in ev
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
+from longgraph.evals.data.instance import EvalInstance
 from longgraph.evals.data.real import build_real, score_real
 from longgraph.state.outputs import is_no_information
 from longgraph.testing.reference import WORDINGS, Wording, read
@@ -27,3 +30,36 @@ def test_no_wrong_answer_is_marked_supported_and_unanswerable_questions_stay_sil
             assert is_no_information(result.answer) and result.supported is False, result.answer
         kept += right
     assert kept >= 2, kept  # more than the unanswerable question comes back
+
+
+@functools.cache
+def _dev_instances() -> list[EvalInstance]:
+    return build_real(target_tokens=8_000, n=20, seed=0, split="dev")
+
+
+def _dev_instance(suffix: str) -> EvalInstance:
+    return next(i for i in _dev_instances() if i.id.endswith(suffix))
+
+
+def test_a_tree_nodes_reduce_the_words_cannot_confirm_goes_on_to_the_final_check() -> None:
+    """ToM on a real HotpotQA bridge (dev): a node's Reduce concludes "Sierra Nevada mountains" from its
+    children's notes, which the words of their quotes do not confirm at that node. Replaced by the
+    strongest child's note, the chain was lost; it goes on with the children's quotes, and the final
+    stage's verification call confirms it."""
+    instance = _dev_instance("5ab6993f554299110f219a2b")
+    result = read("tom", instance)
+    assert score_real(result.answer, instance.label)["correct"] == 1.0 and result.supported, (
+        result.answer,
+        result.stats.notes,
+    )
+    assert result.stats.calls_by_stage.get("verify") == 1, result.stats.calls_by_stage
+
+
+def test_a_copy_of_two_parts_sentences_for_a_yes_no_question_is_not_marked_supported() -> None:
+    """ToM on a real HotpotQA comparison (dev): a reader that had not seen every fact answered "Were Jeff
+    Martin and Kyle Patrick both in The Click Five?" with the two sentences it had, one per chunk; the
+    copy stood as extractive and supported (the gold is "no"). Joined from two parts, it now goes to
+    the verification call, which says no."""
+    instance = _dev_instance("5a81d54a55429903bc27b9d4")
+    result = read("tom", instance)
+    assert not result.supported, (result.answer, result.stats.notes)
