@@ -55,6 +55,7 @@ from longgraph.nodes.derivation import (
     unexplained_numbers,
 )
 from longgraph.nodes.lexical import (
+    STOP_WORDS,
     WORD,
     QuestionWords,
     content_stems,
@@ -1708,6 +1709,60 @@ def names_the_same_thing(c: Claimed) -> str:
     )
 
 
+def written_in_a_quote(c: Claimed) -> str:
+    """Why an extractive answer is not written in the quotes, or "": each of its phrases (the runs of
+    words between its punctuation and stop words) is a run of consecutive words of one quote, word
+    forms aside (:func:`~longgraph.nodes.lexical.stem`: "metres" writes "meters"), with the question's
+    own words at a phrase's edges set aside ("the Ford cars" for a question about cars). Case,
+    spacing, punctuation and thousands separators do not count (``words_of``); a list's items may come
+    from several quotes. A phrase with a word no quote holds is left to the support share, which weighs
+    such words (:data:`~longgraph.nodes.support.MIN_SUPPORT`). An answer whose words are all in a
+    sentence but not as it says them ("New
+    Paltz is 21 miles north of New York in a town named New Rochelle" from "… another 21 miles north of
+    New York in a town which they named New Rochelle, and a third further upstate in New Paltz") is the
+    text reworded: whether it still says what the text says is for the verification call."""
+    if c.kind != "extractive" or c.partial:
+        return ""
+    written = [[stem(w) for w in words_of(q.text)] for q in dedupe_quotes(s.quote for s in c.quoted)]
+    held = frozenset().union(*written) if written else frozenset()
+    for phrase in _phrases(c.answer, c.wanted):
+        if held.issuperset(phrase) and not any(_holds_run(words, phrase) for words in written):
+            shown = " ".join(phrase)
+            return f"it is not written so in any quote ({shown!r}: its words are there, not as it says them)"
+    return ""
+
+
+_PHRASE_BREAK = re.compile(r"[,;:.!?]+(?:\s+|$)|[()\[\]\"“”]")
+"""Where an answer's phrases break: punctuation before a space or the end (not "24,328" or "U.S."
+inside a word), brackets and quotation marks."""
+
+
+def _phrases(answer: str, wanted: QuestionWords) -> list[list[str]]:
+    """The stems of each run of words of ``answer`` between its punctuation and its stop words, without
+    the question's words at its edges."""
+    phrases = []
+    for piece in _PHRASE_BREAK.split(answer):
+        run: list[str] = []
+        for word in [*words_of(piece), ""]:
+            if word and word not in STOP_WORDS:
+                run.append(stem(word))
+                continue
+            while run and run[0] in wanted:
+                run.pop(0)
+            while run and run[-1] in wanted:
+                run.pop()
+            if run:
+                phrases.append(run)
+            run = []
+    return phrases
+
+
+def _holds_run(words: list[str], run: list[str]) -> bool:
+    """Whether ``run`` occurs in ``words`` as consecutive words."""
+    width = len(run)
+    return any(words[i : i + width] == run for i in range(len(words) - width + 1) if words[i] == run[0])
+
+
 def read_in_one_part(c: Claimed) -> str:
     """Why an extractive answer is not read in one part of the text, or "": its words are held by the
     quotes of one chunk as well as by all of them together. An answer that joins sentences of several
@@ -1729,6 +1784,7 @@ def read_in_one_part(c: Claimed) -> str:
 
 CONFIRMING_RULES: tuple[Callable[[Claimed], str], ...] = (
     read_in_one_part,
+    written_in_a_quote,
     speaks_to_what_is_asked,
     names_the_same_thing,
     leaves_out_what_is_asked,

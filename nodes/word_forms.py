@@ -11,7 +11,8 @@ for unknown words takes off.
 
 Why a lexicon: suffix stripping joins words that are not one ("news"/"new") and misses those that
 are ("led"/"lead", "feet"/"foot"), and every miss it was patched for was one more rule; the lexicon
-has the irregular forms of English, and a word it lacks is compared as written.
+has the irregular forms of English. A word *made from* another ("depth" from "deep", "weight" from
+"weigh") is another word here: an answer that rests on such a link is left to the verification call.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def stem(word: str) -> str:
     """The key of ``word`` (casefolded), by its first part of speech in the lexicon (verbs first:
     :data:`_PARTS_OF_SPEECH`): the word itself when it is a dictionary form of that part ("found",
     "saw"), else that part's first lemma ("held" -> "hold", "criteria" -> "criterion", "highest" ->
-    "high"); a word the lexicon lacks is its own key, or its singular (:func:`_unlisted_singular`). British spellings are keyed as American ones
-    (:func:`one_spelling`: "metres" and "meters" share "meter"). Deterministic and the same in every
-    process: keys are compared across notes, questions and runs."""
+    "high"); a word the lexicon lacks is its own key, or its singular (:func:`_unlisted_singular`).
+    British spellings are keyed as American ones (:func:`one_spelling`: "metres" and "meters" share
+    "meter"). Deterministic and the same in every process: keys are compared across notes, questions
+    and runs."""
     return _key(word, _readings(word))
 
 
@@ -81,8 +83,8 @@ _CONSONANT_RE = re.compile(r"[bcdfgklmnpstv]re")
 def one_spelling(word: str) -> str:
     """The American spelling of a British word by English's two regular spelling pairs: "-re" after
     a consonant is "-er" ("metre", "centre", "fibre") and "-our" is "-or" ("harbour", "colour").
-    Rules of the spelling, not a word list; a word that merely ends so ("acre") gets a key no other
-    word has, so no two different words are joined by it."""
+    Rules of the spelling, not a word list; a word that merely ends so ("acre") gets a key that is
+    at most a rare word's ("acer"), so such a join is rare."""
     if len(word) >= 5 and _CONSONANT_RE.fullmatch(word[-3:]):
         return word[:-2] + "er"
     if len(word) >= 5 and word.endswith("our"):
@@ -102,8 +104,8 @@ def is_plural(word: str) -> bool:
 
 
 def is_past_form(word: str) -> bool:
-    """Whether ``word`` (any case) may be a verb's past tense or past participle by the lexicon
-    ("made", "sewn", "founded"); any "-ed" word the lexicon lacks is taken to be one."""
+    """Whether ``word`` (any case) may be a verb's past tense or past participle: an "-ed" word, or a
+    past form by the lexicon's inflections ("made", "sewn", "held")."""
     folded = word.casefold()
     if folded.endswith("ed"):
         return True

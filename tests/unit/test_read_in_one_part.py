@@ -44,3 +44,19 @@ def test_an_answer_read_in_one_part_is_not_held_to_it() -> None:
     one = verified_notes(f"{MARTIN} {PATRICK}")
     judged = judge_answer(f"{MARTIN} {PATRICK}", one, QUESTION)
     assert "joins sentences" not in judged.unconfirmed, judged
+
+
+def test_an_answer_reworded_from_its_sentence_is_left_to_the_verification_call() -> None:
+    """SQuAD v2's unanswerable "How far is New Paltz from New York?": the embedded model answered with
+    the paragraph's words restitched, and the words alone let it stand as extractive."""
+    sentence = (
+        "Huguenot immigrants formed three societies; one in the city of New York, another 21 miles north of "
+        "New York in a town which they named New Rochelle, and a third further upstate in New Paltz."
+    )
+    question = "How far is New Paltz from New York?"
+    reworded = "New Paltz is 21 miles north of New York in a town named New Rochelle."
+    judged = judge_answer(reworded, verified_notes(sentence), question)
+    assert judged.kind == "none" or "not written so in any quote" in judged.unconfirmed, judged
+    # As the text writes it (case, spacing and the question's own words aside), it is read there.
+    judged = judge_answer("21 MILES  north of New York", verified_notes(sentence), "How far north of New York?")
+    assert "not written so" not in judged.unconfirmed, judged
