@@ -58,5 +58,7 @@ def test_an_answer_reworded_from_its_sentence_is_left_to_the_verification_call()
     judged = judge_answer(reworded, verified_notes(sentence), question)
     assert judged.kind == "none" or "not written so in any quote" in judged.unconfirmed, judged
     # As the text writes it (case, spacing and the question's own words aside), it is read there.
-    judged = judge_answer("21 MILES  north of New York", verified_notes(sentence), "How far north of New York?")
+    judged = judge_answer(
+        "21 MILES  north of New York", verified_notes(sentence), "How far north of New York?"
+    )
     assert "not written so" not in judged.unconfirmed, judged
