@@ -1717,10 +1717,10 @@ def written_in_a_quote(c: Claimed) -> str:
     spacing, punctuation and thousands separators do not count (``words_of``); a list's items may come
     from several quotes. A phrase with a word no quote holds is left to the support share, which weighs
     such words (:data:`~longgraph.nodes.support.MIN_SUPPORT`). An answer whose words are all in a
-    sentence but not as it says them ("New
-    Paltz is 21 miles north of New York in a town named New Rochelle" from "… another 21 miles north of
-    New York in a town which they named New Rochelle, and a third further upstate in New Paltz") is the
-    text reworded: whether it still says what the text says is for the verification call."""
+    sentence but not as it says them ("New Paltz is 21 miles north of New York in a town named New
+    Rochelle" from "… another 21 miles north of New York in a town which they named New Rochelle, and a
+    third further upstate in New Paltz") is the text reworded: whether it still says what the text says
+    is for the verification call."""
     if c.kind != "extractive" or c.partial:
         return ""
     written = [[stem(w) for w in words_of(q.text)] for q in dedupe_quotes(s.quote for s in c.quoted)]
