@@ -111,8 +111,8 @@ ALSO_HOLDING = 2
 """How many more of the chunk's sentences a note keeps beside its best one when they hold an unquoted
 answer's words as wholly ("352" in "… 260 of the 352 votes" and in "In total there are 352 votes"):
 which one the model read it in is not known, and the one that bears most on the question by its
-words need not be it. Kept, the later stages see each; dropped, a right answer was shown only beside
-the wrong sentence (measured: 3 of 20 SQuAD answers lost so with the reference reader)."""
+words need not be it. Kept, the later stages see each, so a reader combining the notes is shown the
+sentence the answer was read in."""
 
 
 def ground_read(
