@@ -92,6 +92,7 @@ def one_spelling(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=16384)
 def is_plural(word: str) -> bool:
     """Whether ``word`` (any case) is a noun's plural: the lexicon reads it as a noun whose lemma
     differs from it ("foundations", "criteria"), or, for a word it lacks, its model gives it a
@@ -103,6 +104,7 @@ def is_plural(word: str) -> bool:
     return any(lemma.casefold() != folded for lemma in readings.get("NOUN", ()))
 
 
+@functools.lru_cache(maxsize=16384)
 def is_past_form(word: str) -> bool:
     """Whether ``word`` (any case) may be a verb's past tense or past participle: an "-ed" word, or a
     past form by the lexicon's inflections ("made", "sewn", "held")."""
@@ -116,6 +118,7 @@ def is_past_form(word: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=16384)
 def is_superlative(word: str) -> bool:
     """Whether ``word`` (lower case) is an adjective's or adverb's superlative: by the lexicon's
     inflections ("highest", "driest", "best"), or by English's "-most" on a word the lexicon holds
