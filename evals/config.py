@@ -11,7 +11,9 @@ from longgraph.errors import ConfigurationError
 from longgraph.evals.records import ORACLE_LABEL
 from longgraph.strategies import STRATEGIES
 
-Suite = Literal["needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench", "general", "real"]
+Suite = Literal[
+    "needle", "squad", "hotpot", "loong", "loong-synth", "infinitebench", "general", "real", "ruler"
+]
 SUITES: tuple[str, ...] = get_args(Suite)
 
 FAMILY_TASK: Mapping[str, str] = {"qa": "qa", "mc": "mc", "retrieval": "retrieval", "open": "qa"}
@@ -68,7 +70,8 @@ class EvalConfig:
     data_dir: Path | None = None
     """InfiniteBench: the folder of its task files (not redistributed)."""
     tasks: tuple[str, ...] | None = None
-    """InfiniteBench tasks, loong-synth families, or the general suite's kinds; None: all."""
+    """InfiniteBench tasks, loong-synth families, the general or real suite's kinds, or RULER's tasks
+    (``synthetic.yaml``'s names); None: all."""
     split: Literal["dev", "test"] | None = None
     """The general and real suites' split: "dev" to work on, "test" to report (never tuned on); None: both."""
     length_sets: tuple[int, ...] = (1,)
@@ -144,6 +147,14 @@ class EvalConfig:
                 raise ConfigurationError(
                     f"unknown loong-synth famil{'y' if len(unknown) == 1 else 'ies'} "
                     f"{', '.join(unknown)}; known: {', '.join(FAMILIES)}"
+                )
+        if self.suite == "ruler":
+            from longgraph.evals.data.ruler import TASKS as RULER_TASKS
+
+            unknown = [t for t in self.tasks or () if t not in RULER_TASKS]
+            if unknown:
+                raise ConfigurationError(
+                    f"unknown RULER task(s) {', '.join(unknown)}; known: {', '.join(RULER_TASKS)}"
                 )
         if self.label == ORACLE_LABEL and not self.oracle:
             raise ConfigurationError(f"the model label {ORACLE_LABEL!r} is reserved for --oracle runs")

@@ -75,6 +75,10 @@ def build_instances(config: EvalConfig) -> list[EvalInstance]:
         from longgraph.evals.data.real import build_real
 
         return _per_length(config, build_real, split=config.split, kinds=config.tasks)
+    if config.suite == "ruler":
+        from longgraph.evals.data.ruler import build_ruler
+
+        return _per_length(config, build_ruler, tasks=config.tasks)
     if config.suite == "loong-synth":
         from longgraph.evals.data.loong_synth import build_loong_synth
 

@@ -35,6 +35,26 @@ def _score_real(prediction: str, label: Any) -> dict[str, float]:
     return score_real(prediction, label)
 
 
+def _score_ruler(prediction: str, label: Any) -> dict[str, float]:
+    from longgraph.evals.data.ruler import score_ruler
+
+    return score_ruler(prediction, label)
+
+
+_RULER_TASKS = (
+    *(f"niah_{kind}" for kind in ("single_1", "single_2", "single_3", "multikey_1", "multikey_2")),
+    *("niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2"),
+)
+"""RULER's tasks (``longgraph.evals.data.ruler.TASKS``, checked equal by a test): named here so the
+registry does not load the generator's wheel."""
+
+
+def _ruler(task: str) -> Scorer:
+    qa = task.startswith("qa_")
+    metric = "string_match_part" if qa else "string_match_all"
+    return Scorer(f"ruler:{task}", metric, "qa" if qa else "retrieval", _score_ruler)
+
+
 def _infinitebench(task: str, metric: str, context_task: str) -> Scorer:
     def score(prediction: str, label: Any) -> dict[str, float]:
         return {metric: infinitebench.score_infinitebench(task, prediction, label)}
@@ -67,6 +87,7 @@ SCORERS: Mapping[str, Scorer] = {
     "structured:groups": Scorer("structured:groups", "group_accuracy", "qa", structured.score_groups),
     "general": Scorer("general", "correct", "qa", structured.score_general),
     "real": Scorer("real", "correct", "qa", _score_real),
+    **{s.name: s for s in map(_ruler, _RULER_TASKS)},
 }
 
 

@@ -25,7 +25,7 @@ eval_app = typer.Typer(
     name="eval",
     help=(
         "Evaluate strategies on long-context suites (needle, squad, hotpot, loong, loong-synth, "
-        "infinitebench); `eval report DIR`; `eval score PREDICTIONS...`."
+        "infinitebench, ruler); `eval report DIR`; `eval score PREDICTIONS...`."
     ),
     add_completion=False,
     no_args_is_help=False,
@@ -62,7 +62,8 @@ def run(
     suite: Annotated[
         str,
         Opt(
-            help="needle, squad, hotpot, general, real, loong, loong-synth (built offline) or infinitebench."
+            help="needle, squad, hotpot, general, real, ruler, loong, loong-synth (built offline) or "
+            "infinitebench."
         ),
     ] = "needle",
     strategies: Annotated[
@@ -131,7 +132,8 @@ def run(
     tasks: Annotated[
         str | None,
         Opt(
-            help="InfiniteBench tasks, loong-synth families, general or real kinds, comma list (default: all)."
+            help="InfiniteBench tasks, loong-synth families, general or real kinds, RULER tasks (vt,cwe,…), "
+            "comma list (default: all)."
         ),
     ] = None,
     loong_window: Annotated[
@@ -247,8 +249,10 @@ def check_suite_options(suite: str, *, data: Path | None, tasks: str | None, spl
     """Options that belong to one suite, refused with any other."""
     if data is not None and suite != "infinitebench":
         raise ConfigurationError("--data is the InfiniteBench folder: use it with --suite infinitebench")
-    if tasks is not None and suite not in ("infinitebench", "loong-synth", "general", "real"):
-        raise ConfigurationError("--tasks chooses InfiniteBench tasks, loong-synth families or general kinds")
+    if tasks is not None and suite not in ("infinitebench", "loong-synth", "general", "real", "ruler"):
+        raise ConfigurationError(
+            "--tasks chooses InfiniteBench tasks, loong-synth families, general or real kinds, or RULER tasks"
+        )
     if split is not None and (suite not in ("general", "real") or split not in ("dev", "test")):
         raise ConfigurationError("--split is dev or test, for --suite general or real")
 
