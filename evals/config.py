@@ -63,6 +63,12 @@ class EvalConfig:
     """(instance, strategy) runs at once; LLM calls are further capped by ``max_concurrency``."""
     oracle: bool = False
     """Use the stub server's scripted oracle as the model (plumbing checks at full length)."""
+    reader: Literal["model", "reference", "extractor"] = "model"
+    """A scripted reader built from the suite's gold instead of a model (:mod:`longgraph.evals.readers`):
+    ``reference`` reads and combines perfectly, ``extractor`` reads perfectly and never combines;
+    records labelled ``<reader>-<wording>``. ``model``: the configured model (or the oracle)."""
+    wording: Literal["bare", "sentence", "chatty"] = "bare"
+    """How a scripted reader words its answers."""
     retry_failed: bool = False
     loong: LoongSource | None = None
     start_embedded: bool = True
@@ -155,6 +161,15 @@ class EvalConfig:
             if unknown:
                 raise ConfigurationError(
                     f"unknown RULER task(s) {', '.join(unknown)}; known: {', '.join(RULER_TASKS)}"
+                )
+        if self.reader != "model":
+            from longgraph.evals.readers import SUITES_WITH_GOLD
+
+            if self.oracle:
+                raise ConfigurationError("--reader oracle and --reader reference/extractor are one choice")
+            if self.suite not in SUITES_WITH_GOLD:
+                raise ConfigurationError(
+                    f"--reader {self.reader} is built for the {', '.join(SUITES_WITH_GOLD)} suites, not {self.suite}"
                 )
         if self.label == ORACLE_LABEL and not self.oracle:
             raise ConfigurationError(f"the model label {ORACLE_LABEL!r} is reserved for --oracle runs")

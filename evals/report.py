@@ -249,6 +249,10 @@ def markdown_table(header: Sequence[str], align: str, rows: Iterable[Sequence[ob
     ]
 
 
+PLAIN_PASS = "truncate"
+"""The strategy that is one plain call (``graphs/truncate.py``): every report shows it beside the rest."""
+
+
 def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Sequence[Path]) -> str:
     """The report's Markdown: banner (oracle), tables per suite, the needle grid, judge stats, plots."""
     oracle = label == ORACLE_LABEL or any(r.get("oracle") for r in records)
@@ -261,6 +265,12 @@ def render_markdown(label: str, records: Sequence[Mapping[str, Any]], plots: Seq
         "(seconds overlap when runs were concurrent).",
         "",
     ]
+    if any(r.get("strategy") == PLAIN_PASS for r in records):
+        lines += [
+            f"`{PLAIN_PASS}` is the plain pass beside the strategies: one call over the whole document "
+            "where it fits the window, over its first part where it does not.",
+            "",
+        ]
     rows = summarize(records)
     for suite in sorted({r["suite"] for r in rows}):
         suite_rows = [r for r in rows if r["suite"] == suite]

@@ -306,10 +306,19 @@ async def _model_context(
 
 
 def model_label(config: EvalConfig, context: Context) -> str:
-    """Records are kept per label: the model, plus the prompt variant when it is not the default, plus
-    ``-given-plan`` when the instances' reference plans are given."""
-    label = ORACLE_LABEL if config.oracle else config.label or context.model or "model"
-    if context.prompt_variant != "compact" and not config.label and not config.oracle:
+    """Records are kept per label: the model (``reference-<wording>``/``extractor-<wording>`` for a
+    scripted reader), plus the prompt variant when it is not the default, plus ``-given-plan`` when the
+    instances' reference plans are given."""
+    if config.reader != "model":
+        label = f"{config.reader}-{config.wording}"
+    else:
+        label = ORACLE_LABEL if config.oracle else config.label or context.model or "model"
+    if (
+        context.prompt_variant != "compact"
+        and not config.label
+        and not config.oracle
+        and config.reader == "model"
+    ):
         label += f"-{context.prompt_variant}"
     if config.given_plans:  # always: these records must never mix with (or skip) planned runs
         label += "-given-plan"
@@ -365,6 +374,10 @@ async def run_eval(
     ``on_notice`` hears about slow set-up steps (starting the embedded model server)."""
     config.validate()
     started = time.perf_counter()
+    if config.reader != "model":
+        config = _reader_config(config)
+        if llm is None:
+            llm = _reader_provider(None, config)
     context = await _model_context(config, llm, on_notice)
     label = model_label(config, context)
     judge = None
@@ -400,7 +413,7 @@ async def run_eval(
                 context=context,
                 label=label,
                 oracle=config.oracle,
-                llm=llm,
+                llm=_reader_provider(instance, config) if config.reader != "model" else llm,
                 judge=judge,
                 plan=given,
                 pages=config.out_dir / f"pages-{slug(label)}" if config.pages else None,
@@ -418,6 +431,28 @@ async def run_eval(
         summary.seconds = time.perf_counter() - started
         _write_run_file(config, context, label, summary)
     return summary
+
+
+def _reader_config(config: EvalConfig) -> EvalConfig:
+    """A scripted reader's run: the capable reader's settings (constrained JSON, no cache, an endpoint
+    never contacted) under the user's own (``--context-window`` and the like)."""
+    from longgraph.testing.capable import SETTINGS
+
+    return dataclasses.replace(
+        config, model_settings={**SETTINGS, **config.model_settings}, start_embedded=False, label=None
+    )
+
+
+def _reader_provider(instance: EvalInstance | None, config: EvalConfig) -> LLMProvider:
+    """The scripted reader of ``instance`` as the model (``None``: one that only answers set-up)."""
+    from longgraph.evals.readers import responder_for
+    from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
+
+    if instance is None:
+        return FakeProvider(ScriptedChatModel(responder=oracle_responder))
+    budget = int(config.model_settings.get("max_output_tokens") or 256)
+    responder = responder_for(instance, config.reader, config.wording, max_output_tokens=budget)  # type: ignore[arg-type]
+    return FakeProvider(ScriptedChatModel(responder=responder))
 
 
 @contextlib.contextmanager

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -26,32 +25,14 @@ from typing import Any
 from longgraph.evals.bench import print_figures
 from longgraph.evals.data.general import KINDS, Split, build_general
 from longgraph.evals.data.instance import EvalInstance
+from longgraph.evals.readers.general import scenario_of
 from longgraph.evals.scoring.structured import score_general
 from longgraph.state.contract import GraphOutput
-from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import build_strategy
-from longgraph.testing.capable import SETTINGS, STYLES, Scenario, Style, capable_responder
+from longgraph.testing.capable import SETTINGS, STYLES, Style, capable_responder
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel
 
 STRATEGIES = ("mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan")
-
-
-def scenario_of(instance: EvalInstance) -> Scenario:
-    """What a capable reader of ``instance`` needs to see and concludes: the fact holding the asked
-    entity's value (not its look-alikes'), both steps of a chain, every item of an aggregation, or
-    nothing at all for an absent entity."""
-    kind = instance.metadata["kind"]
-    facts: list[str] = list(instance.metadata["facts"])
-    gold = instance.gold_answers[0]
-    if kind == "absent":
-        return Scenario(instance.id, instance.question, (), NO_INFORMATION)
-    if kind in ("one", "paraphrase", "distractors"):
-        # The value as a word of its own: "Ash" is not in "… the springs of Ashford", nor 4 in "44".
-        said = re.compile(rf"(?<![\w]){re.escape(gold)}(?![\w])")
-        facts = [fact for fact in facts if said.search(fact)]
-        if len(facts) != 1:
-            raise ValueError(f"{instance.id}: the value {gold!r} is in {len(facts)} planted facts, not one")
-    return Scenario(instance.id, instance.question, tuple(facts), gold)
 
 
 def read(

@@ -2,7 +2,7 @@
 
 ``python -m longgraph.evals.bench.reference_real [--split dev] [--n 5] [--tokens 8000] [--wording bare]``
 
-The reference reader (:mod:`longgraph.testing.reference`) knows each question's gold answer and
+The reference reader (:mod:`longgraph.evals.readers.real`) knows each question's gold answer and
 supporting sentences, so every answer it does not get back is lost by the graphs' chunking, notes,
 reduction or answer checks. This prints, per kind and strategy, the share kept with its 95% interval,
 every wrong answer marked ``supported`` (the one count that must be 0), and what overruled each lost
@@ -26,8 +26,8 @@ from typing import Any
 
 from longgraph.evals.bench import print_figures
 from longgraph.evals.data.real import KINDS, Split, build_real, score_real
+from longgraph.evals.readers.real import WORDINGS, Wording, read
 from longgraph.evals.report import wilson
-from longgraph.testing.reference import WORDINGS, Wording, read
 
 STRATEGIES = ("mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan")
 """Every strategy that grounds its answer (the baselines answer from one call, unchecked)."""

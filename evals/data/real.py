@@ -15,7 +15,7 @@ so the paragraphs of a two-hop question are never next to one another.
 
 **Gold evidence.** Each instance names the sentences a reader needs (``metadata["facts"]``): for SQuAD
 the sentence of the paragraph that holds the first annotated answer (by its ``answer_start``), for
-HotpotQA the annotated supporting facts. The reference reader (:mod:`longgraph.testing.reference`) is
+HotpotQA the annotated supporting facts. The reference reader (:mod:`longgraph.evals.readers.real`) is
 built from these and the gold answers alone.
 
 **Splits**, fixed once: a SQuAD question's split is its article's, a HotpotQA question's is its id's,

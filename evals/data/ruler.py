@@ -109,7 +109,7 @@ def _load_module(path: Path, name: str) -> Any:
 def task_configs() -> Mapping[str, Mapping[str, Any]]:
     """``synthetic.yaml``'s tasks, each with its generator's ``tokens_to_generate``, ``template`` and
     ``answer_prefix`` merged in, as ``prepare.py`` merges them."""
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # PyYAML ships no types
 
     with (package_dir() / "synthetic.yaml").open(encoding="utf-8") as handle:
         customized: dict[str, dict[str, Any]] = yaml.safe_load(handle)

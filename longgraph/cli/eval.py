@@ -84,6 +84,17 @@ def run(
     oracle: Annotated[
         bool, Opt("--oracle", help="Use the stub server's scripted oracle as the model (label 'oracle').")
     ] = False,
+    reader: Annotated[
+        str,
+        Opt(
+            help="model (the endpoint), or a scripted reader instead: oracle (as --oracle), reference (reads "
+            "and combines perfectly) or extractor (reads perfectly, never combines); built from the gold "
+            "of the real, general, ruler and loong-synth suites."
+        ),
+    ] = "model",
+    wording: Annotated[
+        str, Opt(help="How a reference or extractor reader words answers: bare, sentence, chatty.")
+    ] = "bare",
     concurrency: Annotated[int, Opt(help="Runs (instance × strategy) at once.")] = 2,
     retry_failed: Annotated[bool, Opt("--retry-failed", help="Redo records that ended in an error.")] = False,
     base_url: Annotated[
@@ -147,6 +158,14 @@ def run(
             "plan (records labelled <model>-given-plan).",
         ),
     ] = False,
+    plain: Annotated[
+        bool,
+        Opt(
+            "--plain/--no-plain",
+            help="Run the plain pass (truncate: one call over the document, its prefix past the window) "
+            "beside the strategies.",
+        ),
+    ] = True,
     no_report: Annotated[bool, Opt("--no-report", help="Do not write the report files.")] = False,
     debug: Annotated[bool, Opt(help="Show tracebacks.")] = False,
 ) -> None:
@@ -176,14 +195,20 @@ def run(
         }
         settings = {k: v for k, v in settings.items() if v is not None}
         settings.update(_setting(raw) for raw in setting or [])
-        if oracle and (base_url or model):
-            raise ConfigurationError("--oracle serves its own model: drop --base-url/--model")
+        if reader not in ("model", "oracle", "reference", "extractor"):
+            raise ConfigurationError(f"--reader {reader!r}: expected model, oracle, reference or extractor")
+        if wording not in ("bare", "sentence", "chatty"):
+            raise ConfigurationError(f"--wording {wording!r}: expected bare, sentence or chatty")
+        use_oracle = oracle or reader == "oracle"
+        scripted = reader in ("reference", "extractor")
+        if (use_oracle or scripted) and (base_url or model):
+            raise ConfigurationError("a scripted reader is its own model: drop --base-url/--model")
         judge = judge_settings(judge_base_url, judge_model, judge_api_key, judge_context_window)
         loong = suite_source(suite, loong_instances, loong_docs, loong_sets, loong_window)
         check_suite_options(suite, data=data, tasks=tasks, split=split)
         config = EvalConfig(
             suite=suite,  # type: ignore[arg-type]  # validated by EvalConfig.validate
-            strategies=tuple(_split(strategies)),
+            strategies=with_plain_pass(_split(strategies), plain),
             out_dir=out,
             lengths=tuple(parse_tokens(x) for x in _split(lengths)),
             depths=tuple(float(x) for x in _split(depths)),
@@ -193,7 +218,9 @@ def run(
             judge_settings=judge,
             label=label,
             concurrency=concurrency,
-            oracle=oracle,
+            oracle=use_oracle,
+            reader=reader if scripted else "model",  # type: ignore[arg-type]  # checked above
+            wording=wording,  # type: ignore[arg-type]  # checked above
             retry_failed=retry_failed,
             loong=loong,
             data_dir=data,
@@ -218,6 +245,15 @@ def run(
                 print(path)
 
     run_cli(action, debug=debug)
+
+
+def with_plain_pass(strategies: list[str], plain: bool) -> tuple[str, ...]:
+    """The strategies to run: the given ones, and the plain pass (``truncate``) after them when asked."""
+    from longgraph.evals.report import PLAIN_PASS
+
+    if plain and PLAIN_PASS not in strategies:
+        return (*strategies, PLAIN_PASS)
+    return tuple(strategies)
 
 
 def judge_settings(

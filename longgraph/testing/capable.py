@@ -102,7 +102,8 @@ class Scenario:
         return bool(items) and all(holds(item) for item in items)
 
 
-def _schema_name(extras: Mapping[str, Any]) -> str:
+def schema_name(extras: Mapping[str, Any]) -> str:
+    """The JSON schema a request asks for by name (its ``response_format``), or "" in text mode."""
     response_format = extras.get("response_format")
     if isinstance(response_format, Mapping):
         spec = response_format.get("json_schema")
@@ -169,7 +170,7 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
     word = wording or worded
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
-        name = _schema_name(extras)
+        name = schema_name(extras)
         if name == CHECK_SCHEMA:  # the verification call: yes to the answer it would have given itself
             content = str(messages[-1]["content"])
             proposed = _PROPOSED.search(content)

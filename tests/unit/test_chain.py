@@ -23,7 +23,7 @@ from longgraph.state.notes import Note
 from longgraph.state.outputs import is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.answers import build_completion_content
-from longgraph.testing.capable import READING_SCHEMAS, _schema_name
+from longgraph.testing.capable import READING_SCHEMAS, schema_name
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
 from longgraph.tests.conftest import spread
@@ -41,7 +41,7 @@ def literal_responder(facts: Sequence[str]) -> Any:
     oracle's answers."""
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
-        name = _schema_name(extras)
+        name = schema_name(extras)
         if name not in READING_SCHEMAS:
             return oracle_responder(messages, extras)
         question, text = extract_question_and_text(list(messages))
@@ -340,7 +340,7 @@ def test_a_role_in_other_words_stands_on_a_verifying_models_yes_only() -> None:
     reader = literal_responder(facts)
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
-        if _schema_name(extras) != "AnswerCheck":
+        if schema_name(extras) != "AnswerCheck":
             return reader(messages, extras)
         proposed = re.search(r"^Proposed answer:\s*(.*)$", str(messages[-1]["content"]), re.MULTILINE)
         content = str(messages[-1]["content"])
@@ -391,7 +391,7 @@ def test_the_answers_own_sentence_is_no_bridge() -> None:
             messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any], reader: Any = reader
         ) -> str:
             asked, _ = extract_question_and_text(list(messages))
-            if asked == question and _schema_name(extras) in READING_SCHEMAS:  # the first pass misses it
+            if asked == question and schema_name(extras) in READING_SCHEMAS:  # the first pass misses it
                 return build_completion_content(
                     {"messages": list(messages), **extras}, said=(NO_INFORMATION, None)
                 )[0]
@@ -585,7 +585,7 @@ def test_a_sentence_that_says_who_holds_the_asked_role_confirms_the_answer(fact:
     question = "What is the name of the keeper of the Halbren lighthouse?"
 
     def reader(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
-        if _schema_name(extras) not in READING_SCHEMAS:
+        if schema_name(extras) not in READING_SCHEMAS:
             return oracle_responder(messages, extras)
         _, text = extract_question_and_text(list(messages))
         said = (fact, fact) if fact in " ".join(text.split()) else (NO_INFORMATION, None)

@@ -10,7 +10,7 @@ import pytest
 
 from longgraph.errors import ConfigurationError
 from longgraph.evals.data.real import KINDS, build_real, cases, score_real, split_of
-from longgraph.testing.reference import WORDINGS, scenario_of, word
+from longgraph.evals.readers.real import WORDINGS, scenario_of, word
 
 
 @pytest.mark.parametrize("split", ["dev", "test"])

@@ -9,8 +9,8 @@ import pytest
 
 from longgraph.evals.data.instance import EvalInstance
 from longgraph.evals.data.real import build_real, score_real
+from longgraph.evals.readers.real import WORDINGS, Wording, read
 from longgraph.state.outputs import is_no_information
-from longgraph.testing.reference import WORDINGS, Wording, read
 
 STRATEGIES = ["mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan"]
 

@@ -17,18 +17,16 @@ answer is X."), and chat style (a lead-in and the answer in Markdown bold; not k
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 from longgraph.evals.data.instance import EvalInstance
+from longgraph.evals.readers.gold import WORDINGS, Wording, word_conclusion
 from longgraph.state.contract import GraphOutput
 from longgraph.testing.capable import SETTINGS, Scenario, Style, capable_responder
 from longgraph.testing.oracle import NO_INFORMATION
 
-Wording = Literal["bare", "sentence", "chatty"]
-WORDINGS: tuple[Wording, ...] = get_args(Wording)
-UNKNOWN_CHATTILY = "I'm sorry, but I could not find that in the text provided."
+__all__ = ["WORDINGS", "Wording", "read", "reference_responder", "scenario_of", "word"]
 
 
 def scenario_of(instance: EvalInstance) -> Scenario:
@@ -44,15 +42,7 @@ def scenario_of(instance: EvalInstance) -> Scenario:
 def word(conclusion: str, seen: Sequence[str], style: Style, question: str = "") -> str:
     """``conclusion`` worded as a right model of ``style`` words it (``seen``: the facts it read)."""
     del question
-    if conclusion == NO_INFORMATION:
-        return UNKNOWN_CHATTILY if style == "chatty" else NO_INFORMATION
-    if style == "sentence":
-        whole = re.compile(rf"(?<!\w){re.escape(conclusion)}(?!\w)", re.IGNORECASE)
-        stating = [fact for fact in seen if whole.search(fact)]
-        return stating[0] if stating else f"The answer is {conclusion}."
-    if style == "chatty":
-        return f"Based on the text, the answer is **{conclusion}**."
-    return conclusion
+    return word_conclusion(conclusion, seen, style)  # type: ignore[arg-type]  # the three wordings only
 
 
 def reference_responder(instance: EvalInstance, wording: Wording = "bare") -> Any:
