@@ -11,7 +11,10 @@ from longgraph.evals.data.instance import EvalInstance
 
 
 def format_tokens(n: int) -> str:
-    """32000 → ``32K``, 1280000 → ``1.28M`` (decimal, as the papers write lengths)."""
+    """32000 → ``32K``, 1280000 → ``1.28M`` (decimal, as the papers write lengths); a power-of-two
+    multiple of 1,024 that is no round thousand as RULER writes it (8192 → ``8K``, 131072 → ``128K``)."""
+    if n >= 1_024 and n % 1_024 == 0 and n % 1_000 and (n // 1_024) & (n // 1_024 - 1) == 0:
+        return f"{n // 1_024}K"
     if n >= 1_000_000:
         return f"{n / 1_000_000:g}M"
     if n >= 1_000:

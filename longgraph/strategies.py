@@ -37,6 +37,7 @@ GRAPH_MODULES = (
     "longgraph.graphs.pecan",
     "longgraph.graphs.truncate",
     "longgraph.graphs.rag",
+    "longgraph.graphs.records",
 )
 """The modules whose ``STRATEGIES`` make up the registry, in the order ``longgraph strategies`` lists them."""
 

@@ -377,3 +377,42 @@ def chunk_bodies(chunk: Chunk) -> list[str]:
     if not spans or not labelled or spans[-1][1] != len(chunk.text):
         return [chunk.text]
     return [chunk.text[start:end] for start, end in spans]
+
+
+def halves(chunk: Chunk) -> tuple[Chunk, Chunk] | None:
+    """``chunk`` cut in two at the whitespace nearest its middle (its parts and text cut alike, offsets
+    kept), for a reading whose answer did not fit the output budget; None when it cannot be cut (a
+    single word, or a chunk not laid out by the chunker)."""
+    bodies = chunk_bodies(chunk)
+    if len(bodies) != len(chunk.parts) or part_spans(chunk)[-1][1] != len(chunk.text):
+        return None
+    pieces = list(zip(chunk.parts, bodies, strict=True))
+    middle, before = sum(len(b) for b in bodies) // 2, 0
+    for index, (part, body) in enumerate(pieces):
+        if before + len(body) <= middle and index < len(pieces) - 1:
+            before += len(body)
+            continue
+        cuts = [m for m in re.finditer(r"\s+", body) if m.start() > 0]
+        if not cuts:
+            if index == 0:
+                return None
+            return _made(chunk, pieces[:index]), _made(chunk, pieces[index:])
+        cut = min(cuts, key=lambda m: abs(m.start() - (middle - before)))
+        left = ChunkPart(
+            doc_index=part.doc_index, title=part.title, start=part.start, end=part.start + cut.start()
+        )
+        right = ChunkPart(
+            doc_index=part.doc_index, title=part.title, start=part.start + cut.end(), end=part.end
+        )
+        return (
+            _made(chunk, [*pieces[:index], (left, body[: cut.start()])]),
+            _made(chunk, [(right, body[cut.end() :]), *pieces[index + 1 :]]),
+        )
+    return None
+
+
+def _made(chunk: Chunk, pieces: Sequence[tuple[ChunkPart, str]]) -> Chunk:
+    """A piece of ``chunk`` laid out as the chunker lays a chunk out, its tokens in proportion."""
+    text = PART_JOIN.join(title_label(part.title) + body for part, body in pieces)
+    tokens = max(1, chunk.tokens * len(text) // max(1, len(chunk.text)))
+    return Chunk(id=chunk.id, parts=[part for part, _ in pieces], tokens=tokens, text=text)

@@ -50,6 +50,7 @@ from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
 from longgraph.state.plan import Aggregation
+from longgraph.state.records import Computation
 from longgraph.state.usage import Usage
 
 MAX_CANDIDATES = 5
@@ -336,6 +337,49 @@ def settle_aggregation(
     }
 
 
+def settle_computation(computation: Computation, chunks: Sequence[Chunk]) -> Settled:
+    """The records path's result: the value computed in code stands as computed, ``supported`` when
+    every record it rests on has a verified quote (a record is kept only with one, so: when it rests
+    on any); nothing computed is NO INFORMATION, never 0. Its evidence is those records' quotes."""
+    titles = {c.id: c.title for c in chunks}
+    said = [
+        f"path: records ({computation.plan.operation} over {len(computation.used)} record(s): {computation.explanation})"
+    ]
+    said += [f"records conflict: {c}" for c in computation.conflicts]
+    if not computation.answer.strip() or not computation.used:
+        nothing: RunState = {
+            "answer": NO_INFORMATION,
+            "rationale": computation.explanation,
+            "confidence": 0.0,
+            "supported": False,
+            "support": "none",
+            "candidates": [],
+            "evidence": [],
+        }
+        return Settled(nothing, said)
+    computed: RunState = {
+        "answer": computation.answer,
+        "rationale": computation.explanation,
+        "confidence": 1.0,
+        "supported": True,
+        "support": "derived",
+        "candidates": [],
+        "evidence": [
+            Evidence(
+                chunk_id=r.chunk_id,
+                doc_index=r.doc_index,
+                title=titles.get(r.chunk_id, ""),
+                start=r.start,
+                end=r.end,
+                text=r.quote,
+                verified=True,
+            )
+            for r in computation.used
+        ],
+    }
+    return Settled(computed, said)
+
+
 def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list[Evidence]:
     """Baselines: the shown chunks whose text contains the answer (one call gives no finer provenance)."""
     if is_no_information(answer):
@@ -356,7 +400,11 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
     used = {s for n in notes for s in n.sources}
     filtered: list[tuple[int, str]] = state.get("filtered") or []
     aggregation = state.get("aggregation")
-    if grounded and aggregation:
+    computation = state.get("computation")
+    if grounded and computation is not None:
+        settled = settle_computation(Computation.model_validate(computation), chunks)
+        used |= {r.chunk_id for r in Computation.model_validate(computation).used}
+    elif grounded and aggregation:
         settled = Settled(
             settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
         )

@@ -94,6 +94,9 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     document_titles: list[str]
     aggregation: dict[str, Any]
     """What combining the per-document answers did (``nodes/aggregate.py``): the answer, computed."""
+    computation: dict[str, Any]
+    """The records path's result (:class:`~longgraph.state.records.Computation`, ``nodes/records/``): the
+    answer computed in code from checked records."""
 
 
 def cleared() -> list[Any]:

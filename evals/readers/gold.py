@@ -25,6 +25,7 @@ the capable reader does (:mod:`longgraph.testing.capable`). Nothing here reads t
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +35,7 @@ from typing import Any, Literal, get_args
 from longgraph.testing.answers import build_completion_content
 from longgraph.testing.capable import CHECK_SCHEMA, ENOUGH_SCHEMA, READING_SCHEMAS, schema_name
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
+from longgraph.tokenizer import get_tokenizer
 
 Reader = Literal["reference", "extractor"]
 READERS: tuple[Reader, ...] = get_args(Reader)
@@ -43,6 +45,10 @@ UNKNOWN_CHATTILY = "I'm sorry, but I could not find that in the text provided."
 _PROPOSED = re.compile(r"^Proposed answer:\s*(.*?)\n\n", re.MULTILINE | re.DOTALL)
 _CHUNK_SHOWN = "The text begins as follows:"
 """The fence of a chunk's own text (``prompts/``): a call that reads a chunk, not notes or information."""
+PLAN_SCHEMA = "RecordPlan"
+RECORDS_SCHEMA = "ChunkRecords"
+MAX_ROWS = 200
+"""The extraction schema's most rows (``state/records.py: ChunkRecords``)."""
 FINAL_SCHEMA = "DirectAnswer"
 """The schema of a call whose answer is the run's (a single pass over the text, a reduce)."""
 CHARS_PER_TOKEN = 3
@@ -71,6 +77,11 @@ class Gold:
     is looked for as it is (fine for a handful)."""
     aggregates: bool = field(default=False)
     """The answer needs more than one record combined."""
+    plan: Mapping[str, Any] | None = None
+    """The records plan a right model writes for the question (``state/records.py``), None: it does not
+    aggregate; both readers write it (planning reads the question, it combines nothing)."""
+    rows: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Each record's field values in the plan's order, as the document writes them."""
 
     def seen(self, text: str) -> Counter[str]:
         """The records ``text`` shows (no more of each than the document holds)."""
@@ -118,6 +129,15 @@ def _copied(records: Sequence[str], budget_tokens: int) -> str:
     return "\n".join(kept)
 
 
+def _records_answer(records: Sequence[str], gold: Gold, budget_tokens: int) -> str:
+    """Every record as an extraction row (values and quote), as JSON; cut at the output budget when it
+    runs past it, as a model's answer is (the records path then reads the chunk in halves)."""
+    rows = [{"values": list(gold.rows.get(r, ())), "quote": r} for r in records][:MAX_ROWS]
+    text = json.dumps({"records": rows})
+    starts = get_tokenizer(None).token_starts(text)
+    return text if len(starts) <= budget_tokens else text[: starts[budget_tokens]]
+
+
 def gold_responder(
     gold: Gold, reader: Reader, wording: Wording = "bare", *, max_output_tokens: int = 256
 ) -> Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]:
@@ -140,6 +160,13 @@ def gold_responder(
                 right = right and gold.stated_by_one(answer, gold.seen(content))
             verdict = ("yes", "they state it") if right else (NO_INFORMATION, None)
             return build_completion_content(body, said=verdict)[0]
+        if name == PLAN_SCHEMA:
+            return json.dumps(dict(gold.plan) if gold.plan else {"aggregates": False})
+        if name == RECORDS_SCHEMA:  # every record the chunk holds, as the output budget allows
+            _, shown_text = extract_question_and_text(list(messages))
+            seen_here = gold.seen(shown_text)
+            rows = [r for r in sorted(seen_here.elements(), key=lambda r: flat(shown_text).find(r))]
+            return _records_answer(rows, gold, max_output_tokens)
         if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
             return oracle_responder(messages, extras)
         _, text = extract_question_and_text(list(messages))

@@ -6,15 +6,20 @@ documents by their generated form: Spotlight, the one fact asked (a revenue, a c
 executive); Comparison, every company's revenue sentence; Clustering, every case's verdict sentence;
 Chain of Reasoning, the "builds directly on" sentence of each paper on the chain and of its last (which
 names a study outside the collection: where the chain stops). A document left out by the window takes
-its records with it, so the readers cannot conclude what it was needed for.
+its records with it, so the readers cannot conclude what it was needed for. Each family but Spotlight
+also gets the records plan a right model writes (``state/records.py``: the company with the highest or
+lowest revenue, the companies sorted or in a range, the cases grouped by verdict, the chain followed
+from its first paper) and each record's field values (a paper's record names it by its title).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 from longgraph.evals.data.instance import EvalInstance
+from longgraph.evals.data.loong_synth import VERDICTS
 from longgraph.evals.readers.gold import Gold, flat
 from longgraph.evals.scoring import get_scorer
 
@@ -37,8 +42,36 @@ def _found(documents: list[str], form: str, names: list[str]) -> Counter[str]:
     return records
 
 
+_REVENUE_OF = re.compile(r"(.+?) reported total revenue of ([\d.]+) million dollars")
+_VERDICT_OF = re.compile(r"The verdict in (.+?): (?:the defendant was |the case was )?(\w+)\.")
+_CITED = re.compile(r"the earlier study (.+?)\.$")
+
+
+def _plan(fields: list[tuple[str, str]], key: str, operation: str, value: str, **rest: Any) -> dict[str, Any]:
+    return {
+        "aggregates": True,
+        "fields": [{"name": n, "type": t} for n, t in fields],
+        "key": key,
+        "operation": operation,
+        "value": value,
+        **rest,
+    }
+
+
+def _comparison_plan(instance: EvalInstance) -> dict[str, Any]:
+    fields = [("company", "text"), ("revenue", "number")]
+    subtask = str(instance.metadata["subtask"])
+    if subtask == "extremum":
+        operation = "argmax" if "highest" in instance.question else "argmin"
+        return _plan(fields, "company", operation, "revenue")
+    if subtask == "enumeration":
+        return _plan(fields, "company", "sort", "revenue", descending=True)
+    low, high = (float(n) for n in re.findall(r"between (\d+) and (\d+)", instance.question)[0])
+    return _plan(fields, "company", "between", "revenue", low=low, high=high)
+
+
 def loong_synth_gold(instance: EvalInstance) -> Gold:
-    """The records, conclusion and combining need of a loong-synth instance."""
+    """The records, conclusion, combining need and records plan of a loong-synth instance."""
     scorer = get_scorer(str(instance.scorer))
 
     def right(answer: str) -> bool:
@@ -54,10 +87,27 @@ def loong_synth_gold(instance: EvalInstance) -> Gold:
         found = _found(texts, form, [subject.group(1)]) if subject else Counter[str]()
         return Gold(conclusion, found, right)
     if family == "comparison":
-        return Gold(conclusion, _found(texts, _REVENUE, names), right, aggregates=True)
+        records = _found(texts, _REVENUE, names)
+        revenues = {r: list(m.groups()) for r in records if (m := _REVENUE_OF.match(r))}
+        plan = _comparison_plan(instance)
+        return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=revenues)
     if family == "clustering":
-        return Gold(conclusion, _found(texts, _VERDICT, names), right, aggregates=True)
+        records = _found(texts, _VERDICT, names)
+        verdicts = {r: list(m.groups()) for r in records if (m := _VERDICT_OF.match(r))}
+        plan = _plan(
+            [("case", "text"), ("verdict", "text")], "case", "group", "verdict", labels=list(VERDICTS)
+        )
+        return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=verdicts)
     chain = [str(t) for t in instance.label["answer"]]
-    on_chain = [doc["text"] for doc in instance.documents if doc["title"] in chain]
-    records = Counter(flat(m.group(0)) for text in on_chain for m in _BUILDS_ON.finditer(flat(text)))
-    return Gold(conclusion, records, right, aggregates=True)
+    records = Counter[str]()
+    rows: dict[str, list[str]] = {}
+    for doc in instance.documents:
+        if doc["title"] not in chain:
+            continue
+        for m in _BUILDS_ON.finditer(flat(doc["text"])):
+            record = flat(m.group(0))
+            records[record] += 1
+            cited = _CITED.search(record)
+            rows[record] = [doc["title"], cited.group(1) if cited else ""]
+    plan = _plan([("paper", "text"), ("builds on", "text")], "paper", "chain", "builds on", start=chain[0])
+    return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=rows)

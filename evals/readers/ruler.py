@@ -10,6 +10,11 @@ outputs and its document alone.
 * QA: the gold's supporting sentences — SQuAD's answer sentence, HotpotQA's annotated supporting facts
   (two hops combined) — found through the corpora the generator read; a question not found there rests
   on the sentences of the document that hold a gold answer.
+
+Each aggregating task also gets the records plan a right model writes (``state/records.py``): the
+needles' values listed (for the queried key), the variables whose value leads back to the queried one
+(``closure``), the most frequent words (``top_k``); and each record's field values as the document
+writes them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from longgraph.errors import InputError
 from longgraph.evals.data.instance import EvalInstance
@@ -84,8 +90,20 @@ def _qa_records(document: str, question: str, outputs: list[str]) -> Counter[str
     return Counter(dict.fromkeys(facts, 1))
 
 
+def _plan(fields: list[tuple[str, str]], key: str, operation: str, value: str, **rest: Any) -> dict[str, Any]:
+    return {
+        "aggregates": True,
+        "fields": [{"name": n, "type": t} for n, t in fields],
+        "key": key,
+        "operation": operation,
+        "value": value,
+        **rest,
+    }
+
+
 def ruler_gold(instance: EvalInstance) -> Gold:
-    """The records, conclusion and combining need of a RULER instance (``metadata.task`` names it)."""
+    """The records, conclusion, combining need and records plan of a RULER instance (``metadata.task``
+    names it)."""
     task = str(instance.metadata["task"])
     document = instance.documents[0]["text"]
     outputs = list(instance.gold_answers)
@@ -93,18 +111,37 @@ def ruler_gold(instance: EvalInstance) -> Gold:
     conclusion = ", ".join(outputs)
     if task.startswith("niah_"):
         records = _needles(document, outputs)
-        return Gold(conclusion, records, right, aggregates=sum(records.values()) > 1)
+        keys = sorted({m.group(1) for m in _NEEDLE.finditer(" ".join(records))})
+        rows = {r: list(m.groups()) for r in records if (m := _NEEDLE.fullmatch(r))}
+        several = sum(records.values()) > 1
+        plan = _plan(
+            [("key", "text"), ("value", "text")],
+            "key",
+            "list",
+            "value",
+            where=keys[0] if len(keys) == 1 else "",
+        )
+        return Gold(conclusion, records, right, aggregates=several, plan=plan if several else None, rows=rows)
     if task == "vt":
         asked = re.search(r"assigned the value (\d+)", instance.question)
         if asked is None:
             raise InputError(f"{instance.id}: a vt question without its value")
-        return Gold(conclusion, _chain(document, asked.group(1)), right, aggregates=True)
-    if task == "cwe":
-        records = Counter(flat(m) for m in _ENTRY.findall(document))
-        return Gold(conclusion, records, right, pattern=_ENTRY, aggregates=True)
-    if task == "fwe":
-        records = Counter(_CODED.findall(flat(document)))
-        return Gold(conclusion, records, right, pattern=_CODED, aggregates=True)
+        records = _chain(document, asked.group(1))
+        rows = {
+            r: [m.group(1), m.group(2).removeprefix("VAR ")]
+            for r in records
+            if (m := _ASSIGNMENT.fullmatch(r))
+        }
+        plan = _plan(
+            [("variable", "text"), ("value", "text")], "variable", "closure", "value", start=asked.group(1)
+        )
+        return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=rows)
+    if task in ("cwe", "fwe"):
+        pattern = _ENTRY if task == "cwe" else _CODED
+        records = Counter(flat(m) for m in pattern.findall(flat(document)))
+        rows = {r: [r.split(". ", 1)[-1]] for r in records}
+        plan = _plan([("word", "text")], "word", "top_k", "word", limit=len(outputs))
+        return Gold(conclusion, records, right, pattern=pattern, aggregates=True, plan=plan, rows=rows)
     question = instance.question.rsplit("Question:", 1)[-1].removesuffix("Answer:").strip()
     records = _qa_records(document, question, outputs)
     return Gold(outputs[0], records, right, aggregates=len(records) > 1)

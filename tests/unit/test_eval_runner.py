@@ -189,7 +189,13 @@ def test_bad_configurations_are_refused_before_any_call(
 
 def test_lengths_are_written_and_read_the_way_papers_write_them() -> None:
     assert [parse_tokens(x) for x in ("32K", "1.28M", "128000", "8k")] == [32_000, 1_280_000, 128_000, 8_000]
-    assert [format_tokens(n) for n in (32_000, 1_280_000, 8_192, 500)] == ["32K", "1.28M", "8.192K", "500"]
+    assert [format_tokens(n) for n in (32_000, 1_280_000, 8_192, 500, 3_072)] == [
+        "32K",
+        "1.28M",
+        "8K",
+        "500",
+        "3.072K",
+    ]
     with pytest.raises(ConfigurationError):
         parse_tokens("lots")
 
