@@ -87,9 +87,9 @@ class EvalConfig:
     pages: bool = True
     """Write a page (the answer in its documents, every chunk's fate) for each run that did not score 1."""
     given_plans: bool = False
-    """loong-synth: give strategies that decompose questions each instance's reference plan (what a
-    competent planner writes), so per-document reading and the combination are measured apart from
-    planning; records are labelled ``<model>-given-plan``."""
+    """loong-synth: give strategies that plan their question each instance's reference records plan
+    (what a competent planner writes), so reading and computing are measured apart from planning;
+    records are labelled ``<model>-given-plan``."""
 
     def validate(self) -> None:
         if self.given_plans and self.suite != "loong-synth":

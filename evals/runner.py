@@ -58,7 +58,7 @@ from longgraph.llm import LLMProvider, default_provider, to_messages
 from longgraph.outputs import claim_output, jsonl_rows, longgraph_page, text_starting
 from longgraph.state.context import Context
 from longgraph.state.contract import Stats
-from longgraph.strategies import decomposes
+from longgraph.strategies import plans
 
 if TYPE_CHECKING:
     from longgraph.api import Answer
@@ -406,7 +406,7 @@ async def run_eval(
 
     async def run_one(instance: EvalInstance, strategy: str) -> None:
         async with semaphore:
-            given = instance.metadata.get("plan") if config.given_plans and decomposes(strategy) else None
+            given = instance.metadata.get("plan") if config.given_plans and plans(strategy) else None
             record = await evaluate(
                 instance,
                 strategy,

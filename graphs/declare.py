@@ -34,7 +34,9 @@ class CostShape:
     filters: bool = False
     """Segment+: one Keep/Remove call per note before the merge."""
     plans: bool = False
-    """LLM×MapReduce: a question over several documents is planned first (``nodes/decompose.py``)."""
+    """The question is planned first (one call; the records route, ``graphs/wiring.py``)."""
+    graph: str = ""
+    """The strategy whose graph a dry run chunks with (``auto``: mapreduce's, its bound); empty: its own."""
 
 
 @dataclass(frozen=True)

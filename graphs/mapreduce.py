@@ -1,12 +1,16 @@
 """LLM×MapReduce (Zhou et al., 2024): chunk → map ∥ → ground → [collapse ∥]* → reduce → finalize.
 
-START → chunk → plan_question ──Send per chunk──▶ map_chunk → ground → plan_collapse
-plan_question ──beside the reads──▶ find_passages → ground
+START → plan_records ──aggregates──▶ chunk_records ──Send per chunk──▶ extract_records → compute_records → finalize
+plan_records ──otherwise──▶ chunk ──Send per chunk──▶ map_chunk → ground → plan_collapse
+chunk ──beside the reads──▶ find_passages → ground
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
-ground ──question decomposed──▶ aggregate → finalize (per-document answers combined in code)
 plan_collapse ──fits──▶ reduce → finalize → END
 plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
 plan_collapse ──no evidence──▶ finalize
+
+``plan_records`` plans the question once (``nodes/records/``): one that aggregates is answered by code
+over records every chunk gives (the records route, ``graphs/wiring.py``); delete the route (START →
+chunk) and every question takes the map-reduce path.
 
 The front half, through ``ground``, is the grounded reading Segment+ shares (``graphs/reading.py``).
 ``chunk`` starts each chunk's map call as soon as the chunk is final, so calls leave while a long
@@ -24,13 +28,13 @@ answering sentence first (``prompts/mapreduce_compact.toml``).
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
-from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder
+from longgraph.graphs.wiring import add_finalize, add_loop, add_records_route, answering_builder
 from longgraph.llm import LLMProvider, default_provider
-from longgraph.nodes.aggregate import aggregate
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
 from longgraph.nodes.reduction import ReductionLoop
@@ -58,24 +62,20 @@ def build_graph(
     name: str = "mapreduce",
     collapse: ReductionLoop = COLLAPSE,
     combine: StageFn = collapse_group,
+    always_plan: bool = False,
 ) -> CompiledStateGraph[MapReduceState, Context, GraphInputState, GraphOutputState]:
-    """``collapse``/``combine``: the reduction loop and its combining stage (an ablation swaps them)."""
+    """``collapse``/``combine``: the reduction loop and its combining stage (an ablation swaps them);
+    ``always_plan``: plan whatever the run's ``plan_records`` setting (the ``records`` strategy)."""
     node = node_factory(llm)
     builder = answering_builder(MapReduceState)
+    builder.add_edge(START, add_records_route(builder, node, otherwise="chunk", always=always_plan))
     add_grounded_reading(
-        builder,
-        node,
-        prompts=PROMPTS,
-        stage="map",
-        then=f"plan_{collapse.name}",
-        per_document="aggregate",
-        read_early="unless planned",
+        builder, node, prompts=PROMPTS, stage="map", then=f"plan_{collapse.name}", read_early="always"
     )
     step = node(combine, prompts=collapse.combine_prompts, stage=collapse.combine_stage)
     add_loop(builder, node, collapse, step=step, task=GroupTask, done="reduce", empty="finalize")
     builder.add_node("reduce", node(answer_from_notes, prompts=PROMPTS, stage="reduce"))
-    builder.add_node("aggregate", node(aggregate))
-    add_finalize(builder, node, name, after=("reduce", "aggregate"))
+    add_finalize(builder, node, name, after=("reduce", "compute_records"), path="mapreduce")
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
@@ -85,6 +85,13 @@ MAPREDUCE = Strategy(
     "LLM×MapReduce: map, collapse, reduce with calibrated confidence",
     cost=CostShape("fan-out", PROMPTS, "map", plans=True),
 )
-STRATEGIES = (MAPREDUCE,)
+RECORDS = MAPREDUCE.variant(
+    "records",
+    "Records: an aggregating question answered by code over typed records with quotes; others as mapreduce",
+    served="graph_records",
+    always_plan=True,
+)
+STRATEGIES = (MAPREDUCE, RECORDS)
 
 graph = MAPREDUCE.build()
+graph_records = RECORDS.build()

@@ -5,10 +5,10 @@ and finalize are the same nodes; the collapse loop is the Segment+ merge loop (t
 ``ReductionLoop``, combining with ``merge_batch``: quotes kept verbatim, reasoning merged). Both stages
 read and write the one note type, so no adapter sits between them.
 
-START → chunk → plan_question ──Send per chunk──▶ map_chunk → ground → plan_merge
-plan_question ──beside the reads──▶ find_passages → ground
+START → plan_records ──aggregates──▶ the records route (``graphs/wiring.py``) → finalize
+plan_records ──otherwise──▶ chunk ──Send per chunk──▶ map_chunk → ground → plan_merge
+chunk ──beside the reads──▶ find_passages → ground
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
-ground ──question decomposed──▶ aggregate → finalize (per-document answers combined in code)
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
 plan_merge ──fits──▶ reduce → finalize → END          plan_merge ──no evidence──▶ finalize
 """

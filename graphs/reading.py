@@ -1,10 +1,11 @@
 """The grounded reading every note-taking strategy starts with, wired once (mapreduce, its Segment+
 merge ablation and Segment+ used to wire it three times).
 
-START → chunk [→ plan_question] ──Send per chunk──▶ read → ground
-chunk / plan_question ──beside the reads──▶ find_passages → ground
+chunk ──Send per chunk──▶ read → ground          chunk ──beside the reads──▶ find_passages → ground
 ground ──Send per passage worth a second reading──▶ reread_chunk → ground
-ground ──done──▶ ``then``          ground ──question decomposed──▶ ``per_document``
+ground ──done──▶ ``then``
+
+The caller wires what leads to ``chunk`` (the records route's ``plan_records``: ``graphs/wiring.py``).
 
 ``chunk`` starts each chunk's read as soon as the chunk is final (``nodes/early_calls.py``); ``ground``
 checks every answer against its chunk (``nodes/grounding.py``) and sends a chunk back to be read again
@@ -13,12 +14,10 @@ checks every answer against its chunk (``nodes/grounding.py``) and sends a chunk
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import Any
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 
-from longgraph.nodes.decompose import plan_question
 from longgraph.nodes.grounding import ground
 from longgraph.nodes.passages import find_passages, rereads_to
 from longgraph.nodes.prepare import chunk_input
@@ -36,14 +35,10 @@ def add_grounded_reading(
     then: str,
     chunk: str = "chunk",
     read: str = "map_chunk",
-    plan: bool = True,
-    per_document: str | None = None,
     **chunking: Any,
 ) -> None:
     """Add the reading nodes and edges to ``builder``, ``chunk`` and ``read`` named as the strategy's
-    paper names them; ``plan``: decompose a question over several documents first (its per-document
-    answers go to ``per_document``); ``chunking``: options of :func:`chunk_input` (``size``,
-    ``read_early``)."""
+    paper names them; ``chunking``: options of :func:`chunk_input` (``size``, ``read_early``)."""
     builder.add_node(chunk, node(chunk_input, prompts=prompts, stage=stage, **chunking))
     builder.add_node(read, node(read_chunk, prompts=prompts, stage=stage), input_schema=ReadTask)
     builder.add_node("find_passages", node(find_passages))
@@ -51,17 +46,10 @@ def add_grounded_reading(
     builder.add_node(
         "reread_chunk", node(read_chunk, prompts=prompts, stage=stage, label="reread"), input_schema=ReadTask
     )
-    builder.add_edge(START, chunk)
-    fan_out = chunk
-    if plan:
-        builder.add_node("plan_question", node(plan_question, prompts=prompts, stage=stage))
-        builder.add_edge(chunk, "plan_question")
-        fan_out = "plan_question"
-    builder.add_conditional_edges(fan_out, each_chunk(read, beside="find_passages"), [read, "find_passages"])
+    builder.add_conditional_edges(chunk, each_chunk(read, beside="find_passages"), [read, "find_passages"])
     builder.add_edge(read, "ground")
     builder.add_edge("find_passages", "ground")
-    routes: dict[Hashable, str] = {"reread_chunk": "reread_chunk", "done": then}
-    if per_document is not None:
-        routes["per_document"] = per_document
-    builder.add_conditional_edges("ground", rereads_to("reread_chunk"), routes)
+    builder.add_conditional_edges(
+        "ground", rereads_to("reread_chunk"), {"reread_chunk": "reread_chunk", "done": then}
+    )
     builder.add_edge("reread_chunk", "ground")

@@ -1,6 +1,7 @@
 """Segment+ (Shi et al., 2024): segment → note ∥ → ground → filter ∥ → [merge ∥]* → answer from notes.
 
-START → segment ──Send per segment──▶ take_note → ground ──Send per passage──▶ reread_chunk → ground
+START → plan_records ──aggregates──▶ the records route (``graphs/wiring.py``) → finalize
+plan_records ──otherwise──▶ segment ──Send per segment──▶ take_note → ground ──Send per passage──▶ reread_chunk → ground
 segment ──beside the notes──▶ find_passages → ground
 ground → screen ──Send per note──▶ filter_note → gather_filter → plan_merge
 screen ──nothing to label──▶ plan_merge
@@ -18,11 +19,12 @@ every variant: they are this project's, not the paper's.
 from __future__ import annotations
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
-from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder, chain
+from longgraph.graphs.wiring import add_finalize, add_loop, add_records_route, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import merge_batch
@@ -58,6 +60,7 @@ def build_graph(
     gather = "gather" if structured else "gather_text"
     builder = answering_builder(SegmentPlusState)
     after_reading = "screen" if use_filter else "plan_merge"
+    builder.add_edge(START, add_records_route(builder, node, otherwise="segment"))
     add_grounded_reading(
         builder,
         node,
@@ -66,7 +69,6 @@ def build_graph(
         then=after_reading,
         chunk="segment",
         read="take_note",
-        plan=False,
         size="segment_size",
         read_early="always",
     )
@@ -81,7 +83,7 @@ def build_graph(
     merge = node(merge_batch, prompts=PROMPTS, stage="merge")
     add_loop(builder, node, MERGE, step=merge, task=GroupTask, done="answer", empty="finalize")
     builder.add_node("answer", node(answer_from_notes, prompts=PROMPTS, stage="answer"))
-    add_finalize(builder, node, name, after=("answer",))
+    add_finalize(builder, node, name, after=("answer", "compute_records"))
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
@@ -89,24 +91,24 @@ SEGMENT_PLUS = Strategy(
     "segment-plus",
     build_graph,
     "Segment+: evidence/reasoning notes per segment, filtered, merged in batches, answered from notes",
-    cost=CostShape("fan-out", PROMPTS, "gather", filters=True),
+    cost=CostShape("fan-out", PROMPTS, "gather", filters=True, plans=True),
 )
 NO_FILTER = SEGMENT_PLUS.variant(
     "segment-plus-no-filter",
     "Segment+ ablation without the Keep/Remove filter (every note is merged)",
-    cost=CostShape("fan-out", PROMPTS, "gather"),
+    cost=CostShape("fan-out", PROMPTS, "gather", plans=True),
     use_filter=False,
 )
 NO_STRUCTURE = SEGMENT_PLUS.variant(
     "segment-plus-no-structure",
     "Segment+ ablation with free-text notes instead of Evidence/Reasoning (filter kept)",
-    cost=CostShape("fan-out", PROMPTS, "gather_text", filters=True),
+    cost=CostShape("fan-out", PROMPTS, "gather_text", filters=True, plans=True),
     structured=False,
 )
 PLAIN = SEGMENT_PLUS.variant(
     "segment-plus-plain",
     "Segment+ ablation with neither filter nor structure: chunk, free-text notes, merge",
-    cost=CostShape("fan-out", PROMPTS, "gather_text"),
+    cost=CostShape("fan-out", PROMPTS, "gather_text", plans=True),
     use_filter=False,
     structured=False,
 )

@@ -1,6 +1,7 @@
 """ToM, Tree-oriented MapReduce (Guo et al., 2025): a document tree, built once, reasoned over bottom-up.
 
-START → chunk → select → load_tree ──cached──▶ plan_reasoning
+START → plan_records ──aggregates──▶ the records route (``graphs/wiring.py``) → finalize
+plan_records ──otherwise──▶ chunk → select → load_tree ──cached──▶ plan_reasoning
 load_tree ──Send per selected chunk──▶ parse_chunk → build_tree → plan_aggregation
 plan_aggregation ──Send per cluster──▶ summarize_cluster → gather_aggregation → plan_aggregation
 plan_aggregation ──one root, or converged, or bounded──▶ save_tree → plan_reasoning
@@ -24,7 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
-from longgraph.graphs.wiring import add_finalize, add_loop, answering_builder, chain
+from longgraph.graphs.wiring import add_finalize, add_loop, add_records_route, answering_builder, chain
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.prepare import chunk_input
 from longgraph.nodes.runtime import NodeFactory, node_factory
@@ -57,8 +58,9 @@ def add_tree_building(
     then: str,
     **chunking: Any,
 ) -> None:
-    """The tree: START → chunk → select → (cached) or parse ∥ → build → aggregate ⟲ → save → ``then``.
-    ``chunking``: more options of :func:`chunk_input` (what else a chunk must fit)."""
+    """The tree: chunk → select → (cached) or parse ∥ → build → aggregate ⟲ → save → ``then`` (the caller
+    wires what leads to ``chunk``). ``chunking``: more options of :func:`chunk_input` (what else a chunk
+    must fit)."""
     chunk = node(chunk_input, prompts=PROMPTS, stage="parse", size="tom_chunk_tokens", **chunking)
     builder.add_node("chunk", chunk)
     builder.add_node("select", node(select_chunks))
@@ -66,7 +68,7 @@ def add_tree_building(
     builder.add_node("parse_chunk", node(parse_chunk), input_schema=ReadTask)
     builder.add_node("build_tree", node(build_tree))
     builder.add_node("save_tree", node(save_tree))
-    chain(builder, START, "chunk", "select", "load_tree")
+    chain(builder, "chunk", "select", "load_tree")
     builder.add_conditional_edges(
         "load_tree", parse_or_reason("parse_chunk"), {"parse_chunk": "parse_chunk", "reason": then}
     )
@@ -89,6 +91,7 @@ def build_graph(
     builder = answering_builder(ToMState)
     # The chunk must fit the reasoning prompts too (a leaf is a whole chunk beside its title and summary).
     fits = ("map", "reduce") if confidence else ("map_plain", "reduce_plain")
+    builder.add_edge(START, add_records_route(builder, node, otherwise="chunk"))
     add_tree_building(
         builder, node, aggregate=aggregate, then="plan_reasoning", also_fits=fits, reserve=NODE_INFO_TOKENS
     )
@@ -96,7 +99,7 @@ def build_graph(
     reason = node(reason_at_node, confidence=confidence)
     add_loop(builder, node, REASONING, step=reason, task=ReasonTask, done="conclude")
     builder.add_node("conclude", node(conclude))
-    add_finalize(builder, node, name, after=("conclude",))
+    add_finalize(builder, node, name, after=("conclude", "compute_records"))
     return builder.compile(name=name, checkpointer=checkpointer)
 
 
@@ -105,6 +108,7 @@ def build_tree_graph(
 ) -> CompiledStateGraph[ToMState, Context, ToMState, ToMState]:
     """The tree alone, for ``longgraph tree show``: no question, so no reasoning."""
     builder = StateGraph(ToMState, context_schema=Context)
+    builder.add_edge(START, "chunk")
     add_tree_building(builder, node_factory(llm), aggregate=aggregate, then=END)
     return builder.compile(name="tom-tree")
 
@@ -113,7 +117,7 @@ TOM = Strategy(
     "tom",
     build_graph,
     "ToM: a document tree (parsed chunks, Leiden-clustered summaries) reasoned over bottom-up",
-    cost=CostShape("tree", PROMPTS, "parse"),
+    cost=CostShape("tree", PROMPTS, "parse", plans=True),
 )
 NO_AGGREGATION = TOM.variant(
     "tom-no-aggregation",

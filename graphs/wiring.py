@@ -1,5 +1,5 @@
 """The wiring every graph module repeats, written once: the answering graph's builder, a chain of edges,
-the bounded loop's plan → fan-out → gather cycle, and the finalize tail.
+the bounded loop's plan → fan-out → gather cycle, the records route, and the finalize tail.
 
 These only add nodes and edges; what a node does stays in ``nodes/``. A graph module stays a screen of
 wiring that reads top to bottom in the order the run goes.
@@ -17,9 +17,20 @@ from langgraph.typing import StateT
 
 from longgraph.nodes.finalize import finalize
 from longgraph.nodes.loop import BoundedLoop
+from longgraph.nodes.prepare import chunk_input
+from longgraph.nodes.records.stages import (
+    FIELDS_RESERVE,
+    compute_records,
+    each_chunk_records,
+    extract_records,
+    plan_records,
+    route_plan,
+)
+from longgraph.nodes.records.stages import PROMPTS as RECORDS
 from longgraph.nodes.runtime import NodeFactory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
+from longgraph.state.tasks import RecordsTask
 
 Builder = StateGraph[Any, Any, Any, Any]
 
@@ -72,12 +83,43 @@ def add_loop(
     return plan
 
 
+def add_records_route(builder: Builder, node: NodeFactory, *, otherwise: str, always: bool = False) -> str:
+    """The records route in front of a strategy's own path; returns its entry (``plan_records``):
+
+    plan_records ──aggregates──▶ chunk_records ──Send per chunk──▶ extract_records → compute_records
+    plan_records ──otherwise──▶ ``otherwise``
+
+    ``compute_records`` must be among ``add_finalize``'s ``after``. ``always``: plan whatever the run's
+    ``plan_records`` setting (the ``records`` strategy)."""
+    builder.add_node("plan_records", node(plan_records, always=always))
+    chunking = {"also_fits": ("extract",), "reserve": FIELDS_RESERVE}
+    builder.add_node("chunk_records", node(chunk_input, prompts=RECORDS, stage="extract", **chunking))
+    builder.add_node("extract_records", node(extract_records), input_schema=RecordsTask)
+    builder.add_node("compute_records", node(compute_records))
+    builder.add_conditional_edges(
+        "plan_records", route_plan, {"records": "chunk_records", "otherwise": otherwise}
+    )
+    builder.add_conditional_edges("chunk_records", each_chunk_records, ["extract_records"])
+    builder.add_edge("extract_records", "compute_records")
+    return "plan_records"
+
+
 def add_finalize(
-    builder: Builder, node: NodeFactory, strategy: str, *, after: Sequence[str], grounded: bool = True
+    builder: Builder,
+    node: NodeFactory,
+    strategy: str,
+    *,
+    after: Sequence[str],
+    grounded: bool = True,
+    path: str | None = None,
 ) -> None:
     """``finalize`` (``nodes/finalize.py``: the answer contract, every chunk accounted for) after each of
-    ``after``, then END. ``grounded=False`` for the baselines, whose answers are not checked."""
-    builder.add_node("finalize", node(finalize, strategy=strategy, grounded=grounded, ends_run=True))
+    ``after``, then END. ``grounded=False`` for the baselines, whose answers are not checked; ``path``:
+    what the result's ``path`` calls the strategy's own reading (default: the strategy's name)."""
+    own = path or strategy
+    builder.add_node(
+        "finalize", node(finalize, strategy=strategy, grounded=grounded, path=own, ends_run=True)
+    )
     for source in after:
         builder.add_edge(source, "finalize")
     builder.add_edge("finalize", END)

@@ -91,19 +91,23 @@ def run_config(context: Context, thread_id: str | None = None) -> RunnableConfig
 
 
 def plan_input(plan: Mapping[str, Any], strategy: str) -> dict[str, Any]:
-    """A given question plan as graph input, refused for a strategy that does not decompose questions
-    (it would be ignored in silence)."""
-    from longgraph.state.plan import QuestionPlan
-    from longgraph.strategies import decomposes
+    """A given records plan as graph input, refused for a strategy that does not plan its question (it
+    would be ignored in silence) and when it cannot be carried out."""
+    from longgraph.state.records import RecordPlan
+    from longgraph.strategies import plans
 
-    if not decomposes(strategy):
+    if not plans(strategy):
         raise ConfigurationError(
-            f"strategy {strategy!r} does not decompose questions: a plan cannot be given to it"
+            f"strategy {strategy!r} does not plan its question: a plan cannot be given to it"
         )
     try:
-        return QuestionPlan.model_validate(dict(plan)).model_dump()
+        given = RecordPlan.model_validate(dict(plan))
     except ValidationError as exc:
         raise InputError(f"invalid plan: {validation_problems(exc)}") from exc
+    problems = given.problems() if given.aggregates else []
+    if problems:
+        raise InputError(f"the given plan cannot be carried out: {'; '.join(problems)}")
+    return given.model_dump()
 
 
 def input_fingerprint(strategy: str, graph_input: Mapping[str, Any]) -> str:
@@ -219,8 +223,9 @@ async def aask(
     instead of an answer — the chunks, calls and prompt tokens the run would send (exact for the first
     reading stage, a bound for the rest), without a model call; the endpoint is resolved as a run
     resolves it (its window), so the chunks are the run's. ``plan``: a
-    :class:`~longgraph.state.plan.QuestionPlan` (or its fields) to follow instead of planning a question
-    over several documents (strategies that decompose questions only: ``longgraph strategies``).
+    :class:`~longgraph.state.records.RecordPlan` (or its fields) to follow instead of planning the
+    question (strategies that plan: ``longgraph strategies``); ``{"aggregates": false}`` keeps the
+    strategy's own path without a planning call.
     """
     repairs: list[str] = []
     graph_input = graph_input_of(question, document, documents, repairs)
@@ -240,13 +245,14 @@ async def aask(
                 f"strategy {strategy!r} declares no cost shape: a dry run cannot estimate it"
             )
         provider = llm or default_provider
+        chunked_by = shape.graph or strategy
         return await estimate_run(
             graph_input,
             strategy=strategy,
             shape=shape,
             context=ctx,
             llm=provider,
-            build=lambda saver: build_strategy(strategy, provider, checkpointer=saver),
+            build=lambda saver: build_strategy(chunked_by, provider, checkpointer=saver),
         )
     if checkpoint_path is not None and checkpoint_url is not None:
         raise ConfigurationError("give checkpoint_path (SQLite) or checkpoint_url (PostgreSQL), not both")

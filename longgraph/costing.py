@@ -207,12 +207,7 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         rest.append(
             _bounded("reread", 2 * n, max(tokens, default=0), "at most two per chunk (a sentence, a passage)")
         )
-    if shape.plans and ctx.decompose and len({p.doc_index for c in chunks for p in c.parts}) > 1:
-        rest.append(_bounded("decompose", 1, per_call, "one planning call (several documents)"))
-        shared = sum(len(c.parts) - 1 for c in chunks)
-        if shared:
-            how = "if planned: a chunk of several documents is read once per document"
-            rest.append(_bounded("map (per document)", shared, max(tokens, default=0), how))
+    rest += _planning(shape, kit)
     if shape.filters:
         rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))
     rounds = collapse_calls_at_most(n, ctx.max_collapse_rounds)
@@ -222,6 +217,15 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         _bounded("final answer", 1, per_call, "one call"),
     ]
     return first, rest
+
+
+def _planning(shape: CostShape, kit: RunKit) -> list[StageCost]:
+    """The records route's planning call, where the strategy plans (an aggregating question is then read
+    for records instead of the strategy's path: bounded by the same calls per chunk)."""
+    if not shape.plans or kit.context.plan_records == "off":
+        return []
+    how = "one planning call (an aggregating question is read for records instead)"
+    return [_bounded("plan", 1, prompt_bound(kit.context), how)]
 
 
 def _tree_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
@@ -250,6 +254,7 @@ def _tree_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: 
             "three per tree node (a leaf's map and two second readings; an inner node's reduce and map), "
             "assuming ≤12 sections a chunk (the outline schema's cap)",
         ),
+        *_planning(shape, kit),
     ]
     return first, rest
 
@@ -329,9 +334,15 @@ async def estimate_run(
 
     graph = build(InMemorySaver(serde=checkpoint_serializer()))
     first = next(target for source, target in graph.builder.edges if source == "__start__")
+    given = dict(graph_input)
+    stops = [first]
+    if first == "plan_records":  # the plan is not asked for: the strategy's own reading is chunked
+        given["plan"] = given.get("plan") or {"aggregates": False}
+        routes = next(iter(graph.builder.branches[first].values())).ends or {}
+        stops = [str(routes["otherwise"]), str(routes["records"])]
     context = replace(context, read_while_chunking=False)  # no call may leave
     config: Any = {"configurable": {"thread_id": "dry-run"}}
-    await graph.ainvoke(dict(graph_input), config, context=context, interrupt_after=[first])
+    await graph.ainvoke(given, config, context=context, interrupt_after=stops)
     values = (await graph.aget_state(config)).values
     chunks: list[Chunk] = values["input_chunks"]
     kit = await kit_for(context, llm)

@@ -135,5 +135,8 @@ async def resolve_context(context: Context, provider: Describes) -> Context:
     if resolved.verify_answers == "auto":
         verifies = profile is None or profile.verifies
         resolved = resolved.replace(verify_answers="on" if verifies else "off")
+    if resolved.plan_records == "auto":
+        plans = profile is None or profile.plans
+        resolved = resolved.replace(plan_records="on" if plans else "off")
     resolved.validate()
     return resolved

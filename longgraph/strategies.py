@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 GRAPH_MODULES = (
+    "longgraph.graphs.auto",
     "longgraph.graphs.mapreduce",
     "longgraph.graphs.segment_plus",
     "longgraph.graphs.mapreduce_segment_merge",
@@ -37,7 +38,6 @@ GRAPH_MODULES = (
     "longgraph.graphs.pecan",
     "longgraph.graphs.truncate",
     "longgraph.graphs.rag",
-    "longgraph.graphs.records",
 )
 """The modules whose ``STRATEGIES`` make up the registry, in the order ``longgraph strategies`` lists them."""
 
@@ -133,7 +133,8 @@ def build_strategy(
     return strategy.build(llm, checkpointer=checkpointer)
 
 
-def decomposes(name: str) -> bool:
-    """Whether ``name``'s graph plans questions over several documents (``nodes/decompose.py``)."""
+def plans(name: str) -> bool:
+    """Whether ``name``'s graph plans its question (the records route, ``graphs/wiring.py``): a records
+    plan may be given to it."""
     strategy = STRATEGIES.get(name)
     return bool(strategy and strategy.cost and strategy.cost.plans)

@@ -44,8 +44,8 @@ and the stray 380 was "a number in no verified note"). Digits run on after a sec
 Word characters beside a number are ASCII ones: in Chinese or Japanese text a number sits between
 ideographs ("密码是482915。") and is read.
 
-The project's one number reader: the map stage, the answer checks and the per-document aggregation
-(``nodes/aggregate.py``) all read numbers with :func:`numbers_in`."""
+The project's one number reader: the map stage, the answer checks and the records check
+(``nodes/records/check.py``) all read numbers with :func:`numbers_in`."""
 MAX_CHOICES = 512
 """Ways of picking one number per note that are tried (notes holding several numbers multiply them)."""
 MAX_GROUPED_NOTES = 6

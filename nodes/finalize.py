@@ -49,7 +49,6 @@ from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, St
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
-from longgraph.state.plan import Aggregation
 from longgraph.state.records import Computation
 from longgraph.state.usage import Usage
 
@@ -126,14 +125,10 @@ class Settled:
     verify_usage: Usage | None = None
 
 
-def chain_may_help(state: RunState, kit: RunKit, settled: Settled) -> bool:
+def chain_may_help(kit: RunKit, settled: Settled) -> bool:
     """Whether to follow a chain the question names (``nodes/chain.py``): nothing answered it as asked,
-    the question was not planned per document, and second readings are on (compact protocol)."""
-    return (
-        is_no_information(str(settled.output.get("answer", "")))
-        and not state.get("chunk_questions")
-        and rereading_enabled(kit.context)
-    )
+    and second readings are on (compact protocol)."""
+    return is_no_information(str(settled.output.get("answer", ""))) and rereading_enabled(kit.context)
 
 
 def read_on_the_chain(
@@ -306,37 +301,6 @@ async def settle(
     return Settled(output, decisions, spent)
 
 
-def settle_aggregation(
-    aggregation: Aggregation, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], chunks: Sequence[Chunk]
-) -> RunState:
-    """A decomposed question's result: the answer computed in code from the documents' verified notes
-    (``nodes/aggregate.py``) stands as computed; its evidence is the notes of the documents it names,
-    then of the others it weighed; its confidence is the weakest of the notes it names."""
-    if not aggregation.answer.strip():
-        return {
-            "answer": NO_INFORMATION,
-            "rationale": f"no per-document answer could be combined: {aggregation.explanation}",
-            "confidence": 0.0,
-            "supported": False,
-            "support": "none",
-            "candidates": [c.model_dump() for c in candidates_from(outcomes)],
-            "evidence": [],
-        }
-    doc_of = {c.id: c.doc_index for c in chunks}
-    named = set(aggregation.named)
-    naming = [n for n in notes if doc_of[n.sources[0]] in named]
-    quotes = [q for n in naming for q in n.verified_quotes]
-    return {
-        "answer": aggregation.answer,
-        "rationale": aggregation.explanation,
-        "confidence": min((n.confidence for n in naming), default=None),
-        "supported": bool(quotes),
-        "support": "derived" if quotes else "none",
-        "candidates": [],
-        "evidence": _evidence(quotes, notes),
-    }
-
-
 def settle_computation(computation: Computation, chunks: Sequence[Chunk]) -> Settled:
     """The records path's result: the value computed in code stands as computed, ``supported`` when
     every record it rests on has a verified quote (a record is kept only with one, so: when it rests
@@ -392,22 +356,21 @@ def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list
     ]
 
 
-async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: bool = True) -> RunState:
-    """The output contract of ``strategy`` (see the module docstring)."""
+async def finalize(
+    state: RunState, kit: RunKit, *, strategy: str, grounded: bool = True, path: str | None = None
+) -> RunState:
+    """The output contract of ``strategy`` (see the module docstring); ``path``: what ``path`` calls the
+    strategy's own reading (``records`` when the records route answered)."""
     chunks: list[Chunk] = state.get("input_chunks") or []
     outcomes: list[ChunkOutcome] = state.get("outcomes") or []
     notes: list[Note] = state.get("notes") or []
     used = {s for n in notes for s in n.sources}
     filtered: list[tuple[int, str]] = state.get("filtered") or []
-    aggregation = state.get("aggregation")
     computation = state.get("computation")
     if grounded and computation is not None:
-        settled = settle_computation(Computation.model_validate(computation), chunks)
-        used |= {r.chunk_id for r in Computation.model_validate(computation).used}
-    elif grounded and aggregation:
-        settled = Settled(
-            settle_aggregation(Aggregation.model_validate(aggregation), notes, outcomes, chunks)
-        )
+        computed = Computation.model_validate(computation)
+        settled = settle_computation(computed, chunks)
+        used |= {r.chunk_id for r in computed.used} | {c for r in computed.used for c in r.also}
     elif grounded:
         rarity = await kit.rarity(chunks, state["question"])  # PECAN's search counted it already
         question = state["question"]
@@ -415,7 +378,7 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
         verify = verifier_for(kit, question)
         reads = kit.context.verify_answers == "on"
         settled = await settle(state, notes, outcomes, rarity, verify, reads_answers=reads)
-        link = link_to_follow(question) if chain_may_help(state, kit, settled) else None
+        link = link_to_follow(question) if chain_may_help(kit, settled) else None
         if link is not None:
             chain = await follow_chain(state, kit, link)
             settled = with_chain(settled, chain, notes)
@@ -442,6 +405,11 @@ async def finalize(state: RunState, kit: RunKit, *, strategy: str, grounded: boo
         stats.notes.append(
             f"this run's calls waited {waited:.1f} s for room in its user's share (calls per window)"
         )
-    result: RunState = {"chunks": reports, "stats": stats.model_dump(), "strategy": strategy}
+    own = path or strategy
+    problem = state.get("plan_problem")
+    if computation is None and problem:
+        stats.notes.insert(0, f"path: {own} (not the records path: {problem})")
+    taken = "records" if computation is not None else own
+    result: RunState = {"chunks": reports, "stats": stats.model_dump(), "strategy": strategy, "path": taken}
     result.update(settled.output)
     return result

@@ -80,7 +80,6 @@ from longgraph.nodes.passages import (
     strongest_passage,
 )
 from longgraph.nodes.provenance import documents_of, has_words, locate_quotes
-from longgraph.nodes.read import question_for_chunk, question_judged
 from longgraph.nodes.render import measure_notes
 from longgraph.nodes.support import (
     MIN_SUPPORT,
@@ -510,7 +509,7 @@ async def ground(state: RunState, kit: RunKit) -> RunState:
         outcomes, notes, rereads, reread_helped = [], [], [], 0
         for chunk_id, reads in sorted(by_chunk.items()):
             chunk = chunks[chunk_id]
-            asked, judged = question_for_chunk(state, chunk_id), question_judged(state, chunk_id)
+            asked = judged = state["question"]
             wanted = question_words(judged)
             graded = [
                 ground_read(r, chunk, documents, judged, min_relevance=settings.min_relevance) for r in reads

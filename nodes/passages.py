@@ -43,7 +43,6 @@ from longgraph.nodes.lexical import (
     sentence_spans,
 )
 from longgraph.nodes.provenance import documents_of
-from longgraph.nodes.read import question_judged
 from longgraph.nodes.support import Span, confidence_of, evidence_of
 from longgraph.nodes.word_forms import held_by_every_form
 from longgraph.state.context import Context
@@ -370,14 +369,8 @@ async def find_passages(state: RunState, kit: RunKit) -> RunState:
     documents = documents_of(state)
 
     def search() -> dict[int, Passage | None]:
-        words: dict[str, QuestionWords] = {}  # per question: a plan asks each document its own
-        found = {}
-        for chunk in chunks:
-            judged = question_judged(state, chunk.id)
-            if judged not in words:
-                words[judged] = question_words(judged)
-            found[chunk.id] = strongest_passage(chunk, documents, words[judged])
-        return found
+        wanted = question_words(state["question"])
+        return {chunk.id: strongest_passage(chunk, documents, wanted) for chunk in chunks}
 
     return {"passages": await asyncio.to_thread(search)}  # CPU work off the event loop
 
@@ -412,14 +405,13 @@ def settle_readings(
     return outcome.model_copy(update={"reason": reason}), note, helped
 
 
-def rereads_to(target: str) -> Callable[[RunState], list[Send] | Literal["done", "per_document"]]:
-    """A router sending each chunk worth a second reading to ``target``, or going on: to combining the
-    per-document answers when the question was decomposed (``nodes/decompose.py``), else ``done``."""
+def rereads_to(target: str) -> Callable[[RunState], list[Send] | Literal["done"]]:
+    """A router sending each chunk worth a second reading to ``target``, or going on (``done``)."""
 
-    def route_rereads(state: RunState) -> list[Send] | Literal["done", "per_document"]:
+    def route_rereads(state: RunState) -> list[Send] | Literal["done"]:
         rereads = state.get("rereads") or []
         if not rereads:
-            return "per_document" if state.get("chunk_questions") else "done"
+            return "done"
         return [Send(target, task) for task in rereads]
 
     return route_rereads

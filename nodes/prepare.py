@@ -9,17 +9,15 @@ from typing import Any, Literal
 
 from longgraph.errors import InputError
 from longgraph.nodes.chunking import iter_chunks
-from longgraph.nodes.decompose import never_planned
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.read import start_reading
 from longgraph.nodes.runtime import loop_outlives_node, report_progress
 from longgraph.state.contract import Chunk, DocumentIn, GraphInput, parse_input
 from longgraph.state.graph_state import RunState
 
-ReadEarly = Literal["never", "always", "unless planned"]
+ReadEarly = Literal["never", "always"]
 """Whether the chunk node starts each chunk's reading itself (``nodes/early_calls.py``): "always" when
-the next node reads every chunk with the question; "unless planned" when a question plan may first
-give chunks their own questions (``nodes/decompose.py``), so only a run that cannot be planned does."""
+the next node reads every chunk with the question."""
 
 
 def refuse_oversized(question: str, documents: Sequence[DocumentIn], limit: int | None) -> None:
@@ -65,12 +63,10 @@ def chunk_documents_blocking(
     also_fits: tuple[str, ...] = (),
     reserve: int = 0,
     on_chunk: Callable[[Chunk, str], None] | None = None,
-    unless_planned: bool = False,
 ) -> RunState:
     """``input_chunks``, ``started_at``, the validated ``question`` and any ``decisions``.
 
-    ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final, unless
-    ``unless_planned`` and a question plan may still change what the chunks are asked."""
+    ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final."""
     started = time.time()
     graph_input = parse_input(
         {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
@@ -87,8 +83,6 @@ def chunk_documents_blocking(
     ]
     if size is not None and size < budget:
         budget = size
-    if unless_planned and not never_planned(len(documents), kit, given=state.get("plan")):
-        on_chunk = None
     chunks: list[Chunk] = []
     for chunk in iter_chunks(documents, budget, kit.tokenizer):
         chunks.append(chunk)
@@ -150,7 +144,6 @@ async def chunk_input(
             also_fits=also_fits,
             reserve=reserve,
             on_chunk=on_chunk if reads else None,
-            unless_planned=read_early == "unless planned",
         )
     except BaseException:
         stopped = True

@@ -24,7 +24,6 @@ from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkRead, NoteDraft
-from longgraph.state.plan import DOCUMENT
 from longgraph.state.tasks import ReadTask
 
 
@@ -39,32 +38,12 @@ def each_chunk(target: str, *, beside: str | None = None) -> Callable[[RunState]
     def fan_out(state: RunState) -> list[Send | str]:
         chunks = state["input_chunks"]
         reads: list[Send | str] = [
-            Send(target, ReadTask(chunk=c, question=question_for_chunk(state, c.id), total=len(chunks)))
-            for c in chunks
+            Send(target, ReadTask(chunk=c, question=state["question"], total=len(chunks))) for c in chunks
         ]
         return [*reads, beside] if beside else reads
 
     fan_out.__name__ = f"each_chunk_to_{target}"
     return fan_out
-
-
-def question_for_chunk(state: RunState, chunk_id: int) -> str:
-    """What a chunk is asked: its per-document question when the question was decomposed
-    (``nodes/decompose.py``), else the question."""
-    questions = state.get("chunk_questions")
-    return questions[chunk_id] if questions else state["question"]
-
-
-def question_judged(state: RunState, chunk_id: int) -> str:
-    """What a chunk's answer is checked against (``nodes/grounding.py``): with a plan, its per-document
-    question without the document's name — every sentence of a document is about that document, and
-    measured with SmolLM2 on case files, the name's words ("Case file: Rummesmirk v. Gaersil") made the
-    opening line "This is the case file of Rummesmirk v. Gaersil" the passage most relevant to "What was
-    the verdict in ...?", so second readings went to it instead of the verdict; else the question."""
-    plan = state.get("plan")
-    if plan and state.get("chunk_questions"):
-        return str(plan["per_document_question"]).replace(DOCUMENT, " ")
-    return state["question"]
 
 
 async def read_chunk(

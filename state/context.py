@@ -21,6 +21,7 @@ StructuredMode = Literal["auto", "json_schema", "text"]
 EdgeSetting = Literal["auto", "attention", "embedding"]
 EmbeddingPrecision = Literal["auto", "float32", "bfloat16"]
 VerifySetting = Literal["auto", "on", "embedding", "off"]
+PlanSetting = Literal["auto", "on", "off"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
@@ -92,6 +93,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "embedding_precision": get_args(EmbeddingPrecision),
     "attention_precision": get_args(EmbeddingPrecision),
     "verify_answers": get_args(VerifySetting),
+    "plan_records": get_args(PlanSetting),
     "pecan_edges": get_args(EdgeSetting),
     "prompt_variant": ("compact", "paper"),
 }
@@ -248,11 +250,12 @@ class Context:
     reread: bool = field(default_factory=_env("reread", True, _bool))
     """Compact protocol: a chunk whose answer is not evidence but which holds a passage bearing strongly
     on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""
-    decompose: bool = field(default_factory=_env("decompose", True, _bool))
-    """A question over several documents is first planned (``nodes/decompose.py``): when it aggregates
-    (group, order, compare, a range, a chain), each document is asked a per-document question and the
-    answers are combined in code (``nodes/aggregate.py``). One extra call per multi-document run; False:
-    every chunk is asked the question as is."""
+    plan_records: PlanSetting = field(default_factory=_env("plan_records", "auto"))
+    """``mapreduce``, ``segment-plus`` and ``tom`` (and their ablations) first plan the question (one call,
+    ``nodes/records/``): one that aggregates (counts, sums, compares, ranks, groups, lists every one,
+    follows a chain) is answered from records every chunk gives, computed by code; any other keeps the
+    strategy's path. "off": no plan, no call. "auto": on, except for a model whose measured profile says
+    it cannot plan (``longgraph/embedded/catalog.py``). The ``records`` strategy always plans."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
     tom_top_k: int = field(default_factory=_env("tom_top_k", 7, int))

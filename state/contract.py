@@ -220,3 +220,7 @@ class GraphOutput(BaseModel):
     chunks: list[ChunkReport] = Field(default_factory=list)
     stats: Stats = Field(default_factory=Stats)
     strategy: str = ""
+    path: str = ""
+    """Which path answered, and why (``auto`` and the strategies that plan a question, ``graphs/``):
+    ``records`` (an aggregating question computed from records), ``plain`` (one call over the whole
+    input), or the strategy's own reading; the reason follows in ``stats.notes``."""

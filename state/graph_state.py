@@ -21,6 +21,7 @@ from langgraph.types import Overwrite
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, Passage
+from longgraph.state.records import RecordsRead
 from longgraph.state.tasks import Combined, ReadTask
 from longgraph.state.usage import Usage
 
@@ -32,7 +33,7 @@ class GraphInputState(TypedDict, total=False):
     document: str | None
     documents: list[DocumentIn] | None
     plan: dict[str, Any] | None
-    """A :class:`~longgraph.state.plan.QuestionPlan` to follow instead of planning (``nodes/decompose.py``)."""
+    """A :class:`~longgraph.state.records.RecordPlan` to follow instead of planning (``nodes/records/``)."""
 
 
 class GraphOutputState(TypedDict, total=False):
@@ -48,6 +49,7 @@ class GraphOutputState(TypedDict, total=False):
     chunks: list[ChunkReport]
     stats: dict[str, Any]
     strategy: str
+    path: str
 
 
 class RunState(GraphInputState, GraphOutputState, total=False):
@@ -88,12 +90,15 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """When the structure's build started (``time.time()``), for ``build_seconds``."""
     structure: dict[str, Any]
     """What per-document structure was searched and how (``stats.structure``)."""
-    chunk_questions: list[str]
-    """A decomposed question's per-document question for each chunk, by chunk id (``nodes/decompose.py``);
-    absent: every chunk is asked ``question``."""
-    document_titles: list[str]
-    aggregation: dict[str, Any]
-    """What combining the per-document answers did (``nodes/aggregate.py``): the answer, computed."""
+    record_plan: dict[str, Any] | None
+    """The :class:`~longgraph.state.records.RecordPlan` followed (``nodes/records/``); None: the question
+    keeps its strategy's own path."""
+    plan_problem: str | None
+    """Why the question did not take the records path (no plan, or one that cannot be carried out)."""
+    record_reads: Annotated[list[RecordsRead], operator.add]
+    """Fan-in of the records extraction: one per chunk."""
+    fits: bool
+    """``auto``: whether the question and documents fit one plain call (``nodes/fit.py``)."""
     computation: dict[str, Any]
     """The records path's result (:class:`~longgraph.state.records.Computation`, ``nodes/records/``): the
     answer computed in code from checked records."""

@@ -12,6 +12,7 @@ reason.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, ClassVar, Literal, get_args
 
@@ -41,6 +42,19 @@ NUMERIC: frozenset[str] = frozenset({"sum", "mean", "min", "max", "argmax", "arg
 """Operations that read ``value`` as a number."""
 MENTIONS: frozenset[str] = frozenset({"top_k"})
 """Operations that count mentions: their records are not merged by entity."""
+def json_object_in(text: str) -> dict[str, Any] | None:
+    """The first JSON object written in ``text`` (a text-mode answer may wrap it in words or a fence)."""
+    start = text.find("{")
+    while start >= 0:
+        try:
+            found, _ = json.JSONDecoder().raw_decode(text[start:])
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        return found if isinstance(found, dict) else None
+    return None
+
+
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,39}$")
 
 
@@ -79,7 +93,11 @@ class RecordPlan(StructuredOutput):
     start: str = Field(default="", description="chain or closure: where it starts")
     labels: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
 
-    TEXT_LABELS: ClassVar[dict[str, str]] = {}
+    TEXT_FORMAT: ClassVar[str] = "Answer with the plan as one JSON object, on one line."
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        return json_object_in(text)
 
     @field_validator("operation", mode="before")
     @classmethod
@@ -125,6 +143,14 @@ class ChunkRecords(StructuredOutput):
     """The ``extract`` call's output: the records a chunk states (none: an empty list)."""
 
     records: list[RecordRow] = Field(default_factory=list, json_schema_extra={"maxItems": 200})
+
+    TEXT_FORMAT: ClassVar[str] = (
+        'Answer with one JSON object: {"records": [{"values": [...], "quote": "..."}, ...]}.'
+    )
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        return json_object_in(text)
 
 
 class Record(BaseModel):

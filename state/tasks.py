@@ -47,3 +47,12 @@ class Combined(BaseModel):
     """Why the combine call failed or was not trusted (the loop then keeps the group's best note)."""
     emptied: str | None = None
     """Why the group yielded no note (its chunks are reported filtered with this reason)."""
+
+
+class RecordsTask(TypedDict):
+    """One chunk's records extraction (``nodes/records/``): the chunk, and the question ending with the
+    plan's fields."""
+
+    chunk: Chunk
+    question: str
+    total: int

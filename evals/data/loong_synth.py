@@ -113,7 +113,7 @@ class _Case:
     scorer: str
     label: dict[str, object]
     plan: dict[str, object] | None = None
-    """What a competent planner would write (``state/plan.py``); None: one document answers."""
+    """The records plan a competent planner writes (``state/records.py``); None: one fact answers."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -146,8 +146,21 @@ def _companies(rng: random.Random, names: _Names, count: int) -> list[tuple[_Doc
     return companies
 
 
-def _plan(question: str, combine: str, labels: list[str] | None = None) -> dict[str, object]:
-    return {"per_document_question": question, "combine": combine, "labels": labels or []}
+def _plan(
+    fields: tuple[tuple[str, str], ...], key: str, operation: str, value: str, **rest: object
+) -> dict[str, object]:
+    """A records plan (``state/records.py``) as a competent planner writes it."""
+    return {
+        "aggregates": True,
+        "fields": [{"name": name, "type": kind} for name, kind in fields],
+        "key": key,
+        "operation": operation,
+        "value": value,
+        **rest,
+    }
+
+
+_REVENUES = (("company", "text"), ("revenue", "number"))
 
 
 def _spotlight(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -171,22 +184,19 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
     by_revenue = sorted(companies, key=lambda c: -c[1])
     kind = COMPARISONS[index % len(COMPARISONS)]
     year = f"for fiscal year {_YEAR}"
-    # Phrasing measured with SmolLM2 on comparison 0 (given plan): "In {document}, what total revenue
-    # was reported for fiscal year 2023?" and "{document}: what was the total revenue?" drew timestamps
-    # ("2023-04-18 15:59:57...") from most chunks; this one drew the revenue from 3 of 4 reports.
-    asked = "What total revenue was reported in {document}?"
     if kind == "extremum":
         highest = rng.random() < 0.5
         pick = by_revenue[0] if highest else by_revenue[-1]
         word = "highest" if highest else "lowest"
         return _Case("comparison", kind, f"Which company reported the {word} total revenue {year}?", docs,
                      [pick[0].name], "structured:entity", {"answer": pick[0].name, "candidates": candidates},
-                     _plan(asked, word))  # fmt: skip
+                     _plan(_REVENUES, "company", "argmax" if highest else "argmin", "revenue"))  # fmt: skip
     if kind == "enumeration":
         order = [c[0].name for c in by_revenue]
         question = f"List all the companies in order of their total revenue {year}, from highest to lowest."
         return _Case("comparison", kind, question, docs, [", ".join(order)], "structured:order",
-                     {"answer": order, "candidates": candidates}, _plan(asked, "order"))  # fmt: skip
+                     {"answer": order, "candidates": candidates},
+                 _plan(_REVENUES, "company", "sort", "revenue", descending=True))  # fmt: skip
     values = sorted(c[1] for c in companies)
     low_at = rng.randrange(0, len(values) - 1)
     high_at = rng.randrange(low_at + 1, min(low_at + 3, len(values)))  # 2 or 3 companies in range
@@ -197,7 +207,8 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
         "List all of them."
     )
     return _Case("comparison", kind, question, docs, [", ".join(inside)], "structured:set",
-                 {"answer": inside, "candidates": candidates}, _plan(asked, "between"))  # fmt: skip
+                 {"answer": inside, "candidates": candidates},
+                 _plan(_REVENUES, "company", "between", "revenue", low=float(low), high=float(high)))  # fmt: skip
 
 
 def _clustering(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -223,7 +234,7 @@ def _clustering(rng: random.Random, names: _Names, index: int) -> _Case:
     gold = "\n".join(f"{v}: {', '.join(names_)}" for v, names_ in groups.items())
     return _Case("clustering", "by verdict", question, docs, [gold], "structured:groups",
                  {"answer": groups, "candidates": [d.name for d in docs]},
-                 _plan("What was the verdict in {document}?", "group", list(VERDICTS)))  # fmt: skip
+                 _plan((("case", "text"), ("verdict", "text")), "case", "group", "verdict", labels=list(VERDICTS)))  # fmt: skip
 
 
 def _chain(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -249,7 +260,7 @@ def _chain(rng: random.Random, names: _Names, index: int) -> _Case:
     )
     return _Case("chain", f"{length}-paper chain", question, docs, [" -> ".join(chain)], "structured:order",
                  {"answer": chain, "candidates": titles + outside},
-                 _plan("What earlier study does {document} say it builds directly on?", "chain"))  # fmt: skip
+                 _plan((("paper", "text"), ("builds on", "text")), "paper", "chain", "builds on", start=chain[0]))  # fmt: skip
 
 
 _BUILDERS: dict[str, Callable[[random.Random, _Names, int], _Case]] = {

@@ -7,19 +7,16 @@ executive); Comparison, every company's revenue sentence; Clustering, every case
 Chain of Reasoning, the "builds directly on" sentence of each paper on the chain and of its last (which
 names a study outside the collection: where the chain stops). A document left out by the window takes
 its records with it, so the readers cannot conclude what it was needed for. Each family but Spotlight
-also gets the records plan a right model writes (``state/records.py``: the company with the highest or
-lowest revenue, the companies sorted or in a range, the cases grouped by verdict, the chain followed
-from its first paper) and each record's field values (a paper's record names it by its title).
+also has the records plan a right model writes (the generator's, ``metadata["plan"]``) and each
+record's field values (a paper's record names it by its title).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
 from longgraph.evals.data.instance import EvalInstance
-from longgraph.evals.data.loong_synth import VERDICTS
 from longgraph.evals.readers.gold import Gold, flat
 from longgraph.evals.scoring import get_scorer
 
@@ -47,29 +44,6 @@ _VERDICT_OF = re.compile(r"The verdict in (.+?): (?:the defendant was |the case 
 _CITED = re.compile(r"the earlier study (.+?)\.$")
 
 
-def _plan(fields: list[tuple[str, str]], key: str, operation: str, value: str, **rest: Any) -> dict[str, Any]:
-    return {
-        "aggregates": True,
-        "fields": [{"name": n, "type": t} for n, t in fields],
-        "key": key,
-        "operation": operation,
-        "value": value,
-        **rest,
-    }
-
-
-def _comparison_plan(instance: EvalInstance) -> dict[str, Any]:
-    fields = [("company", "text"), ("revenue", "number")]
-    subtask = str(instance.metadata["subtask"])
-    if subtask == "extremum":
-        operation = "argmax" if "highest" in instance.question else "argmin"
-        return _plan(fields, "company", operation, "revenue")
-    if subtask == "enumeration":
-        return _plan(fields, "company", "sort", "revenue", descending=True)
-    low, high = (float(n) for n in re.findall(r"between (\d+) and (\d+)", instance.question)[0])
-    return _plan(fields, "company", "between", "revenue", low=low, high=high)
-
-
 def loong_synth_gold(instance: EvalInstance) -> Gold:
     """The records, conclusion, combining need and records plan of a loong-synth instance."""
     scorer = get_scorer(str(instance.scorer))
@@ -89,14 +63,12 @@ def loong_synth_gold(instance: EvalInstance) -> Gold:
     if family == "comparison":
         records = _found(texts, _REVENUE, names)
         revenues = {r: list(m.groups()) for r in records if (m := _REVENUE_OF.match(r))}
-        plan = _comparison_plan(instance)
+        plan = instance.metadata["plan"]
         return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=revenues)
     if family == "clustering":
         records = _found(texts, _VERDICT, names)
         verdicts = {r: list(m.groups()) for r in records if (m := _VERDICT_OF.match(r))}
-        plan = _plan(
-            [("case", "text"), ("verdict", "text")], "case", "group", "verdict", labels=list(VERDICTS)
-        )
+        plan = instance.metadata["plan"]
         return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=verdicts)
     chain = [str(t) for t in instance.label["answer"]]
     records = Counter[str]()
@@ -109,5 +81,5 @@ def loong_synth_gold(instance: EvalInstance) -> Gold:
             records[record] += 1
             cited = _CITED.search(record)
             rows[record] = [doc["title"], cited.group(1) if cited else ""]
-    plan = _plan([("paper", "text"), ("builds on", "text")], "paper", "chain", "builds on", start=chain[0])
+    plan = instance.metadata["plan"]
     return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=rows)

@@ -64,7 +64,12 @@ def ask(
             "(what a strategy builds per document — ToM's tree, PECAN's graph — is built once).",
         ),
     ],
-    strategy: Annotated[str, Opt(help="Strategy graph: see `longgraph strategies`.")] = "mapreduce",
+    strategy: Annotated[
+        str,
+        Opt(
+            help="Strategy graph: see `longgraph strategies` (auto: one plain call when the input fits, else records or mapreduce)."
+        ),
+    ] = "auto",
     as_json: Annotated[
         bool,
         Opt(
@@ -105,9 +110,11 @@ def ask(
     plan: Annotated[
         str | None,
         Opt(
-            help="A question plan to follow instead of planning (several files), as JSON or @FILE: "
-            '{"per_document_question": "What was the verdict in {document}?", "combine": "group", '
-            '"labels": ["convicted", "acquitted"]}; combine: list, group, order, highest, lowest, between, chain.',
+            help="A records plan to follow instead of planning, as JSON or @FILE: "
+            '{"aggregates": true, "fields": [{"name": "case", "type": "text"}, {"name": "verdict", "type": '
+            '"text"}], "key": "case", "value": "verdict", "operation": "group", "labels": ["convicted", '
+            '"acquitted"]}; operations: list, count, sum, mean, min, max, argmax, argmin, sort, between, '
+            'group, top_k, chain, closure. {"aggregates": false} skips planning.',
             show_default=False,
         ),
     ] = None,

@@ -154,8 +154,8 @@ def run(
         bool,
         Opt(
             "--given-plans",
-            help="loong-synth: give strategies that decompose questions each instance's reference "
-            "plan (records labelled <model>-given-plan).",
+            help="loong-synth: give strategies that plan their question each instance's reference "
+            "records plan (records labelled <model>-given-plan).",
         ),
     ] = False,
     plain: Annotated[

@@ -44,6 +44,9 @@ class ModelProfile:
     verifies: bool
     """Whether its verification call tells a right answer from a wrong one (``prompts/verify.toml``),
     measured by ``python -m longgraph.evals.bench.verifier_accuracy``: on at accuracy >= 0.9."""
+    plans: bool = True
+    """Whether its records plan (``prompts/records.toml``) tells an aggregating question from a single
+    fact, measured by ``python -m longgraph.evals.bench.plan_probe``: on at accuracy >= 0.9."""
 
 
 @dataclass(frozen=True)

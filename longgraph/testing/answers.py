@@ -18,12 +18,12 @@ from longgraph.testing.oracle import (
     _FORMAT_LABEL_RE,
     FORMAT_HEADER,
     NO_INFORMATION,
+    NO_PLAN,
     STOP_WORDS,
     _message_text,
     extract_question_and_text,
     generated_question,
     oracle_answer,
-    question_plan,
     summary_points,
     synthesis_sentences,
 )
@@ -261,10 +261,9 @@ def _asks_for_bullets(messages: Sequence[Mapping[str, Any]]) -> bool:
     return any(BULLET_FORMAT in _message_text(m) for m in messages if m.get("role") == "user")
 
 
-def _plan_field(plan: Mapping[str, Any], label: str) -> str:
-    key = {"per-document question": "per_document_question"}.get(label.lower(), label.lower())
-    value = plan.get(key, "")
-    return ", ".join(value) if isinstance(value, list) else str(value)
+def _asks_for_plan(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """A text-mode records plan prompt (``prompts/records.toml``: its format line)."""
+    return any("the plan as one JSON object" in _message_text(m) for m in messages if m.get("role") == "user")
 
 
 _PROPOSED = re.compile(r"^Proposed answer:\s*(.*)$", re.MULTILINE)
@@ -327,8 +326,10 @@ def build_completion_content(
         ), None
     if schema is not None and "sentences" in properties:  # a pyramid synthesis prompt
         return json.dumps({"sentences": synthesis_sentences(text)}, ensure_ascii=False), None
-    if schema is not None and "per_document_question" in properties:  # a question plan
-        return json.dumps(question_plan(question), ensure_ascii=False), None
+    if schema is not None and "aggregates" in properties:  # a records plan: the oracle cannot plan
+        return json.dumps(NO_PLAN), None
+    if schema is not None and set(properties) == {"records"}:  # a records extraction: none read
+        return json.dumps({"records": []}), None
     if schema is not None and set(properties) == {"question"}:  # a question generation prompt
         return json.dumps({"question": generated_question(text)}, ensure_ascii=False), None
     if schema is not None and "points" in (schema.get("properties") or {}):  # a summarise prompt
@@ -340,10 +341,9 @@ def build_completion_content(
         return json.dumps(obj, ensure_ascii=False), None
     if isinstance(response_format, Mapping) and response_format.get("type") == "json_object":
         return json.dumps(_default_object(verdict), ensure_ascii=False), None
+    if _asks_for_plan(messages if isinstance(messages, list) else []):
+        return json.dumps(NO_PLAN), None
     labels = requested_labels(messages if isinstance(messages, list) else [])
-    if any(label.lower().startswith("per-document question") for label in labels):
-        plan = question_plan(question)
-        return "\n".join(f"{label}: {_plan_field(plan, label)}" for label in labels), None
     if labels:
         return _labelled_answer(labels, verdict), None
     return _text_protocol(verdict), None

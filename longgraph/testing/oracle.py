@@ -325,28 +325,6 @@ def generated_question(text: str) -> str:
     return f"What does the text say about {' '.join(words) or 'its subject'}?"
 
 
-_LISTED_OPTIONS = re.compile(r"((?:\w+, )+\w+),? or (\w+)")
-
-
-def question_plan(question: str) -> dict[str, Any]:
-    """The oracle's plan of a question over several documents (``nodes/decompose.py``), by cue words:
-    a chain ("starting from", "follow"), a range ("between"), an order ("in order", "sort", "rank"), a
-    grouping ("group", "cluster"; labels: an "A, B or C" list of the question), an extremum ("highest",
-    "lowest"...); else none. Its per-document question is the question headed by the document's name,
-    which its sentence matcher answers with the document's own fact sentence."""
-    lowered = question.lower()
-    cues = (
-        ("chain", ("starting from", "follow")),
-        ("between", ("between",)),
-        ("order", ("in order", "sort ", "rank")),
-        ("group", ("group", "cluster")),
-        ("highest", ("highest", "largest", "most ")),
-        ("lowest", ("lowest", "smallest", "least ")),
-    )
-    combine = next((kind for kind, words in cues if any(w in lowered for w in words)), "none")
-    if combine == "none":
-        return {"per_document_question": "", "combine": "none", "labels": []}
-    labels: list[str] = []
-    if combine == "group" and (listed := _LISTED_OPTIONS.search(question)):
-        labels = [*listed.group(1).split(", "), listed.group(2)]
-    return {"per_document_question": "About {document}: " + question, "combine": combine, "labels": labels}
+NO_PLAN: dict[str, Any] = {"aggregates": False}
+"""The oracle's records plan of every question (``nodes/records/``): a sentence matcher cannot plan, so
+every question keeps its strategy's path."""

@@ -1,8 +1,9 @@
 """The records path's stages: plan the question, extract each chunk's records, check and compute.
 
 ``plan_records`` asks one call (``prompts/records.toml: plan``) for a :class:`RecordPlan`, or takes the
-caller's ``record_plan``; a plan that does not parse, does not aggregate or cannot be carried out
-(``RecordPlan.problems``) sends the question to the fallback path with the reason in ``plan_problem``.
+caller's (the input's ``plan``: a plan that cannot be carried out is refused); a plan that does not
+parse, does not aggregate or cannot be carried out (``RecordPlan.problems``) keeps the question on its
+strategy's own path with the reason in ``plan_problem``.
 ``extract_records`` reads one chunk (``extract``) for the plan's fields. ``compute_records`` checks every
 row against its chunk, reconciles, computes in code (``nodes/records/compute.py``) and accounts for
 every chunk: records used, no records, records dropped (each reason), or the call failed.
@@ -17,16 +18,18 @@ from typing import Any, Literal
 from langgraph.types import Send
 from pydantic import ValidationError
 
-from longgraph.errors import validation_problems
+from longgraph.errors import InputError, validation_problems
 from longgraph.nodes.chunking import halves
 from longgraph.nodes.kit import RunKit
+from longgraph.nodes.prepare import refuse_oversized
 from longgraph.nodes.records.check import check_row, reconcile
 from longgraph.nodes.records.compute import compute, fold
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk, DocumentIn, parse_input
+from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkFate, ChunkOutcome
 from longgraph.state.records import ChunkRecords, Record, RecordPlan, RecordsPiece, RecordsRead
-from longgraph.state.records_state import RecordsState, RecordsTask
+from longgraph.state.tasks import RecordsTask
 from longgraph.state.usage import Usage
 
 PROMPTS = "records"
@@ -42,68 +45,69 @@ FIELDS_RESERVE = 96
 four names of 40 characters and their types)."""
 
 
-async def plan_records(state: RecordsState, kit: RunKit) -> RecordsState:
-    """The plan to follow (given, or asked for), or why there is none (``plan_problem``)."""
-    given = state.get("record_plan")
+async def plan_records(state: RunState, kit: RunKit, *, always: bool = False) -> RunState:
+    """The plan to follow (the input's ``plan``, or asked for), or why there is none (``plan_problem``).
+
+    Without ``always``, a run whose ``plan_records`` setting is off (a model measured unable to plan:
+    ``longgraph/embedded/catalog.py``) is not planned and keeps its strategy's path, without a call."""
+    given = state.get("plan")
+    graph_input = parse_input(
+        {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
+    )
+    refuse_oversized(
+        graph_input.question, graph_input.as_documents(), kit.context.max_input_chars
+    )  # before any call
+    if given is None and not always and kit.context.plan_records == "off":
+        return {"record_plan": None, "plan_problem": None}
     usage = None
     if given is None:
-        result = await kit.call(PROMPTS, "plan", text="", question=state["question"], work="the records plan")
+        question = graph_input.question
+        result = await kit.call(PROMPTS, "plan", text="", question=question, work="the records plan")
         usage = result.usage
         report_progress("plan", total=1)
         if result.value is None:
-            return {
-                "record_plan": None,
-                "plan_problem": f"the plan did not parse ({result.error})",
-                "usage": usage,
-            }
+            problem = f"the plan did not parse ({result.error})"
+            return {"record_plan": None, "plan_problem": problem, "usage": usage}
         raw: Any = result.value.model_dump()
     else:
         raw = given
     try:
         plan = RecordPlan.model_validate(raw)
     except ValidationError as exc:
+        if given is not None:
+            raise InputError(f"invalid plan: {validation_problems(exc)}") from exc
         return {"record_plan": None, "plan_problem": f"the plan is not a plan ({validation_problems(exc)})"}
     problems = plan.problems()
-    out: RecordsState = (
+    if problems and given is not None and plan.aggregates:
+        raise InputError(f"the given plan cannot be carried out: {'; '.join(problems)}")
+    out: RunState = (
         {"record_plan": None, "plan_problem": "; ".join(problems)}
         if problems
-        else {
-            "record_plan": plan.model_dump(),
-            "plan_problem": None,
-        }
+        else {"record_plan": plan.model_dump(), "plan_problem": None}
     )
     if usage is not None:
         out["usage"] = usage
     return out
 
 
-def route_plan(state: RecordsState) -> Literal["chunk", "fallback"]:
-    """The records path under a plan; the fallback path (mapreduce) without one."""
-    return "fallback" if state.get("record_plan") is None else "chunk"
+def route_plan(state: RunState) -> Literal["records", "otherwise"]:
+    """The records path under a plan; the strategy's own path without one."""
+    return "otherwise" if state.get("record_plan") is None else "records"
 
 
-def each_chunk_records(state: RecordsState) -> list[Send]:
-    """Every chunk to ``extract_records``, with the plan's fields."""
+def each_chunk_records(state: RunState) -> list[Send]:
+    """Every chunk to ``extract_records``, the question ending with the plan's fields."""
     chunks = state["input_chunks"]
     fields = _fields(RecordPlan.model_validate(state["record_plan"]))
     asked = f"{state['question']}\nRecord fields, in this order: {fields}"
     return [Send("extract_records", RecordsTask(chunk=c, question=asked, total=len(chunks))) for c in chunks]
 
 
-async def say_path(state: RecordsState, kit: RunKit) -> RecordsState:
-    """After the fallback path: the result says which path ran and why."""
-    del kit
-    stats = dict(state.get("stats") or {})
-    why = state.get("plan_problem") or "no plan"
-    stats["notes"] = [f"path: mapreduce (not the records path: {why})", *stats.get("notes", [])]
-    return {"stats": stats, "strategy": "records"}
-
-
 def _fields(plan: RecordPlan) -> str:
     return ", ".join(f"{f.name} ({f.type})" for f in plan.fields)
 
 
-async def extract_records(task: RecordsTask, kit: RunKit) -> RecordsState:
+async def extract_records(task: RecordsTask, kit: RunKit) -> RunState:
     """One chunk's records for the plan's fields. An answer that may be cut short (as long as the output
     budget allows, or as many rows as the schema allows) is not taken as the chunk's records: the
     chunk is cut in two and each half read (``nodes/chunking.halves``), at most
@@ -144,12 +148,12 @@ async def _extract(kit: RunKit, chunk: Chunk, question: str, depth: int) -> tupl
     return result.usage + left_usage + right_usage, merged
 
 
-def _documents(state: RecordsState) -> list[DocumentIn]:
+def _documents(state: RunState) -> list[DocumentIn]:
     given = {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     return parse_input(given).as_documents()
 
 
-async def compute_records(state: RecordsState, kit: RunKit) -> RecordsState:
+async def compute_records(state: RunState, kit: RunKit) -> RunState:
     """Check, reconcile and compute; one outcome per chunk."""
     plan = RecordPlan.model_validate(state["record_plan"])
     chunks: Sequence[Chunk] = state.get("input_chunks") or []

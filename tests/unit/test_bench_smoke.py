@@ -68,10 +68,10 @@ def test_mapreduce_stub_benchmark_prints_its_figures(capsys: pytest.CaptureFixtu
     assert out.startswith("== mapreduce graph vs bare client on the stub")
     missing = [key for key in STUB_FIGURES if key not in _printed_keys(out)]
     assert not missing, out
-    # The bare client replayed exactly the calls the graph made: map(s) then one reduce.
+    # The bare client replayed exactly the calls the graph made: the plan, map(s), then one reduce.
     stages = figures["calls_by_stage"]
-    assert isinstance(stages, dict) and stages["map"] >= 2 and stages["reduce"] == 1
-    assert figures["supersteps_with_calls"] == [f"map×{stages['map']}", "reduce×1"]
+    assert isinstance(stages, dict) and stages["map"] >= 2 and stages["reduce"] == 1 and stages["plan"] == 1
+    assert figures["supersteps_with_calls"] == ["plan×1", f"map×{stages['map']}", "reduce×1"]
 
 
 def test_chunker_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:

@@ -59,8 +59,10 @@ def test_finds_a_planted_fact_and_accounts_for_every_chunk(planted_document: str
     assert len(used) == 1
     span = out.evidence[0]
     assert FACT in planted_document[span.start : span.end]
-    assert out.stats.llm_calls == len(out.chunks) + 1 == len(model.calls)
-    assert out.stats.calls_by_stage == {"map": len(out.chunks), "reduce": 1}
+    # the question's records plan (the oracle never plans: the map-reduce path), a map per chunk, the reduce
+    assert out.stats.llm_calls == len(out.chunks) + 2 == len(model.calls)
+    assert out.stats.calls_by_stage == {"plan": 1, "map": len(out.chunks), "reduce": 1}
+    assert out.path == "mapreduce" and out.stats.notes[0].startswith("path: mapreduce")
 
 
 async def test_async_invoke_and_progress_events(planted_document: str) -> None:
@@ -76,7 +78,7 @@ async def test_async_invoke_and_progress_events(planted_document: str) -> None:
             final = payload
     maps = [e for e in events if e["stage"] == "map"]
     assert len(maps) == len(final["chunks"]) and maps[0]["total"] == len(final["chunks"])
-    assert events[0]["stage"] == "chunk" and events[-1]["stage"] == "reduce"
+    assert [e["stage"] for e in events[:2]] == ["plan", "chunk"] and events[-1]["stage"] == "reduce"
 
 
 def test_no_information_anywhere_skips_reduce() -> None:
@@ -161,7 +163,11 @@ def test_text_mode_prompts_ask_for_the_papers_protocol(planted_document: str) ->
     model = ScriptedChatModel()
     out = _run(model, planted_document, structured_output="text", **PAPER)
     assert "smoked plums" in out.answer
-    first = model.calls[0]
+    plan, first = model.calls[0], model.calls[1]  # the records plan asks for JSON in text mode too
+    assert (
+        plan["headers"] == {"X-Longgraph-Stage": "plan"}
+        and "one JSON object" in plan["messages"][-1]["content"]
+    )
     assert "response_format" not in first
     assert "Please follow this format:\nExtracted Information:" in first["messages"][-1]["content"]
     assert first["headers"] == {"X-Longgraph-Stage": "map"}
@@ -212,7 +218,7 @@ def test_all_replicas_down_is_a_typed_error_naming_them_and_the_undone_work(plan
     with pytest.raises(EndpointError) as info:
         graph.invoke({"question": QUESTION, "document": planted_document}, context=SMALL)
     assert "fake://a, fake://b" in str(info.value)
-    assert "map of chunk" in info.value.undone
+    assert "the records plan" in info.value.undone  # the run's first call
 
 
 def test_result_cache_makes_a_repeated_question_free(tmp_path: Any, planted_document: str) -> None:

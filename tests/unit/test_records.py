@@ -21,9 +21,9 @@ from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, GraphOutput
 from longgraph.state.outputs import is_no_information
 from longgraph.state.records import Record, RecordPlan, RecordRow
 from longgraph.strategies import build_strategy
-from longgraph.tests.conftest import QUESTION, planted
 from longgraph.testing.capable import SETTINGS, schema_name
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
+from longgraph.tests.conftest import QUESTION, planted
 
 
 def _plan(operation: str, *, number: bool = False, **rest: Any) -> RecordPlan:
@@ -260,3 +260,22 @@ def test_records_compute_what_the_extractor_cannot(task: str, reader: str) -> No
     assert result.stats.notes[0].startswith("path: records")
     if task == "cwe":
         assert result.stats.calls_by_stage.get("extract", 0) > len(result.chunks)  # read in halves
+
+
+@pytest.mark.parametrize("family", ["comparison", "clustering", "chain"])
+@pytest.mark.parametrize("strategy", ["records", "mapreduce", "segment-plus", "tom"])
+def test_several_documents_answered_by_records_in_every_planning_strategy(family: str, strategy: str) -> None:
+    """A question over several documents that aggregates takes the records route of every strategy that
+    plans; the extractor (which never combines) is right through it."""
+    from longgraph.evals.data.loong_synth import build_loong_synth
+    from longgraph.evals.scoring import get_scorer
+
+    instance = build_loong_synth(length_set=1, n=1, seed=11, families=[family])[0]
+    responder = responder_for(instance, "extractor", "bare", max_output_tokens=SETTINGS["max_output_tokens"])
+    model = ScriptedChatModel(responder=responder)
+    graph = build_strategy(strategy, FakeProvider(model))
+    result = GraphOutput.model_validate(asyncio.run(graph.ainvoke(instance.graph_input(), context=SETTINGS)))
+    scorer = get_scorer(str(instance.scorer))
+    assert scorer.score(result.answer, instance.label)[scorer.metric] == 1.0, result.answer
+    assert result.path == "records" and result.supported
+    assert result.stats.calls_by_stage.get("plan") == 1

@@ -121,7 +121,7 @@ def test_finds_the_planted_fact_and_points_at_it_in_the_document() -> None:
     # Notes without evidence are no-information notes, set aside by grounding before the filter.
     assert {c.status for c in out.chunks if c.id != quote.chunk_id} == {"no_information"}
     # empty notes never reach the model's filter: one filter call, for the one note with evidence
-    assert out.stats.calls_by_stage == {"gather": len(out.chunks), "filter": 1, "answer": 1}
+    assert out.stats.calls_by_stage == {"plan": 1, "gather": len(out.chunks), "filter": 1, "answer": 1}
     assert out.stats.llm_calls == len(model.calls)
 
 
@@ -231,17 +231,17 @@ def test_evidence_overflow_keeps_the_best_quotes_and_reports_what_was_trimmed() 
 def test_no_evidence_anywhere_answers_no_information_without_merge_or_answer_calls() -> None:
     out = _run(ScriptedChatModel(), planted(30_000, fact="Nothing to see here."))
     assert out.answer == NO_INFORMATION and out.evidence == [] and out.supported is False
-    assert set(out.stats.calls_by_stage) == {"gather"}
+    assert set(out.stats.calls_by_stage) == {"plan", "gather"}  # the plan: a single fact, Segment+'s path
     assert all(c.status == "no_information" for c in out.chunks)
 
 
 @pytest.mark.parametrize(
     ("strategy", "stages"),
     [
-        ("segment-plus-no-filter", {"gather", "answer"}),
-        ("segment-plus-no-structure", {"gather_text", "filter", "answer"}),
-        ("segment-plus-plain", {"gather_text", "answer"}),
-        ("mapreduce-segment-merge", {"map", "reduce"}),
+        ("segment-plus-no-filter", {"plan", "gather", "answer"}),
+        ("segment-plus-no-structure", {"plan", "gather_text", "filter", "answer"}),
+        ("segment-plus-plain", {"plan", "gather_text", "answer"}),
+        ("mapreduce-segment-merge", {"plan", "map", "reduce"}),
     ],
 )
 def test_variants_run(strategy: str, stages: set[str]) -> None:
@@ -330,7 +330,7 @@ def test_text_mode_notes_follow_the_labelled_protocol() -> None:
     model = ScriptedChatModel(responder=respond)
     out = _run(model, planted(30_000), structured_output="text")
     assert out.answer == "smoked plums"
-    assert "Please follow this format:\nEvidence:\nReasoning:" in model.calls[0]["messages"][-1]["content"]
+    assert "Please follow this format:\nEvidence:\nReasoning:" in model.calls[1]["messages"][-1]["content"]
     assert [e.verified for e in out.evidence] == [True]
 
 

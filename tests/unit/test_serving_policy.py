@@ -219,21 +219,28 @@ def test_a_served_run_has_a_budget_when_the_operator_sets_none(monkeypatch: pyte
     assert problems_in_payload({"context": {"max_calls": 100_001}}) != []
 
 
-def test_a_served_run_of_many_small_documents_stops_at_the_budget() -> None:
-    """The amplification the default budget bounds, through the real graph: 200 one-line documents and a
-    plan ask for a call per document; the served run stops with BudgetExhausted at the (here lowered)
-    default, its calls counted."""
-    model = ScriptedChatModel()
+def test_a_served_run_whose_records_never_fit_stops_at_the_budget() -> None:
+    """The amplification the default budget bounds, through the real graph: an extraction that always
+    fills the output budget makes the records route read each chunk in halves, and halves of halves;
+    the served run stops with BudgetExhausted at the (here lowered) default, its calls counted."""
+
+    def full(messages: Any, extras: Any) -> str:
+        return '{"records": [' + ", ".join(['{"values": ["x"], "quote": "Note"}'] * 200) + "]}"
+
+    model = ScriptedChatModel(responder=full)
     graph = build_graph(FakeProvider(model))
     config: Any = {"configurable": {"langgraph_auth_user_id": "mallory"}}
-    documents = [{"title": f"note {i}", "text": f"Note {i} says nothing."} for i in range(200)]
-    plan = {"per_document_question": "What does {document} say?", "combine": "list"}
+    documents = [
+        {"title": f"note {i}", "text": f"Note {i} says nothing much at all, " * 20} for i in range(40)
+    ]
+    plan = {"aggregates": True, "fields": [{"name": "note", "type": "text"}], "key": "note", "value": "note",
+            "operation": "count"}  # fmt: skip
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(SERVED_BUDGETS, "max_calls", 30)
         with pytest.raises(BudgetExhausted, match="30"):
             asyncio.run(
                 graph.ainvoke(
-                    {"question": "What do the notes say?", "documents": documents, "plan": plan},
+                    {"question": "How many notes are there?", "documents": documents, "plan": plan},
                     context={
                         "model": "m",
                         "context_window": 2048,
