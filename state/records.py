@@ -42,6 +42,8 @@ NUMERIC: frozenset[str] = frozenset({"sum", "mean", "min", "max", "argmax", "arg
 """Operations that read ``value`` as a number."""
 MENTIONS: frozenset[str] = frozenset({"top_k"})
 """Operations that count mentions: their records are not merged by entity."""
+
+
 def json_object_in(text: str) -> dict[str, Any] | None:
     """The first JSON object written in ``text`` (a text-mode answer may wrap it in words or a fence)."""
     start = text.find("{")
