@@ -50,10 +50,14 @@ class SpendingLimit:
     refused: int = 0
     waited_s: float = 0.0
     """Seconds this run's calls waited for room in the user's window."""
+    server_extra: int = 0
+    """The most the server has counted of a call's prompt beyond what was reserved for it (a chat
+    template, a schema, another tokenizer): later calls are reserved with it, so a server that counts
+    more does not carry the run past ``max_prompt_tokens`` call after call."""
     _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
 
     def estimate(self, texts: Sequence[str]) -> int:
-        return self.count_tokens(texts) + PER_MESSAGE_TOKENS * len(texts)
+        return self.count_tokens(texts) + PER_MESSAGE_TOKENS * len(texts) + self.server_extra
 
     async def reserve(self, texts: Sequence[str], *, work: str) -> int:
         """Reserve one call of ``texts``; its counted prompt tokens. Raises :class:`BudgetExhausted`
@@ -86,6 +90,8 @@ class SpendingLimit:
     def settle(self, reserved: int, reported: int | None) -> None:
         """The reserved call has ended (answered or failed): charge the server's count when larger."""
         self.in_flight -= 1
+        if reported is not None:
+            self.server_extra += max(0, reported - reserved)
         if reported is not None and reported > reserved:
             self.prompt_tokens += reported - reserved
             if self.window is not None:

@@ -124,7 +124,7 @@ def test_cli_dry_run_sends_nothing_and_predicts_the_map_stage(tmp_path: Path) ->
         estimate = json.loads(dry.stdout)
         table = run_longgraph([*args, "--dry-run"], home=tmp_path, timeout=90)
         assert table.stdout.splitlines()[0].startswith(
-            f"mapreduce on stub (window 2,048, output ≤256): {estimate['chunks']} chunk(s)"
+            f"auto on stub (window 2,048, output ≤256): {estimate['chunks']} chunk(s)"
         )
 
         real = json_result(run_longgraph([*args, "--json"], home=tmp_path, timeout=90))

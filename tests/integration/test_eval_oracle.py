@@ -59,7 +59,7 @@ def test_oracle_needle_32k_three_strategies_records_and_report(tmp_path: Path) -
         if r["strategy"] == "truncate":
             assert r["llm_calls"] == 1 and any(n.startswith("truncated") for n in r["notes"])
         if r["strategy"] == "mapreduce":
-            assert r["llm_calls"] == r["chunks"]["total"] + 1  # one map per chunk, one reduce
+            assert r["llm_calls"] == r["chunks"]["total"] + 2  # the plan, one map per chunk, one reduce
 
     report = (tmp_path / "report-oracle.md").read_text()
     assert ORACLE_BANNER in report and "| truncate | 32K | 2 | 0.500 | 0 |" in report
@@ -78,14 +78,14 @@ def test_oracle_needle_32k_three_strategies_records_and_report(tmp_path: Path) -
 def test_oracle_mapreduce_at_256k_accounts_for_every_chunk(tmp_path: Path) -> None:
     done = _eval(
         "--suite", "needle", "--lengths", "256K", "--depths", "0.37", "--strategies", "mapreduce",
-        "--concurrency", "1", "--out", str(tmp_path), "--no-report",
+        "--concurrency", "1", "--out", str(tmp_path), "--no-report", "--no-plain",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = _records(tmp_path / "records-oracle.jsonl")
     assert record["score"] == 1.0
     chunks = record["chunks"]
     assert chunks["total"] >= 30 and chunks["used"] == 1 and chunks["no_information"] == chunks["total"] - 1
-    assert record["llm_calls"] == chunks["total"] + 1
+    assert record["llm_calls"] == chunks["total"] + 2  # the plan, the maps, the reduce
     assert not (tmp_path / "report-oracle.md").exists()  # --no-report
 
 
@@ -97,7 +97,7 @@ def test_oracle_tom_at_64k_keeps_the_fact_from_leaf_to_root(tmp_path: Path) -> N
     oracle benchmark covers 1.28M.)"""
     done = _eval(
         "--suite", "needle", "--lengths", "64K", "--depths", "0.63", "--strategies", "tom",
-        "--concurrency", "1", "--out", str(tmp_path), "--no-report", timeout=600,
+        "--concurrency", "1", "--out", str(tmp_path), "--no-report", "--no-plain", timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = _records(tmp_path / "records-oracle.jsonl")
@@ -117,7 +117,7 @@ def test_oracle_pecan_at_128k_finds_the_fact_by_searching_its_graph(tmp_path: Pa
     about a minute — dominates; the oracle benchmark covers 1.28M.)"""
     done = _eval(
         "--suite", "needle", "--lengths", "128K", "--depths", "0.63", "--strategies", "pecan",
-        "--concurrency", "1", "--out", str(tmp_path), "--no-report", timeout=900,
+        "--concurrency", "1", "--out", str(tmp_path), "--no-report", "--no-plain", timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = _records(tmp_path / "records-oracle.jsonl")
@@ -149,7 +149,7 @@ def test_oracle_general_suite_records_say_their_split(tmp_path: Path) -> None:
     the same command at 8K-128K; evals/README.md)."""
     done = _eval(
         "--suite", "general", "--split", "dev", "--lengths", "4K", "--n", "1", "--strategies", "mapreduce",
-        "--out", str(tmp_path),
+        "--out", str(tmp_path), "--no-plain",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     records = _records(tmp_path / "records-oracle.jsonl")
