@@ -33,12 +33,12 @@ from langgraph.graph.state import CompiledStateGraph
 
 from longgraph.graphs.declare import CostShape, Strategy
 from longgraph.graphs.reading import add_grounded_reading
-from longgraph.graphs.wiring import add_finalize, add_loop, add_records_route, answering_builder
+from longgraph.graphs.wiring import Builder, add_finalize, add_loop, add_records_route, answering_builder
 from longgraph.llm import LLMProvider, default_provider
 from longgraph.nodes.answer import answer_from_notes
 from longgraph.nodes.combine import collapse_group
 from longgraph.nodes.reduction import ReductionLoop
-from longgraph.nodes.runtime import StageFn, node_factory
+from longgraph.nodes.runtime import NodeFactory, StageFn, node_factory
 from longgraph.state.context import Context
 from longgraph.state.graph_state import GraphInputState, GraphOutputState
 from longgraph.state.mapreduce import MapReduceState
@@ -68,7 +68,25 @@ def build_graph(
     ``always_plan``: plan whatever the run's ``plan_records`` setting (the ``records`` strategy)."""
     node = node_factory(llm)
     builder = answering_builder(MapReduceState)
-    builder.add_edge(START, add_records_route(builder, node, otherwise="chunk", always=always_plan))
+    entry = add_mapreduce(
+        builder, node, name=name, collapse=collapse, combine=combine, always_plan=always_plan
+    )
+    builder.add_edge(START, entry)
+    return builder.compile(name=name, checkpointer=checkpointer)
+
+
+def add_mapreduce(
+    builder: Builder,
+    node: NodeFactory,
+    *,
+    name: str,
+    collapse: ReductionLoop = COLLAPSE,
+    combine: StageFn = collapse_group,
+    always_plan: bool = False,
+) -> str:
+    """Mapreduce's nodes and edges, records route included, in ``builder`` (``auto`` adds them beside its
+    plain call); returns the entry node."""
+    entry = add_records_route(builder, node, otherwise="chunk", always=always_plan)
     add_grounded_reading(
         builder, node, prompts=PROMPTS, stage="map", then=f"plan_{collapse.name}", read_early="always"
     )
@@ -76,7 +94,7 @@ def build_graph(
     add_loop(builder, node, collapse, step=step, task=GroupTask, done="reduce", empty="finalize")
     builder.add_node("reduce", node(answer_from_notes, prompts=PROMPTS, stage="reduce"))
     add_finalize(builder, node, name, after=("reduce", "compute_records"), path="mapreduce")
-    return builder.compile(name=name, checkpointer=checkpointer)
+    return entry
 
 
 MAPREDUCE = Strategy(

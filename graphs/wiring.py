@@ -112,14 +112,14 @@ def add_finalize(
     after: Sequence[str],
     grounded: bool = True,
     path: str | None = None,
+    name: str = "finalize",
 ) -> None:
     """``finalize`` (``nodes/finalize.py``: the answer contract, every chunk accounted for) after each of
     ``after``, then END. ``grounded=False`` for the baselines, whose answers are not checked; ``path``:
-    what the result's ``path`` calls the strategy's own reading (default: the strategy's name)."""
+    what the result's ``path`` calls the strategy's own reading (default: the strategy's name);
+    ``name``: the node's (a graph with two ways to the end, ``auto``, has two)."""
     own = path or strategy
-    builder.add_node(
-        "finalize", node(finalize, strategy=strategy, grounded=grounded, path=own, ends_run=True)
-    )
+    builder.add_node(name, node(finalize, strategy=strategy, grounded=grounded, path=own, ends_run=True))
     for source in after:
-        builder.add_edge(source, "finalize")
-    builder.add_edge("finalize", END)
+        builder.add_edge(source, name)
+    builder.add_edge(name, END)

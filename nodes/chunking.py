@@ -295,11 +295,9 @@ def split_into_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: T
     return list(iter_chunks(documents, budget, tokenizer))
 
 
-def iter_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer) -> Iterator[Chunk]:
-    """:func:`split_into_chunks` as a stream: each chunk as soon as it is final.
-
-    The budget and the titles are checked before the first chunk is given out.
-    """
+def check_budget(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer) -> list[int]:
+    """Each document's title label in tokens; :class:`ConfigurationError` when the chunk budget holds no
+    text, or a title takes half of it or more."""
     if budget < 16:
         raise ConfigurationError(f"chunk budget of {budget} tokens is too small to hold any text")
     labels = [title_label(doc.title) for doc in documents]
@@ -308,6 +306,16 @@ def iter_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokeniz
         raise ConfigurationError(
             f"a document title takes {max(label_tokens)} tokens of a {budget}-token chunk budget"
         )
+    return label_tokens
+
+
+def iter_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer) -> Iterator[Chunk]:
+    """:func:`split_into_chunks` as a stream: each chunk as soon as it is final.
+
+    The budget and the titles are checked before the first chunk is given out.
+    """
+    label_tokens = check_budget(documents, budget, tokenizer)
+    labels = [title_label(doc.title) for doc in documents]
     counter = counter_for(tokenizer, sum(len(doc.text) for doc in documents))
     atoms = (
         atom

@@ -46,12 +46,3 @@ async def fits_whole(state: RunState, kit: RunKit) -> RunState:
 def route_fit(state: RunState) -> Literal["plain", "planned"]:
     """One plain call for an input that fits; the planned path otherwise."""
     return "plain" if state.get("fits") else "planned"
-
-
-async def say_path(state: RunState, kit: RunKit) -> RunState:
-    """After a subgraph answered: the result is ``auto``'s, and its notes say why that path ran."""
-    del kit
-    stats = dict(state.get("stats") or {})
-    stats["notes"] = [*(state.get("decisions") or []), *stats.get("notes", [])]
-    path = "plain" if state.get("fits") else state.get("path") or "mapreduce"
-    return {"stats": stats, "strategy": "auto", "path": path}

@@ -19,9 +19,9 @@ from langgraph.types import Send
 from pydantic import ValidationError
 
 from longgraph.errors import InputError, validation_problems
-from longgraph.nodes.chunking import halves
+from longgraph.nodes.chunking import check_budget, halves
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.prepare import refuse_oversized
+from longgraph.nodes.prepare import chunk_budget, refuse_oversized
 from longgraph.nodes.records.check import check_row, reconcile
 from longgraph.nodes.records.compute import compute, fold
 from longgraph.nodes.runtime import report_progress
@@ -54,9 +54,13 @@ async def plan_records(state: RunState, kit: RunKit, *, always: bool = False) ->
     graph_input = parse_input(
         {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     )
-    refuse_oversized(
-        graph_input.question, graph_input.as_documents(), kit.context.max_input_chars
-    )  # before any call
+    # What the chunk node would refuse is refused before any call: the size, a window too small for
+    # the prompts with this question, a title taking half a chunk.
+    documents = graph_input.as_documents()
+    refuse_oversized(graph_input.question, documents, kit.context.max_input_chars)
+    kit.budget(PROMPTS, "plan", graph_input.question)
+    budget, _ = chunk_budget(graph_input, kit, prompts=PROMPTS, stage="extract")
+    await asyncio.to_thread(check_budget, documents, budget - FIELDS_RESERVE, kit.tokenizer)
     if given is None and not always and kit.context.plan_records == "off":
         return {"record_plan": None, "plan_problem": None}
     usage = None

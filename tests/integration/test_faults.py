@@ -153,11 +153,36 @@ UNPARSEABLE = seeded(StubConfig(malformed_rate=0.1), Fault.MALFORMED, at_least=2
 """Two to three malformed answers among the first calls, the first one among them."""
 
 
+def in_the_reading(config: StubConfig, fault: Fault, *, after: int, until: int, at_most: int) -> StubConfig:
+    """``config`` with the first seed whose faults of the first 40 requests all fall in ``(after,
+    until]``, at least two of them and at most ``at_most``: a graph whose first ``after`` calls build a
+    structure (ToM: the plan, seven parses, a summary) meets them in its reading calls."""
+    for seed in range(100_000):
+        candidate = config.model_copy(update={"seed": seed})
+        schedule = [decide_fault(candidate, seq) for seq in range(1, 41)]
+        hits = [seq for seq, f in enumerate(schedule, start=1) if f is not Fault.NONE]
+        if (
+            2 <= len(hits) <= at_most
+            and all(after < seq <= until for seq in hits)
+            and schedule[hits[0] - 1] is fault
+        ):
+            return candidate
+    raise AssertionError(f"no seed injects {fault} only between requests {after} and {until}")
+
+
+UNPARSEABLE_READING = in_the_reading(
+    StubConfig(malformed_rate=0.1), Fault.MALFORMED, after=10, until=16, at_most=3
+)
+"""For ToM: its malformed answers in the leaves' map calls (a malformed outline makes one leaf of its
+chunk, by design: its text is read all the same)."""
+
+
 @pytest.mark.parametrize("strategy", FAN_OUT)
 def test_unparseable_answers_become_failed_chunks_with_reasons(strategy: str) -> None:
     """Fan-out graphs: without parse retries, a malformed answer fails its chunk (with the reason and
     the raw output), and the run completes from the other chunks (fewer than half failed)."""
-    with run_stub_in_thread(UNPARSEABLE) as stub:  # up to 3 of ~9 chunks fail: a budget that allows it
+    config = UNPARSEABLE_READING if strategy.startswith("tom") else UNPARSEABLE
+    with run_stub_in_thread(config) as stub:  # up to 3 of ~9 chunks fail: a budget that allows it
         result = ask(stub.base_url, strategy, parse_retries=0, max_failed_fraction=0.5)
         assert stub.stats()["faults"].get("malformed", 0) > 0
     assert_accounted(result)

@@ -279,3 +279,15 @@ def test_several_documents_answered_by_records_in_every_planning_strategy(family
     assert scorer.score(result.answer, instance.label)[scorer.metric] == 1.0, result.answer
     assert result.path == "records" and result.supported
     assert result.stats.calls_by_stage.get("plan") == 1
+
+
+def test_auto_answers_in_one_call_when_the_input_fits_and_by_mapreduce_when_not() -> None:
+    """``auto``: the whole input in one plain call when it fits the window; otherwise mapreduce's path
+    (here the oracle, which never plans an aggregation: the map-reduce reading). Each says why."""
+    small = _run("auto", oracle_responder, QUESTION, planted(2_000), context_window=4_096)
+    assert small.path == "plain" and small.stats.llm_calls == 1 and "smoked plums" in small.answer
+    assert small.strategy == "auto" and small.stats.notes[0].startswith("path: plain")
+    large = _run("auto", oracle_responder, QUESTION, planted(30_000))
+    assert large.path == "mapreduce" and "smoked plums" in large.answer
+    assert large.stats.calls_by_stage.get("plan") == 1 and large.stats.calls_by_stage.get("map", 0) > 1
+    assert any("does not fit one call" in note for note in large.stats.notes)
