@@ -47,7 +47,7 @@ def cases(n: int) -> list[Case]:
 
     out: list[Case] = []
     for kind in ("squad", "hotpot-bridge", "hotpot-comparison"):
-        out += [(f"single fact: {kind}", c["question"], None) for c in real_cases(kind, "dev")[:n]]  # type: ignore[arg-type]
+        out += [(f"single fact: {kind}", c["question"], None) for c in real_cases(kind, "dev")[:n]]
     for family in ("comparison", "clustering", "chain"):
         for instance in build_loong_synth(length_set=1, n=n, seed=0, families=[family]):
             plan = instance.metadata["plan"]
