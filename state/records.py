@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
@@ -131,6 +132,20 @@ class RecordPlan(StructuredOutput):
 
     def field(self, name: str) -> RecordField:
         return next(f for f in self.fields if f.name == name)
+
+
+def plan_fields(
+    fields: Sequence[tuple[str, FieldType]], key: str, operation: Operation, value: str, **rest: Any
+) -> dict[str, Any]:
+    """A records plan that aggregates, as data (what a competent planner writes; a generator's gold)."""
+    return {
+        "aggregates": True,
+        "fields": [{"name": name, "type": kind} for name, kind in fields],
+        "key": key,
+        "operation": operation,
+        "value": value,
+        **rest,
+    }
 
 
 class RecordRow(BaseModel):

@@ -43,6 +43,7 @@ from longgraph.evals.data.instance import (
 )
 from longgraph.evals.data.loong import LOONG_TASKS
 from longgraph.evals.data.needle import filler_pieces, take_filler
+from longgraph.state.records import FieldType, plan_fields
 from longgraph.tokenizer import Tokenizer
 
 SUITE = "loong-synth"
@@ -146,21 +147,7 @@ def _companies(rng: random.Random, names: _Names, count: int) -> list[tuple[_Doc
     return companies
 
 
-def _plan(
-    fields: tuple[tuple[str, str], ...], key: str, operation: str, value: str, **rest: object
-) -> dict[str, object]:
-    """A records plan (``state/records.py``) as a competent planner writes it."""
-    return {
-        "aggregates": True,
-        "fields": [{"name": name, "type": kind} for name, kind in fields],
-        "key": key,
-        "operation": operation,
-        "value": value,
-        **rest,
-    }
-
-
-_REVENUES = (("company", "text"), ("revenue", "number"))
+_REVENUES: tuple[tuple[str, FieldType], ...] = (("company", "text"), ("revenue", "number"))
 
 
 def _spotlight(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -190,13 +177,13 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
         word = "highest" if highest else "lowest"
         return _Case("comparison", kind, f"Which company reported the {word} total revenue {year}?", docs,
                      [pick[0].name], "structured:entity", {"answer": pick[0].name, "candidates": candidates},
-                     _plan(_REVENUES, "company", "argmax" if highest else "argmin", "revenue"))  # fmt: skip
+                     plan_fields(_REVENUES, "company", "argmax" if highest else "argmin", "revenue"))  # fmt: skip
     if kind == "enumeration":
         order = [c[0].name for c in by_revenue]
         question = f"List all the companies in order of their total revenue {year}, from highest to lowest."
         return _Case("comparison", kind, question, docs, [", ".join(order)], "structured:order",
                      {"answer": order, "candidates": candidates},
-                 _plan(_REVENUES, "company", "sort", "revenue", descending=True))  # fmt: skip
+                 plan_fields(_REVENUES, "company", "sort", "revenue", descending=True))  # fmt: skip
     values = sorted(c[1] for c in companies)
     low_at = rng.randrange(0, len(values) - 1)
     high_at = rng.randrange(low_at + 1, min(low_at + 3, len(values)))  # 2 or 3 companies in range
@@ -208,7 +195,7 @@ def _comparison(rng: random.Random, names: _Names, index: int) -> _Case:
     )
     return _Case("comparison", kind, question, docs, [", ".join(inside)], "structured:set",
                  {"answer": inside, "candidates": candidates},
-                 _plan(_REVENUES, "company", "between", "revenue", low=float(low), high=float(high)))  # fmt: skip
+                 plan_fields(_REVENUES, "company", "between", "revenue", low=float(low), high=float(high)))  # fmt: skip
 
 
 def _clustering(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -234,7 +221,7 @@ def _clustering(rng: random.Random, names: _Names, index: int) -> _Case:
     gold = "\n".join(f"{v}: {', '.join(names_)}" for v, names_ in groups.items())
     return _Case("clustering", "by verdict", question, docs, [gold], "structured:groups",
                  {"answer": groups, "candidates": [d.name for d in docs]},
-                 _plan((("case", "text"), ("verdict", "text")), "case", "group", "verdict", labels=list(VERDICTS)))  # fmt: skip
+                 plan_fields((("case", "text"), ("verdict", "text")), "case", "group", "verdict", labels=list(VERDICTS)))  # fmt: skip
 
 
 def _chain(rng: random.Random, names: _Names, index: int) -> _Case:
@@ -260,7 +247,7 @@ def _chain(rng: random.Random, names: _Names, index: int) -> _Case:
     )
     return _Case("chain", f"{length}-paper chain", question, docs, [" -> ".join(chain)], "structured:order",
                  {"answer": chain, "candidates": titles + outside},
-                 _plan((("paper", "text"), ("builds on", "text")), "paper", "chain", "builds on", start=chain[0]))  # fmt: skip
+                 plan_fields((("paper", "text"), ("builds on", "text")), "paper", "chain", "builds on", start=chain[0]))  # fmt: skip
 
 
 _BUILDERS: dict[str, Callable[[random.Random, _Names, int], _Case]] = {

@@ -23,11 +23,11 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from longgraph.errors import InputError
 from longgraph.evals.data.instance import EvalInstance
 from longgraph.evals.readers.gold import Gold, flat
+from longgraph.state.records import plan_fields
 
 _NEEDLE = re.compile(r"One of the special magic \w+ for (\S+) is: (\S+?)\.(?=\s|$)")
 _ASSIGNMENT = re.compile(r"VAR ([A-Z]+) = (VAR [A-Z]+|\d+)")
@@ -90,17 +90,6 @@ def _qa_records(document: str, question: str, outputs: list[str]) -> Counter[str
     return Counter(dict.fromkeys(facts, 1))
 
 
-def _plan(fields: list[tuple[str, str]], key: str, operation: str, value: str, **rest: Any) -> dict[str, Any]:
-    return {
-        "aggregates": True,
-        "fields": [{"name": n, "type": t} for n, t in fields],
-        "key": key,
-        "operation": operation,
-        "value": value,
-        **rest,
-    }
-
-
 def ruler_gold(instance: EvalInstance) -> Gold:
     """The records, conclusion, combining need and records plan of a RULER instance (``metadata.task``
     names it)."""
@@ -114,7 +103,7 @@ def ruler_gold(instance: EvalInstance) -> Gold:
         keys = sorted({m.group(1) for m in _NEEDLE.finditer(" ".join(records))})
         rows = {r: list(m.groups()) for r in records if (m := _NEEDLE.fullmatch(r))}
         several = sum(records.values()) > 1
-        plan = _plan(
+        plan = plan_fields(
             [("key", "text"), ("value", "text")],
             "key",
             "list",
@@ -132,7 +121,7 @@ def ruler_gold(instance: EvalInstance) -> Gold:
             for r in records
             if (m := _ASSIGNMENT.fullmatch(r))
         }
-        plan = _plan(
+        plan = plan_fields(
             [("variable", "text"), ("value", "text")], "variable", "closure", "value", start=asked.group(1)
         )
         return Gold(conclusion, records, right, aggregates=True, plan=plan, rows=rows)
@@ -140,7 +129,7 @@ def ruler_gold(instance: EvalInstance) -> Gold:
         pattern = _ENTRY if task == "cwe" else _CODED
         records = Counter(flat(m) for m in pattern.findall(flat(document)))
         rows = {r: [r.split(". ", 1)[-1]] for r in records}
-        plan = _plan([("word", "text")], "word", "top_k", "word", limit=len(outputs))
+        plan = plan_fields([("word", "text")], "word", "top_k", "word", limit=len(outputs))
         return Gold(conclusion, records, right, pattern=pattern, aggregates=True, plan=plan, rows=rows)
     question = instance.question.rsplit("Question:", 1)[-1].removesuffix("Answer:").strip()
     records = _qa_records(document, question, outputs)
