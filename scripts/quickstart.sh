@@ -4,4 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/longgraph demo "$@"
+.venv/bin/longgraph demo "$@"
+echo
+echo "The embedded model server is still running (about 3 GB of memory), so the next question starts at"
+echo "once. Stop it with:  .venv/bin/longgraph model stop"

@@ -8,19 +8,23 @@ more than one record (counting, ranking, listing several values, following a cha
 records in the text a call shows it (:meth:`Gold.seen`: the raw text of a chunk, or notes that copied
 records), and answers:
 
-* **reference** — a perfect model. Shown every record, it gives the conclusion (worded as the run's
-  wording asks); shown some, it copies the records it sees (the evidence present), as many as the
-  output budget holds; shown none, NO INFORMATION. Asked to verify, it says yes to a right answer only.
+* **reference** — a perfect model. Reading a chunk, it copies the records present (the evidence, as
+  the map prompts ask), as many as the output budget holds; over notes, or in a call whose answer is
+  the run's, it gives the conclusion once every record is shown (worded as the run's wording asks) and
+  copies what it sees otherwise; shown none, NO INFORMATION. Asked to verify, it says yes to a right
+  answer only.
 * **extractor** — reads as perfectly (the same records from the same text) but never combines
-  records: shown every record of a question that needs one, it concludes; for a question that needs
-  several, it copies the records a chunk holds and, over notes, answers with its best single note (the
-  first record it sees), whatever the notes allow. Asked to verify, it says yes only to a right answer
-  one shown record states. A graph scores high with it only where code does the combining.
+  records: for a question that needs one record it concludes as the reference does; for one that needs
+  several, over notes or in a call whose answer is the run's, it answers with its best single note
+  (the first record it sees), whatever the notes allow. Asked to verify, it says yes only to a right
+  answer one shown record states. A graph scores high with it only where code does the combining.
 
 Both answer every structured call the graphs make: the reading calls by the rules above, PECAN's
-"enough?" by whether the shown records suffice (for the extractor: suffice without combining), and the
-calls that build structure (outlines, summaries, information points, plans) by the stub's oracle, as
-the capable reader does (:mod:`longgraph.testing.capable`). Nothing here reads the project's answer code.
+"enough?" by whether the shown records suffice (for the extractor: suffice without combining), the
+records route's plan (the generator's own, :attr:`Gold.plan`) and extraction (every record the chunk
+holds, with its field values, cut at the output budget as a model's answer is), and the calls that
+build structure (outlines, summaries, information points) by the stub's oracle, as the capable reader
+does (:mod:`longgraph.testing.capable`). Nothing here reads the project's answer code.
 """
 
 from __future__ import annotations

@@ -145,14 +145,24 @@ def _same_statement(run: str, template: str) -> bool:
 
 DOC = "Ledger.\nThe Ash fund holds 3 coins. The Birch fund holds 7 coins. Ash again: the Ash fund holds 3 coins."
 DOCS = [DocumentIn(title="Ledger of funds", text=DOC)]
-CHUNK = Chunk(
-    id=0, parts=[ChunkPart(doc_index=0, title="Ledger of funds", start=0, end=len(DOC))], tokens=30, text=DOC
-)
+
+
+def _chunk() -> Chunk:
+    """The ledger as one chunk (built per test: a module-level Chunk outlives the test, and the resource
+    tests count the Chunks left alive in their process)."""
+    return Chunk(
+        id=0,
+        parts=[ChunkPart(doc_index=0, title="Ledger of funds", start=0, end=len(DOC))],
+        tokens=30,
+        text=DOC,
+    )
 
 
 def test_a_record_stands_only_on_a_verbatim_quote_with_its_values() -> None:
     plan = _plan("sum", number=True)
-    good = check_row(RecordRow(values=["Ash", "3"], quote="the  ASH fund holds 3 coins"), plan, CHUNK, DOCS)
+    good = check_row(
+        RecordRow(values=["Ash", "3"], quote="the  ASH fund holds 3 coins"), plan, _chunk(), DOCS
+    )
     assert isinstance(good, Record) and good.values == {"name": "Ash", "amount": 3.0}
     assert DOC[good.start : good.end] == "The Ash fund holds 3 coins"
     for row, why in (
@@ -162,19 +172,19 @@ def test_a_record_stands_only_on_a_verbatim_quote_with_its_values() -> None:
         (RecordRow(values=["Ash", "many"], quote="The Ash fund holds 3 coins"), "not one number"),
         (RecordRow(values=["Ash"], quote="The Ash fund holds 3 coins"), "1 value(s) for 2 field(s)"),
     ):
-        dropped = check_row(row, plan, CHUNK, DOCS)
+        dropped = check_row(row, plan, _chunk(), DOCS)
         assert isinstance(dropped, str) and why in dropped
     titled = check_row(
-        RecordRow(values=["Ledger of funds", "7"], quote="The Birch fund holds 7 coins"), plan, CHUNK, DOCS
+        RecordRow(values=["Ledger of funds", "7"], quote="The Birch fund holds 7 coins"), plan, _chunk(), DOCS
     )
     assert isinstance(titled, Record)  # a document's title names what it is about
 
 
 def test_repeated_quotes_name_successive_occurrences() -> None:
-    first = locate("the Ash fund holds 3 coins", CHUNK, DOCS, 0)
-    second = locate("the Ash fund holds 3 coins", CHUNK, DOCS, 1)
+    first = locate("the Ash fund holds 3 coins", _chunk(), DOCS, 0)
+    second = locate("the Ash fund holds 3 coins", _chunk(), DOCS, 1)
     assert first and second and first[1] < second[1]
-    assert locate("the Ash fund holds 3 coins", CHUNK, DOCS, 2) is None
+    assert locate("the Ash fund holds 3 coins", _chunk(), DOCS, 2) is None
 
 
 def test_reconcile_merges_one_entity_and_reports_a_conflict() -> None:

@@ -98,10 +98,15 @@ def test_a_served_run_without_a_budget_still_counts_against_its_users_window() -
     limit = spending_limit(None, None, lambda texts: sum(len(t) for t in texts), window)
     assert limit is not None and spending_limit(None, None, len, None) is None
 
+    reserved: list[int] = []
+
     async def two_calls() -> None:
         for _ in range(2):
-            tokens = await limit.reserve(["hello"], work="a map")
-            limit.settle(tokens, tokens + 7)
+            reserved.append(await limit.reserve(["hello"], work="a map"))
+            limit.settle(reserved[-1], reserved[-1] + 7)  # the server counts 7 more than was reserved
 
     asyncio.run(two_calls())
-    assert [tokens for _, tokens in window._sent] == [limit.estimate(["hello"]) + 7] * 2
+    # Each call is charged to the window as the server counted it; the second was reserved with the
+    # first one's excess already (``SpendingLimit.server_extra``).
+    assert [tokens for _, tokens in window._sent] == [r + 7 for r in reserved]
+    assert reserved[1] == reserved[0] + 7
