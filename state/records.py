@@ -58,6 +58,8 @@ def json_object_in(text: str) -> dict[str, Any] | None:
     return None
 
 
+MAX_RECORD_ROWS = 200
+"""The most rows one extraction gives (the schema's cap): an answer that gives as many may have more."""
 FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_ ]{0,39}$")
 
 
@@ -159,7 +161,7 @@ class RecordRow(BaseModel):
 class ChunkRecords(StructuredOutput):
     """The ``extract`` call's output: the records a chunk states (none: an empty list)."""
 
-    records: list[RecordRow] = Field(default_factory=list, json_schema_extra={"maxItems": 200})
+    records: list[RecordRow] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_RECORD_ROWS})
 
     TEXT_FORMAT: ClassVar[str] = (
         'Answer with one JSON object: {"records": [{"values": [...], "quote": "..."}, ...]}.'

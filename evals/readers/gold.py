@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from longgraph.state.records import MAX_RECORD_ROWS
 from longgraph.testing.answers import build_completion_content
 from longgraph.testing.capable import CHECK_SCHEMA, ENOUGH_SCHEMA, READING_SCHEMAS, schema_name
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
@@ -51,8 +52,6 @@ _CHUNK_SHOWN = "The text begins as follows:"
 """The fence of a chunk's own text (``prompts/``): a call that reads a chunk, not notes or information."""
 PLAN_SCHEMA = "RecordPlan"
 RECORDS_SCHEMA = "ChunkRecords"
-MAX_ROWS = 200
-"""The extraction schema's most rows (``state/records.py: ChunkRecords``)."""
 FINAL_SCHEMA = "DirectAnswer"
 """The schema of a call whose answer is the run's (a single pass over the text, a reduce)."""
 CHARS_PER_TOKEN = 3
@@ -120,7 +119,7 @@ def word_conclusion(conclusion: str, seen: Sequence[str], wording: Wording) -> s
     return conclusion
 
 
-def _copied(records: Sequence[str], budget_tokens: int) -> str:
+def copied_records(records: Sequence[str], budget_tokens: int) -> str:
     """The records in document order, as many as fit the output budget (at least the first)."""
     limit = max(1, budget_tokens) * CHARS_PER_TOKEN
     kept: list[str] = []
@@ -136,7 +135,7 @@ def _copied(records: Sequence[str], budget_tokens: int) -> str:
 def _records_answer(records: Sequence[str], gold: Gold, budget_tokens: int) -> str:
     """Every record as an extraction row (values and quote), as JSON; cut at the output budget when it
     runs past it, as a model's answer is (the records path then reads the chunk in halves)."""
-    rows = [{"values": list(gold.rows.get(r, ())), "quote": r} for r in records][:MAX_ROWS]
+    rows = [{"values": list(gold.rows.get(r, ())), "quote": r} for r in records][:MAX_RECORD_ROWS]
     text = json.dumps({"records": rows})
     starts = get_tokenizer(None).token_starts(text)
     return text if len(starts) <= budget_tokens else text[: starts[budget_tokens]]
@@ -180,7 +179,7 @@ def gold_responder(
         can_conclude = gold.suffices(seen) and (reader == "reference" or not gold.aggregates)
         if name == ENOUGH_SCHEMA:
             return build_completion_content(body, said=("Yes", "enough") if can_conclude else ("No", None))[0]
-        evidence = _copied(records, max_output_tokens)
+        evidence = copied_records(records, max_output_tokens)
         reads_a_chunk = name != FINAL_SCHEMA and _CHUNK_SHOWN in prompt
         if not records:
             said: tuple[str, str | None] = (word_conclusion(NO_INFORMATION, records, wording), None)

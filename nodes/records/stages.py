@@ -28,7 +28,14 @@ from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk, DocumentIn, parse_input
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkFate, ChunkOutcome
-from longgraph.state.records import ChunkRecords, Record, RecordPlan, RecordsPiece, RecordsRead
+from longgraph.state.records import (
+    MAX_RECORD_ROWS,
+    ChunkRecords,
+    Record,
+    RecordPlan,
+    RecordsPiece,
+    RecordsRead,
+)
 from longgraph.state.tasks import RecordsTask
 from longgraph.state.usage import Usage
 
@@ -38,8 +45,6 @@ MAX_SPLIT_DEPTH = 6
 CUT_SHARE = 0.9
 """An answer that takes this share of the output budget may have been cut off by it (a tolerant parse
 of a cut answer keeps the rows before the cut: the rest would be lost in silence)."""
-MAX_ROWS = 200
-"""An extraction's most rows (``ChunkRecords``): an answer that gives as many may have more to give."""
 FIELDS_RESERVE = 96
 """Tokens a chunk leaves for the plan's fields, which the extract call's question ends with (at most
 four names of 40 characters and their types)."""
@@ -129,7 +134,7 @@ async def _extract(kit: RunKit, chunk: Chunk, question: str, depth: int) -> tupl
     )  # fmt: skip
     rows = result.value.records if isinstance(result.value, ChunkRecords) else None
     full = bool(result.raw) and kit.tokenizer.count(result.raw) >= CUT_SHARE * kit.context.max_output_tokens
-    full = full or (rows is not None and len(rows) >= MAX_ROWS)
+    full = full or (rows is not None and len(rows) >= MAX_RECORD_ROWS)
     split = halves(chunk) if full and depth < MAX_SPLIT_DEPTH else None
     if split is None:
         if rows is not None:

@@ -20,7 +20,7 @@ from longgraph.evals.data.instance import EvalInstance
 from longgraph.evals.data.loong_synth import build_loong_synth
 from longgraph.evals.data.ruler import build_ruler, score_ruler
 from longgraph.evals.readers import gold_of, responder_for
-from longgraph.evals.readers.gold import _copied
+from longgraph.evals.readers.gold import copied_records
 from longgraph.evals.records import read_records
 from longgraph.evals.runner import run_eval
 from longgraph.state.contract import GraphOutput
@@ -87,7 +87,7 @@ def test_a_chunk_read_copies_the_records_present_within_the_output_budget() -> N
     copied = answer.splitlines()
     assert copied and all(line in gold.records for line in copied)
     assert len(answer) <= 40 * 3 + 20  # the budget, at the reader's characters a token
-    assert _copied(["a" * 500], 10) == "a" * 500  # at least one record, whatever the budget
+    assert copied_records(["a" * 500], 10) == "a" * 500  # at least one record, whatever the budget
 
 
 @pytest.mark.parametrize("family", ["comparison", "clustering", "chain"])
