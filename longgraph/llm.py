@@ -39,7 +39,7 @@ from longgraph.openai_chat import OpenAIChat, ShardedTransport
 from longgraph.prompts import QUOTED_MARK, PromptSet
 from longgraph.redact import chainable, redact_url, safe_message, url_secrets
 from longgraph.serving_policy import endpoint_identity
-from longgraph.spending import SpendingLimit
+from longgraph.spending import Reservation, SpendingLimit
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
 from longgraph.state.usage import Usage
@@ -360,7 +360,7 @@ async def call_structured(
                 return StructuredCall(value=value, raw=hit, error=None, usage=usage, cached=True)
             except StructuredOutputError:
                 pass  # a stale entry: ask again
-        reserved = 0
+        reserved: Reservation | None = None
         if spending is not None:
             reserved = await spending.reserve([str(m.content) for m in messages], work=work)
         reply: Reply | None = None
@@ -373,7 +373,7 @@ async def call_structured(
                 raise
             raise EndpointError(str(exc).split(" (endpoint ")[0], endpoint=exc.endpoint, undone=work) from exc
         finally:
-            if spending is not None:
+            if spending is not None and reserved is not None:
                 spending.settle(reserved, reply.prompt_tokens if reply is not None else None)
         usage = usage.counted(
             label or stage, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens

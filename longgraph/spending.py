@@ -10,8 +10,12 @@ kit holds a :class:`SpendingLimit`, and the one structured-call path asks it bef
   per-message allowance the token budgets use) and reserved; a reservation that would pass either
   limit is refused with :class:`~longgraph.errors.BudgetExhausted`, naming what was left undone.
 * **Charged what the server says, when that is more.** After the reply the call costs
-  ``max(counted, reported)`` prompt tokens: the chat template's own tokens are the server's to count.
-  Only that difference can take the total past the limit, and only on the last call.
+  ``max(reserved, reported)`` prompt tokens: the chat template's own tokens are the server's to count.
+* **Learned before spent.** Under ``max_prompt_tokens`` the first call is sent alone; later calls are
+  reserved with the most the server has counted beyond the run's own count of a call (a chat
+  template's preamble). When the server tokenizes as the run does (``tokenizer`` pointed at the
+  served model; the embedded server) the limit is therefore never passed; another tokenizer's counts
+  are predicted only up to its difference from the run's.
 * **Nothing in flight is wasted.** The refused call waits until the calls already sent have answered
   before it raises: LangGraph saves the writes of the tasks that finished in a failing step, so a
   checkpointed run resumed with a larger budget redoes none of them.
@@ -34,6 +38,14 @@ from longgraph.tokenizer import PER_MESSAGE_TOKENS
 from longgraph.user_share import CallWindow
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """One call's place in the budget: what it was reserved at, and the run's own count of it."""
+
+    tokens: int
+    counted: int
+
+
 @dataclass
 class SpendingLimit:
     """Counts the calls and prompt tokens of one run (or one batch) against its limits."""
@@ -51,18 +63,31 @@ class SpendingLimit:
     waited_s: float = 0.0
     """Seconds this run's calls waited for room in the user's window."""
     server_extra: int = 0
-    """The most the server has counted of a call's prompt beyond what was reserved for it (a chat
-    template, a schema, another tokenizer): later calls are reserved with it, so a server that counts
-    more does not carry the run past ``max_prompt_tokens`` call after call."""
+    """The most the server has counted of one call's prompt beyond the run's own count of it (a chat
+    template's preamble): later calls are reserved with it."""
+    reports: int = 0
+    """Replies that carried the server's prompt count."""
     _waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
+    _probe_waiters: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
+
+    def counted(self, texts: Sequence[str]) -> int:
+        """The run's own count of a call of ``texts``: its tokens plus the per-message allowance."""
+        return self.count_tokens(texts) + PER_MESSAGE_TOKENS * len(texts)
 
     def estimate(self, texts: Sequence[str]) -> int:
-        return self.count_tokens(texts) + PER_MESSAGE_TOKENS * len(texts) + self.server_extra
+        """What a call of ``texts`` is reserved at: the run's count plus :attr:`server_extra`."""
+        return self.counted(texts) + self.server_extra
 
-    async def reserve(self, texts: Sequence[str], *, work: str) -> int:
-        """Reserve one call of ``texts``; its counted prompt tokens. Raises :class:`BudgetExhausted`
+    async def reserve(self, texts: Sequence[str], *, work: str) -> Reservation:
+        """Reserve one call of ``texts``. Raises :class:`BudgetExhausted`
         (after the calls in flight have answered) when the call would pass a limit."""
-        tokens = self.estimate(texts)
+        while self._probing():  # the server's count is not known yet: one call at a time
+            probed = asyncio.get_running_loop().create_future()
+            self._probe_waiters.append(probed)
+            await probed
+        counted = self.counted(texts)
+        tokens = counted + self.server_extra
+        reservation = Reservation(tokens, counted)
         over = self._over(tokens)
         if over is None:
             self.calls += 1
@@ -72,9 +97,9 @@ class SpendingLimit:
                 try:
                     self.waited_s += await self.window.admit(tokens)
                 except BaseException:
-                    self.settle(tokens, None)  # cancelled while waiting: never sent
+                    self.settle(reservation, None)  # cancelled while waiting: never sent
                     raise
-            return tokens
+            return reservation
         self.refused += 1
         if self.in_flight:  # let paid-for calls land (and be checkpointed) before the run stops
             drained = asyncio.get_running_loop().create_future()
@@ -87,20 +112,27 @@ class SpendingLimit:
             spent_prompt_tokens=self.prompt_tokens,
         )
 
-    def settle(self, reserved: int, reported: int | None) -> None:
-        """The reserved call has ended (answered or failed): charge the server's count when larger."""
+    def settle(self, reservation: Reservation, reported: int | None) -> None:
+        """The reserved call has ended (answered or failed): charge the server's count when larger,
+        and learn how much more than the run's own count it is."""
         self.in_flight -= 1
+        reserved = reservation.tokens
         if reported is not None:
-            self.server_extra += max(0, reported - reserved)
+            self.reports += 1
+            self.server_extra = max(self.server_extra, reported - reservation.counted)
         if reported is not None and reported > reserved:
             self.prompt_tokens += reported - reserved
             if self.window is not None:
                 self.window.charge(reported - reserved)
+        probes, self._probe_waiters = self._probe_waiters, []
+        _wake_all(probes)
         if not self.in_flight:
             waiters, self._waiters = self._waiters, []
-            for waiter in waiters:  # a served graph's sync twin runs nodes on loops of their own
-                if not waiter.done():
-                    waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+            _wake_all(waiters)
+
+    def _probing(self) -> bool:
+        """A token limit is set, no reply has told the server's count yet, and a call is in flight."""
+        return self.max_prompt_tokens is not None and not self.reports and self.in_flight > 0
 
     def _over(self, tokens: int) -> str | None:
         if self.max_calls is not None and self.calls + 1 > self.max_calls:
@@ -123,6 +155,12 @@ def spending_limit(
     if max_calls is None and max_prompt_tokens is None and window is None:
         return None
     return SpendingLimit(max_calls, max_prompt_tokens, count_tokens, window)
+
+
+def _wake_all(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:  # a served graph's sync twin runs nodes on loops of their own
+        if not waiter.done():
+            waiter.get_loop().call_soon_threadsafe(_wake, waiter)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

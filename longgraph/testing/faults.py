@@ -68,6 +68,12 @@ class StubConfig(BaseModel):
         description="Answer every text that does not hold the answer with a confident wrong value "
         "(the grounding check's adversary).",
     )
+    template_tokens: int = Field(
+        default=0,
+        ge=0,
+        description="Tokens the served chat template adds to every prompt it counts (a default system "
+        "preamble, as Qwen2.5's template adds): a client budgeting prompt tokens learns it from usage.",
+    )
     api_key: str | None = Field(
         default=None,
         description="Opt-in: answer 401 to chat requests whose bearer token differs, echoing the token "

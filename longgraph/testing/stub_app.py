@@ -30,6 +30,7 @@ from starlette.routing import Route
 from longgraph.testing.answers import build_completion_content
 from longgraph.testing.faults import Fault, StubConfig, decide_fault, malform
 from longgraph.testing.oracle import _message_text
+from longgraph.tokenizer import get_tokenizer
 
 EXIT_AFTER_RETURN_CODE = 3
 """Exit status of a process stopped by ``exit_after``: distinct from a crash (1) and a clean stop (0)."""
@@ -40,6 +41,21 @@ STAGE_HEADER = "X-Longgraph-Stage"
 
 def _approx_tokens(text: str) -> int:
     return max(1, len(text) // 4)
+
+
+CHATML_TOKENS_PER_MESSAGE = 5
+"""``<|im_start|>``, the role, a newline, ``<|im_end|>`` and a newline around each message."""
+
+
+def _prompt_tokens(messages: Any, template_tokens: int) -> int:
+    """The prompt as a vLLM server counts it: the messages in a ChatML template, tokenized with the
+    client's default tokenizer (the stub serves a model that shares it), the assistant's opening
+    (3 tokens) and whatever preamble the template adds."""
+    texts = (
+        [_message_text(m) for m in messages if isinstance(m, Mapping)] if isinstance(messages, list) else []
+    )
+    counts = get_tokenizer().count_batch(texts)
+    return sum(counts) + CHATML_TOKENS_PER_MESSAGE * len(texts) + 3 + template_tokens
 
 
 def _error_body(message: str, kind: str, code: int) -> dict[str, Any]:
@@ -353,11 +369,11 @@ class _StubApp:
         background = None
         if st.config.exit_after is not None and st.completed >= st.config.exit_after:
             background = self._exit_task()
-        prompt_chars = sum(len(_message_text(m)) for m in body["messages"] if isinstance(m, Mapping))
+        prompt_tokens = _prompt_tokens(body["messages"], cfg.template_tokens)
         usage = {
-            "prompt_tokens": max(1, prompt_chars // 4),
+            "prompt_tokens": prompt_tokens,
             "completion_tokens": _approx_tokens(content),
-            "total_tokens": max(1, prompt_chars // 4) + _approx_tokens(content),
+            "total_tokens": prompt_tokens + _approx_tokens(content),
         }
         completion_id = f"chatcmpl-stub-{seq}-{uuid.uuid4().hex[:8]}"
         created = int(time.time())

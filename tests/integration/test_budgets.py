@@ -20,6 +20,7 @@ import pytest
 from longgraph.api import aask
 from longgraph.batch import abatch
 from longgraph.errors import BudgetExhausted
+from longgraph.testing.faults import StubConfig
 from longgraph.testing.stub_server import run_stub_in_thread
 from longgraph.tests.conftest import QUESTION, planted
 from longgraph.tests.integration.support import (
@@ -60,13 +61,17 @@ def test_max_calls_sends_exactly_that_many_and_a_resume_redoes_none(tmp_path: Pa
     assert [(c.id, c.status) for c in finished.chunks] == [(c.id, c.status) for c in reference.chunks]
 
 
-def test_max_prompt_tokens_stops_before_the_call_that_would_pass_it() -> None:
-    with run_stub_in_thread() as stub:
-        full = ask(stub.base_url)
+@pytest.mark.parametrize("template_tokens", [0, 600])
+def test_max_prompt_tokens_stops_before_the_call_that_would_pass_it(template_tokens: int) -> None:
+    """As the server counts: with a template preamble the run's tokenizer cannot see (600 tokens a
+    call, more than the per-message allowance) the limit still holds, with three calls in flight as
+    soon as the run starts."""
+    with run_stub_in_thread(StubConfig(template_tokens=template_tokens)) as stub:
+        full = ask(stub.base_url, plan_records="off")  # the run opens on a fan-out of map calls
         budget = full.stats.prompt_tokens // 2
         stub.reset()
         with pytest.raises(BudgetExhausted, match=f"max_prompt_tokens {budget:,}") as caught:
-            ask(stub.base_url, max_prompt_tokens=budget)
+            ask(stub.base_url, max_prompt_tokens=budget, plan_records="off")
         sent = stub.stats()["requests"]
     assert caught.value.spent_prompt_tokens <= budget
     assert 0 < sent < full.stats.llm_calls

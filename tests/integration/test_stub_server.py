@@ -25,6 +25,7 @@ from longgraph.state.outputs import (
     StructuredOutput,
 )
 from longgraph.structured import format_instructions, parse_structured, response_format
+from longgraph.testing.stub_app import CHATML_TOKENS_PER_MESSAGE
 from longgraph.testing.stub_server import (
     EXIT_AFTER_RETURN_CODE,
     NO_INFORMATION,
@@ -38,6 +39,7 @@ from longgraph.testing.stub_server import (
     run_stub_in_subprocess,
     run_stub_in_thread,
 )
+from longgraph.tokenizer import get_tokenizer
 
 pytestmark = pytest.mark.integration
 
@@ -297,7 +299,9 @@ def test_models_health_and_usage(clean_stub: StubHandle, client: httpx.Client) -
     models = client.get(f"{clean_stub.base_url}/models").json()
     assert [m["id"] for m in models["data"]] == ["stub"]
     usage = client.post(f"{clean_stub.base_url}/chat/completions", json=chat_body(FILLER)).json()["usage"]
-    assert usage["prompt_tokens"] >= len(FILLER) // 4
+    sent = chat_body(FILLER)["messages"]  # as vLLM counts: the texts, the ChatML marks, the opening
+    tokens = sum(get_tokenizer().count(m["content"]) for m in sent)
+    assert usage["prompt_tokens"] == tokens + CHATML_TOKENS_PER_MESSAGE * len(sent) + 3
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
 
 

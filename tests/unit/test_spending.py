@@ -46,17 +46,18 @@ def test_max_prompt_tokens_counts_before_sending_and_charges_the_larger_reported
     async def run() -> None:
         spent = limit(max_prompt_tokens=100)
         reserved = await spent.reserve(["one two three"], work="w")
-        assert reserved == 3 + PER_MESSAGE_TOKENS
-        spent.settle(reserved, 40)  # the server counted the chat template too: 29 more than reserved
-        assert spent.prompt_tokens == 40
-        extra = 40 - reserved  # later calls are reserved with what the server counts beyond the tokenizer
-        second = await spent.reserve(["x " * 20], work="w")
-        assert second == 20 + PER_MESSAGE_TOKENS + extra
-        spent.settle(second, 10)  # a smaller report is not a refund
-        assert spent.prompt_tokens == 40 + second == 97
+        assert reserved.tokens == reserved.counted == 3 + PER_MESSAGE_TOKENS == 11
+        spent.settle(reserved, 22)  # the server counted a template preamble too: 11 more
+        assert spent.prompt_tokens == 22 and spent.server_extra == 11
+        second = await spent.reserve(["x " * 20], work="w")  # later calls are reserved with it
+        assert second.counted == 20 + PER_MESSAGE_TOKENS and second.tokens == 28 + 11
+        spent.settle(second, 10)  # a smaller report is not a refund, nor a lesson
+        assert spent.prompt_tokens == 22 + 39 == 61 and spent.server_extra == 11
         with pytest.raises(BudgetExhausted, match="max_prompt_tokens 100"):
-            await spent.reserve(["a"], work="the reduce")  # 97 + 1 + 8 + 29 > 100
-        assert spent.prompt_tokens == 97
+            await spent.reserve(["a " * 25], work="the reduce")  # 61 + 25 + 8 + 11 > 100
+        assert spent.prompt_tokens == 61
+        third = await spent.reserve(["a " * 20], work="w")  # 61 + 20 + 8 + 11 = 100 fits exactly
+        assert third.tokens == 39 and spent.prompt_tokens == 100
 
     asyncio.run(run())
 
@@ -72,6 +73,40 @@ def test_a_call_that_fits_exactly_is_sent_and_the_next_is_not() -> None:
 
     spent = asyncio.run(run())
     assert spent.prompt_tokens == 2 * (2 + PER_MESSAGE_TOKENS)
+
+
+def test_under_a_token_limit_the_first_call_goes_alone_and_the_rest_are_reserved_with_its_excess() -> None:
+    """Several calls in flight before the server's count is known could each pass the limit by the
+    chat template's tokens; the first reply tells that excess before anything else is sent."""
+
+    async def run() -> tuple[list[str], SpendingLimit]:
+        spent = limit(max_prompt_tokens=200)
+        events: list[str] = []
+
+        async def call(name: str) -> None:
+            reservation = await spent.reserve(["w " * 12], work=name)
+            events.append(f"sent {name} at {reservation.tokens}")
+            await asyncio.sleep(0.02)
+            spent.settle(reservation, reservation.counted + 10)
+            events.append(f"answered {name}")
+
+        await asyncio.gather(call("a"), call("b"), call("c"), return_exceptions=True)
+        return events, spent
+
+    events, spent = asyncio.run(run())
+    assert events[:2] == ["sent a at 20", "answered a"]  # the others waited for the first count
+    assert sorted(events[2:4]) == ["sent b at 30", "sent c at 30"]  # then went together, with it
+    assert spent.prompt_tokens == 30 + 30 + 30 <= 200
+
+
+def test_without_a_token_limit_calls_do_not_wait_for_the_first_count() -> None:
+    async def run() -> int:
+        spent = limit(max_calls=10)
+        first = await spent.reserve(["a"], work="w")
+        await spent.reserve(["b"], work="w")  # would wait forever if it probed
+        return first.tokens
+
+    assert asyncio.run(run()) == 1 + PER_MESSAGE_TOKENS
 
 
 def test_a_refused_call_waits_for_the_calls_in_flight_before_raising() -> None:

@@ -102,11 +102,12 @@ def test_a_served_run_without_a_budget_still_counts_against_its_users_window() -
 
     async def two_calls() -> None:
         for _ in range(2):
-            reserved.append(await limit.reserve(["hello"], work="a map"))
-            limit.settle(reserved[-1], reserved[-1] + 7)  # the server counts 7 more than was reserved
+            reservation = await limit.reserve(["hello"], work="a map")
+            reserved.append(reservation.tokens)
+            limit.settle(reservation, reservation.counted + 7)  # the server counts 7 more than we do
 
     asyncio.run(two_calls())
-    # Each call is charged to the window as the server counted it; the second was reserved with the
-    # first one's excess already (``SpendingLimit.server_extra``).
-    assert [tokens for _, tokens in window._sent] == [r + 7 for r in reserved]
+    # Each call is charged to the window as the server counted it; the second was reserved at the
+    # first one's excess already (``SpendingLimit.server_extra``), so it was charged nothing more.
+    assert [tokens for _, tokens in window._sent] == [reserved[0] + 7, reserved[1]]
     assert reserved[1] == reserved[0] + 7
