@@ -25,7 +25,7 @@ from longgraph.state.outputs import StructuredOutput, register_schema
 FieldType = Literal["text", "number"]
 Operation = Literal[
     "list", "count", "sum", "mean", "min", "max", "argmax", "argmin", "sort", "between", "group",
-    "top_k", "chain", "closure",
+    "top_k", "chain", "closure", "union", "intersection", "difference",
 ]  # fmt: skip
 """What is computed over the records (``value``: the field an operation reads):
 
@@ -36,11 +36,15 @@ Operation = Literal[
 * ``group`` — the ``key``s under each ``value`` (``labels``: the groups asked for, in that order);
 * ``top_k`` — the ``limit`` most frequent ``value``s, counting every mention;
 * ``chain`` — from ``start``, follow ``key`` → ``value`` while the value is another record's key;
-* ``closure`` — every ``key`` whose ``value`` is ``start`` or, in turn, such a key (assignments passed on).
+* ``closure`` — every ``key`` whose ``value`` is ``start`` or, in turn, such a key (assignments passed on);
+* ``union`` / ``intersection`` / ``difference`` — the distinct ``key``s whose ``value`` is any of the
+  ``labels`` / each of them (with a record for every label) / the first and none of the others.
 """
 OPERATIONS: tuple[Operation, ...] = get_args(Operation)
 NUMERIC: frozenset[str] = frozenset({"sum", "mean", "min", "max", "argmax", "argmin", "sort", "between"})
 """Operations that read ``value`` as a number."""
+SETS: frozenset[str] = frozenset({"union", "intersection", "difference"})
+"""Set operations over ``labels``: the keys holding any, each, or the first and no other label."""
 MENTIONS: frozenset[str] = frozenset({"top_k"})
 """Operations that count mentions: their records are not merged by entity."""
 
@@ -130,6 +134,12 @@ class RecordPlan(StructuredOutput):
             found.append(f"{self.operation} needs a start")
         if self.operation == "top_k" and self.limit is None:
             found.append("top_k needs a limit")
+        least = 1 if self.operation == "union" else 2
+        if (
+            self.operation in SETS
+            and len({label.strip().casefold() for label in self.labels if label.strip()}) < least
+        ):
+            found.append(f"{self.operation} needs {least} or more distinct labels")
         return found
 
     def field(self, name: str) -> RecordField:

@@ -1,7 +1,8 @@
 """Compute a plan's operation over checked records with SQL our code writes, and word the result.
 
 The records go into an in-memory SQLite table ``r(id, k, v)`` (``k``: the key field's value folded for
-comparison, ``v``: the value field, REAL for numeric operations); each operation is one of the fixed
+comparison, ``v``: the value field, REAL for numeric operations; a set operation's labels, folded, in
+``labels(pos, v)``); each operation is one of the fixed
 statements below, and every value the plan or a document supplies (a range, a filter, a start, a
 limit) is a bound parameter. No text from the model or the document ever becomes SQL, so a hostile
 document can make nothing run but these statements. ``chain`` and ``closure`` walk links with one
@@ -17,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from longgraph.state.records import NUMERIC, Computation, Record, RecordPlan
+from longgraph.state.records import NUMERIC, SETS, Computation, Record, RecordPlan
 
 _STATEMENTS: dict[str, str] = {
     "list": "SELECT v FROM r WHERE (? = '' OR k = ?) GROUP BY v ORDER BY MIN(id)",
@@ -35,6 +36,11 @@ _STATEMENTS: dict[str, str] = {
     "top_k": "SELECT v, COUNT(*) AS n FROM r GROUP BY v ORDER BY n DESC, MIN(id) LIMIT ?",
     "follow": "SELECT id, v FROM r WHERE k = ? ORDER BY id LIMIT 1",
     "holders": "SELECT id, k FROM r WHERE v = ? ORDER BY id",
+    "union": "SELECT k FROM r WHERE v IN (SELECT v FROM labels) GROUP BY k ORDER BY MIN(id)",
+    "intersection": "SELECT k FROM r WHERE v IN (SELECT v FROM labels) GROUP BY k "
+    "HAVING COUNT(DISTINCT v) = (SELECT COUNT(*) FROM labels) ORDER BY MIN(id)",
+    "difference": "SELECT k FROM r WHERE v = (SELECT v FROM labels WHERE pos = 0) AND k NOT IN "
+    "(SELECT k FROM r WHERE v IN (SELECT v FROM labels WHERE pos > 0)) GROUP BY k ORDER BY MIN(id)",
 }
 """Every statement the records path can run: nothing else is ever given to SQLite."""
 
@@ -58,6 +64,9 @@ def _table(plan: RecordPlan, records: Sequence[Record]) -> sqlite3.Connection:
         shown = value if numeric else fold(str(value))
         rows.append((i, fold(str(record.values.get(plan.key, ""))), shown))
     db.executemany("INSERT INTO r VALUES (?, ?, ?)", rows)
+    db.execute("CREATE TABLE labels (pos INTEGER PRIMARY KEY, v TEXT UNIQUE)")
+    labels = dict.fromkeys(fold(label) for label in plan.labels if label.strip())  # first spelling wins
+    db.executemany("INSERT INTO labels VALUES (?, ?)", list(enumerate(labels)))
     return db
 
 
@@ -139,6 +148,18 @@ def _run(plan: RecordPlan, records: Sequence[Record], db: sqlite3.Connection) ->
         used = [r for r in records if fold(_value(r, plan)) in counted]
         why = ", ".join(f"{s} ({n})" for s, (_, n) in zip(shown, top, strict=True))
         return done(", ".join(shown), shown, sql, used, f"the {plan.limit} most frequent: {why}")
+    if op in SETS:
+        sql = _STATEMENTS[op]
+        keys = [str(k) for (k,) in db.execute(sql)]
+        labels = {fold(label) for label in plan.labels}
+        kept = set(keys)
+        used = [r for r in records if fold(_key(r, plan)) in kept and fold(_value(r, plan)) in labels]
+        first_key: dict[str, Record] = {}
+        for record in used:
+            first_key.setdefault(fold(_key(record, plan)), record)
+        names = [_key(first_key[k], plan) for k in keys]
+        why = f"{len(names)} {plan.key}(s): {op} of {', '.join(plan.labels)}"
+        return done(", ".join(names), names, sql, used, why)
     return _walk(plan, records, db, done)
 
 

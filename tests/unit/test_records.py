@@ -93,6 +93,25 @@ def test_list_group_top_k_chain_and_closure() -> None:
     assert compute(_plan("closure", start="12345"), assigned).answer == "A, B, C, E"
 
 
+def test_set_operations_over_labels() -> None:
+    """Which keys hold any, each, or the first and none of the other labels (case and spacing folded)."""
+    depots = _records(
+        ("Acme", "Leeds"), ("Bolt", "York"), ("acme", "york"), ("Crane", "Leeds"), ("Bolt", "Hull"),
+        ("Dune", "Hull"), ("Crane", "Hull"),
+    )  # fmt: skip
+    assert compute(_plan("union", labels=["Leeds", "York"]), depots).answer == "Acme, Bolt, Crane"
+    both = compute(_plan("intersection", labels=["Leeds", "York"]), depots)
+    assert both.answer == "Acme" and [r.values["amount"] for r in both.used] == ["Leeds", "york"]
+    assert compute(_plan("intersection", labels=["York", "Hull"]), depots).answer == "Bolt"
+    assert compute(_plan("difference", labels=["Leeds", "York"]), depots).answer == "Crane"
+    assert compute(_plan("difference", labels=["Hull", "Leeds", "York"]), depots).answer == "Dune"
+    assert compute(_plan("intersection", labels=["Leeds", "Paris"]), depots).answer == ""  # none: no answer
+    assert "needs 2 or more distinct labels" in " ".join(
+        _plan("intersection", labels=["Leeds", "leeds"]).problems()
+    )
+    assert "needs 1 or more" in " ".join(_plan("union").problems())
+
+
 def test_nothing_to_compute_over_is_no_answer_never_zero() -> None:
     assert compute(_plan("count"), []).answer == ""
     assert compute(_plan("sum", number=True), []).answer == ""
@@ -113,8 +132,20 @@ def test_only_the_fixed_statements_ever_run() -> None:
     compute_module.sqlite3.connect = traced  # type: ignore[assignment]
     try:
         results = {
-            operation: compute(_plan(operation, limit=1, start="2"), hostile)
-            for operation in ("list", "count", "group", "top_k", "chain", "closure")
+            operation: compute(
+                _plan(operation, limit=1, start="2", labels=["1", "'); DROP TABLE r; --"]), hostile
+            )
+            for operation in (
+                "list",
+                "count",
+                "group",
+                "top_k",
+                "chain",
+                "closure",
+                "union",
+                "intersection",
+                "difference",
+            )
         }
     finally:
         compute_module.sqlite3.connect = original  # type: ignore[assignment]
@@ -125,10 +156,13 @@ def test_only_the_fixed_statements_ever_run() -> None:
             statement.strip() in ("BEGIN", "COMMIT")  # the implicit transaction around the inserts
             or statement.startswith("CREATE TABLE r (id INTEGER PRIMARY KEY, k TEXT, v ")
             or statement.startswith("INSERT INTO r VALUES (")
+            or statement == "CREATE TABLE labels (pos INTEGER PRIMARY KEY, v TEXT UNIQUE)"
+            or statement.startswith("INSERT INTO labels VALUES (")
             or any(_same_statement(statement, s) for s in allowed)
         ), statement
     assert results["count"].answer == "2"  # the table is intact: both rows counted
     assert results["closure"].answer == "Robert'); SELECT load_extension('x"  # the one that holds "2"
+    assert results["union"].answer == "'); DROP TABLE r; --"  # a label is data too
 
 
 def _same_statement(run: str, template: str) -> bool:
