@@ -496,8 +496,11 @@ class OpenAIProvider(PerLoopProvider):
     def shared_limit(self, context: Context) -> tuple[AdaptiveLimit, QueueWatch]:
         """The running loop's limit (and queue watcher) for the context's endpoints: its ceiling the
         largest ``max_concurrency`` a client of them asked for (a run that lowers its own is held to it
-        by its client's ``cap``, and cannot open a limit of its own beside the others')."""
-        key = (tuple(context.base_urls), hash(context.api_key), context.adaptive_concurrency)
+        by its client's ``cap``, and cannot open a limit of its own beside the others'). Keyed on the
+        endpoints as :func:`~longgraph.serving_policy.endpoint_identity` spells them (``U``, ``U/`` and
+        ``HTTP://…`` are one endpoint, one limit) and the key, nothing a run chooses: whether the limit
+        adapts is fixed when it is made (a served run may not set it; it is the operator's)."""
+        key = (tuple(endpoint_identity(url) for url in context.base_urls), hash(context.api_key))
 
         def make() -> tuple[AdaptiveLimit, QueueWatch]:
             limit = AdaptiveLimit(context.max_concurrency, adaptive=context.adaptive_concurrency)

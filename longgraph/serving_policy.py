@@ -55,7 +55,10 @@ SERVER_HARDWARE_SETTINGS = frozenset({"embedding_precision", "attention_precisio
 """Settings that fit the server's CPU: a run choosing bfloat16 on a CPU without units for it would
 embed (or read attention) several times slower, and each precision keeps its own copy of the model in
 memory."""
-OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS | SERVER_HARDWARE_SETTINGS
+SHARED_LIMIT_SETTINGS = frozenset({"adaptive_concurrency"})
+"""How the limit on calls in flight that every run on an endpoint shares behaves: a run turning
+adaptation off would turn it off for every user of that endpoint."""
+OPERATOR_ONLY = SECRET_SETTINGS | SERVER_PATH_SETTINGS | SERVER_HARDWARE_SETTINGS | SHARED_LIMIT_SETTINGS
 ENDPOINT_SETTINGS = frozenset({"base_url", "embedding_url"})
 LOWER_ONLY = (
     "max_concurrency",

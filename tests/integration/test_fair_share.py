@@ -51,7 +51,15 @@ def _run(graph: Any, user: str, document: str, **context: Any) -> Any:
     )
 
 
-def test_another_users_flood_delays_a_short_run_by_one_call_at_most(operator: Any) -> None:
+def _spellings(url: str) -> list[str]:
+    """Four spellings of one endpoint: as given, with one and two trailing slashes, the scheme in capitals."""
+    return [url, f"{url}/", f"{url}//", "HTTP" + url[len("http") :]]
+
+
+@pytest.mark.parametrize("respelled", [False, True], ids=["clients", "endpoint-spellings"])
+def test_another_users_flood_delays_a_short_run_by_one_call_at_most(operator: Any, respelled: bool) -> None:
+    """Her four runs are four clients (each another temperature) or name the endpoint four ways: the
+    limit is the endpoint's, keyed on its normalised URL, so neither opens a second one."""
     graph = build_graph(OpenAIProvider())
 
     async def scenario() -> tuple[float, float, int]:
@@ -65,11 +73,11 @@ def test_another_users_flood_delays_a_short_run_by_one_call_at_most(operator: An
                     graph,
                     "alice",
                     planted(160_000, at=0.1 + 0.2 * i),
-                    temperature=0.1 * (i + 1),
                     chunk_size=256,
+                    **({"base_url": spelled} if respelled else {"temperature": 0.1 * (i + 1)}),
                 )
             )
-            for i in range(4)
+            for i, spelled in enumerate(_spellings(operator.base_url))
         ]
 
         def flooding() -> bool:

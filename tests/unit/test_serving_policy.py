@@ -82,7 +82,7 @@ def test_the_operators_and_allowed_endpoints_pass_and_their_user_gets_a_cache_sc
      ({"tom_top_k": 1000}, "tom_top_k"), ({"tom_top_k": 0}, "tom_top_k"),
      ({"pecan_batch_tokens": 300}, "pecan_batch_tokens"), ({"pyramid_leaf_tokens": 1}, "pyramid_leaf_tokens"),
      ({"context_window": 1100}, "context_window"), ({"max_calls": 20_001}, "max_calls"),
-     ({"max_prompt_tokens": 10**9}, "max_prompt_tokens")],
+     ({"max_prompt_tokens": 10**9}, "max_prompt_tokens"), ({"adaptive_concurrency": False}, "adaptive_concurrency")],
 )  # fmt: skip
 def test_a_served_run_may_not_name_what_the_operator_decides(settings: dict[str, Any], named: str) -> None:
     with pytest.raises(ConfigurationError, match=f"refused: .*{named}") as refused:
