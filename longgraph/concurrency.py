@@ -322,8 +322,9 @@ class QueueWatch:
 
     async def _read(self, http: httpx.AsyncClient, url: str) -> float | None:
         try:
-            response = await http.get(metrics_url(url))
-        except httpx.HTTPError:
+            async with asyncio.timeout(2.0):  # the whole read: a trickled answer passes every per-read timeout
+                response = await http.get(metrics_url(url))
+        except (httpx.HTTPError, TimeoutError):
             return None  # a transient failure: the calls themselves will say if the server is down
         waiting = waiting_requests(response.text) if response.status_code == 200 else None
         if waiting is None:

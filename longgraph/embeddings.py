@@ -163,6 +163,10 @@ def local_embedder(path: str | None = None, precision: EmbeddingPrecision = "aut
         return _load_local(path, resolve_precision(precision))
 
 
+RETRY_PAUSE_ALLOWANCE_S = 8.0
+"""The most the SDK pauses between two attempts (its backoff's cap), allowed for in a batch's deadline."""
+
+
 class EmbeddingClient:
     """``/embeddings`` of one OpenAI-compatible endpoint, through the same layer as chat calls.
 
@@ -198,6 +202,9 @@ class EmbeddingClient:
             http_client=http_client,
         )
         self.usage = Usage()
+        self._deadline = timeout * (max_retries + 1) + RETRY_PAUSE_ALLOWANCE_S * max_retries
+        """One batch's whole request with its retries: httpx's ``timeout`` bounds each read, which a
+        server sending a byte at a time passes every time."""
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order, asked for in batches of :attr:`BATCH`."""
@@ -206,9 +213,10 @@ class EmbeddingClient:
         try:
             for start in range(0, len(texts), self.BATCH):
                 batch = list(texts[start : start + self.BATCH])
-                response = await self._client.embeddings.create(
-                    model=self.model, input=batch, encoding_format="float"
-                )
+                async with asyncio.timeout(self._deadline):
+                    response = await self._client.embeddings.create(
+                        model=self.model, input=batch, encoding_format="float"
+                    )
                 data = sorted(response.data, key=lambda item: item.index)
                 if len(data) != len(batch):
                     raise EndpointError(f"asked for {len(batch)} embeddings, got {len(data)}", endpoint=label)
@@ -228,6 +236,10 @@ class EmbeddingClient:
             raise EndpointError(
                 f"no embeddings after retries ({type(exc).__name__})", endpoint=label
             ) from chainable(exc, self._secrets)
+        except TimeoutError as exc:
+            raise EndpointError(
+                f"no embeddings within {self._deadline:g} s (its attempts and their pauses)", endpoint=label
+            ) from exc
         finally:
             await self._client.close()
         return rows

@@ -72,16 +72,23 @@ def find_embedded() -> EmbeddedEndpoint | None:
 
 
 async def list_models(base_urls: list[str], api_key: str, request_timeout: float) -> ServedModel:
-    """The first model of the first replica that answers ``GET /models``."""
+    """The first model of the first replica that answers ``GET /models``. Each replica's answer has
+    ``min(request_timeout, 30 s)`` in all (httpx's timeout bounds each read, and a server sending a
+    byte at a time would pass every one of them)."""
     errors: list[str] = []
-    async with httpx.AsyncClient(timeout=min(request_timeout, 30.0)) as client:
+    deadline = min(request_timeout, 30.0)
+    async with httpx.AsyncClient(timeout=deadline) as client:
         for url in base_urls:
             try:
-                response = await client.get(
-                    url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"}
-                )
-                response.raise_for_status()
+                async with asyncio.timeout(deadline):
+                    response = await client.get(
+                        url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {api_key}"}
+                    )
+                    response.raise_for_status()
                 models = response.json().get("data") or []
+            except TimeoutError:
+                errors.append(f"{redact_url(url)}: no answer within {deadline:g} s")
+                continue
             except (httpx.HTTPError, ValueError) as exc:
                 errors.append(f"{redact_url(url)}: {type(exc).__name__}")
                 continue

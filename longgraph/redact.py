@@ -63,15 +63,23 @@ def chainable(exc: BaseException, secrets: Sequence[str]) -> BaseException | Non
 _URL_LIKE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.\-]+)\s*:")
 """A word of two or more letters, then a colon: how every URL scheme begins. A file path is never
 written so (a drive letter is one letter, "C:")."""
+_SCHEME_WITHOUT_COLON = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.\-]+)//")
+"""A scheme whose colon was forgotten ("postgresql//host/db")."""
+_USERINFO = re.compile(r"(^|[/\\])[^/\\]*:[^/\\]*@")
+"""``user:password@`` anywhere in a path's segments: a URL's credentials, with or without its scheme."""
 
 
 def refuse_url_like_path(target: str, option: str) -> None:
-    """Refuse a path that looks like a database URL but does not parse as one ("postgresql:/u:pw@db",
-    "postgresql ://…"): taken as a file path it would create a local file named with the password.
-    The message names the scheme only, never the rest, which may hold a secret."""
-    looks = _URL_LIKE.match(target)
+    """Refuse a path that looks like a database URL but does not parse as one: a scheme and a colon
+    ("postgresql:/u:pw@db", "postgresql ://…"), a scheme without its colon ("postgresql//…"), a
+    network path without its scheme ("//u:pw@h/db") or credentials without either ("u:pw@h:9/db").
+    Taken as a file path it would create a file or folder named with the password. The message names
+    at most the scheme, never the rest, which may hold a secret."""
+    fix = "write postgresql://user:password@host/db, or a path to a SQLite file"
+    looks = _URL_LIKE.match(target) or _SCHEME_WITHOUT_COLON.match(target)
     if looks:
-        raise ConfigurationError(
-            f"{option} starts like a URL ({looks.group(1)!r} and a colon) but is not one: write "
-            "postgresql://user:password@host/db, or a path to a SQLite file"
-        )
+        raise ConfigurationError(f"{option} starts like a URL ({looks.group(1)!r}) but is not one: {fix}")
+    if target.lstrip().startswith("//"):
+        raise ConfigurationError(f"{option} starts with // like a URL without its scheme: {fix}")
+    if _USERINFO.search(target):
+        raise ConfigurationError(f"{option} holds user:password@ like a URL without its scheme: {fix}")

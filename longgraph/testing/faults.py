@@ -68,6 +68,12 @@ class StubConfig(BaseModel):
         description="Answer every text that does not hold the answer with a confident wrong value "
         "(the grounding check's adversary).",
     )
+    trickle_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Send GET /models one byte every this many seconds: each read "
+        "arrives within any per-read timeout, so only a whole-request deadline ends the request.",
+    )
     template_tokens: int = Field(
         default=0,
         ge=0,

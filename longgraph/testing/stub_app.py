@@ -195,7 +195,7 @@ class _StubApp:
         return JSONResponse({"status": "ok"})
 
     async def models(self, request: Request) -> Response:
-        return JSONResponse(
+        return self._maybe_trickled(
             {
                 "object": "list",
                 "data": [
@@ -213,6 +213,23 @@ class _StubApp:
                 ],
             }
         )
+
+    def _maybe_trickled(self, body: dict[str, Any]) -> Response:
+        """``body`` as JSON, at once or (``trickle_s``) one byte at a time."""
+        pause = self.state.config.trickle_s
+        if pause is None:
+            return JSONResponse(body)
+        data = json.dumps(body).encode()
+        is_stopping = self.state.is_stopping
+
+        async def trickle() -> AsyncIterator[bytes]:
+            for i in range(len(data)):
+                if is_stopping():
+                    return
+                yield data[i : i + 1]
+                await asyncio.sleep(pause)
+
+        return StreamingResponse(trickle(), media_type="application/json")
 
     async def metrics(self, request: Request) -> Response:
         """Prometheus text with vLLM's queue gauges (what a client watching for overload reads)."""

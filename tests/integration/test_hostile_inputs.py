@@ -151,6 +151,9 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], int, str]] = {
     "checkpoint url with one slash": (_ask("--resume", "t", "--checkpoint-db", "postgresql:/u:hunter22@db/x"), 2, "not one"),
     "checkpoint url with a space": (_ask("--resume", "t", "--checkpoint-db", "postgresql ://u:hunter22@db/x"), 2, "not one"),
     "checkpoints list url one slash": (lambda h: ["checkpoints", "list", "--checkpoint-db", "postgres:/u:hunter22@h/db"], 2, "not one"),
+    "checkpoint url without its colon": (_ask("--resume", "t", "--checkpoint-db", "postgresql//u:hunter22@h:9/db"), 2, "not one"),
+    "checkpoint url without its scheme": (_ask("--resume", "t", "--checkpoint-db", "//u:hunter22@h:9/db"), 2, "without its scheme"),
+    "checkpoint credentials alone": (_ask("--resume", "t", "--checkpoint-db", "u:hunter22@h:9/db"), 2, "user:password@"),
     "cache url with one slash": (_ask("@env:LONGGRAPH_CACHE_PATH=postgresql:/u:hunter22@db/x"), 2, "not one"),
     "checkpoint a text file": (_ask("--resume", "t", "--checkpoint-db", "note.txt"), 2, "cannot be used"),
     "checkpoint a folder": (_ask("--resume", "t", "--checkpoint-db", "sub"), 2, "directory"),
@@ -266,8 +269,12 @@ def run_case(
 
 
 @pytest.mark.parametrize(
-    "case", ["checkpoint url with one slash", "checkpoint url with a space", "cache url with one slash"]
-)
+    "case",
+    [
+        "checkpoint url with one slash", "checkpoint url with a space", "cache url with one slash",
+        "checkpoint url without its colon", "checkpoint url without its scheme", "checkpoint credentials alone",
+    ],
+)  # fmt: skip
 def test_a_malformed_database_url_creates_nothing(case: str, tmp_path: Path) -> None:
     """A setting that starts like a database URL but does not parse as one is refused before anything
     is created: no file or folder named after it, so no secret ever becomes part of a path."""
