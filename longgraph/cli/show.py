@@ -52,7 +52,13 @@ def answers_page(results: Sequence[Answer], questions: Sequence[str]) -> str:
 
 def load_saved(path: Path) -> list[tuple[str, GraphOutput, list[dict[str, Any]]]]:
     """(question, result, sources) of each result in a ``--json`` file (one object, or a list of them
-    for several questions); an :class:`InputError` naming the file and the problem otherwise."""
+    for several questions); an :class:`InputError` naming the file and the problem otherwise. Only a
+    regular file is read: a FIFO would wait for a writer that may never come, a device never end."""
+    if not path.is_file():
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+        what = "is a directory, not a file" if path.is_dir() else "not a regular file (a pipe or a device)"
+        raise InputError(f"{path}: {what}")
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
