@@ -130,8 +130,10 @@ def _refuse_oversized_input(value: Any) -> None:
     (:data:`~longgraph.serving_policy.SERVED_BUDGETS` when unset), before the run is queued: a 20 MB
     document with ``max_calls: 1`` took 60 s and 250 MB of the server before its budget stopped it."""
     limit = served_operator().max_input_chars
-    kwargs = value.get("kwargs") if isinstance(value, dict) else None
-    size = input_chars(kwargs.get("input") if isinstance(kwargs, dict) else None)
+    size = 0
+    for carrier in ("kwargs", "payload"):  # a run's input; a cron's, run on every tick
+        held = value.get(carrier) if isinstance(value, dict) else None
+        size += input_chars(held.get("input") if isinstance(held, dict) else None)
     if limit is not None and size > limit:
         raise Auth.exceptions.HTTPException(
             status_code=413,
@@ -181,6 +183,7 @@ async def own_assistants_and_shared_graphs(ctx: Auth.types.AuthContext, value: A
 async def refuse_settings_in_crons(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     if ctx.action in ("create", "update"):
         _refuse_settings(value)
+        _refuse_oversized_input(value)
     return _owned(ctx, value)
 
 

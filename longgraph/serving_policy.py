@@ -32,6 +32,7 @@ Python carry none and are their owner's to configure.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
 import weakref
@@ -338,12 +339,32 @@ def problems_in_payload(value: Any) -> list[str]:
     found: list[str] = []
     for key, settings in _settings_maps(value):
         found += setting_problems(settings, operator)
-        if key == "context":  # a configurable also carries LangGraph's own keys (thread_id, ...)
+        if key == "context":
             found += [
                 f"{name!r} is not a run setting (docs/configuration.md)"
                 for name in unknown_settings(settings)
             ]
+        else:
+            found += unread_in_configurable(settings)
     return sorted(set(found))
+
+
+def unread_in_configurable(configurable: Mapping[str, Any]) -> list[str]:
+    """A run setting, or a near miss of one, in ``config.configurable``: longgraph reads its settings
+    from the run's ``context`` only, so the server would keep it and run without it. The configurable
+    also carries LangGraph's own keys (``thread_id``, ``langgraph_auth_user_id``, …) and a caller's, so
+    only names that are settings or within one or two letters of one are refused."""
+    names = [f.name for f in dataclasses.fields(Context)]
+    found = []
+    for key in map(str, configurable):
+        if key in names:
+            found.append(f"{key!r} in config.configurable is not read: run settings go in the run's context")
+        elif near := difflib.get_close_matches(key, names, n=1, cutoff=0.8):
+            found.append(
+                f"{key!r} in config.configurable is not a run setting (did you mean {near[0]!r}? "
+                "run settings go in the run's context)"
+            )
+    return found
 
 
 def unknown_settings(settings: Mapping[str, Any]) -> list[str]:

@@ -160,6 +160,24 @@ def test_a_run_over_the_operators_input_limit_is_refused_before_it_is_queued(
     assert asyncio.run(refuse_settings_and_stamp_the_run(_ctx("create_run"), small)) == {"owner": "alice"}
 
 
+@pytest.mark.parametrize("action", ["create", "update"])
+def test_a_cron_over_the_operators_input_limit_is_refused_as_a_run_is(
+    monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """A cron runs its input on every tick: five 5M-character crons were stored on a 1M-limit server."""
+    monkeypatch.setenv("LONGGRAPH_MAX_INPUT_CHARS", "2000")
+    cron = {
+        "assistant_id": "a",
+        "schedule": "0 0 1 1 *",
+        "payload": {"input": {"question": "Q?", "document": "x" * 2_001}},
+    }
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        asyncio.run(refuse_settings_in_crons(_ctx(action), cron))
+    assert refused.value.status_code == 413 and "2,003 characters" in str(refused.value.detail)  # with "Q?"
+    cron["payload"]["input"]["document"] = "x" * 1_000
+    assert asyncio.run(refuse_settings_in_crons(_ctx(action), cron)) == {"owner": "alice"}
+
+
 def test_without_an_operator_limit_a_served_run_gets_one_sized_to_the_machine(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -115,7 +115,7 @@ def test_a_served_run_may_name_only_the_operators_model_or_an_allowed_one(
         assert screen_served_context(Context(model=name), "alice").model == name
     for payload in ({"context": {"model": "o1-pro"}}, {"config": {"configurable": {"model": "M"}}}):
         problems = problems_in_payload(payload)
-        assert len(problems) == 1 and "LONGGRAPH_ALLOWED_MODELS" in problems[0], problems
+        assert [p for p in problems if "LONGGRAPH_ALLOWED_MODELS" in p], problems
     with pytest.raises(ConfigurationError, match="refused: model 'o1-pro'"):
         screen_served_context(Context(model="o1-pro"), "alice")
     monkeypatch.setenv("LONGGRAPH_MODEL", "cheap")
@@ -159,6 +159,22 @@ def test_an_unknown_run_setting_is_refused_as_the_python_api_refuses_it() -> Non
     assert problems_in_payload(configurable) == []  # LangGraph's own keys travel in the configurable
     with pytest.raises(ConfigurationError, match="chunk_sise"):
         coerce_context({"chunk_sise": 300})
+
+
+@pytest.mark.parametrize(
+    ("configurable", "said"),
+    [({"max_cals": 5}, "did you mean 'max_calls'"), ({"temperture": 0.2}, "did you mean 'temperature'"),
+     ({"max_calls": 5}, "is not read"), ({"chunk_size": 900, "thread_id": "t"}, "is not read")],
+)  # fmt: skip
+def test_a_setting_or_a_near_miss_in_the_configurable_is_refused_not_dropped(
+    configurable: dict[str, Any], said: str
+) -> None:
+    """Settings are read from the run's context only: one in an assistant's configurable was stored and
+    never used, a typo as silently as the setting itself."""
+    problems = problems_in_payload({"graph_id": "mapreduce", "config": {"configurable": configurable}})
+    assert len(problems) == 1 and said in problems[0] and "context" in problems[0], problems
+    own = {"thread_id": "t", "checkpoint_ns": "", "assistant_id": "a", "user_id": "u", "x-request-id": "1"}
+    assert problems_in_payload({"config": {"configurable": own}}) == []
 
 
 def test_served_user_is_read_from_the_servers_stamp_only() -> None:
