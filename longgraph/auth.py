@@ -156,8 +156,22 @@ def _refuse_past_share(user: str) -> None:
         )
 
 
+def _refuse_command(value: Any) -> None:
+    """A 400 for a run carrying a ``command`` (resume, update, goto): the longgraph graphs never pause
+    for input, so there is nothing to resume or steer, and LangGraph fails such a run on a new thread
+    with a bare ``TypeError`` from inside its own graph code."""
+    kwargs = value.get("kwargs") if isinstance(value, dict) else None
+    if isinstance(kwargs, dict) and kwargs.get("command") is not None:
+        raise Auth.exceptions.HTTPException(
+            status_code=400,
+            detail="refused: a run of the longgraph graphs takes an input, not a command (they never "
+            "pause for one)",
+        )
+
+
 @auth.on.threads.create_run
 async def refuse_settings_and_stamp_the_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    _refuse_command(value)
     _refuse_settings(value)
     _refuse_oversized_input(value)
     _refuse_past_share(ctx.user.identity)

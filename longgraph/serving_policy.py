@@ -344,19 +344,22 @@ def problems_in_payload(value: Any) -> list[str]:
                 f"{name!r} is not a run setting (docs/configuration.md)"
                 for name in unknown_settings(settings)
             ]
-        else:
-            found += unread_in_configurable(settings)
+    for configurable, context in _configurables(value):
+        found += unread_in_configurable(configurable, context)
     return sorted(set(found))
 
 
-def unread_in_configurable(configurable: Mapping[str, Any]) -> list[str]:
-    """A run setting, or a near miss of one, in ``config.configurable``: longgraph reads its settings
-    from the run's ``context`` only, so the server would keep it and run without it. The configurable
-    also carries LangGraph's own keys (``thread_id``, ``langgraph_auth_user_id``, …) and a caller's, so
-    only names that are settings or within one or two letters of one are refused."""
+def unread_in_configurable(configurable: Mapping[str, Any], context: Mapping[str, Any]) -> list[str]:
+    """A run setting, or a near miss of one, in ``config.configurable`` that is not the server's copy
+    of the same ``context`` entry: longgraph reads its settings from the run's ``context`` only, so the
+    server would keep it and run without it. The configurable also carries LangGraph's own keys
+    (``thread_id``, ``langgraph_auth_user_id``, …) and a caller's, so only names that are settings or
+    within one or two letters of one are refused."""
     names = [f.name for f in dataclasses.fields(Context)]
     found = []
     for key in map(str, configurable):
+        if key in context and context[key] == configurable[key]:
+            continue  # the server copies a run's context into its configurable
         if key in names:
             found.append(f"{key!r} in config.configurable is not read: run settings go in the run's context")
         elif near := difflib.get_close_matches(key, names, n=1, cutoff=0.8):
@@ -371,6 +374,24 @@ def unknown_settings(settings: Mapping[str, Any]) -> list[str]:
     """The keys of a run's context that are no :class:`Context` field: refused as the Python API refuses
     them (``coerce_context``), where the server would drop them and run without what was meant."""
     return sorted(str(k) for k in set(settings) - {f.name for f in dataclasses.fields(Context)})
+
+
+def _configurables(value: Any, depth: int = 0) -> Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Each ``config.configurable`` of a payload, at any depth, with the ``context`` beside its
+    ``config`` (empty when there is none)."""
+    if depth > 6:
+        return
+    if isinstance(value, Mapping):
+        config = value.get("config")
+        if isinstance(config, Mapping) and isinstance(config.get("configurable"), Mapping):
+            context = value.get("context")
+            yield config["configurable"], context if isinstance(context, Mapping) else {}
+        for inner in value.values():
+            if isinstance(inner, Mapping | list | tuple):
+                yield from _configurables(inner, depth + 1)
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            yield from _configurables(inner, depth + 1)
 
 
 def _settings_maps(value: Any, depth: int = 0) -> Iterable[tuple[str, Mapping[str, Any]]]:

@@ -72,7 +72,8 @@ def _check_url(name: str, url: object) -> None:
 
     if not isinstance(url, str) or not url.strip():
         raise ConfigurationError(f"{name} is empty: give an http(s) URL such as http://localhost:8000/v1")
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url.strip()):
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):  # a trailing newline too: the
+        # client would send it, and the failure would come from deep inside the HTTP library
         raise ConfigurationError(f"{name} {redact_url(url)!r} holds spaces or control characters")
     try:
         parts = urlsplit(url.strip())

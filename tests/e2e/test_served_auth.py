@@ -343,6 +343,8 @@ def test_assistants_and_crons_are_no_way_around_the_policy(
             refusal(alice().crons.create(GRAPH, schedule="0 0 1 1 *", input=run_input(), context=context))[0]
             == 400
         )
+    typo = refusal(alice().assistants.create(GRAPH, config={"configurable": {"max_cals": 5}}))
+    assert typo[0] == 400 and "did you mean 'max_calls'" in typo[1], typo  # stored and dropped, before
     mine = asyncio.run(alice().assistants.create(GRAPH, context=context_for(stub), name="alice's"))
     assert (
         refusal(alice().assistants.update(mine["assistant_id"], context={"base_url": capture.url}))[0] == 400
@@ -397,3 +399,34 @@ def test_a_served_client_gets_longgraphs_error_type_and_message(
     assert raw["__error__"]["error"] == error, raw
     assert words in raw["__error__"]["message"] and "internal error" not in raw["__error__"]["message"]
     assert KEY not in repr(raw)
+
+
+@pytest.mark.parametrize(
+    "command", [{"resume": "yes"}, {"update": {"question": QUESTION}}, {"goto": "plan_records"}]
+)
+def test_a_run_with_a_command_is_refused_with_the_reason(
+    command: dict[str, Any], server: LangGraphServer, stub: StubHandle
+) -> None:
+    """The graphs never pause for input; LangGraph failed such a run on a new thread with a bare
+    TypeError from its own graph code."""
+    alice = client(server, "alice")
+
+    async def run() -> Any:
+        thread = await alice.threads.create()
+        return await alice.runs.wait(thread["thread_id"], GRAPH, command=command, context=context_for(stub))  # type: ignore[arg-type]
+
+    status, detail = refusal(run())
+    assert status == 400 and "not a command" in detail, detail
+
+
+def test_an_allowed_endpoint_with_a_trailing_newline_is_a_configuration_error(
+    server: LangGraphServer, stub: StubHandle
+) -> None:
+    """It passed the allow-list (compared normalised) and failed inside the HTTP library as an
+    internal error."""
+    settings = context_for(stub, base_url=stub.base_url + "\n")
+    raw = asyncio.run(
+        client(server, "alice").runs.wait(None, GRAPH, input=run_input(), context=settings, raise_error=False)
+    )
+    assert isinstance(raw, dict) and raw.get("__error__", {}).get("error") == "ConfigurationError", raw
+    assert "base_url" in raw["__error__"]["message"] and "control characters" in raw["__error__"]["message"]

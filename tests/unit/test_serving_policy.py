@@ -175,6 +175,10 @@ def test_a_setting_or_a_near_miss_in_the_configurable_is_refused_not_dropped(
     assert len(problems) == 1 and said in problems[0] and "context" in problems[0], problems
     own = {"thread_id": "t", "checkpoint_ns": "", "assistant_id": "a", "user_id": "u", "x-request-id": "1"}
     assert problems_in_payload({"config": {"configurable": own}}) == []
+    copied = {"context": {"max_calls": 5}, "config": {"configurable": {"max_calls": 5, **own}}}
+    assert problems_in_payload({"kwargs": copied}) == []  # the server's copy of the run's context
+    copied["config"]["configurable"]["max_calls"] = 50  # type: ignore[index]
+    assert "is not read" in " ".join(problems_in_payload({"kwargs": copied}))
 
 
 def test_served_user_is_read_from_the_servers_stamp_only() -> None:
