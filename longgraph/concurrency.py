@@ -321,8 +321,8 @@ class QueueWatch:
                     previous[url] = waiting
 
     async def _read(self, http: httpx.AsyncClient, url: str) -> float | None:
-        try:
-            async with asyncio.timeout(2.0):  # the whole read: a trickled answer passes every per-read timeout
+        try:  # the whole read has 2 s: a trickled answer passes every per-read timeout
+            async with asyncio.timeout(2.0):
                 response = await http.get(metrics_url(url))
         except (httpx.HTTPError, TimeoutError):
             return None  # a transient failure: the calls themselves will say if the server is down
