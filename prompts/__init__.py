@@ -106,9 +106,18 @@ _LINE_START = "(?<![^\n\r\x0b\x0c\x85\u2028\u2029])"
 """At the start of the text or right after any line separator (``\r``, U+2028, ... as well as ``\n``)."""
 
 
+_BETWEEN_LETTERS = " \t_.\n-"
+"""What may stand between two letters of a frame word: a space, a tab, ``_``, ``.``, ``-`` or a line
+break (the view maps every line separator to ``\n``)."""
+
+
+_GAP = "[ \t_.\n-]?"
+
+
 def _spaced(word: str) -> str:
-    """``word`` as a pattern that also matches it letter-spaced ("c o n c l u d e s")."""
-    return " ?".join(word)
+    """``word`` as a pattern that also matches it with one of :data:`_BETWEEN_LETTERS` between any two
+    letters ("c o n c l u d e s", "c-o-n-c-l-u-d-e-s", "con\ncludes")."""
+    return _GAP.join(word)
 
 
 _LABEL_BODY = (
@@ -116,12 +125,17 @@ _LABEL_BODY = (
     + _spaced("question")
     + "|"
     + _spaced("text")
+    + "|"
+    + _spaced("proposed")
+    + r"[ \t_.\-]+"
+    + _spaced("answer")
     + r"))(?=[*_`~ \t]*:)"
 )
-"""A frame label, as markdown or a quote may dress it: "## Text:", "**Question:**", "> Question:", "1. Text:"."""
-_VERB = f"(?:{_spaced('begin')}(?: ?s)?|{_spaced('start')}(?: ?s)?)"
+"""A frame label, as markdown or a quote may dress it: "## Text:", "**Question:**", "> Question:", "1. Text:",
+and the verification prompt's "Proposed answer:"."""
+_VERB = f"(?:{_spaced('begin')}(?:{_GAP}s)?|{_spaced('start')}(?:{_GAP}s)?)"
 _AS_FOLLOWS = _spaced("as") + r"\s+" + _spaced("follows")
-_CONCLUDES_HERE = _spaced("conclude") + r"(?: ?s)?\s+" + _spaced("here")
+_CONCLUDES_HERE = _spaced("conclude") + f"(?:{_GAP}s)?" + r"\s+" + _spaced("here")
 _FRAME_WORDS = re.compile(
     rf"(?P<open>\b{_VERB}\s+{_AS_FOLLOWS})(?=\s*:)|(?P<close>\b{_CONCLUDES_HERE})(?=\s*\.)|"
     + _LINE_START
@@ -175,6 +189,8 @@ _LOOKALIKES: dict[int, str] = {
     },
     **{ord(c): ":" for c in "\u02d0\u02f8\u0589\u05c3\u16ec\u1803\u1809\u2236\ua789\ufe13\ufe30\ufe55"},
     **{ord(c): "." for c in "\u2024\ufe52\uff61\u3002"},
+    # small capitals: "ᴄᴏɴᴄʟᴜᴅᴇꜱ ʜᴇʀᴇ." (no small capital Q exists; ǫ stays the o it is)
+    **dict(zip(map(ord, "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ"), "abcdefghijklmnoprstuvwyz", strict=True)),
     # Cyrillic and Greek letters drawn like Latin ones: "Quеstion" with a Cyrillic е is still a label
     **dict(zip(map(ord, "аеорсуххіјѕԁԛԝһӏАВЕКМНОРСТХІЈЅ"), "aeopcyxxijsdqwhlABEKMHOPCTXIJS", strict=True)),
     **dict(zip(map(ord, "αονριτκυΑΒΕΖΗΙΚΜΝΟΡΤΧΥ"), "aovpitkuABEZHIKMNOPTXY", strict=True)),
@@ -259,7 +275,7 @@ def neutralise_frames(text: str) -> str:
     # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
     # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
     # Without its spaces, what any match holds: the regexes run only where an open or a close may be.
-    folded = view.casefold().replace(" ", "")
+    folded = view.casefold().translate(_DROPPED_BETWEEN_LETTERS)
     ends: list[int] = []
     if "follows" in folded:
         ends += [m.end() for m in _OPENING.finditer(view) if _opens(m)]
@@ -277,6 +293,8 @@ def neutralise_frames(text: str) -> str:
     marked.append(text[done:])
     return "".join(marked)
 
+
+_DROPPED_BETWEEN_LETTERS = str.maketrans("", "", _BETWEEN_LETTERS)
 
 QUOTED_MARK = " (quoted)"
 """What marks a frame word inside shown text; taken out of every model answer (``longgraph/llm.py``)."""
