@@ -39,6 +39,10 @@ from longgraph.serving_policy import served_user
 from longgraph.state.context import Context
 from longgraph.user_share import RUNS, share_settings
 
+SUBGRAPH_SEPARATOR = "|"
+"""What separates the graphs' names in a task's ``checkpoint_ns`` (LangGraph's ``NS_SEP``): a node of a
+graph run inside another node has one ("answer:<task>|finalize:<task>")."""
+
 _ON_OWN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "longgraph_node_on_own_loop", default=False
 )
@@ -87,13 +91,18 @@ def node_factory(llm: PerLoopProvider) -> NodeFactory:
 @contextlib.contextmanager
 def _in_flight(user: str | None, config: RunnableConfig, ends_run: bool) -> Iterator[None]:
     """A served run's step, counted among its user's runs in flight (refused past the user's share);
-    the run's place is given back when this step ends it or fails."""
-    run_id = (config.get("configurable") or {}).get("run_id")
+    the run's place is given back when this step ends it or fails. A graph run as a node of another
+    (Pyramid-Align's ``answer`` is mapreduce's graph) shares its parent's run id: its last step does not
+    end the run, whose place another run of the user could otherwise take before the parent's next
+    step, which would then be refused with every call spent."""
+    configurable = config.get("configurable") or {}
+    run_id = configurable.get("run_id")
     if user is None or run_id is None:
         yield
         return
     RUNS.enter(user, str(run_id), share_settings().runs)
-    ended = ends_run
+    nested = SUBGRAPH_SEPARATOR in str(configurable.get("checkpoint_ns") or "")
+    ended = ends_run and not nested
     try:
         yield
     except BaseException:

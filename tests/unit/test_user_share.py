@@ -5,10 +5,19 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 
 from longgraph.errors import ConfigurationError
+from longgraph.nodes.runtime import _in_flight
 from longgraph.spending import spending_limit
-from longgraph.user_share import CallWindow, RunsInFlight, ShareSettings, UserShareExceeded, share_settings
+from longgraph.user_share import (
+    RUNS,
+    CallWindow,
+    RunsInFlight,
+    ShareSettings,
+    UserShareExceeded,
+    share_settings,
+)
 
 
 class Clock:
@@ -111,3 +120,23 @@ def test_a_served_run_without_a_budget_still_counts_against_its_users_window() -
     # first one's excess already (``SpendingLimit.server_extra``), so it was charged nothing more.
     assert [tokens for _, tokens in window._sent] == [reserved[0] + 7, reserved[1]]
     assert reserved[1] == reserved[0] + 7
+
+
+def test_a_graph_run_inside_another_does_not_end_its_parents_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pyramid-Align's ``answer`` is mapreduce's graph, whose last step (``finalize``) ends a run: inside
+    the pyramid it gave the run's place back before ``record``, and a run of the same user admitted in
+    that gap made ``record`` fail with every call spent."""
+    monkeypatch.setenv("LONGGRAPH_USER_RUNS", "1")
+    nested: RunnableConfig = {"configurable": {"run_id": "p1", "checkpoint_ns": "answer:t1|finalize:t2"}}
+    last: RunnableConfig = {"configurable": {"run_id": "p1", "checkpoint_ns": "record:t3"}}
+    other: RunnableConfig = {"configurable": {"run_id": "p2", "checkpoint_ns": "chunk:t4"}}
+    with _in_flight("carol", nested, True):
+        pass
+    assert RUNS.count("carol") == 1  # the subgraph ended, the pyramid's run has not
+    with pytest.raises(UserShareExceeded), _in_flight("carol", other, False):
+        pass
+    with _in_flight("carol", last, True):
+        pass
+    assert RUNS.count("carol") == 0
+    with _in_flight("carol", other, True):  # now there is room
+        pass
