@@ -65,10 +65,6 @@ class StructuredOutputError(LonggraphError):
         self.raw = raw
 
 
-class CollapseError(LonggraphError):
-    """The collapse loop could not bring the intermediate results under the window."""
-
-
 class TooManyFailures(LonggraphError):
     """More chunks failed than ``max_failed_fraction`` allows: an answer from the rest would mislead."""
 

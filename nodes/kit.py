@@ -317,13 +317,3 @@ async def build_kit(context: Context, provider: PerLoopProvider, served_user: st
         widest_labels=widest_labels(),
         spending=spending,
     )
-
-
-def describe_kit(kit: RunKit) -> dict[str, Any]:
-    """The resolved settings that shape prompts (for tests and run records; no secret)."""
-    return {
-        "model": kit.context.model,
-        "context_window": kit.window,
-        "prompt_variant": kit.context.prompt_variant,
-        "tokenizer": kit.tokenizer.name,
-    }

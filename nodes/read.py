@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from langgraph.types import Send
 
@@ -23,12 +23,8 @@ from longgraph.nodes.kit import RunKit
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import RunState
-from longgraph.state.notes import ChunkRead, NoteDraft
+from longgraph.state.notes import ChunkRead
 from longgraph.state.tasks import ReadTask
-
-
-class Drafting(Protocol):
-    def note_draft(self) -> NoteDraft: ...
 
 
 def each_chunk(target: str, *, beside: str | None = None) -> Callable[[RunState], list[Send | str]]:
