@@ -38,7 +38,7 @@ from longgraph.loop_scope import PerLoop
 from longgraph.openai_chat import OpenAIChat, ShardedTransport
 from longgraph.prompts import QUOTED_MARK, PromptSet
 from longgraph.redact import chainable, redact_url, safe_message, url_secrets
-from longgraph.serving_policy import endpoint_identity
+from longgraph.serving_policy import cache_salt, endpoint_identity
 from longgraph.spending import Reservation, SpendingLimit
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
@@ -542,6 +542,8 @@ class OpenAIProvider(PerLoopProvider):
         }
         if context.penalty:
             sampling["frequency_penalty"] = context.penalty
+        if salt := cache_salt(context.cache_scope):  # one client per scope: a served run's user
+            sampling["cache_salt"] = salt
         endpoints = [
             Endpoint(
                 url=url,

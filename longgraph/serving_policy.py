@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
 import math
 import os
 import weakref
@@ -293,6 +294,23 @@ def screen_served_context(context: Context, user: str) -> Context:
     budgets = {name: getattr(operator, name) for name in SERVED_BUDGETS if getattr(context, name) is None}
     key = endpoint_key(context, operator)
     return mark_screened(context.replace(cache_scope=f"user:{user}", api_key=key, **budgets))
+
+
+CACHE_SALT_ENV = "LONGGRAPH_CACHE_SALT"
+
+
+def cache_salt(scope: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The ``cache_salt`` a served run's requests carry: one per user (``scope``, the run's
+    ``cache_scope``), so that vLLM's prefix cache is shared among one user's requests and never
+    between two users' — a cached prefix answers faster, which would tell one user what another sent
+    (CVE-2025-46570). None outside a server (no scope), or when the operator sets
+    ``LONGGRAPH_CACHE_SALT=off`` for an endpoint that refuses fields it does not know (OpenAI's own API)."""
+    setting = (os.environ if environ is None else environ).get(CACHE_SALT_ENV, "user").strip().lower()
+    if setting not in ("user", "off"):
+        raise ConfigurationError(f"{CACHE_SALT_ENV} is 'user' or 'off' (got {setting[:40]!r})")
+    if not scope or setting == "off":
+        return None
+    return hashlib.sha256(f"longgraph-cache-salt:{scope}".encode()).hexdigest()[:32]
 
 
 ENDPOINT_KEYS_ENV = "LONGGRAPH_ENDPOINT_KEYS"

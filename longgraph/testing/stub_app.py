@@ -268,12 +268,17 @@ class _StubApp:
             slots.notify_all()
         return JSONResponse(self.state.config.model_dump())
 
-    def _finish(self, status: int | str, seq: int, fault: Fault | str, stage: str, digest: str = "") -> None:
+    def _finish(
+        self, status: int | str, seq: int, fault: Fault | str, stage: str, digest: str = "", salt: Any = None
+    ) -> None:
         st = self.state
         st.by_status[str(status)] += 1
         if fault != Fault.NONE:
             st.faults[str(fault)] += 1
-        st.log.append({"seq": seq, "fault": str(fault), "status": status, "stage": stage, "messages": digest})
+        entry = {"seq": seq, "fault": str(fault), "status": status, "stage": stage, "messages": digest}
+        if salt is not None:  # vLLM's per-tenant prefix-cache salt, as the request carried it
+            entry["cache_salt"] = salt
+        st.log.append(entry)
 
     def _exit_task(self) -> BackgroundTask:
         """Stop the server shortly after this (last) response has been handed to the transport."""
@@ -382,7 +387,7 @@ class _StubApp:
             self._finish(503, seq, "refused", stage)
             return JSONResponse(_error_body("stub server is down", "server_error", 503), status_code=503)
         st.completed += 1
-        self._finish(200, seq, fault, stage, digest)
+        self._finish(200, seq, fault, stage, digest, body.get("cache_salt"))
         background = None
         if st.config.exit_after is not None and st.completed >= st.config.exit_after:
             background = self._exit_task()

@@ -209,6 +209,27 @@ def test_two_users_runs_at_once_each_get_their_own_answer(server: LangGraphServe
         assert word in GraphOutput.model_validate(raw).answer
 
 
+def test_each_users_requests_carry_their_own_prefix_cache_salt(
+    server: LangGraphServer, stub: StubHandle
+) -> None:
+    """vLLM's prefix cache is shared within a user and never between two (a cached prefix answers
+    faster: a timing side channel, CVE-2025-46570); the stub records each request's ``cache_salt``."""
+    stub.reset()
+
+    async def runs() -> None:
+        for i, user in enumerate(("alice", "bob", "alice")):
+            fact = f"The code word is salt{i}{uuid.uuid4().hex[:6]}."  # new text: no cached answer
+            await client(server, user).runs.wait(
+                None, GRAPH, context=context_for(stub),
+                input={"question": "What is the code word?", "document": planted(FACT_DOCUMENT_CHARS, fact=fact)},
+            )  # fmt: skip
+
+    asyncio.run(runs())
+    salts = [entry.get("cache_salt") for entry in stub.stats()["log"] if entry["status"] == 200]
+    assert salts and None not in salts, salts  # every request of a served run carries one
+    assert len(set(salts)) == 2, set(salts)  # alice's two runs share hers; bob's is his own
+
+
 def test_a_users_runs_past_their_share_are_refused_and_another_users_run_is_answered(
     server: LangGraphServer, slow_stub: StubHandle
 ) -> None:

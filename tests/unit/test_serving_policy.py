@@ -13,6 +13,7 @@ from longgraph.errors import BudgetExhausted, ConfigurationError
 from longgraph.graphs.mapreduce import build_graph
 from longgraph.serving_policy import (
     SERVED_BUDGETS,
+    cache_salt,
     endpoint_identity,
     problems_in_payload,
     screen_served_context,
@@ -310,3 +311,13 @@ def test_an_endpoint_key_entry_that_is_not_url_and_key_is_refused_without_showin
     with pytest.raises(ConfigurationError, match="URL=KEY") as refused:
         screen_served_context(Context(base_url="http://replica.internal:8000/v1"), "alice")
     assert "sk-secret" not in str(refused.value)
+
+
+def test_a_served_users_requests_carry_a_salt_of_their_own() -> None:
+    alice, bob = cache_salt("user:alice", {}), cache_salt("user:bob", {})
+    assert alice and bob and alice != bob and cache_salt("user:alice", {}) == alice
+    assert "alice" not in alice  # a digest, not the name
+    assert cache_salt("", {}) is None  # no server, no user: no salt (and nothing an endpoint must know)
+    assert cache_salt("user:alice", {"LONGGRAPH_CACHE_SALT": "off"}) is None
+    with pytest.raises(ConfigurationError, match="LONGGRAPH_CACHE_SALT"):
+        cache_salt("user:alice", {"LONGGRAPH_CACHE_SALT": "on"})
