@@ -466,39 +466,61 @@ def unanswered_calls_in(snapshot: Any) -> int:
     )
 
 
+QUESTIONS_IN_FLIGHT = 8
+"""The most questions of one :func:`aask_many` answered at once: each holds its own chunks and notes
+(the model calls themselves are bounded by ``max_concurrency``), so a thousand questions wait their turn
+instead of each chunking the document at the same moment."""
+
+
 async def aask_many(
     questions: Sequence[str],
     document: str | None = None,
     *,
     context: Context | dict[str, Any] | None = None,
     thread_id: str | None = None,
+    questions_in_flight: int = QUESTIONS_IN_FLIGHT,
     **kwargs: Any,
 ) -> list[GraphOutput]:
-    """Answer several ``questions`` about the same document(s), in order of ``questions``.
+    """Answer several ``questions`` about the same document(s): one result per question, in their order.
 
     The first question builds what its strategy builds once per document (ToM's tree, PECAN's graph);
-    the others run together after it and find it in the result cache, so each result's ``stats.build``
-    is the one-time cost (zero calls for every question but the first) apart from its own. With the
-    cache turned off, a temporary one holds the structure for this call only. ``thread_id`` checkpoints
-    each question under ``<thread_id>-q<i>``; other arguments are :func:`aask`'s.
+    the others run after it, at most ``questions_in_flight`` at a time, and find it in the result cache,
+    so each result's ``stats.build`` is the one-time cost (zero calls for every question but the first)
+    apart from its own. With the cache turned off, a temporary one holds the structure for this call
+    only. A question asked twice (the same words, whitespace aside) is answered once and reported at
+    each place it was asked. An empty question is an :class:`InputError` naming it, before any call.
+    ``thread_id`` checkpoints each question under ``<thread_id>-q<i>``; other arguments are
+    :func:`aask`'s.
     """
     import tempfile
 
     if not questions:
         raise InputError("no question to answer")
+    empty = [i + 1 for i, q in enumerate(questions) if not isinstance(q, str) or not q.strip()]
+    if empty:
+        raise InputError(f"question {', '.join(map(str, empty[:10]))} of {len(questions)} is empty")
+    if questions_in_flight < 1:
+        raise ConfigurationError(f"questions_in_flight must be at least 1 (got {questions_in_flight})")
+    first_asked: dict[str, int] = {}
+    for i, q in enumerate(questions):
+        first_asked.setdefault(" ".join(q.split()), i)
+    unique = sorted(first_asked.values())
     settings = dict(kwargs)
     shared = settings.get("cache_path", coerce_context(context).cache_path)
+    gate = asyncio.Semaphore(questions_in_flight)
     with tempfile.TemporaryDirectory(prefix="longgraph-") as scratch:
         if not shared:
             settings["cache_path"] = str(Path(scratch) / "structures.sqlite")
 
-        def run(index: int) -> Any:
+        async def run(index: int) -> Any:
             thread = f"{thread_id}-q{index}" if thread_id else None
-            return aask(questions[index], document, context=context, thread_id=thread, **settings)
+            async with gate:
+                return await aask(questions[index], document, context=context, thread_id=thread, **settings)
 
-        first = await run(0)
-        rest = await asyncio.gather(*(run(i) for i in range(1, len(questions))))
-    return [first, *rest]
+        answered = {unique[0]: await run(unique[0])}
+        rest = await asyncio.gather(*(run(i) for i in unique[1:]))
+        answered.update(zip(unique[1:], rest, strict=True))
+    return [answered[first_asked[" ".join(q.split())]] for q in questions]
 
 
 def _repaired(text: str, what: str, repairs: list[str]) -> str:
