@@ -70,6 +70,7 @@ LOWER_ONLY = (
     "max_calls",
     "max_prompt_tokens",
     "max_input_chars",
+    "prepare_timeout_s",
     "max_output_tokens",
     "max_collapse_rounds",
     "tom_top_k",
@@ -128,6 +129,7 @@ SERVED_BUDGETS = {
     "max_calls": 20_000,
     "max_prompt_tokens": 40_000_000,
     "max_input_chars": _input_chars_for_this_machine(),
+    "prepare_timeout_s": 60.0,
 }
 """The spending budget of a served run when the operator sets none (``LONGGRAPH_MAX_CALLS``,
 ``LONGGRAPH_MAX_PROMPT_TOKENS``): without one, a run's cost is the client's to choose. Measured by dry

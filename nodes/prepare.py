@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from longgraph.errors import InputError
@@ -28,6 +30,43 @@ def refuse_oversized(question: str, documents: Sequence[DocumentIn], limit: int 
     if size > limit:
         raise InputError(
             f"the input holds {size:,} characters; at most {limit:,} are read per run (max_input_chars)"
+        )
+
+
+LARGE_INPUT_CHARS = 1_000_000
+"""An input this long or longer is prepared in the process's one slot for large inputs (``_LARGE``): its
+counting and splitting hold a core and the interpreter's lock for seconds, and several at once starved
+every other run of the process (the event loop among them: four 36M-character requests of one user
+made another user's one-call run 4.4 times slower). Shorter inputs never wait for it."""
+_LARGE = threading.BoundedSemaphore(1)
+
+
+@contextlib.contextmanager
+def _large_input_slot(chars: int, deadline: float | None, timeout: float | None) -> Iterator[None]:
+    """The slot for large inputs, for an input of ``chars`` characters (none needed below
+    :data:`LARGE_INPUT_CHARS`); an :class:`InputError` when it is not free before ``deadline``."""
+    if chars < LARGE_INPUT_CHARS:
+        yield
+        return
+    wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+    acquired = _LARGE.acquire() if wait is None else _LARGE.acquire(timeout=wait)
+    if not acquired:
+        raise InputError(
+            f"the input ({chars:,} characters) was not prepared within prepare_timeout_s ({timeout:g} s): "
+            "the server was preparing other large inputs all that time; retry later or ask about a shorter text"
+        )
+    try:
+        yield
+    finally:
+        _LARGE.release()
+
+
+def _past(deadline: float | None, timeout: float | None, done: int, total: int) -> None:
+    """An :class:`InputError` once ``deadline`` has passed, saying how far the chunking got."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise InputError(
+            f"the input was not prepared within prepare_timeout_s ({timeout:g} s): {done:,} of {total:,} "
+            "characters chunked; ask about a shorter text, or allow more time where the server lets you"
         )
 
 
@@ -63,11 +102,15 @@ def chunk_documents_blocking(
     also_fits: tuple[str, ...] = (),
     reserve: int = 0,
     on_chunk: Callable[[Chunk, str], None] | None = None,
+    deadline: float | None = None,
 ) -> RunState:
     """``input_chunks``, ``started_at``, the validated ``question`` and any ``decisions``.
 
-    ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final."""
+    ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final. ``deadline`` (a
+    ``time.monotonic()`` instant, from ``prepare_timeout_s``): the preparation stops with an
+    :class:`InputError` past it, checked between chunks and while waiting for the large-input slot."""
     started = time.time()
+    timeout = kit.context.prepare_timeout_s
     graph_input = parse_input(
         {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     )
@@ -84,10 +127,15 @@ def chunk_documents_blocking(
     if size is not None and size < budget:
         budget = size
     chunks: list[Chunk] = []
-    for chunk in iter_chunks(documents, budget, kit.tokenizer):
-        chunks.append(chunk)
-        if on_chunk is not None:
-            on_chunk(chunk, graph_input.question)
+    total = sum(len(doc.text) for doc in documents)
+    done = 0
+    with _large_input_slot(total, deadline, timeout):
+        for chunk in iter_chunks(documents, budget, kit.tokenizer):
+            _past(deadline, timeout, done, total)
+            chunks.append(chunk)
+            done += len(chunk.text)
+            if on_chunk is not None:
+                on_chunk(chunk, graph_input.question)
     report_progress(
         "chunk", total=len(chunks), advance=len(chunks), message=f"{len(chunks)} chunks of ≤{budget} tokens"
     )
@@ -121,6 +169,8 @@ async def chunk_input(
     the read node then joins it (measured on 1.28M tokens: the first call leaves ~0.4 s earlier).
     """
     limit = int(getattr(kit.context, size)) if size else None
+    timeout = kit.context.prepare_timeout_s
+    deadline = None if timeout is None else time.monotonic() + timeout
     loop = asyncio.get_running_loop()
     started: list[asyncio.Task[Any]] = []
     stopped = False
@@ -144,6 +194,7 @@ async def chunk_input(
             also_fits=also_fits,
             reserve=reserve,
             on_chunk=on_chunk if reads else None,
+            deadline=deadline,
         )
     except BaseException:
         stopped = True

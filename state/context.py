@@ -64,6 +64,10 @@ def _optional_int(raw: str) -> int | None:
     return None if raw.lower() in ("", "none", "auto") else int(raw)
 
 
+def _optional_float(raw: str) -> float | None:
+    return None if raw.lower() in ("", "none", "auto") else float(raw)
+
+
 def _check_url(name: str, url: object) -> None:
     """A settings error for a URL no HTTP client could use (named, credentials redacted)."""
     from urllib.parse import urlsplit
@@ -210,6 +214,12 @@ class Context:
     max_prompt_tokens: int | None = field(default_factory=_env("max_prompt_tokens", None, _optional_int))
     """Most prompt tokens one run may send, counted before each call with the run's tokenizer (the
     server's count when it reports more). None: no limit."""
+    prepare_timeout_s: float | None = field(default_factory=_env("prepare_timeout_s", None, _optional_float))
+    """Seconds a run's input may take to be prepared — counted and cut into chunks, waiting for the
+    process's one slot for large inputs included (``nodes/prepare.py``) — before its chunks are read;
+    past it the run stops with an ``InputError`` saying how far it got. None: no limit (a served run's
+    default is the operator's, else ``SERVED_BUDGETS``' 60 s: a near-limit document otherwise holds the
+    server's cores for a minute before the budget that refuses its first read is even consulted)."""
     max_input_chars: int | None = field(default_factory=_env("max_input_chars", None, _optional_int))
     """Most characters one run's input may hold (question, titles and texts); a longer one is an
     ``InputError`` before any chunking or call. None: no limit (a served run's default is the
@@ -379,6 +389,12 @@ class Context:
         if not _is_number(self.request_timeout) or not 0 < self.request_timeout <= 86400:
             raise ConfigurationError(
                 f"request_timeout must be positive seconds, at most a day, got {self.request_timeout!r}"
+            )
+        if self.prepare_timeout_s is not None and not (
+            _is_number(self.prepare_timeout_s) and 0 < self.prepare_timeout_s <= 86400
+        ):
+            raise ConfigurationError(
+                f"prepare_timeout_s must be positive seconds, at most a day, got {self.prepare_timeout_s!r}"
             )
 
     @property
