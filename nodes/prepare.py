@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
-from longgraph.errors import InputError
+from longgraph.errors import ConfigurationError, InputError
 from longgraph.nodes.chunking import iter_chunks
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.read import start_reading
@@ -34,22 +35,39 @@ def refuse_oversized(question: str, documents: Sequence[DocumentIn], limit: int 
 
 
 LARGE_INPUT_CHARS = 1_000_000
-"""An input this long or longer is prepared in the process's one slot for large inputs (``_LARGE``): its
+"""An input this long or longer is prepared in one of the process's slots for large inputs: its
 counting and splitting hold a core and the interpreter's lock for seconds, and several at once starved
 every other run of the process (the event loop among them: four 36M-character requests of one user
-made another user's one-call run 4.4 times slower). Shorter inputs never wait for it."""
-_LARGE = threading.BoundedSemaphore(1)
+made another user's one-call run 4.4 times slower). Shorter inputs never wait for one."""
+LARGE_INPUT_SLOTS_ENV = "LONGGRAPH_LARGE_INPUT_SLOTS"
+"""How many large inputs one process prepares at once (the operator's; default 1, 0: no limit)."""
+_SLOTS: list[threading.BoundedSemaphore | None] = []
+_SLOTS_LOCK = threading.Lock()
+
+
+def _large_slots() -> threading.BoundedSemaphore | None:
+    """The process's slots for large inputs (made on first use, from :data:`LARGE_INPUT_SLOTS_ENV`)."""
+    with _SLOTS_LOCK:
+        if not _SLOTS:
+            raw = os.environ.get(LARGE_INPUT_SLOTS_ENV, "1").strip()
+            if not raw.isdigit():
+                raise ConfigurationError(
+                    f"{LARGE_INPUT_SLOTS_ENV} is a whole number, 0 for no limit (got {raw[:20]!r})"
+                )
+            _SLOTS.append(threading.BoundedSemaphore(int(raw)) if int(raw) else None)
+        return _SLOTS[0]
 
 
 @contextlib.contextmanager
 def _large_input_slot(chars: int, deadline: float | None, timeout: float | None) -> Iterator[None]:
-    """The slot for large inputs, for an input of ``chars`` characters (none needed below
-    :data:`LARGE_INPUT_CHARS`); an :class:`InputError` when it is not free before ``deadline``."""
-    if chars < LARGE_INPUT_CHARS:
+    """A slot for large inputs, for an input of ``chars`` characters (none needed below
+    :data:`LARGE_INPUT_CHARS`); an :class:`InputError` when none is free before ``deadline``."""
+    slots = _large_slots() if chars >= LARGE_INPUT_CHARS else None
+    if slots is None:
         yield
         return
     wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-    acquired = _LARGE.acquire() if wait is None else _LARGE.acquire(timeout=wait)
+    acquired = slots.acquire() if wait is None else slots.acquire(timeout=wait)
     if not acquired:
         raise InputError(
             f"the input ({chars:,} characters) was not prepared within prepare_timeout_s ({timeout:g} s): "
@@ -58,7 +76,7 @@ def _large_input_slot(chars: int, deadline: float | None, timeout: float | None)
     try:
         yield
     finally:
-        _LARGE.release()
+        slots.release()
 
 
 def _past(deadline: float | None, timeout: float | None, done: int, total: int) -> None:
