@@ -18,7 +18,7 @@ from typing import Any, Literal
 from langgraph.types import Send
 from pydantic import ValidationError
 
-from longgraph.errors import InputError, validation_problems
+from longgraph.errors import ConfigurationError, InputError, validation_problems
 from longgraph.nodes.chunking import check_budget, halves
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.prepare import chunk_budget, refuse_oversized
@@ -63,11 +63,18 @@ async def plan_records(state: RunState, kit: RunKit, *, always: bool = False) ->
     # the prompts with this question, a title taking half a chunk.
     documents = graph_input.as_documents()
     refuse_oversized(graph_input.question, documents, kit.context.max_input_chars)
-    kit.budget(PROMPTS, "plan", graph_input.question)
-    budget, _ = chunk_budget(graph_input, kit, prompts=PROMPTS, stage="extract")
-    await asyncio.to_thread(check_budget, documents, budget - FIELDS_RESERVE, kit.tokenizer)
     if given is None and not always and kit.context.plan_records == "off":
         return {"record_plan": None, "plan_problem": None}
+    try:
+        kit.budget(PROMPTS, "plan", graph_input.question)
+        budget, _ = chunk_budget(graph_input, kit, prompts=PROMPTS, stage="extract")
+        await asyncio.to_thread(check_budget, documents, budget - FIELDS_RESERVE, kit.tokenizer)
+    except ConfigurationError as exc:
+        if given is not None or always:
+            raise
+        # A window too small for the records prompts: the strategy's own path may still fit (its chunk
+        # node refuses what does not), so the question goes there, said so, without a plan call.
+        return {"record_plan": None, "plan_problem": f"no records plan in this window ({exc})"}
     usage = None
     if given is None:
         question = graph_input.question
