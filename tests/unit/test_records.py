@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from longgraph.errors import ConfigurationError
 from longgraph.evals.data.ruler import build_ruler, score_ruler
 from longgraph.evals.readers import responder_for
 from longgraph.nodes.records import compute as compute_module
@@ -335,3 +336,17 @@ def test_auto_answers_in_one_call_when_the_input_fits_and_by_mapreduce_when_not(
     assert large.path == "mapreduce" and "smoked plums" in large.answer
     assert large.stats.calls_by_stage.get("plan") == 1 and large.stats.calls_by_stage.get("map", 0) > 1
     assert any("does not fit one call" in note for note in large.stats.notes)
+
+
+def test_a_window_too_small_to_plan_keeps_the_strategys_path_and_records_refuses_it() -> None:
+    """800 tokens hold a map prompt with a chunk but not the records plan: mapreduce answers, saying
+    why it did not plan; the records strategy, which must plan, refuses before any call."""
+    small = {"context_window": 800, "max_output_tokens": 160, "plan_records": "on"}
+    result = _run("mapreduce", oracle_responder, QUESTION, planted(6_000), **small)
+    assert "smoked plums" in result.answer
+    assert (
+        result.stats.notes[0].startswith("path: mapreduce")
+        and "no records plan in this window" in result.stats.notes[0]
+    )
+    with pytest.raises(ConfigurationError, match="too small for the plan stage"):
+        _run("records", oracle_responder, QUESTION, planted(6_000), **small)
