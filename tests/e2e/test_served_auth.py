@@ -225,7 +225,7 @@ def test_each_users_requests_carry_their_own_prefix_cache_salt(
             )  # fmt: skip
 
     asyncio.run(runs())
-    salts = [entry.get("cache_salt") for entry in stub.stats()["log"] if entry["status"] == 200]
+    salts = [entry.get("cache_salt") for entry in stub.fault_log() if entry["status"] == 200]
     assert salts and None not in salts, salts  # every request of a served run carries one
     assert len(set(salts)) == 2, set(salts)  # alice's two runs share hers; bob's is his own
 
