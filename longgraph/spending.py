@@ -38,6 +38,11 @@ from longgraph.tokenizer import PER_MESSAGE_TOKENS
 from longgraph.user_share import CallWindow
 
 
+COUNT_OFF_LOOP_CHARS = 8_192
+"""A prompt longer than this is counted in a worker thread: on a served event loop, counting the map
+prompts of a 36M-character document one after another held every other user's run for 45 s."""
+
+
 @dataclass(frozen=True)
 class Reservation:
     """One call's place in the budget: what it was reserved at, and the run's own count of it."""
@@ -85,7 +90,12 @@ class SpendingLimit:
             probed = asyncio.get_running_loop().create_future()
             self._probe_waiters.append(probed)
             await probed
-        counted = self.counted(texts)
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            counted = 0  # refused whatever it holds: every call after the last one allowed skips the count
+        elif sum(map(len, texts)) > COUNT_OFF_LOOP_CHARS:
+            counted = await asyncio.to_thread(self.counted, texts)
+        else:
+            counted = self.counted(texts)
         tokens = counted + self.server_extra
         reservation = Reservation(tokens, counted)
         over = self._over(tokens)

@@ -7,8 +7,8 @@ and bob) is started twice, side by side in one run: once with one slot for large
 (``LONGGRAPH_LARGE_INPUT_SLOTS=1``, the default) and once with none (``0``: every large input prepared
 at once, as before the slot). In each, bob's short mapreduce run is timed on the idle server (median of
 three), then alice sends ``--flood`` runs of ``--chars``-character documents at once (``max_calls: 1``:
-they stop at their budget after chunking, or at ``prepare_timeout_s``), and bob's run is timed again
-three times while they are being prepared. Printed: bob's idle and flooded seconds and their ratio
+they stop at their budget after chunking, or at ``prepare_timeout_s``), and bob's run is timed again,
+one run after another, until all of alice's have ended (median and slowest). Printed: bob's idle and flooded seconds and their ratio
 for each setting, what alice's runs ended with, and ``flooded_over_idle`` (with the slot). Target:
 at most 2. Figures are printed, never asserted.
 """
@@ -65,13 +65,18 @@ async def _scenario(
     document = planted(chars, fact="The code word is granite.")
     started = time.perf_counter()
     alice = [asyncio.create_task(_alice(url, tokens["alice"], context, document)) for _ in range(flood)]
-    await asyncio.sleep(5.0)  # the requests are in and being prepared
-    flooded = [await _bob(url, tokens["bob"], context, i) for i in range(4, 7)]
+    await asyncio.sleep(2.0)  # the requests are sent
+    flooded: list[float] = []
+    while not all(task.done() for task in alice):  # bob's runs, one after another, until alice's end
+        flooded.append(await _bob(url, tokens["bob"], context, 4 + len(flooded)))
     outcomes = await asyncio.gather(*alice)
     return {
         "idle_s": round(idle, 3),
+        "flooded_runs": len(flooded),
         "flooded_s": round(statistics.median(flooded), 3),
+        "flooded_max_s": round(max(flooded), 3),
         "flooded_over_idle": round(statistics.median(flooded) / idle, 2),
+        "flooded_max_over_idle": round(max(flooded) / idle, 2),
         "alice": ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes))),
         "alice_done_s": round(time.perf_counter() - started, 1),
     }
