@@ -37,7 +37,6 @@ from longgraph.errors import BudgetExhausted
 from longgraph.tokenizer import PER_MESSAGE_TOKENS
 from longgraph.user_share import CallWindow
 
-
 COUNT_OFF_LOOP_CHARS = 8_192
 """A prompt longer than this is counted in a worker thread: on a served event loop, counting the map
 prompts of a 36M-character document one after another held every other user's run for 45 s."""

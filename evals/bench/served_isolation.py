@@ -30,9 +30,19 @@ from langgraph_sdk import get_client
 from longgraph.evals.bench import load_average, print_figures
 from longgraph.testing.langgraph_dev import run_langgraph_dev
 from longgraph.testing.stub_server import STUB_SETTINGS, StubConfig, run_stub_in_subprocess
-from longgraph.tests.conftest import planted
 
 GRAPH = "mapreduce"
+FILLER = (
+    "The committee met on a grey morning to discuss the harvest, the state of the roads and the price "
+    "of bread in the valley villages, and as usual nobody agreed on anything of consequence. "
+)
+
+
+def planted(chars: int, fact: str) -> str:
+    """``chars`` characters of filler with ``fact`` in the middle."""
+    filler = (FILLER * (chars // len(FILLER) + 1))[:chars]
+    cut = filler.rfind(" ", 0, len(filler) // 2) + 1
+    return filler[:cut] + "\n\n" + fact + "\n\n" + filler[cut:]
 
 
 def _bob_input(i: int) -> dict[str, Any]:
