@@ -18,8 +18,9 @@ engine:
   (and adapting below it as on one machine), and re-split among the survivors when a worker is lost,
   so a lost node cannot shrink the budget. No call to anyone per request: a gate actor taking a permit
   per request measured 0.42 of the local engine's items/s at 0.1 s per call on these two cores.
-* **Nothing lost when a node dies.** An item whose worker died goes back to the queue and runs on a
-  surviving worker (up to :data:`MAX_ATTEMPTS` times); its row is written once, by the driver, when it
+* **Nothing lost when a node dies.** A lost worker is replaced by a new one where Ray finds room (it
+  joins once it answers, within :data:`REPLACE_TIMEOUT_S`; the budget is re-split again). An item
+  whose worker died goes back to the queue and runs on another worker (up to :data:`MAX_ATTEMPTS` times); its row is written once, by the driver, when it
   finishes. With checkpoints on a shared PostgreSQL (``checkpoint_url``) it resumes from its last
   step; otherwise it runs again, its finished calls answered by the result cache where the worker's
   node shares it.
@@ -31,7 +32,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
 import socket
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
@@ -46,6 +49,9 @@ log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 """Workers an item may lose (a node dying under it) before its row says it failed."""
+REPLACE_TIMEOUT_S = 30.0
+"""How long a worker started in a lost one's place may take to be placed and answer; past it (no node
+has room: the lost one's node is gone) the run goes on with the survivors."""
 
 
 class WorkerLost(LonggraphError):
@@ -126,6 +132,10 @@ class BatchWorker:
     async def run(self, task: Task, *args: Any) -> dict[str, Any]:
         """``task(scope, *args)`` on this worker (a module-level function: Ray sends it by reference)."""
         return await task(await self._ready(), *args)
+
+    def pid(self) -> int:
+        """This worker's process id: answering it says the worker is placed and running."""
+        return os.getpid()
 
     def peak_rss_mb(self) -> float:
         """This worker's peak resident memory (its own high-water mark, ``VmHWM``), in MB."""
@@ -216,6 +226,24 @@ def run_on_ray(
         ]
         stack.callback(lambda: [ray.kill(a) for a in pool])
         alive = set(range(count))
+        replacing: dict[Any, tuple[int, float]] = {}  # a new worker's first answer -> its slot, asked when
+        replacements_left, lost_count, replaced = count * MAX_ATTEMPTS, 0, 0
+
+        def resplit() -> None:
+            survivors = sorted(alive)
+            for w, share in zip(survivors, shares(permits, len(survivors)) if survivors else [], strict=True):
+                pool[w].resize.remote(share)
+
+        def replace(slot: int) -> None:
+            """A new worker in a lost one's place (Ray places it where there is room); it joins the run,
+            and the budget is re-split, once it answers."""
+            nonlocal replacements_left
+            if replacements_left <= 0:
+                return
+            replacements_left -= 1
+            pool[slot] = actor.remote(context.replace(max_concurrency=1), checkpoint_url)
+            replacing[pool[slot].pid.remote()] = (slot, time.monotonic())
+
         queue: collections.deque[tuple[U, int]] = collections.deque()
         flights: dict[Any, _Flight[U]] = {}
         load = collections.Counter[int]()
@@ -239,9 +267,23 @@ def run_on_ray(
                 load[worker] += 1
 
         fill()
-        while flights:
-            ready, _ = ray.wait(list(flights), num_returns=1, timeout=1.0)
+        while flights or (replacing and (queue or not exhausted)):  # a replacement only for work left
+            ready, _ = ray.wait([*flights, *replacing], num_returns=1, timeout=1.0)
             for ref in ready:
+                if ref in replacing:
+                    slot, _since = replacing.pop(ref)
+                    try:
+                        ray.get(ref)
+                    except lost_errors as exc:
+                        log.warning(
+                            "the worker replacing worker %d was lost too (%s)", slot, type(exc).__name__
+                        )
+                        continue
+                    alive.add(slot)
+                    replaced += 1
+                    log.warning("worker %d was replaced", slot)
+                    resplit()
+                    continue
                 flight = flights.pop(ref)
                 load[flight.worker] -= 1
                 try:
@@ -249,27 +291,32 @@ def run_on_ray(
                 except lost_errors as exc:
                     if flight.worker in alive:
                         alive.discard(flight.worker)
+                        lost_count += 1
                         log.warning("worker %d was lost (%s)", flight.worker, type(exc).__name__)
-                        survivors = sorted(alive)
-                        for w, share in zip(
-                            survivors, shares(permits, len(survivors)) if survivors else [], strict=True
-                        ):
-                            pool[w].resize.remote(share)
-                    if flight.attempts < MAX_ATTEMPTS and alive:
+                        resplit()
+                        replace(flight.worker)
+                    if flight.attempts < MAX_ATTEMPTS and (alive or replacing):
                         queue.appendleft((flight.unit, flight.attempts))
                         continue
                     why = "no worker is left" if not alive else f"its worker died {flight.attempts} times"
                     lost(flight.unit, f"{why} ({type(exc).__name__}); rerun to retry it")
                     continue
                 finished(flight.unit, value)
+            for ref, (slot, since) in list(replacing.items()):
+                if time.monotonic() - since > REPLACE_TIMEOUT_S:
+                    del replacing[ref]
+                    ray.kill(pool[slot])
+                    log.warning("no room for a worker in worker %d's place: going on without it", slot)
             fill()
-            if not alive:
+            if not alive and not replacing:
                 for unit, _ in queue:
                     lost(unit, "no worker is left; rerun to retry it")
                 queue.clear()
                 for unit in units:
                     lost(unit, "no worker is left; rerun to retry it")
-        figures: dict[str, int] = {"workers": count, "budget": permits, "workers_lost": count - len(alive)}
+        figures: dict[str, int] = {
+            "workers": count, "budget": permits, "workers_lost": lost_count, "workers_replaced": replaced,
+        }  # fmt: skip
         peaks = ray.get([pool[w].peak_rss_mb.remote() for w in sorted(alive)])
         figures["worker_peak_rss_mb"] = int(max(peaks, default=0.0))
         return figures

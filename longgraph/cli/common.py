@@ -353,7 +353,7 @@ def print_cluster(figures: Mapping[str, int] | None) -> None:
     """A Ray run's line on stderr: its workers, those lost, its budget of requests in flight."""
     if figures is not None:
         stderr.print(
-            f"ray: {figures['workers']} worker(s), {figures['workers_lost']} lost; {figures['budget']} "
+            f"ray: {figures['workers']} worker(s), {figures['workers_lost']} lost, {figures.get('workers_replaced', 0)} replaced; {figures['budget']} "
             "request(s) in flight at most across the cluster",
             highlight=False,
             markup=False,

@@ -6,6 +6,7 @@ failing alone, and Ctrl-C on the driver leaving a file a rerun completes."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -125,6 +126,30 @@ def test_a_worker_node_killed_mid_run_loses_no_item(stub: StubHandle, tmp_path: 
         assert "1 lost" in stderr
     finally:
         own.shutdown()
+
+
+def test_a_killed_worker_process_is_replaced_and_no_item_is_lost(
+    stub: StubHandle, cluster: Any, tmp_path: Path
+) -> None:
+    """One worker's process is killed once ten rows are written: a new worker takes its place on the
+    node that has room again, and every row is written once."""
+    items, out = _items(tmp_path / "items.jsonl"), tmp_path / "ray.jsonl"
+    process = subprocess.Popen(longgraph_command(_args(items, out, stub, cluster)), env=hermetic_env(tmp_path),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 10):
+        assert process.poll() is None and time.monotonic() < deadline, "no ten rows before the kill"
+        time.sleep(0.2)
+    workers = subprocess.run(
+        ["pgrep", "-f", "ray::BatchWorker"], capture_output=True, text=True
+    ).stdout.split()
+    assert len(workers) == 2, workers
+    os.kill(int(workers[0]), signal.SIGKILL)
+    _stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-3000:]
+    ids = [r["id"] for r in _rows(out)]
+    assert sorted(ids) == sorted(f"item-{i}" for i in range(ITEMS)), "an item missing or written twice"
+    assert "2 worker(s), 1 lost, 1 replaced" in stderr, stderr[-2000:]
 
 
 def test_a_bad_item_fails_alone_with_its_error(stub: StubHandle, cluster: Any, tmp_path: Path) -> None:
