@@ -501,9 +501,10 @@ async def aask_many(
         raise InputError(f"question {', '.join(map(str, empty[:10]))} of {len(questions)} is empty")
     if questions_in_flight < 1:
         raise ConfigurationError(f"questions_in_flight must be at least 1 (got {questions_in_flight})")
+    keys = [" ".join(q.split()) for q in questions]  # the same words, whitespace aside
     first_asked: dict[str, int] = {}
-    for i, q in enumerate(questions):
-        first_asked.setdefault(" ".join(q.split()), i)
+    for i, key in enumerate(keys):
+        first_asked.setdefault(key, i)
     unique = sorted(first_asked.values())
     settings = dict(kwargs)
     shared = settings.get("cache_path", coerce_context(context).cache_path)
@@ -520,7 +521,7 @@ async def aask_many(
         answered = {unique[0]: await run(unique[0])}
         rest = await asyncio.gather(*(run(i) for i in unique[1:]))
         answered.update(zip(unique[1:], rest, strict=True))
-    return [answered[first_asked[" ".join(q.split())]] for q in questions]
+    return [answered[first_asked[key]] for key in keys]
 
 
 def _repaired(text: str, what: str, repairs: list[str]) -> str:

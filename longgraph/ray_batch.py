@@ -20,8 +20,8 @@ engine:
   per request measured 0.42 of the local engine's items/s at 0.1 s per call on these two cores.
 * **Nothing lost when a node dies.** A lost worker is replaced by a new one where Ray finds room (it
   joins once it answers, within :data:`REPLACE_TIMEOUT_S`; the budget is re-split again). An item
-  whose worker died goes back to the queue and runs on another worker (up to :data:`MAX_ATTEMPTS` times); its row is written once, by the driver, when it
-  finishes. With checkpoints on a shared PostgreSQL (``checkpoint_url``) it resumes from its last
+  whose worker died goes back to the queue and runs on another worker (up to :data:`MAX_ATTEMPTS`
+  times); its row is written once, by the driver, when it finishes. With checkpoints on a shared PostgreSQL (``checkpoint_url``) it resumes from its last
   step; otherwise it runs again, its finished calls answered by the result cache where the worker's
   node shares it.
 * **Ctrl-C** stops the driver between rows: every row written is whole, and a rerun resumes.

@@ -78,10 +78,6 @@ class SpendingLimit:
         """The run's own count of a call of ``texts``: its tokens plus the per-message allowance."""
         return self.count_tokens(texts) + PER_MESSAGE_TOKENS * len(texts)
 
-    def estimate(self, texts: Sequence[str]) -> int:
-        """What a call of ``texts`` is reserved at: the run's count plus :attr:`server_extra`."""
-        return self.counted(texts) + self.server_extra
-
     async def reserve(self, texts: Sequence[str], *, work: str) -> Reservation:
         """Reserve one call of ``texts``. Raises :class:`BudgetExhausted`
         (after the calls in flight have answered) when the call would pass a limit."""

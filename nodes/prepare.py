@@ -36,9 +36,9 @@ def refuse_oversized(question: str, documents: Sequence[DocumentIn], limit: int 
 
 LARGE_INPUT_CHARS = 1_000_000
 """An input this long or longer is prepared in one of the process's slots for large inputs: its
-counting and splitting hold a core and the interpreter's lock for seconds, and several at once starved
-every other run of the process (the event loop among them: four 36M-character requests of one user
-made another user's one-call run 4.4 times slower). Shorter inputs never wait for one."""
+counting and splitting hold a core and the interpreter's lock for seconds, which the process's other
+runs share. Shorter inputs never wait for one. (``evals/results/served-isolation/``: the slot shortens
+a flood of large inputs and its worst moments for other users; it changes their median little.)"""
 LARGE_INPUT_SLOTS_ENV = "LONGGRAPH_LARGE_INPUT_SLOTS"
 """How many large inputs one process prepares at once (the operator's; default 1, 0: no limit)."""
 _SLOTS: list[threading.BoundedSemaphore | None] = []
@@ -120,15 +120,15 @@ def chunk_documents_blocking(
     also_fits: tuple[str, ...] = (),
     reserve: int = 0,
     on_chunk: Callable[[Chunk, str], None] | None = None,
-    deadline: float | None = None,
 ) -> RunState:
     """``input_chunks``, ``started_at``, the validated ``question`` and any ``decisions``.
 
-    ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final. ``deadline`` (a
-    ``time.monotonic()`` instant, from ``prepare_timeout_s``): the preparation stops with an
-    :class:`InputError` past it, checked between chunks and while waiting for the large-input slot."""
+    ``on_chunk(chunk, question)`` is told of each chunk as soon as it is final. With
+    ``prepare_timeout_s`` the preparation stops with an :class:`InputError` once that many seconds have
+    passed, checked between chunks and while waiting for a large-input slot."""
     started = time.time()
     timeout = kit.context.prepare_timeout_s
+    deadline = None if timeout is None else time.monotonic() + timeout
     graph_input = parse_input(
         {k: state.get(k) for k in ("question", "document", "documents") if state.get(k) is not None}
     )
@@ -187,8 +187,6 @@ async def chunk_input(
     the read node then joins it (measured on 1.28M tokens: the first call leaves ~0.4 s earlier).
     """
     limit = int(getattr(kit.context, size)) if size else None
-    timeout = kit.context.prepare_timeout_s
-    deadline = None if timeout is None else time.monotonic() + timeout
     loop = asyncio.get_running_loop()
     started: list[asyncio.Task[Any]] = []
     stopped = False
@@ -212,7 +210,6 @@ async def chunk_input(
             also_fits=also_fits,
             reserve=reserve,
             on_chunk=on_chunk if reads else None,
-            deadline=deadline,
         )
     except BaseException:
         stopped = True
