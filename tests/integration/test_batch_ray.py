@@ -56,6 +56,31 @@ def _items(path: Path, count: int = ITEMS) -> Path:
     return path
 
 
+def _batch_workers_of(cluster: Any) -> list[int]:
+    """The pids of live `BatchWorker` actor processes started by this cluster's raylets, not by another
+    cluster's (tests on other pytest workers start their own)."""
+    import psutil
+
+    raylets = {
+        process.pid
+        for node in cluster.list_all_nodes()
+        for process_info in node.all_processes.get("raylet", [])
+        if (process := process_info.process) is not None
+    }
+    found = []
+    for candidate in psutil.process_iter(["cmdline"]):
+        try:
+            if "ray::BatchWorker" not in " ".join(candidate.info["cmdline"] or []):
+                continue
+            if candidate.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if raylets & {parent.pid for parent in candidate.parents()}:
+                found.append(candidate.pid)
+        except psutil.Error:
+            continue
+    return sorted(found)
+
+
 def _rows(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -140,11 +165,12 @@ def test_a_killed_worker_process_is_replaced_and_no_item_is_lost(
     while not (out.exists() and out.read_text(encoding="utf-8").count("\n") >= 10):
         assert process.poll() is None and time.monotonic() < deadline, "no ten rows before the kill"
         time.sleep(0.2)
-    workers = subprocess.run(
-        ["pgrep", "-f", "ray::BatchWorker"], capture_output=True, text=True
-    ).stdout.split()
-    assert len(workers) == 2, workers
-    os.kill(int(workers[0]), signal.SIGKILL)
+    workers = _batch_workers_of(cluster)
+    while len(workers) != 2:  # an earlier run's workers on this cluster may still be ending
+        assert process.poll() is None and time.monotonic() < deadline, workers
+        time.sleep(0.2)
+        workers = _batch_workers_of(cluster)
+    os.kill(workers[0], signal.SIGKILL)
     _stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stderr[-3000:]
     ids = [r["id"] for r in _rows(out)]
