@@ -43,6 +43,7 @@ RECORD_FIELDS: tuple[str, ...] = (
     "completion_tokens_by_stage",
     "supported",
     "support",
+    "verdict",
     "seconds",
     "build",
     "chunks",

@@ -30,6 +30,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from longgraph.evals.runner import ORACLE_LABEL, read_records, slug
+from longgraph.state.outputs import is_no_information
 
 ORACLE_BANNER = (
     "ORACLE RESULTS: the model was the stub server's scripted oracle (a deterministic sentence matcher), "
@@ -367,7 +368,9 @@ def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for (split, strategy, kind, length), group in sorted(groups.items()):
         correct = sum(float(r.get("score") or 0.0) for r in group)
-        wrong_supported = sum(1 for r in group if not r.get("score") and r.get("supported"))
+        right = [r for r in group if r.get("score")]
+        wrong = [r for r in group if not r.get("score")]
+        wrong_supported = sum(1 for r in wrong if r.get("supported"))
         withheld_right = sum(1 for r in group if (r.get("scores") or {}).get("withheld_correct"))
         low, high = wilson(correct, len(group))
         rows.append(
@@ -380,7 +383,18 @@ def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "correct": correct / len(group),
                 "low": low,
                 "high": high,
+                "right_supported": sum(1 for r in right if r.get("supported")),
+                "right_unconfirmed": sum(
+                    1
+                    for r in right
+                    if r.get("verdict") == "unconfirmed" and not is_no_information(str(r.get("answer") or ""))
+                ),
                 "wrong_supported": wrong_supported,
+                "wrong_unconfirmed": sum(
+                    1
+                    for r in wrong
+                    if r.get("verdict") == "unconfirmed" and not is_no_information(str(r.get("answer") or ""))
+                ),
                 "withheld_right": withheld_right,
             }
         )
@@ -392,7 +406,8 @@ def _general_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
     if not rows:
         return []
     header = ["split", "strategy", "kind", "length", "n", "correct", "95% interval"]
-    header += ["wrong and marked supported", "right but withheld"]
+    header += ["right, supported", "right, unconfirmed", "wrong and marked supported", "wrong, unconfirmed"]
+    header += ["right but withheld"]
     cells = [
         [
             r["split"],
@@ -402,7 +417,10 @@ def _general_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
             r["n"],
             f"{r['correct']:.2f}",
             f"{r['low']:.2f}–{r['high']:.2f}",
+            r["right_supported"],
+            r["right_unconfirmed"],
             r["wrong_supported"],
+            r["wrong_unconfirmed"],
             r["withheld_right"],
         ]
         for r in rows
@@ -410,10 +428,12 @@ def _general_section(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return [
         "## Split suites: share correct (95% Wilson interval), by split",
         "",
-        "The `test` split was never looked at while working on the answer layer; `dev` was. *Right but "
-        "withheld*: the model's own final answer was right and the checks did not let it stand.",
+        "The `test` split was never looked at while working on the answer layer; `dev` was. The counts "
+        "split runs by the checks' verdict: *unconfirmed* answers are shown flagged (``on_unconfirmed`` "
+        "show) and scored as given; *right but withheld*: the model's own final answer was right and the "
+        "checks withheld it (refuted, or unconfirmed under ``on_unconfirmed`` withhold).",
         "",
-        *markdown_table(header, "llllrrlrr", cells),
+        *markdown_table(header, "llllrrlrrrrr", cells),
         "",
     ]
 

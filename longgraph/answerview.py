@@ -87,10 +87,10 @@ def _column(index: int, view: AnswerView, extent: list[tuple[int, int]], *, show
     """One result: its answer, how it was checked, its evidence links, its figures and its chunk strip."""
     esc = html.escape
     result = view.result
-    status = (
+    status = result.verdict or (
         "supported" if result.supported else "not checked" if result.supported is None else "not supported"
     )
-    how = {
+    how = result.verdict_reason or {
         "extractive": "read in the text (its words are in the quoted evidence)",
         "derived": "worked out from the evidence (a count, sum, comparison or verdict over it)",
         "none": "no verified evidence supports an answer",
@@ -321,7 +321,8 @@ _STYLE = (
     ".cols{display:grid;gap:1.2em}.col{border:1px solid #dde;border-radius:6px;padding:.4em .9em;min-width:0}"
     ".label{border-bottom:4px solid;padding-bottom:.2em}.answer{font-size:1.2em;font-weight:600;overflow-wrap:anywhere}"
     ".q{color:#555}.badge{padding:.1em .5em;border-radius:3px;color:#fff;background:#888}"
-    ".badge.supported{background:#2e8b57}.badge.not-supported{background:#c0392b}.support{font-weight:600}"
+    ".badge.supported{background:#2e8b57}.badge.not-supported,.badge.refuted{background:#c0392b}"
+    ".badge.unconfirmed{background:#d08a1a}.support{font-weight:600}"
     ".why,.figures,.counts{color:#666;font-size:.9em}.rationale{color:#333;font-style:italic}"
     ".strip{position:relative;height:28px;background:#f4f4f7;border:1px solid #ccd;margin:.3em 0}"
     ".cell{position:absolute;top:0;bottom:0;box-shadow:inset -1px 0 #fff}.cell:hover{outline:2px solid #222}"

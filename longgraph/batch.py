@@ -412,6 +412,7 @@ def result_row(item: BatchItem, result: GraphOutput, seconds: float, *, full: bo
         "question": item.question,
         "answer": result.answer,
         "supported": result.supported,
+        "verdict": result.verdict,
         "confidence": result.confidence,
         "rationale": result.rationale,
         "evidence": [

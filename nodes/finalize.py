@@ -1,7 +1,8 @@
 """The result, for every strategy: the answer settled against the evidence, every chunk's fate, the cost.
 
 **Settling the answer** (strategies that ground their notes) is a gate, never a rewrite: the answer
-is the final stage's own, as given, or NO INFORMATION (:func:`settle`). It is ``supported`` when
+is the final stage's own, as given, or NO INFORMATION (:func:`settle`), with a verdict on it. It is
+``supported`` when
 
 * ``extractive``: the words confirm it with no call: read without its frame and emphasis, its new
   words, numbers included, are in the verified quotes of the notes that reached it, and the quotes
@@ -14,12 +15,15 @@ is the final stage's own, as given, or NO INFORMATION (:func:`settle`). It is ``
   verify, the embedder's reading decides what it was calibrated on (``verify_answers`` "embedding":
   the words finding the asked entity but not what is asked of it), and nothing else stands.
 
-An answer the notes refute (a number no quote holds and no arithmetic over them gives) is refused
-without a call. An answer that does not stand is **withheld**: the answer is NO INFORMATION,
-``supported`` False, ``support`` "none", and ``candidates`` lists the model's own answer first (its
-``chunk_id`` None) with why, then the closest notes' answers. No note, cut of the answer or other
-option of a choice is ever put in its place: a check that replaces a right model's answer with
-another sentence turns right answers into confident wrong ones.
+An answer the notes refute (a number no quote holds and no arithmetic over them gives) is
+``refuted`` without a call and **withheld**: the answer is NO INFORMATION, ``supported`` False,
+``support`` "none", and ``candidates`` lists the model's own answer first (its ``chunk_id`` None) with
+why, then the closest notes' answers. Any other answer that does not stand is ``unconfirmed``: by
+default (``on_unconfirmed`` "show") it is returned as the model gave it, ``supported`` False, with the
+quotes it rests on as its evidence, so a user of a model that cannot verify still sees what it found,
+flagged; "withhold" treats it as a refuted one. ``verdict`` and ``verdict_reason`` say which and why.
+No note, cut of the answer or other option of a choice is ever put in its place: a check that replaces
+a right model's answer with another sentence turns right answers into confident wrong ones.
 
 ``evidence`` is the quotes that support the answer (exact spans of the original documents, with the
 confidence of their notes), strongest first, followed by the other quotes of those notes (unverified
@@ -45,7 +49,8 @@ from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
 from longgraph.nodes.verify import Verifier, verifier_for
-from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats
+from longgraph.state.context import UnconfirmedSetting
+from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats, Verdict
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
 from longgraph.state.outputs import NO_INFORMATION, is_no_information
@@ -126,9 +131,9 @@ class Settled:
 
 
 def chain_may_help(kit: RunKit, settled: Settled) -> bool:
-    """Whether to follow a chain the question names (``nodes/chain.py``): nothing answered it as asked,
-    and second readings are on (compact protocol)."""
-    return is_no_information(str(settled.output.get("answer", ""))) and rereading_enabled(kit.context)
+    """Whether to follow a chain the question names (``nodes/chain.py``): nothing answered it as asked
+    (no answer stands as ``supported``), and second readings are on (compact protocol)."""
+    return settled.output.get("verdict") != "supported" and rereading_enabled(kit.context)
 
 
 def read_on_the_chain(
@@ -142,8 +147,8 @@ def read_on_the_chain(
 
 
 def with_chain(settled: Settled, chain: Followed | Unfollowed, notes: Sequence[Note]) -> Settled:
-    """``settled`` (NO INFORMATION) with what following the chain gave: its answer, ``derived`` from
-    the two notes it rests on, or the same NO INFORMATION with why the chain did not lead anywhere."""
+    """``settled`` (not supported) with what following the chain gave: its answer, ``derived`` from
+    the two notes it rests on, or ``settled`` as it was with why the chain did not lead anywhere."""
     spent = chain.usage if settled.verify_usage is None else settled.verify_usage + chain.usage
     if isinstance(chain, Unfollowed):
         return Settled(settled.output, [*settled.decisions, *chain.decisions], spent)
@@ -153,6 +158,8 @@ def with_chain(settled: Settled, chain: Followed | Unfollowed, notes: Sequence[N
         "confidence": min(n.confidence for n in chain.notes),
         "supported": True,
         "support": "derived",
+        "verdict": "supported",
+        "verdict_reason": "following the chain the question names, each step stands on a verified note",
         "candidates": [],
         "evidence": _evidence(chain.quotes, [*chain.notes, *notes]),
     }
@@ -172,17 +179,44 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
         "confidence": 0.0,
         "supported": False,
         "support": "none",
+        "verdict": None,
+        "verdict_reason": "",
         "candidates": [c.model_dump() for c in candidates],
         "evidence": [],
     }
 
 
-def _withheld(given: str, why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome]) -> RunState:
-    """NO INFORMATION in place of an answer nothing confirms: the model's answer is the first candidate,
-    with why it was withheld, so a reader can still see what the model said."""
+def _withheld(
+    given: str, why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], verdict: Verdict
+) -> RunState:
+    """NO INFORMATION in place of the model's answer (refuted, or unconfirmed under "withhold"): the
+    model's answer is the first candidate, with why, so a reader can still see what the model said."""
     output = _no_information(why, notes, outcomes)
     own = Candidate(chunk_id=None, answer=given, confidence=None, reason=why).model_dump()
     output["candidates"] = [own, *output["candidates"]][:MAX_CANDIDATES]
+    output["verdict"], output["verdict_reason"] = verdict, why
+    return output
+
+
+def _unconfirmed(
+    state: RunState,
+    why: str,
+    quotes: Sequence[Evidence],
+    notes: Sequence[Note],
+    outcomes: Sequence[ChunkOutcome],
+    on_unconfirmed: UnconfirmedSetting,
+) -> RunState:
+    """An answer nothing confirms or refutes. "show": the model's answer as given, ``supported`` False,
+    verdict ``unconfirmed``, its evidence the quotes it rests on (no confidence: nothing vouches for it),
+    the closest notes' answers as candidates. "withhold": NO INFORMATION with it as the first candidate."""
+    given = " ".join((state.get("answer") or "").split())
+    if on_unconfirmed == "withhold":
+        return _withheld(given, why, notes, outcomes, "unconfirmed")
+    resting = [n for n in notes if any(q in n.quotes for q in quotes)]
+    output = _no_information(why, notes, outcomes)
+    output["answer"], output["rationale"], output["confidence"] = given, state.get("rationale", ""), None
+    output["verdict"], output["verdict_reason"] = "unconfirmed", why
+    output["evidence"] = _evidence(quotes, resting)
     return output
 
 
@@ -200,6 +234,7 @@ async def settle(
     verify: Verifier | None = None,
     *,
     reads_answers: bool = True,
+    on_unconfirmed: UnconfirmedSetting = "show",
 ) -> Settled:
     """The answer, rationale, confidence, support flag and kind, candidates and evidence of a grounded run;
     ``rarity``: how common the question's words are in the document; ``verify``: the verification call,
@@ -213,9 +248,10 @@ async def settle(
     question names (:func:`~longgraph.nodes.answer_wording.judge_wording`). Any other answer — a
     paraphrase, a step of a chain, a comparison, a count, an answer that goes on to explain itself —
     gets one verification call shown the question, the whole answer and the verified quotes it rests
-    on (or the strongest notes' quotes), and stands only on a yes; an answer the notes contradict (a
-    number no quote holds and no arithmetic over them gives) gets no call. An answer that does not
-    stand is withheld: NO INFORMATION, with the model's answer as the first candidate and why."""
+    on (or the strongest notes' quotes), and is ``supported`` only on a yes; an answer the notes
+    contradict (a number no quote holds and no arithmetic over them gives) gets no call and is
+    ``refuted``: withheld (NO INFORMATION, the model's answer the first candidate, with why). Any other
+    answer is ``unconfirmed``: shown as given or withheld, as ``on_unconfirmed`` says."""
     question = state["question"]
     if not any(n.verified_quotes for n in notes):
         failed = sum(o.fate == "failed" for o in outcomes)
@@ -255,7 +291,7 @@ async def settle(
         )
     elif judged.kind == "none" and judged.refuted:
         why = f"the verified notes contradict it ({judged.why})"
-        return Settled(_withheld(given, why, notes, outcomes))
+        return Settled(_withheld(given, why, notes, outcomes, "refuted"))
     elif judged.kind == "none":
         judged = Judged("derived", _verified_quotes(notes), unconfirmed=judged.why)
         needs_a_reader = True
@@ -269,16 +305,17 @@ async def settle(
     spent: Usage | None = None
     if judged.unconfirmed and not reads and needs_a_reader:
         why = f"the words cannot confirm it ({judged.unconfirmed}), and no model here reads it to verify it"
-        return Settled(_withheld(given, why, notes, outcomes))
+        return Settled(_unconfirmed(state, why, judged.quotes, notes, outcomes, on_unconfirmed))
     if judged.unconfirmed:
         if verify is None:
             why = f"the words cannot confirm it ({judged.unconfirmed}), and nothing verifies it here"
-            return Settled(_withheld(given, why, notes, outcomes))
+            return Settled(_unconfirmed(state, why, judged.quotes, notes, outcomes, on_unconfirmed))
         checked = await verify(given, judged.quotes)
         spent = checked.usage
         if not checked.confirmed:
             why = f"the words cannot confirm it ({judged.unconfirmed}); {checked.why}"
-            return Settled(_withheld(given, why, notes, outcomes), decisions, spent)
+            shown = _unconfirmed(state, why, judged.quotes, notes, outcomes, on_unconfirmed)
+            return Settled(shown, decisions, spent)
         decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")
     supporting_notes = [n for n in notes if any(q in n.quotes for q in judged.quotes)]
     # A quoted answer is as strong as its best note; one worked out over several, as its weakest.
@@ -295,6 +332,14 @@ async def settle(
         "confidence": confidence,
         "supported": True,
         "support": judged.kind,
+        "verdict": "supported",
+        "verdict_reason": (
+            "the verification call says its quotes state it"
+            if spent is not None
+            else "its words stand in the verified quotes"
+            if judged.kind == "extractive"
+            else "worked out from the verified quotes in code"
+        ),
         "candidates": [],
         "evidence": _evidence(judged.quotes, supporting_notes),
     }
@@ -317,6 +362,8 @@ def settle_computation(computation: Computation, chunks: Sequence[Chunk]) -> Set
             "confidence": 0.0,
             "supported": False,
             "support": "none",
+            "verdict": None,
+            "verdict_reason": "",
             "candidates": [],
             "evidence": [],
         }
@@ -327,6 +374,8 @@ def settle_computation(computation: Computation, chunks: Sequence[Chunk]) -> Set
         "confidence": 1.0,
         "supported": True,
         "support": "derived",
+        "verdict": "supported",
+        "verdict_reason": f"computed in code from {len(computation.used)} record(s), each with a verified quote",
         "candidates": [],
         "evidence": [
             Evidence(
@@ -377,7 +426,15 @@ async def finalize(
 
         verify = verifier_for(kit, question)
         reads = kit.context.verify_answers == "on"
-        settled = await settle(state, notes, outcomes, rarity, verify, reads_answers=reads)
+        settled = await settle(
+            state,
+            notes,
+            outcomes,
+            rarity,
+            verify,
+            reads_answers=reads,
+            on_unconfirmed=kit.context.on_unconfirmed,
+        )
         link = link_to_follow(question) if chain_may_help(kit, settled) else None
         if link is not None:
             chain = await follow_chain(state, kit, link)
@@ -393,6 +450,8 @@ async def finalize(
             "rationale": state.get("rationale", ""),
             "confidence": None,
             "supported": None,
+            "verdict": None,
+            "verdict_reason": "",
             "candidates": [],
             "evidence": shown_evidence(answer, chunks, used),
         }

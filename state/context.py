@@ -22,6 +22,7 @@ EdgeSetting = Literal["auto", "attention", "embedding"]
 EmbeddingPrecision = Literal["auto", "float32", "bfloat16"]
 VerifySetting = Literal["auto", "on", "embedding", "off"]
 PlanSetting = Literal["auto", "on", "off"]
+UnconfirmedSetting = Literal["show", "withhold"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
@@ -98,6 +99,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "embedding_precision": get_args(EmbeddingPrecision),
     "attention_precision": get_args(EmbeddingPrecision),
     "verify_answers": get_args(VerifySetting),
+    "on_unconfirmed": get_args(UnconfirmedSetting),
     "plan_records": get_args(PlanSetting),
     "pecan_edges": get_args(EdgeSetting),
     "prompt_variant": ("compact", "paper"),
@@ -255,6 +257,11 @@ class Context:
     (``longgraph/embedded/catalog.py``: the embedded SmolLM2-135M and Qwen2.5-Coder-0.5B), which gets
     "off": on the real suite's human-written questions the embedder says yes to right and wrong answers
     alike (``verify_probe --suite real --by meaning``: yes-rate gap 0.02), so it is no verifier there."""
+    on_unconfirmed: UnconfirmedSetting = field(default_factory=_env("on_unconfirmed", "show"))
+    """An answer nothing confirms or refutes (verdict ``unconfirmed``): "show" returns it as the model gave
+    it, ``supported`` False, with the quotes it rests on (the CLI marks it ``[UNCONFIRMED]``), so a user
+    of a model that cannot verify still sees what it found; "withhold" answers NO INFORMATION and lists
+    it first among the candidates. A refuted answer is withheld either way."""
     min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note."""

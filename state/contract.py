@@ -191,6 +191,10 @@ class Stats(Usage):
     """Decisions a user should know about (fallbacks taken, evidence trimmed...)."""
 
 
+Verdict = Literal["supported", "unconfirmed", "refuted"]
+"""What the checks say of the model's own answer; never a rewrite of it."""
+
+
 class Candidate(BaseModel):
     """An answer that did not stand, with why: a chunk's note no verified evidence supports, or the final
     stage's own answer when nothing confirmed it (listed first then, ``chunk_id`` None)."""
@@ -209,8 +213,17 @@ class GraphOutput(BaseModel):
     rationale: str = ""
     confidence: float | None = None
     supported: bool | None = None
-    """True: a verified note supports the answer. False: none does (the answer is NO INFORMATION and
-    ``candidates`` lists the best unverified answers). None: the strategy does not check (baselines)."""
+    """True exactly when ``verdict`` is ``supported``. False: the answer is not supported (NO INFORMATION,
+    or an unconfirmed answer shown as the model gave it). None: the strategy does not check (baselines)."""
+    verdict: Verdict | None = None
+    """The checks' verdict on the model's own final answer (``nodes/finalize.py``): ``supported`` (the
+    verified quotes in ``evidence`` state it, or code computed it from verified records), ``unconfirmed``
+    (nothing confirms or refutes it: shown as given, flagged, with the quotes it rests on, when
+    ``on_unconfirmed`` is "show"; else withheld and listed first among ``candidates``) or ``refuted``
+    (the quotes contradict it: withheld, listed first among ``candidates``). None: there was no answer
+    to check (the model found none) or the strategy does not check (baselines)."""
+    verdict_reason: str = ""
+    """Why the verdict is what it is, in one sentence (empty when ``verdict`` is None)."""
     support: Literal["extractive", "derived", "none"] | None = None
     """How the answer stands on the verified notes (``nodes/finalize.py``): read in their quotes
     ("extractive"), worked out from them — a count, sum, comparison or verdict ("derived") — or not at all

@@ -44,6 +44,8 @@ class GraphOutputState(TypedDict, total=False):
     confidence: float | None
     supported: bool | None
     support: Literal["extractive", "derived", "none"] | None
+    verdict: Literal["supported", "unconfirmed", "refuted"] | None
+    verdict_reason: str
     candidates: list[dict[str, Any]]
     evidence: list[Evidence]
     chunks: list[ChunkReport]

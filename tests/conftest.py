@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 
-from longgraph.state.contract import Evidence
+from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
+from longgraph.state.outputs import is_no_information
 from longgraph.tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
 
 FACT = "The secret ingredient of Grandma Olga's borscht is smoked plums."
@@ -98,3 +100,29 @@ def postgres_url() -> Iterator[str]:
         if os.environ.get("CI"):
             raise
         pytest.skip(str(exc))
+
+
+def does_not_stand(result: GraphOutput | Mapping[str, Any]) -> bool:
+    """The checks' contract for an answer they do not confirm: never ``supported``; either NO
+    INFORMATION (refuted, withheld, or no answer) or the model's own answer shown flagged
+    ``unconfirmed`` (``on_unconfirmed`` "show")."""
+    output = result.model_dump() if isinstance(result, GraphOutput) else dict(result)
+    if output.get("supported") is not False or output.get("verdict") == "supported":
+        return False
+    return is_no_information(str(output.get("answer") or "")) or output.get("verdict") == "unconfirmed"
+
+
+def own_answer(result: GraphOutput | Mapping[str, Any]) -> str | None:
+    """The model's own final answer of a run whose answer did not stand: the answer itself when shown
+    ``unconfirmed``, else the first candidate's (the withheld answer, ``chunk_id`` None)."""
+    output = result.model_dump() if isinstance(result, GraphOutput) else dict(result)
+    if output.get("verdict") == "unconfirmed" and not is_no_information(str(output.get("answer") or "")):
+        return str(output["answer"])
+    own = [c for c in output.get("candidates") or [] if c.get("chunk_id") is None]
+    return str(own[0]["answer"]) if own else None
+
+
+def why_not(result: GraphOutput | Mapping[str, Any]) -> str:
+    """Why a run's answer did not stand: the verdict's reason, else the rationale (NO INFORMATION)."""
+    output = result.model_dump() if isinstance(result, GraphOutput) else dict(result)
+    return str(output.get("verdict_reason") or output.get("rationale") or "")

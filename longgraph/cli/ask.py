@@ -21,6 +21,7 @@ from longgraph.cli.common import (
     with_run_options,
 )
 from longgraph.cli.show import answers_page, source_records
+from longgraph.cli.verdict import shown_answer, verdict_lines
 from longgraph.files import read_document
 from longgraph.inert import for_terminal, json_for_terminal
 
@@ -246,7 +247,7 @@ def print_results(
         return
     for asked, result in zip(question, results, strict=True):
         if len(results) > 1:
-            print(for_terminal(f"Q: {asked}\nA: {result.answer}"))
+            print(for_terminal(f"Q: {asked}\nA: {shown_answer(result)}"))
             build = result.stats.build
             cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
             stderr.print(
@@ -256,7 +257,9 @@ def print_results(
                 soft_wrap=True,
             )
         else:
-            print(for_terminal(result.answer))
+            print(for_terminal(shown_answer(result)))
+        for line in verdict_lines(result):
+            stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
         for note in result.stats.notes:
             stderr.print(for_terminal(f"note: {note}"), highlight=False, markup=False, soft_wrap=True)
         coverage = coverage_line(result)
@@ -316,7 +319,7 @@ def demo(
                 )
             )
         used = sum(c.status == "used" for c in result.chunks)
-        print(for_terminal(f"answer: {result.answer}"))
+        print(for_terminal(f"answer: {shown_answer(result)}"))
         print(f"gold:   {'; '.join(instance.gold_answers)}")
         print(
             f"{len(result.chunks)} chunks ({used} used), {result.stats.llm_calls} LLM calls, "

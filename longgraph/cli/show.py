@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from longgraph.cli.common import Opt, claim_page, run_cli, stderr
+from longgraph.cli.verdict import shown_answer
 from longgraph.errors import InputError
 from longgraph.inert import for_terminal
 from longgraph.state.contract import DocumentIn, GraphOutput
@@ -140,7 +141,8 @@ def show(
                 "these results read different documents; side by side needs results over the same files"
             )
         for question, result, _ in loaded:
-            print(for_terminal(f"{result.strategy or 'result'}: {question}\n  {result.answer}"))
+            answer = shown_answer(result).replace("\n", "\n  ")
+            print(for_terminal(f"{result.strategy or 'result'}: {question}\n  {answer}"))
         if html is None:
             return
         notes: list[str] = []

@@ -20,13 +20,12 @@ from longgraph.nodes.chain import first_step, link_to_follow
 from longgraph.nodes.lexical import content_stems, names_in, stem
 from longgraph.state.contract import Evidence, GraphOutput
 from longgraph.state.notes import Note
-from longgraph.state.outputs import is_no_information
 from longgraph.strategies import build_strategy
 from longgraph.testing.answers import build_completion_content
 from longgraph.testing.capable import READING_SCHEMAS, schema_name
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
-from longgraph.tests.conftest import spread
+from longgraph.tests.conftest import does_not_stand, spread, why_not
 from longgraph.tests.unit.test_capable_reader import SETTINGS
 
 STRATEGIES = ["mapreduce", "segment-plus", "tom", "pecan"]
@@ -96,7 +95,7 @@ def test_a_bridge_said_in_an_apposition_is_followed(strategy: str) -> None:
 @pytest.mark.parametrize("strategy", ["mapreduce", "tom"])
 def test_an_absent_entity_costs_no_chain_call(strategy: str) -> None:
     result, _ = run(strategy, QUESTION.replace("Quirel", "Zandor"), CHAIN)
-    assert is_no_information(result.answer) and result.supported is False
+    assert does_not_stand(result)
     assert "chain" not in result.stats.calls_by_stage, result.stats.calls_by_stage
     assert any("no passage names the Zandor guild" in n for n in result.stats.notes), result.stats.notes
 
@@ -104,7 +103,7 @@ def test_an_absent_entity_costs_no_chain_call(strategy: str) -> None:
 def test_a_look_alike_entity_is_not_a_link() -> None:
     facts = ("The Quirol guild was founded by Ilka Lenhal.", CHAIN[1])
     result, _ = run("mapreduce", QUESTION, facts)
-    assert is_no_information(result.answer) and result.supported is False, result.answer
+    assert does_not_stand(result), result.answer
 
 
 def test_a_sentence_that_names_the_entity_but_not_the_role_is_no_bridge() -> None:
@@ -112,7 +111,7 @@ def test_a_sentence_that_names_the_entity_but_not_the_role_is_no_bridge() -> Non
     who founded it: following it would answer where a neighbour was born, marked supported."""
     facts = ("The Quirel guild stands beside the house of Ilka Lenhal.", CHAIN[1])
     result, model = run("mapreduce", QUESTION, facts)
-    assert is_no_information(result.answer) and result.supported is False, result.answer
+    assert does_not_stand(result), result.answer
     assert any("does not say 'founder'" in n for n in result.stats.notes), result.stats.notes
     asked = [extract_question_and_text(list(c["messages"]))[0] for c in model.calls]
     assert not any("Ilka Lenhal born" in q for q in asked), asked
@@ -369,7 +368,7 @@ def test_a_role_in_other_words_stands_on_a_verifying_models_yes_only() -> None:
             checks = [c for c in model.calls if "Proposed answer:" in str(c["messages"][-1]["content"])]
             assert checks and result.stats.calls_by_stage.get("verify", 0) == len(checks)  # every one counted
         else:
-            assert is_no_information(result.answer), result.answer
+            assert does_not_stand(result), result.answer
             assert any("does not say 'architect'" in n for n in result.stats.notes), result.stats.notes
 
 
@@ -401,7 +400,7 @@ def test_the_answers_own_sentence_is_no_bridge() -> None:
         graph = build_strategy("mapreduce", FakeProvider(model))
         raw = asyncio.run(graph.ainvoke({"question": question, "document": spread(facts)}, context=SILENT))
         result = GraphOutput.model_validate(raw)
-        assert is_no_information(result.answer) and result.supported is False, (first, result.answer)
+        assert does_not_stand(result), (first, result.answer)
         assert not any("followed the chain" in n for n in result.stats.notes), result.stats.notes
         assert any("no bridge" in n for n in result.stats.notes), result.stats.notes  # it was tried
 
@@ -600,10 +599,10 @@ def test_a_sentence_that_says_who_holds_the_asked_role_confirms_the_answer(fact:
             result.stats.notes,
         )
     else:
-        assert is_no_information(result.answer) and result.supported is False, result.answer
+        assert does_not_stand(result), result.answer
         if "painted" in fact:  # the look-alike is refused earlier, by the binding rules
-            assert "do not say who the keeper of the Halbren lighthouse is" in (result.rationale or ""), (
-                result.rationale
+            assert "do not say who the keeper of the Halbren lighthouse is" in why_not(result), why_not(
+                result
             )
 
 

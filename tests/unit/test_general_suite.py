@@ -94,11 +94,20 @@ def test_the_report_gives_intervals_and_counts_wrong_answers_marked_supported() 
     assert 0.65 < low < 0.75 and high == 1.0
     records = [
         {"suite": "general", "strategy": "mapreduce", "length_set": "8K", "score": s, "supported": sup,
-         "metadata": {"split": "test", "kind": "one"}}
-        for s, sup in ((1.0, True), (0.0, True), (0.0, False))
+         "verdict": verdict, "answer": answer, "metadata": {"split": "test", "kind": "one"}}
+        for s, sup, verdict, answer in (
+            (1.0, True, "supported", "7"),
+            (0.0, True, "supported", "6"),
+            (0.0, False, "unconfirmed", "5"),
+            (1.0, False, "unconfirmed", "7"),
+            (0.0, False, "unconfirmed", "[NO INFORMATION]"),  # withheld: neither shown count
+            (0.0, False, "refuted", "[NO INFORMATION]"),
+        )
     ]  # fmt: skip
     (row,) = general_rows(records)
-    assert row["n"] == 3 and abs(row["correct"] - 1 / 3) < 1e-9 and row["wrong_supported"] == 1
+    assert row["n"] == 6 and abs(row["correct"] - 2 / 6) < 1e-9
+    assert (row["right_supported"], row["right_unconfirmed"]) == (1, 1), row
+    assert (row["wrong_supported"], row["wrong_unconfirmed"]) == (1, 1), row
 
 
 def test_every_template_has_the_distinct_entities_and_values_every_kind_plants() -> None:

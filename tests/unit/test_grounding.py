@@ -25,10 +25,10 @@ from longgraph.nodes.passages import bears_strongly, best_passage, may_bear_stro
 from longgraph.nodes.support import Span, Support, confidence_of, support_in_notes
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, GraphOutput
 from longgraph.state.notes import ChunkRead, Note, NoteDraft
-from longgraph.state.outputs import NO_INFORMATION, is_no_information
+from longgraph.state.outputs import NO_INFORMATION
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import extract_question_and_text
-from longgraph.tests.conftest import FACT, QUESTION, planted
+from longgraph.tests.conftest import FACT, QUESTION, does_not_stand, own_answer, planted
 
 DOC = (
     "The harbour opened in 1911. It was built by the Kestrel company.\n\n"
@@ -371,9 +371,9 @@ def test_a_hallucinating_model_cannot_pass_its_value_off_as_supported() -> None:
     )
     # The reduce's wrong value is withheld, not replaced: the user sees NO INFORMATION, the model's
     # answer first among the candidates with why, and the one grounded note's answer among them.
-    assert is_no_information(out.answer) and out.supported is False, out.answer
-    assert out.candidates[0].answer == "pickled cabbage" and out.candidates[0].chunk_id is None
-    assert any("smoked plums" in c.answer for c in out.candidates[1:]), out.candidates
+    assert does_not_stand(out), out.answer
+    assert own_answer(out) == "pickled cabbage", out
+    assert any("smoked plums" in c.answer for c in out.candidates if c.chunk_id is not None), out.candidates
     unsupported = [c for c in out.chunks if c.status == "unsupported"]
     assert len(unsupported) == len(out.chunks) - 1
     assert all(c.reason and "cabbage" in c.reason for c in unsupported)

@@ -11,7 +11,7 @@ from longgraph.nodes.answer_support import Rarity, judge_answer, listed_options
 from longgraph.nodes.finalize import settle
 from longgraph.state.notes import Note
 from longgraph.state.outputs import NO_INFORMATION
-from longgraph.tests.conftest import verified_notes
+from longgraph.tests.conftest import does_not_stand, own_answer, verified_notes
 
 QUESTION = (
     "Which of the millraces Nevvarul, Lental, Haltalbren, Marlen, Ganvinath and Relwexhal has the highest "
@@ -45,13 +45,8 @@ def test_an_answer_that_does_not_stand_is_withheld_not_replaced_by_the_option_ra
     given: str,
 ) -> None:
     output = _settle(given, _notes(DEPTHS))
-    assert output["answer"] == NO_INFORMATION and output["supported"] is False, output
-    candidates = output["candidates"]
-    assert (
-        isinstance(candidates, list)
-        and candidates[0]["answer"] == given
-        and candidates[0]["chunk_id"] is None
-    )
+    assert does_not_stand(output), output
+    assert own_answer(output) == given, output
 
 
 def test_a_right_choice_stands_as_the_model_gave_it() -> None:
@@ -61,7 +56,7 @@ def test_a_right_choice_stands_as_the_model_gave_it() -> None:
 
 def test_no_answer_stays_no_answer_whatever_the_notes_rank() -> None:
     output = _settle(NO_INFORMATION, _notes(DEPTHS))
-    assert output["answer"] == NO_INFORMATION and output["supported"] is False, output
+    assert does_not_stand(output), output
 
 
 SHIPS = "Which of the ships amber, scarlet, ivory, ochre, saffron and cobalt has the highest number of tea crates?"
@@ -155,11 +150,10 @@ def test_a_choice_or_verdict_the_words_cannot_work_out_needs_a_reader(
         _settle_with(question, answer, notes, None),
         _settle_with(question, answer, notes, Reader(True), reads=False),
     ):
-        assert output["answer"] == NO_INFORMATION and output["supported"] is False, output
-        assert output["candidates"][0]["answer"] == answer  # type: ignore[index]
+        assert does_not_stand(output) and own_answer(output) == answer, output
     reader = Reader(True)
     assert _settle_with(question, answer, notes, reader)["answer"] == answer and reader.asked == [answer]
-    assert _settle_with(question, answer, notes, Reader(False))["answer"] == NO_INFORMATION
+    assert does_not_stand(_settle_with(question, answer, notes, Reader(False)))
 
 
 def test_a_choice_code_ranks_first_by_the_notes_numbers_stands_without_a_call() -> None:

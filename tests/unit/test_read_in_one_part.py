@@ -12,8 +12,7 @@ import asyncio
 
 from longgraph.nodes.answer_support import judge_answer
 from longgraph.nodes.finalize import settle
-from longgraph.testing.oracle import NO_INFORMATION
-from longgraph.tests.conftest import verified_notes
+from longgraph.tests.conftest import does_not_stand, verified_notes
 
 QUESTION = "Were Jeff Martin and Kyle Patrick both in The Click Five?"
 MARTIN = (
@@ -33,7 +32,7 @@ def test_without_a_verifier_the_joined_copy_is_withheld_not_supported() -> None:
     output = asyncio.run(
         settle({"question": QUESTION, "answer": f"{MARTIN} {PATRICK}"}, notes, [], None)
     ).output
-    assert output["answer"] == NO_INFORMATION and output["supported"] is False, output
+    assert does_not_stand(output), output
 
 
 def test_an_answer_read_in_one_part_is_not_held_to_it() -> None:

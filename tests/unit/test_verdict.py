@@ -1,0 +1,89 @@
+"""The verdict on the model's own answer: ``supported``, ``unconfirmed`` (shown flagged by default, or
+withheld under ``on_unconfirmed`` "withhold") or ``refuted`` (always withheld); never a rewrite. And how
+the CLI prints it: an unconfirmed answer marked, with the quote it rests on."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from longgraph.cli.verdict import UNCONFIRMED_MARK, shown_answer, verdict_lines
+from longgraph.errors import ConfigurationError
+from longgraph.nodes.answer_support import Rarity
+from longgraph.nodes.finalize import settle
+from longgraph.state.context import Context, UnconfirmedSetting
+from longgraph.state.contract import GraphOutput
+from longgraph.state.outputs import NO_INFORMATION
+from longgraph.tests.conftest import verified_notes
+
+QUESTION = "How many people live in Quiganqui?"
+FACT = "The town of Quiganqui has a population of 234,394 residents."
+
+
+ASKED_IN_ITS_WORDS = "What is the population of the town of Quiganqui?"
+
+
+def _settle(
+    answer: str, on_unconfirmed: UnconfirmedSetting = "show", question: str = QUESTION
+) -> dict[str, Any]:
+    """Settled with no verifier: what the words alone make of ``answer``."""
+    notes = verified_notes(FACT)
+    rarity = Rarity.of([FACT], question)
+    state = {"question": question, "answer": answer}
+    run = settle(state, notes, [], rarity, None, on_unconfirmed=on_unconfirmed)  # type: ignore[arg-type]
+    return dict(asyncio.run(run).output)
+
+
+def test_an_answer_the_words_cannot_confirm_is_shown_as_given_flagged_with_its_quote() -> None:
+    """The sentence names the town and none of what is asked of it: without a verifier the answer is
+    unconfirmed, and by default the user gets it as the model gave it, not NO INFORMATION."""
+    output = _settle("234,394")
+    assert output["answer"] == "234,394" and output["verdict"] == "unconfirmed", output
+    assert output["supported"] is False and output["confidence"] is None
+    assert "nothing verifies it here" in output["verdict_reason"], output["verdict_reason"]
+    assert [e.text for e in output["evidence"]] == [FACT]
+    assert not any(c["chunk_id"] is None for c in output["candidates"])  # not listed twice
+
+
+def test_withhold_answers_no_information_with_the_models_answer_first_among_the_candidates() -> None:
+    output = _settle("234,394", "withhold")
+    assert output["answer"] == NO_INFORMATION and output["verdict"] == "unconfirmed", output
+    assert output["candidates"][0]["answer"] == "234,394" and output["candidates"][0]["chunk_id"] is None
+    assert output["evidence"] == [] and output["supported"] is False
+
+
+@pytest.mark.parametrize("setting", ["show", "withhold"])
+def test_a_refuted_answer_is_withheld_whatever_the_setting(setting: UnconfirmedSetting) -> None:
+    """A number no quote holds and no arithmetic over the quotes gives is refuted, not merely unconfirmed."""
+    output = _settle("The town of Quiganqui has a population of 881,002 residents.", setting)
+    assert output["answer"] == NO_INFORMATION and output["verdict"] == "refuted", output
+    assert output["candidates"][0]["answer"].startswith("The town of Quiganqui has a population of 881,002")
+    assert "contradict" in output["verdict_reason"]
+
+
+def test_a_confirmed_answer_is_supported_with_the_reason() -> None:
+    output = _settle("234,394", question=ASKED_IN_ITS_WORDS)
+    assert output["answer"] == "234,394" and output["verdict"] == "supported" and output["supported"] is True
+    assert output["verdict_reason"], output
+
+
+def test_the_setting_takes_show_or_withhold_only() -> None:
+    assert Context().on_unconfirmed == "show"
+    assert Context(on_unconfirmed="withhold").on_unconfirmed == "withhold"
+    with pytest.raises(ConfigurationError, match="on_unconfirmed"):
+        Context(on_unconfirmed="hide")  # type: ignore[arg-type]
+
+
+def test_the_cli_marks_an_unconfirmed_answer_and_says_why_on_stderr() -> None:
+    shown = GraphOutput.model_validate({**_settle("234,394"), "strategy": "mapreduce"})
+    printed = shown_answer(shown)
+    assert printed.splitlines()[0] == f"{UNCONFIRMED_MARK} 234,394"
+    assert FACT in printed.splitlines()[1], printed
+    assert verdict_lines(shown) == [f"unconfirmed: {shown.verdict_reason}"]
+    withheld = GraphOutput.model_validate(_settle("234,394", "withhold"))
+    assert shown_answer(withheld) == NO_INFORMATION
+    assert verdict_lines(withheld)[0].startswith("unconfirmed, withheld: the model answered '234,394'")
+    supported = GraphOutput.model_validate(_settle("234,394", question=ASKED_IN_ITS_WORDS))
+    assert shown_answer(supported) == "234,394" and verdict_lines(supported) == []
