@@ -28,6 +28,7 @@ from longgraph.evals.bench import print_figures
 from longgraph.evals.data.real import KINDS, Split, build_real, score_real
 from longgraph.evals.readers.real import WORDINGS, Wording, read
 from longgraph.evals.report import wilson
+from longgraph.state.outputs import is_no_information
 
 STRATEGIES = ("mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan")
 """Every strategy that grounds its answer (the baselines answer from one call, unchecked)."""
@@ -70,6 +71,7 @@ def measure(
                     "answer": result.answer,
                     "supported": result.supported,
                     "support": result.support,
+                    "verdict": result.verdict,
                     **score,
                     "notes": result.stats.notes,
                     "calls": result.stats.llm_calls,
@@ -100,7 +102,29 @@ def table(records: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[
     wrong = [r for r in records if r["supported"] and not r["correct"]]
     lines.append("")
     lines.append(f"Wrong answers marked `supported`: **{len(wrong)} of {len(records)}** runs.")
+    lines.append("")
+    lines.append("By verdict: " + verdict_counts(records) + ".")
     return lines
+
+
+def verdict_counts(records: Sequence[dict[str, Any]]) -> str:
+    """Right and wrong answers split by the checks' verdict (an answer shown ``unconfirmed`` is scored
+    as given; NO INFORMATION for an answerable question is neither shown count)."""
+
+    def count(correct: bool, verdict: str) -> int:
+        return sum(
+            1
+            for r in records
+            if bool(r["correct"]) == correct
+            and r.get("verdict") == verdict
+            and not is_no_information(str(r["answer"]))
+        )
+
+    return (
+        f"right and supported {count(True, 'supported')}, right and unconfirmed {count(True, 'unconfirmed')}, "
+        f"wrong and supported {count(False, 'supported')}, wrong and unconfirmed {count(False, 'unconfirmed')}, "
+        f"refuted {sum(r.get('verdict') == 'refuted' for r in records)} of {len(records)} runs"
+    )
 
 
 def summary(records: Sequence[dict[str, Any]]) -> list[str]:

@@ -82,8 +82,14 @@ def fact_document(server: ServerInfo, chars: int) -> str:
 
 def assert_finds_the_fact(result: GraphOutput, document: str) -> None:
     """The model found the planted fact: the answer holds it, supported, its first evidence span over the
-    fact; or the gate withheld the model's own answer holding it (the answer as given went on past what
-    the notes confirm, and no model here verifies the rest), with NO INFORMATION, unsupported, and why."""
+    fact; or shown ``unconfirmed`` (the answer as given went on past what the notes confirm, and no model
+    here verifies the rest): unsupported, with why, its evidence the quote over the fact; or withheld
+    with the model's own answer holding it first among the candidates."""
+    if "bluefinch" in result.answer.lower() and result.verdict == "unconfirmed":
+        assert result.supported is False and result.verdict_reason, result
+        fact_at = document.index(FACT)
+        assert any(e.verified and e.start <= fact_at < e.end for e in result.evidence), result.evidence
+        return
     if "bluefinch" in result.answer.lower():
         assert_answers_with_the_fact(result, document)
         return

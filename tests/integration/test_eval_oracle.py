@@ -164,4 +164,9 @@ def test_oracle_general_suite_records_say_their_split(tmp_path: Path) -> None:
         "aggregation",
     }
     by_kind = {r["metadata"]["kind"]: r for r in records}
-    assert by_kind["one"]["score"] == 1.0 and by_kind["absent"]["score"] == 1.0, by_kind["absent"]["answer"]
+    assert by_kind["one"]["score"] == 1.0 and by_kind["one"]["verdict"] == "supported", by_kind["one"]
+    # The oracle answers an absent entity's question with its best-matching sentence: never supported;
+    # shown unconfirmed (scored as given, wrong) or, where the checks refute it, NO INFORMATION.
+    absent = by_kind["absent"]
+    assert absent["supported"] is False and absent["verdict"] in ("unconfirmed", "refuted"), absent
+    assert absent["score"] == (1.0 if absent["verdict"] == "refuted" else 0.0), absent
