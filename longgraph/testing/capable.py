@@ -162,6 +162,14 @@ Wording = Callable[[str, Sequence[str], Style, str], str]
 """How a reader words a conclusion: (conclusion, the facts seen, style, question) -> its text."""
 
 
+def recognised(fact: str, flat: str) -> bool:
+    """Whether a reader sees ``fact`` in ``flat`` (whitespace-normalised text): the sentence's words as
+    written, its closing punctuation aside (a quote that ends "... Willner and" is the sentence "...
+    Willner and ." to any reader)."""
+    core = " ".join(fact.split()).rstrip(" .;:!?")
+    return bool(core) and core in flat
+
+
 def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wording | None = None) -> Any:
     """A :class:`~longgraph.testing.fakes.ScriptedChatModel` responder reading as a capable model,
     wording what it concludes in ``style`` (with ``wording``, :func:`worded` when None)."""
@@ -185,7 +193,8 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
                     asked is not None
                     and asked.group(1).strip() != scenario.question.strip()
                     and any(
-                        fact in " ".join(content.split()) and proposed.group(1).strip().rstrip(".") in fact
+                        recognised(fact, " ".join(content.split()))
+                        and proposed.group(1).strip().rstrip(".") in fact
                         for fact in scenario.facts
                     )
                 )
@@ -196,7 +205,7 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
             return oracle_responder(messages, extras)
         _, text = extract_question_and_text(list(messages))
         flat = " ".join(text.split())
-        seen = [fact for fact in scenario.facts if fact in flat]
+        seen = [fact for fact in scenario.facts if recognised(fact, flat)]
         body = {"messages": list(messages), **extras}
         if name == ENOUGH_SCHEMA:
             enough = len(seen) == len(scenario.facts)
