@@ -40,11 +40,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.answer_support import Judged, Rarity, reasoned_beyond_the_words
+from longgraph.nodes.answer_support import Judged, Rarity, asks_count, reasoned_beyond_the_words
 from longgraph.nodes.answer_wording import judge_wording, unframed
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
+from longgraph.nodes.derivation import Asked, asks_to_combine, numbers_in, unexplained_numbers
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import words_of
+from longgraph.nodes.lexical import content_stems, words_of
 from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
@@ -198,6 +199,24 @@ def _withheld(
     return output
 
 
+def numbers_refuting(answer: str, question: str, notes: Sequence[Note]) -> list[float]:
+    """The numbers of the whole ``answer`` (beyond the question's) that no verified quote of ``notes``
+    holds and no count, sum, difference, extremum or mean the question asks for gives
+    (``nodes/derivation.py``): an answer holding one is refuted, whatever part of it stands."""
+    groups = [numbers_in(q.text, spelled=True) for n in notes for q in n.verified_quotes]
+    asked = Asked(counts=asks_count(question), combines=asks_to_combine(question))
+    return unexplained_numbers(answer, question, groups, asked)
+
+
+def grounded(answer: str, question: str, notes: Sequence[Note]) -> bool:
+    """Whether any content word of ``answer`` beyond the question's own stands in a verified quote of
+    ``notes`` (word forms compared): what an unconfirmed answer must have to be shown as something the
+    model found in the text. An answer in words of its own only ("The text does not say.", an apology)
+    has none, and is withheld like a refuted one."""
+    own = content_stems(answer) - content_stems(question)
+    return bool(own & content_stems(" ".join(q.text for n in notes for q in n.verified_quotes)))
+
+
 def _unconfirmed(
     state: RunState,
     why: str,
@@ -208,9 +227,15 @@ def _unconfirmed(
 ) -> RunState:
     """An answer nothing confirms or refutes. "show": the model's answer as given, ``supported`` False,
     verdict ``unconfirmed``, its evidence the quotes it rests on (no confidence: nothing vouches for it),
-    the closest notes' answers as candidates. "withhold": NO INFORMATION with it as the first candidate."""
+    the closest notes' answers as candidates, when it is :func:`grounded`; "withhold", or an answer
+    not grounded: NO INFORMATION with it as the first candidate."""
     given = " ".join((state.get("answer") or "").split())
     if on_unconfirmed == "withhold":
+        return _withheld(given, why, notes, outcomes, "unconfirmed")
+    if not grounded(given, state["question"], notes):
+        why = (
+            f"{why}; none of its own words stands in a verified quote, so it shows nothing found in the text"
+        )
         return _withheld(given, why, notes, outcomes, "unconfirmed")
     resting = [n for n in notes if any(q in n.quotes for q in quotes)]
     output = _no_information(why, notes, outcomes)
@@ -281,7 +306,18 @@ async def settle(
     # model verifies; where none can, they are withheld, not guessed at.
     reads = verify is not None and reads_answers
     needs_a_reader = False
-    if judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain):
+    beyond_the_reading = judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain)
+    unexplained = (
+        [v for v in numbers_refuting(given, question, notes) if v not in numbers_in(reading)]
+        if beyond_the_reading
+        else []
+    )
+    if unexplained:
+        # The part read stands, but the answer as given goes on with a number the notes refute.
+        shown = ", ".join(f"{int(v)}" if v.is_integer() else f"{v:g}" for v in unexplained[:4])
+        why = f"the verified notes contradict it (its number(s) {shown} are in no verified note and follow from none)"
+        return Settled(_withheld(given, why, notes, outcomes, "refuted"))
+    if beyond_the_reading:
         # A part of the answer stands (a statement of several, the words before an explanation): the
         # answer as given is what the user gets, so the whole is what must be confirmed.
         judged = Judged(

@@ -259,9 +259,10 @@ class Context:
     alike (``verify_probe --suite real --by meaning``: yes-rate gap 0.02), so it is no verifier there."""
     on_unconfirmed: UnconfirmedSetting = field(default_factory=_env("on_unconfirmed", "show"))
     """An answer nothing confirms or refutes (verdict ``unconfirmed``): "show" returns it as the model gave
-    it, ``supported`` False, with the quotes it rests on (the CLI marks it ``[UNCONFIRMED]``), so a user
-    of a model that cannot verify still sees what it found; "withhold" answers NO INFORMATION and lists
-    it first among the candidates. A refuted answer is withheld either way."""
+    it when some of its own words stand in a verified quote, ``supported`` False, with the quotes it
+    rests on (the CLI marks it ``[UNCONFIRMED]``), so a user of a model that cannot verify still sees
+    what it found; "withhold" answers NO INFORMATION and lists it first among the candidates. A refuted
+    answer, or one in words of its own only, is withheld either way."""
     min_note_strength: float = field(default_factory=_env("min_note_strength", 0.5, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note."""

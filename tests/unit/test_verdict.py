@@ -87,3 +87,23 @@ def test_the_cli_marks_an_unconfirmed_answer_and_says_why_on_stderr() -> None:
     assert verdict_lines(withheld)[0].startswith("unconfirmed, withheld: the model answered '234,394'")
     supported = GraphOutput.model_validate(_settle("234,394", question=ASKED_IN_ITS_WORDS))
     assert shown_answer(supported) == "234,394" and verdict_lines(supported) == []
+
+
+def test_an_unconfirmed_answer_in_words_of_its_own_only_is_withheld_not_shown() -> None:
+    """Nothing of "I could not find that in the text provided." stands in a quote: it shows nothing the
+    model found, so even under "show" it is withheld (NO INFORMATION, listed first among candidates)."""
+    apology = "I could not find that in the text provided."
+    output = _settle(apology)
+    assert output["answer"] == NO_INFORMATION and output["verdict"] == "unconfirmed", output
+    assert (
+        output["candidates"][0]["answer"] == apology and "none of its own words" in output["verdict_reason"]
+    )
+
+
+def test_an_answer_that_goes_on_with_a_number_no_quote_gives_is_refuted() -> None:
+    """The first sentence stands; the answer as given goes on with a number the notes refute (a small
+    model's run-on, "... The text concludes with 4208246."): refuted, withheld, never shown."""
+    run_on = "The town of Quiganqui has a population of 234,394 residents. The text concludes with 4208246."
+    output = _settle(run_on, question=ASKED_IN_ITS_WORDS)
+    assert output["answer"] == NO_INFORMATION and output["verdict"] == "refuted", output
+    assert "its number(s) 4208246 are in no verified note" in output["verdict_reason"], output
