@@ -314,8 +314,8 @@ async def settle(
     )
     if unexplained:
         # The part read stands, but the answer as given goes on with a number the notes refute.
-        shown = ", ".join(f"{int(v)}" if v.is_integer() else f"{v:g}" for v in unexplained[:4])
-        why = f"the verified notes contradict it (its number(s) {shown} are in no verified note and follow from none)"
+        listed = ", ".join(f"{int(v)}" if v.is_integer() else f"{v:g}" for v in unexplained[:4])
+        why = f"the verified notes contradict it (its number(s) {listed} are in no verified note and follow from none)"
         return Settled(_withheld(given, why, notes, outcomes, "refuted"))
     if beyond_the_reading:
         # A part of the answer stands (a statement of several, the words before an explanation): the
