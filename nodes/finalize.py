@@ -199,11 +199,11 @@ def _withheld(
     return output
 
 
-def numbers_refuting(answer: str, question: str, notes: Sequence[Note]) -> list[float]:
-    """The numbers of the whole ``answer`` (beyond the question's) that no verified quote of ``notes``
+def numbers_refuting(answer: str, question: str, quotes: Sequence[Evidence]) -> list[float]:
+    """The numbers of the whole ``answer`` (beyond the question's) that none of the verified ``quotes``
     holds and no count, sum, difference, extremum or mean the question asks for gives
     (``nodes/derivation.py``): an answer holding one is refuted, whatever part of it stands."""
-    groups = [numbers_in(q.text, spelled=True) for n in notes for q in n.verified_quotes]
+    groups = [numbers_in(q.text, spelled=True) for q in quotes if q.verified]
     asked = Asked(counts=asks_count(question), combines=asks_to_combine(question))
     return unexplained_numbers(answer, question, groups, asked)
 
@@ -308,7 +308,13 @@ async def settle(
     needs_a_reader = False
     beyond_the_reading = judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain)
     unexplained = (
-        [v for v in numbers_refuting(given, question, notes) if v not in numbers_in(reading)]
+        [
+            v
+            for v in numbers_refuting(
+                given, question, [*judged.quotes, *(q for n in notes for q in n.verified_quotes)]
+            )
+            if v not in numbers_in(reading)
+        ]
         if beyond_the_reading
         else []
     )
