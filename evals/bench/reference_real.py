@@ -151,6 +151,15 @@ def summary(records: Sequence[dict[str, Any]]) -> list[str]:
         runs = [r for r in records if (r["tokens"], r["wording"]) == (tokens, wording)]
         wrong.append(f"{sum(bool(r['supported']) and not r['correct'] for r in runs)} of {len(runs)}")
     lines.append("| wrong answers marked supported | " + " | ".join(wrong) + " |")
+    shown = []
+    for tokens, wording in columns:
+        runs = [r for r in records if (r["tokens"], r["wording"]) == (tokens, wording)]
+        flagged = sum(
+            r.get("verdict") == "unconfirmed" and not r["correct"] and not is_no_information(str(r["answer"]))
+            for r in runs
+        )
+        shown.append(f"{flagged} of {len(runs)}")
+    lines.append("| wrong answers shown flagged unconfirmed | " + " | ".join(shown) + " |")
     return lines
 
 
