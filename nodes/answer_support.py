@@ -640,34 +640,6 @@ def capitalised_runs(text: str) -> list[str]:
     return out
 
 
-_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-_DATE = re.compile(
-    rf"\b(?:\d{{1,2}}\s+{_MONTH}\s+\d{{3,4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|{_MONTH}\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTH})\b"
-)
-_ASKS_A_DATE = re.compile(r"\b(?:when|date|day)\b", re.IGNORECASE)
-_ASKS_PART_OF_A_DATE = re.compile(r"\b(?:year|month|decade|century)\b", re.IGNORECASE)
-
-
-def whole_date(answer: str, question: str, quotes: Sequence[Evidence]) -> str | None:
-    """``answer`` with a date it gives only part of written whole, as the sentence it rests on states
-    it, or None (the question asks no date, or asks for a part of one: "In which year …"; nothing to
-    complete).
-    Measured: asked "When was the charter of X granted?", PECAN answered "1372" from "The
-    charter of X was granted on 19 January 1372": the right sentence, half its value."""
-    if not _ASKS_A_DATE.search(question) or _ASKS_PART_OF_A_DATE.search(question) or _DATE.search(answer):
-        return None
-    numbers = set(re.findall(r"\d+", answer))
-    if not numbers:
-        return None
-    for quote in quotes:
-        for found in _DATE.finditer(quote.text):
-            if numbers <= set(re.findall(r"\d+", found.group(0))):
-                whole = " ".join(found.group(0).split())
-                part = max(numbers, key=len)
-                return re.sub(rf"(?<!\d){part}(?!\d)", whole, answer, count=1)
-    return None
-
-
 def _plain_noun(token: str) -> bool:
     """A lower-case content word (a name's noun, not another name or a stop word)."""
     return token[:1].islower() and is_content(token.casefold())

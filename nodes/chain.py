@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import (
     ChainLink,
+    Judged,
     asked_kind,
     asked_of,
     capitalised_runs,
@@ -46,9 +47,8 @@ from longgraph.nodes.answer_support import (
     says_who,
     sentences_of,
     spelled_as_in,
-    whole_date,
 )
-from longgraph.nodes.answer_wording import judge_wording
+from longgraph.nodes.answer_wording import judge_wording, unframed
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words, stem
@@ -315,26 +315,33 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
     reasons = []
     known = content_stems(question) | content_stems(who)
     for outcome, note in sorted(read.noted, key=lambda r: -r[1].confidence):
-        answer = note.answer.strip()
-        if not content_stems(answer) - known:
-            reasons.append(f"{answer!r} says nothing that the question and {who!r} do not")
+        given = " ".join(note.answer.split())
+        if not content_stems(given) - known:
+            reasons.append(f"{given!r} says nothing that the question and {who!r} do not")
             continue
-        answer, read_so = judge_wording(answer, second, then, rarity=rarity)
-        judged, checked = await confirmed(read_so, answer, verifier_for(kit, then))
+        reading, read_so = judge_wording(given, second, then, rarity=rarity)
+        if read_so.kind != "none" and reading.rstrip(".") not in (
+            given.rstrip("."),
+            unframed(given).rstrip("."),
+        ):
+            # Only a part of the answer stands by its words: the answer as given is what is returned,
+            # so the whole is what must be confirmed (as the final answer's is, ``nodes/finalize.py``).
+            part = f"only part of it ({reading[:80]!r}) is confirmed by the words"
+            read_so = Judged("derived", read_so.quotes, unconfirmed=part)
+        judged, checked = await confirmed(read_so, given, verifier_for(kit, then))
         if checked is not None:
             attempt.usage += checked.usage
         if judged.kind == "none":
             reasons.append(judged.why)
             continue
-        answer = (whole_date(answer, then, judged.quotes) if judged.kind == "extractive" else None) or answer
         sentence = " ".join(bridge_note.verified_quotes[0].text.split())
         bridge_outcome = next(o for o, n in first.noted if n is bridge_note)
         return Followed(
-            answer=answer,
+            answer=given,  # the second reading's own answer, as given: never cut or completed
             notes=(bridge_note, note),
             quotes=[*bridge_note.verified_quotes, *judged.quotes],
             outcomes=(bridge_outcome, outcome),
-            rationale=f"{link.phrase} is {who} ({sentence!r}); asked {then!r}: {answer}",
+            rationale=f"{link.phrase} is {who} ({sentence!r}); asked {then!r}: {given}",
             decisions=[
                 *attempt.decisions,
                 f"{tried}, which no reading answered as asked: followed the chain, asking {step!r} "
