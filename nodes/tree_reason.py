@@ -171,13 +171,14 @@ def _grounded(
     sources: list[int],
 ) -> Note | None:
     """A note for ``draft_answer`` keeping the quotes of ``inputs`` it stands on, or None
-    (``nodes/answer_support.py``: read in them, or worked out from them)."""
-    answer, judged = judge_wording(draft_answer, inputs, question, partial=True)
+    (``nodes/answer_support.py``: read in them, or worked out from them). The note's answer is the
+    model's own, as given, never the part of it the words read: the final check judges it whole."""
+    _, judged = judge_wording(draft_answer, inputs, question, partial=True)
     if judged.kind == "none":
         return None
     return Note(
         sources=sources,
-        answer=answer,
+        answer=" ".join(draft_answer.split()),
         quotes=judged.quotes,
         model_confidence=model_confidence,
         confidence=confidence_of(judged.support, judged.relevance, model_confidence),
