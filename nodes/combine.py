@@ -71,7 +71,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
         )
     else:
-        answer, judged = judge_wording(draft.answer, notes, task["question"], partial=True)
+        _, judged = judge_wording(draft.answer, notes, task["question"], partial=True)
         if judged.kind == "none":
             combined = Combined(
                 index=task["index"],
@@ -84,7 +84,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             confidence = confidence_of(judged.support, judged.relevance, draft.model_confidence)
             note = Note(
                 sources=sources,
-                answer=answer,
+                answer=" ".join(draft.answer.split()),  # the model's own, never the part the words read
                 reasoning=draft.reasoning,
                 quotes=judged.quotes,
                 model_confidence=draft.model_confidence,
