@@ -354,6 +354,11 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def _shown_unconfirmed(record: Mapping[str, Any]) -> bool:
+    """A run whose answer was shown flagged ``unconfirmed`` (not withheld as NO INFORMATION)."""
+    return record.get("verdict") == "unconfirmed" and not is_no_information(str(record.get("answer") or ""))
+
+
 def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The split suites (general, real) per split, strategy, kind and length: share correct with its 95%
     interval, the wrong answers marked supported (the count that must be zero), and the runs whose final
@@ -384,17 +389,9 @@ def general_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "low": low,
                 "high": high,
                 "right_supported": sum(1 for r in right if r.get("supported")),
-                "right_unconfirmed": sum(
-                    1
-                    for r in right
-                    if r.get("verdict") == "unconfirmed" and not is_no_information(str(r.get("answer") or ""))
-                ),
+                "right_unconfirmed": sum(1 for r in right if _shown_unconfirmed(r)),
                 "wrong_supported": wrong_supported,
-                "wrong_unconfirmed": sum(
-                    1
-                    for r in wrong
-                    if r.get("verdict") == "unconfirmed" and not is_no_information(str(r.get("answer") or ""))
-                ),
+                "wrong_unconfirmed": sum(1 for r in wrong if _shown_unconfirmed(r)),
                 "withheld_right": withheld_right,
             }
         )

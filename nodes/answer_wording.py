@@ -69,6 +69,18 @@ def unframed(answer: str) -> str:
     return answer.strip()
 
 
+def part_only(given: str, reading: str, judged: Judged) -> Judged | None:
+    """``judged`` made ``derived`` and unconfirmed when the words confirm only a part of ``given`` (its
+    reading is neither the answer as given nor the answer without its frame: a statement of several, the
+    words before an explanation), else None. The answer as given is what is returned, never the part,
+    so the whole is what must be confirmed (by the verification call)."""
+    plain = " ".join(unframed(given).split()).rstrip(".")
+    if judged.kind == "none" or reading.rstrip(".") in (given.rstrip("."), plain):
+        return None
+    part = f"only part of it ({reading[:80]!r}) is confirmed by the words"
+    return Judged("derived", judged.quotes, unconfirmed=part)
+
+
 def before_explanation(answer: str, question: str) -> str:
     """``answer`` up to where it starts to explain itself ("17. The text says: …" → "17"); all of it
     when it does not. A "why" question's answer is its explanation ("because of the flood")."""

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import (
     ChainLink,
-    Judged,
     asked_kind,
     asked_of,
     capitalised_runs,
@@ -48,7 +47,7 @@ from longgraph.nodes.answer_support import (
     sentences_of,
     spelled_as_in,
 )
-from longgraph.nodes.answer_wording import judge_wording, unframed
+from longgraph.nodes.answer_wording import judge_wording, part_only
 from longgraph.nodes.grounding import ground_read
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.lexical import content_stems, question_words, stem
@@ -320,14 +319,7 @@ async def follow_chain(state: RunState, kit: RunKit, link: ChainLink) -> Followe
             reasons.append(f"{given!r} says nothing that the question and {who!r} do not")
             continue
         reading, read_so = judge_wording(given, second, then, rarity=rarity)
-        if read_so.kind != "none" and reading.rstrip(".") not in (
-            given.rstrip("."),
-            unframed(given).rstrip("."),
-        ):
-            # Only a part of the answer stands by its words: the answer as given is what is returned,
-            # so the whole is what must be confirmed (as the final answer's is, ``nodes/finalize.py``).
-            part = f"only part of it ({reading[:80]!r}) is confirmed by the words"
-            read_so = Judged("derived", read_so.quotes, unconfirmed=part)
+        read_so = part_only(given, reading, read_so) or read_so  # judged whole, as the final answer is
         judged, checked = await confirmed(read_so, given, verifier_for(kit, then))
         if checked is not None:
             attempt.usage += checked.usage

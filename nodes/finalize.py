@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from longgraph.nodes.answer_support import Judged, Rarity, asks_count, reasoned_beyond_the_words
-from longgraph.nodes.answer_wording import judge_wording, unframed
+from longgraph.nodes.answer_wording import judge_wording, part_only
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.derivation import Asked, asks_to_combine, numbers_in, unexplained_numbers
 from longgraph.nodes.kit import RunKit
@@ -299,14 +299,13 @@ async def settle(
     read = {o.chunk_id for o in outcomes}  # a chunk set aside but read after all is not unread
     unread = len(set(state.get("unread") or []) - read)
     reading, judged = judge_wording(given, notes, question, rarity=rarity, unread=unread)
-    plain = " ".join(unframed(given).split()).rstrip(".")
+    whole = part_only(given, reading, judged)
     # The embedder's reading (``verify_answers`` "embedding") was calibrated on answers the words find
     # about the asked entity but cannot confirm (``judged.unconfirmed``, a part that stands among
     # them); it is no reader of an answer the words refuse. Those a reading
     # model verifies; where none can, they are withheld, not guessed at.
     reads = verify is not None and reads_answers
     needs_a_reader = False
-    beyond_the_reading = judged.kind != "none" and reading.rstrip(".") not in (given.rstrip("."), plain)
     unexplained = (
         [
             v
@@ -315,7 +314,7 @@ async def settle(
             )
             if v not in numbers_in(reading)
         ]
-        if beyond_the_reading
+        if whole is not None
         else []
     )
     if unexplained:
@@ -323,14 +322,8 @@ async def settle(
         listed = ", ".join(f"{int(v)}" if v.is_integer() else f"{v:g}" for v in unexplained[:4])
         why = f"the verified notes contradict it (its number(s) {listed} are in no verified note and follow from none)"
         return Settled(_withheld(given, why, notes, outcomes, "refuted"))
-    if beyond_the_reading:
-        # A part of the answer stands (a statement of several, the words before an explanation): the
-        # answer as given is what the user gets, so the whole is what must be confirmed.
-        judged = Judged(
-            "derived",
-            judged.quotes,
-            unconfirmed=f"only part of it ({reading[:80]!r}) is confirmed by the words",
-        )
+    if whole is not None:
+        judged = whole  # the answer as given is what the user gets: the whole must be confirmed
     elif judged.kind == "none" and judged.refuted:
         why = f"the verified notes contradict it ({judged.why})"
         return Settled(_withheld(given, why, notes, outcomes, "refuted"))
