@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from longgraph.errors import BudgetExhausted, ConfigurationError, InputError, LonggraphError
 from longgraph.jsonl import Appender, iter_objects, read_rows
-from longgraph.llm import LLMProvider, default_provider
+from longgraph.llm import SPEND, LLMProvider, Spend, default_provider
 from longgraph.outputs import claim_output, jsonl_rows, sqlite_file
 from longgraph.state.context import Context
 from longgraph.state.contract import GraphOutput
@@ -372,8 +372,19 @@ def batch_on_ray(
         return planned.summary
     resolved = prepare_context(context, settings, start_embedded=start_embedded, on_notice=on_notice)
     per_worker = items_in_flight or 2 * resolved.max_concurrency * max(1, len(resolved.base_urls))
+    summary = planned.summary
+
+    def todo() -> Iterator[BatchItem]:
+        for item in planned.items():
+            if item.id not in planned.todo:
+                continue
+            if summary.budget_stop is not None:  # the corpus's budget: no new item starts
+                summary.not_started += 1
+                continue
+            yield item
+
     figures = answer_items_on_ray(
-        (i for i in planned.items() if i.id in planned.todo),
+        todo(),
         summary=planned.summary,
         path=planned.path,
         full=full,
@@ -384,8 +395,11 @@ def batch_on_ray(
         per_worker=per_worker,
         checkpoint_url=checkpoint_url,
     )
-    planned.summary.cluster = figures
-    return planned.summary
+    summary.cluster = figures
+    summary.llm_calls += figures.get("lost_calls", 0)  # spent by workers lost under their items
+    summary.prompt_tokens += figures.get("lost_prompt_tokens", 0)
+    summary.completion_tokens += figures.get("lost_completion_tokens", 0)
+    return summary
 
 
 def read_item_documents(item: BatchItem) -> tuple[str | None, list[Any] | None, list[str]]:
@@ -444,8 +458,12 @@ def result_row(item: BatchItem, result: GraphOutput, seconds: float, *, full: bo
     return row
 
 
-def failure_row(item: BatchItem, exc: BaseException, seconds: float) -> dict[str, Any]:
+def failure_row(
+    item: BatchItem, exc: BaseException, seconds: float, spend: Spend | None = None
+) -> dict[str, Any]:
+    """An item that failed: its error, and what it spent before it did (``spend``; none if not given)."""
     message = " ".join(str(exc).split())[:2000]
+    spent = spend or Spend()
     return {
         "id": item.id,
         "input_digest": item.digest,
@@ -453,6 +471,9 @@ def failure_row(item: BatchItem, exc: BaseException, seconds: float) -> dict[str
         "strategy": item.strategy,
         "question": item.question,
         "answer": None,
+        "llm_calls": spent.requests,
+        "prompt_tokens": spent.prompt_tokens,
+        "completion_tokens": spent.completion_tokens,
         "seconds": round(seconds, 3),
         "metadata": item.metadata,
         "error": message
@@ -506,6 +527,7 @@ class ItemRunner:
 
         began = time.perf_counter()
         thread = f"batch-{item.id}-{item.digest}" if self.checkpointer is not None else None
+        SPEND.set(spend := Spend())  # what this item sends, counted even if it fails
         try:
             document, texts, notes = (
                 documents if documents is not None else await asyncio.to_thread(read_item_documents, item)
@@ -527,9 +549,9 @@ class ItemRunner:
                 await self.checkpointer.adelete_thread(thread)
             return row
         except BudgetExhausted as exc:
-            return {**failure_row(item, exc, time.perf_counter() - began), "budget_stop": exc.reason}
+            return {**failure_row(item, exc, time.perf_counter() - began, spend), "budget_stop": exc.reason}
         except Exception as exc:
-            return failure_row(item, exc, time.perf_counter() - began)
+            return failure_row(item, exc, time.perf_counter() - began, spend)
 
 
 async def abatch(
@@ -725,6 +747,8 @@ def answer_items_on_ray(
             return worker.run.remote(answer_on_worker, item, documents, full)
 
         def finished(item: BatchItem, row: dict[str, Any]) -> None:
+            if row.get("error_type") == "BudgetExhausted":
+                summary.budget_stop = summary.budget_stop or row["budget_stop"]
             row.pop("budget_stop", None)
             if appender is not None:
                 appender.write(row)

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextvars
 import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import httpx
 import numpy as np
@@ -56,6 +57,32 @@ class Reply:
     prompt_tokens: int
     completion_tokens: int
     endpoint: str
+
+
+@dataclass
+class Spend:
+    """What one unit of work (a batch item) sent: requests (each attempt at an endpoint) and the tokens
+    of the replies it got. Kept whatever becomes of the unit, so a failed item's row still says what
+    it cost."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+SPEND: contextvars.ContextVar[Spend | None] = contextvars.ContextVar("longgraph_spend", default=None)
+"""The :class:`Spend` of the unit the current coroutine serves (None: nobody counts). Set once at the
+unit's start; the asyncio tasks its graph starts inherit it, so every request of the unit is counted."""
+
+
+class CallTally(Protocol):
+    """Told of every request a client sends and every reply it gets: how a Ray worker reports what its
+    running items spend as they spend it (``longgraph/ray_batch.py``), so that a worker lost mid-item
+    cannot take its spend with it."""
+
+    def sent(self) -> None: ...
+
+    def replied(self, reply: Reply) -> None: ...
 
 
 @dataclass
@@ -149,6 +176,8 @@ class LLMClient:
         this client to its own ``max_concurrency``."""
         self.cap = cap
         self._watch = watch
+        self.tally: CallTally | None = None
+        """Told of each request before it is sent and of its reply (None: nobody is)."""
 
     async def aclose(self) -> None:
         """Close what the client opened: its queue watcher and its own endpoints' connection pools (a
@@ -182,7 +211,13 @@ class LLMClient:
         if self.cap is not None:
             await self.cap.acquire()
         try:
-            return await self._complete_limited(messages, stage, extra_body)
+            reply = await self._complete_limited(messages, stage, extra_body)
+            if (spend := SPEND.get()) is not None:
+                spend.prompt_tokens += reply.prompt_tokens
+                spend.completion_tokens += reply.completion_tokens
+            if self.tally is not None:
+                self.tally.replied(reply)
+            return reply
         finally:
             if self.cap is not None:
                 self.cap.release()
@@ -196,6 +231,10 @@ class LLMClient:
             while (endpoint := self._pick(tried)) is not None:
                 tried.add(endpoint.url)
                 endpoint.in_flight += 1
+                if (spend := SPEND.get()) is not None:
+                    spend.requests += 1
+                if self.tally is not None:
+                    self.tally.sent()
                 try:
                     reply = await endpoint.chat(
                         messages, headers={"X-Longgraph-Stage": stage}, extra_body=extra_body

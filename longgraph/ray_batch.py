@@ -18,6 +18,14 @@ engine:
   (and adapting below it as on one machine), and re-split among the survivors when a worker is lost,
   so a lost node cannot shrink the budget. No call to anyone per request: a gate actor taking a permit
   per request measured 0.42 of the local engine's items/s at 0.1 s per call on these two cores.
+* **One spending budget per run, and a lost worker's spend counted.** ``max_calls`` and
+  ``max_prompt_tokens`` are split among the workers like the load budget. Each worker tells a
+  :class:`SpendLedger` actor of every request as it sends it and of its reply (fire-and-forget, no
+  wait), under the Ray task of the item it serves; when a worker is lost, what its unfinished items
+  spent is read from the ledger: its replacement gets the lost worker's share less what it spent, and
+  the run's figures carry it (``lost_calls``, ``lost_prompt_tokens``, ``lost_completion_tokens``), so
+  the corpus's call count is what the endpoint served. (A request sent in the instant the process was
+  killed, before its report left, is the one thing that can be missed.)
 * **Nothing lost when a node dies.** A lost worker is replaced by a new one where Ray finds room (it
   joins once it answers, within :data:`REPLACE_TIMEOUT_S`; the budget is re-split again). An item
   whose worker died goes back to the queue and runs on another worker (up to :data:`MAX_ATTEMPTS`
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import logging
 import os
 import socket
@@ -42,7 +51,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from longgraph.errors import ConfigurationError, LonggraphError
-from longgraph.llm import OpenAIProvider
+from longgraph.llm import OpenAIProvider, Reply
 from longgraph.state.context import Context
 
 log = logging.getLogger(__name__)
@@ -58,16 +67,68 @@ class WorkerLost(LonggraphError):
     """An item's worker died under it more than :data:`MAX_ATTEMPTS` times, or no worker is left."""
 
 
-class SharedBudgetProvider(OpenAIProvider):
-    """The default provider, each client's limit this worker's share of the run's budget, resizable when
-    the budget is re-split (:meth:`resize`)."""
+class SpendLedger:
+    """A Ray actor: what each worker's units have spent (requests sent, prompt and completion tokens),
+    by the Ray task id of the unit. Told by the workers as they spend; asked by the driver when a worker
+    is lost (:meth:`spent_by`) and at the end of the run (:meth:`spent_on`)."""
 
     def __init__(self) -> None:
+        self.by_task: dict[str, list[int]] = {}
+        self.by_worker: dict[int, list[int]] = {}
+
+    def _rows(self, worker: int, task: str) -> tuple[list[int], list[int]]:
+        return self.by_worker.setdefault(worker, [0, 0, 0]), self.by_task.setdefault(task, [0, 0, 0])
+
+    def sent(self, worker: int, task: str) -> None:
+        for row in self._rows(worker, task):
+            row[0] += 1
+
+    def replied(self, worker: int, task: str, prompt_tokens: int, completion_tokens: int) -> None:
+        for row in self._rows(worker, task):
+            row[1] += prompt_tokens
+            row[2] += completion_tokens
+
+    def spent_by(self, worker: int) -> list[int]:
+        """[requests, prompt tokens, completion tokens] worker ``worker`` (its serial) has spent."""
+        return list(self.by_worker.get(worker, [0, 0, 0]))
+
+    def spent_on(self, tasks: list[str]) -> list[int]:
+        """[requests, prompt tokens, completion tokens] spent on these tasks, summed."""
+        rows = [self.by_task.get(task, [0, 0, 0]) for task in tasks]
+        return [sum(row[i] for row in rows) for i in range(3)]
+
+
+_TASK: contextvars.ContextVar[str] = contextvars.ContextVar("longgraph_ray_task", default="")
+"""The Ray task (one unit of work) the current coroutine serves: asyncio tasks a unit starts inherit it,
+so every request of a unit's graph is charged to that unit."""
+
+
+class LedgerTally:
+    """A client's :class:`~longgraph.llm.CallTally` on a worker: each request and reply reported to the
+    run's :class:`SpendLedger` without waiting for it."""
+
+    def __init__(self, ledger: Any, worker: int) -> None:
+        self.ledger, self.worker = ledger, worker
+
+    def sent(self) -> None:
+        self.ledger.sent.remote(self.worker, _TASK.get())
+
+    def replied(self, reply: Reply) -> None:
+        self.ledger.replied.remote(self.worker, _TASK.get(), reply.prompt_tokens, reply.completion_tokens)
+
+
+class SharedBudgetProvider(OpenAIProvider):
+    """The default provider, each client's limit this worker's share of the run's budget, resizable when
+    the budget is re-split (:meth:`resize`); with a ledger, every client reports its spend to it."""
+
+    def __init__(self, tally: LedgerTally | None = None) -> None:
         super().__init__()
         self.built: list[Any] = []
+        self.tally = tally
 
     def build(self, context: Context) -> Any:
         client = super().build(context)
+        client.tally = self.tally
         self.built.append(client)
         return client
 
@@ -101,9 +162,11 @@ class BatchWorker:
     """A Ray actor that runs the tasks it is sent on its own event loop, several at once, with one
     client whose limit is this worker's share of the run's budget."""
 
-    def __init__(self, context: Context, checkpoint_url: str | None) -> None:
+    def __init__(
+        self, context: Context, checkpoint_url: str | None, ledger: Any = None, serial: int = 0
+    ) -> None:
         self.context = context
-        self.provider = SharedBudgetProvider()
+        self.provider = SharedBudgetProvider(None if ledger is None else LedgerTally(ledger, serial))
         self.checkpoint_url = checkpoint_url
         self._scope: WorkerScope | None = None
         self._starting = asyncio.Lock()
@@ -130,7 +193,11 @@ class BatchWorker:
             return self._scope
 
     async def run(self, task: Task, *args: Any) -> dict[str, Any]:
-        """``task(scope, *args)`` on this worker (a module-level function: Ray sends it by reference)."""
+        """``task(scope, *args)`` on this worker (a module-level function: Ray sends it by reference), its
+        requests charged to this Ray task in the ledger."""
+        import ray
+
+        _TASK.set(ray.get_runtime_context().get_task_id() or "")
         return await task(await self._ready(), *args)
 
     def pid(self) -> int:
@@ -156,6 +223,34 @@ class _Flight(Generic[U]):
     unit: U
     worker: int
     attempts: int
+
+
+LOST_SPEND = ("lost_calls", "lost_prompt_tokens", "lost_completion_tokens")
+"""The run's figures for what lost workers spent on units they did not finish: requests sent, prompt and
+completion tokens (each unit's row counts only the worker that finished it)."""
+
+
+def spend_share(context: Context, index: int, workers: int, permits: int) -> Context:
+    """Worker ``index``'s context: ``permits`` requests in flight and its share of the run's
+    ``max_calls`` / ``max_prompt_tokens`` (split as :func:`shares` splits the load budget)."""
+    calls, tokens = context.max_calls, context.max_prompt_tokens
+    return context.replace(
+        max_concurrency=permits,
+        max_calls=None if calls is None else shares(calls, workers)[index],
+        max_prompt_tokens=None if tokens is None else shares(tokens, workers)[index],
+    )
+
+
+def left_after(allowance: Context, spent: list[int]) -> Context | None:
+    """A lost worker's allowance less what it spent (``spent``: requests, prompt tokens, completion
+    tokens from the ledger): what its replacement may spend; None when nothing is left of it (no
+    replacement is then started: the survivors finish the run)."""
+    calls, tokens = allowance.max_calls, allowance.max_prompt_tokens
+    calls_left = None if calls is None else calls - spent[0]
+    tokens_left = None if tokens is None else tokens - spent[1]
+    if (calls_left is not None and calls_left < 1) or (tokens_left is not None and tokens_left < 1):
+        return None
+    return allowance.replace(max_calls=calls_left, max_prompt_tokens=tokens_left)
 
 
 CONNECT_TIMEOUT_S = 5.0
@@ -217,17 +312,24 @@ def run_on_ray(
         # re-split among the survivors when one is lost. Never more workers than requests allowed.
         permits = context.max_concurrency
         count = min(permits, workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
+        for limit in (context.max_calls, context.max_prompt_tokens):
+            count = min(count, limit or count)  # a share of the spending budget for every worker
         actor = ray.remote(BatchWorker).options(
             num_cpus=1, max_concurrency=per_worker, scheduling_strategy="SPREAD", max_restarts=0
         )
+        ledger = ray.remote(SpendLedger).options(num_cpus=0).remote()
+        stack.callback(lambda: ray.kill(ledger))
+        allowances = [spend_share(context, i, count, share) for i, share in enumerate(shares(permits, count))]
+        serials = list(range(count))  # each worker's name in the ledger; a replacement gets a new one
         pool = [
-            actor.remote(context.replace(max_concurrency=share), checkpoint_url)
-            for share in shares(permits, count)
+            actor.remote(allowance, checkpoint_url, ledger, serial)
+            for serial, allowance in zip(serials, allowances, strict=True)
         ]
         stack.callback(lambda: [ray.kill(a) for a in pool])
         alive = set(range(count))
         replacing: dict[Any, tuple[int, float]] = {}  # a new worker's first answer -> its slot, asked when
         replacements_left, lost_count, replaced = count * MAX_ATTEMPTS, 0, 0
+        lost_tasks: list[str] = []  # the Ray tasks of units whose worker died under them
 
         def resplit() -> None:
             survivors = sorted(alive)
@@ -241,7 +343,13 @@ def run_on_ray(
             if replacements_left <= 0:
                 return
             replacements_left -= 1
-            pool[slot] = actor.remote(context.replace(max_concurrency=1), checkpoint_url)
+            left = left_after(allowances[slot], ray.get(ledger.spent_by.remote(serials[slot])))
+            if left is None:
+                log.warning("worker %d spent its share of the run's budget: going on without it", slot)
+                return
+            allowances[slot] = left.replace(max_concurrency=1)
+            serials[slot] = max(serials) + 1
+            pool[slot] = actor.remote(allowances[slot], checkpoint_url, ledger, serials[slot])
             replacing[pool[slot].pid.remote()] = (slot, time.monotonic())
 
         queue: collections.deque[tuple[U, int]] = collections.deque()
@@ -289,6 +397,7 @@ def run_on_ray(
                 try:
                     value = ray.get(ref)
                 except lost_errors as exc:
+                    lost_tasks.append(ref.task_id().hex())
                     if flight.worker in alive:
                         alive.discard(flight.worker)
                         lost_count += 1
@@ -317,6 +426,9 @@ def run_on_ray(
         figures: dict[str, int] = {
             "workers": count, "budget": permits, "workers_lost": lost_count, "workers_replaced": replaced,
         }  # fmt: skip
+        lost_spend = ray.get(ledger.spent_on.remote(lost_tasks)) if lost_tasks else [0, 0, 0]
+        for name, value in zip(LOST_SPEND, lost_spend, strict=True):
+            figures[name] = value
         peaks = ray.get([pool[w].peak_rss_mb.remote() for w in sorted(alive)])
         figures["worker_peak_rss_mb"] = int(max(peaks, default=0.0))
         return figures

@@ -320,7 +320,7 @@ def synth_on_ray(
     (``longgraph/ray_batch.py``: one budget, lost workers' documents rerun), and its outcome is written
     here, to the same files with the same resume rules."""
     from longgraph.api import prepare_context, resolved_context
-    from longgraph.ray_batch import run_on_ray
+    from longgraph.ray_batch import LOST_SPEND, run_on_ray
 
     path, progress_path, card_path = _claimed(sources, out)
     ctx = prepare_context(context, settings, start_embedded=start_embedded)
@@ -366,6 +366,8 @@ def synth_on_ray(
                 lost=lambda unit, why: finished(unit, {"error": f"its worker was lost: {why}"}),
             )
         )
+        if summary.cluster is not None:  # spent by workers lost under their documents
+            summary.spent(*(summary.cluster.get(name, 0) for name in LOST_SPEND))
     finally:
         for appender in files.values():
             appender.close()

@@ -350,10 +350,14 @@ def ray_address(given: str) -> str | None:
 
 
 def print_cluster(figures: Mapping[str, int] | None) -> None:
-    """A Ray run's line on stderr: its workers, those lost, its budget of requests in flight."""
+    """A Ray run's line on stderr: its workers, those lost (and the calls they took with them, counted
+    in the run's calls), its budget of requests in flight."""
     if figures is not None:
+        lost_calls = figures.get("lost_calls", 0)
+        spent = f" ({lost_calls} call(s) of unfinished items spent on lost workers)" if lost_calls else ""
         stderr.print(
-            f"ray: {figures['workers']} worker(s), {figures['workers_lost']} lost, {figures.get('workers_replaced', 0)} replaced; {figures['budget']} "
+            f"ray: {figures['workers']} worker(s), {figures['workers_lost']} lost, "
+            f"{figures.get('workers_replaced', 0)} replaced{spent}; {figures['budget']} "
             "request(s) in flight at most across the cluster",
             highlight=False,
             markup=False,

@@ -81,6 +81,11 @@ def _batch_workers_of(cluster: Any) -> list[int]:
     return sorted(found)
 
 
+def _calls(stderr: str) -> int:
+    """The run's model calls, as its summary line prints them ("1,234 LLM calls, ...")."""
+    return int(stderr.split(" LLM calls")[0].split()[-1].replace(",", ""))
+
+
 def _rows(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -118,6 +123,7 @@ def test_the_same_answers_as_the_local_engine_within_one_budget(
     assert stats["max_in_flight"] <= 3, stats  # two workers, one budget of three
     assert stats["max_in_flight"] == 3, stats  # and the budget is used
     assert "ray: 2 worker(s), 0 lost" in done.stderr
+    assert _calls(done.stderr) == stats["requests"], done.stderr[-1000:]  # every request counted once
     # Both nodes' workers answered: rows do not say where, the stub's peers do.
     assert f"{ITEMS} item(s): {ITEMS} answered, 0 failed, 0 skipped" in done.stderr
     again = run_longgraph(_args(items, on_ray, stub, cluster), home=tmp_path, timeout=600)
@@ -175,7 +181,22 @@ def test_a_killed_worker_process_is_replaced_and_no_item_is_lost(
     assert process.returncode == 0, stderr[-3000:]
     ids = [r["id"] for r in _rows(out)]
     assert sorted(ids) == sorted(f"item-{i}" for i in range(ITEMS)), "an item missing or written twice"
-    assert "2 worker(s), 1 lost, 1 replaced" in stderr, stderr[-2000:]
+    assert "2 worker(s), 1 lost, 1 replaced (" in stderr, stderr[-2000:]
+    # The lost worker's unfinished items had sent requests: the run's count holds them (up to the three
+    # that may have been in flight at the instant of the kill), not only the finished rows' calls.
+    served, counted = stub.stats()["requests"], _calls(stderr)
+    lost = int(stderr.split("replaced (")[1].split(" call(s)")[0])
+    assert lost > 0 and sum(r["llm_calls"] for r in _rows(out)) + lost == counted, stderr[-1000:]
+    assert abs(counted - served) <= 3, (counted, served)
+
+
+def test_one_spending_budget_across_the_cluster(stub: StubHandle, cluster: Any, tmp_path: Path) -> None:
+    """``--max-calls`` is the corpus's, split among the workers: two workers together send no more."""
+    items, out = _items(tmp_path / "items.jsonl", 12), tmp_path / "ray.jsonl"
+    done = run_longgraph(_args(items, out, stub, cluster, "--max-calls", "9"), home=tmp_path, timeout=600)
+    served = stub.stats()["requests"]
+    assert 0 < served <= 9, (served, done.stderr[-2000:])
+    assert "stopped: " in done.stderr and _calls(done.stderr) == served, done.stderr[-2000:]
 
 
 def test_a_bad_item_fails_alone_with_its_error(stub: StubHandle, cluster: Any, tmp_path: Path) -> None:

@@ -108,6 +108,7 @@ def test_a_batch_budget_covers_the_corpus_and_a_rerun_finishes_it(tmp_path: Path
         settings = {**STUB_SETTINGS, "base_url": stub.base_url, "max_concurrency": 2}
         stopped = asyncio.run(abatch(items, out=out, items_in_flight=2, max_calls=7, **settings))
         assert stub.stats()["requests"] == 7
+        assert stopped.llm_calls == 7  # the stopped items' calls too: their rows say what they spent
         assert stopped.budget_stop is not None and "max_calls 7" in stopped.budget_stop
         assert stopped.not_started > 0 and stopped.done + stopped.not_started == 5
         assert any("not started" in line for line in stopped.lines())
