@@ -188,9 +188,10 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
 
 
 def _withheld(
-    given: str, why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], verdict: Verdict
+    given: str, why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], verdict: Verdict | None
 ) -> RunState:
-    """NO INFORMATION in place of the model's answer (refuted, or unconfirmed under "withhold"): the
+    """NO INFORMATION in place of the model's answer (refuted, or unconfirmed under "withhold"; no
+    verdict when the answer claims nothing, the model's own way of saying it found nothing): the
     model's answer is the first candidate, with why, so a reader can still see what the model said."""
     output = _no_information(why, notes, outcomes)
     own = Candidate(chunk_id=None, answer=given, confidence=None, reason=why).model_dump()
@@ -349,6 +350,10 @@ async def settle(
         spent = checked.usage
         if not checked.confirmed:
             why = f"the words cannot confirm it ({judged.unconfirmed}); {checked.why}"
+            if checked.outcome == "refuted":
+                return Settled(_withheld(given, why, notes, outcomes, "refuted"), decisions, spent)
+            if checked.outcome == "empty":  # the model said, in words of its own, that it found nothing
+                return Settled(_withheld(given, why, notes, outcomes, None), decisions, spent)
             shown = _unconfirmed(state, why, judged.quotes, notes, outcomes, on_unconfirmed)
             return Settled(shown, decisions, spent)
         decisions.append(f"the words could not confirm the answer ({judged.unconfirmed}); {checked.why}")

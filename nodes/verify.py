@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -43,13 +44,18 @@ PROMPTS = "verify"
 STAGE = "verify"
 
 
+CheckOutcome = Literal["supported", "unconfirmed", "refuted", "empty"]
+"""What a check says of an answer: every claim stated; some not stated; one contradicted; no claim."""
+
+
 @dataclass(frozen=True)
 class Checked:
-    """What the verification call said of one answer."""
+    """What the verification call said of one answer: ``confirmed`` only when it is ``supported``."""
 
     confirmed: bool
     why: str
     usage: Usage = field(default_factory=Usage)
+    outcome: CheckOutcome = "unconfirmed"
 
 
 def shown_sentences(quotes: Sequence[Evidence]) -> str:
@@ -60,7 +66,8 @@ def shown_sentences(quotes: Sequence[Evidence]) -> str:
 
 
 async def verify_answer(kit: RunKit, question: str, answer: str, quotes: Sequence[Evidence]) -> Checked:
-    """Whether the model, shown ``quotes``' sentences, says they state ``answer`` as the answer."""
+    """What the model, shown ``quotes``' sentences, says of ``answer``'s claims: supported when they
+    state every claim, refuted when they contradict one, empty when it makes none."""
     # The answer is the document's words as a model repeated them: shown on one line, unable to open or
     # close a frame of its own (a document that plants "Question: ..." in it gets no second question).
     result = await kit.call(
@@ -74,9 +81,14 @@ async def verify_answer(kit: RunKit, question: str, answer: str, quotes: Sequenc
     value = result.value
     if not isinstance(value, AnswerCheck):
         return Checked(False, f"the verification call gave no verdict ({result.error})", result.usage)
-    reason = " ".join(value.reason.split())[:200]
-    said = f"the verification call says {value.stated}" + (f" ({reason})" if reason else "")
-    return Checked(value.stated == "yes", said, result.usage)
+    outcome = value.outcome
+    listed = "; ".join(f"{' '.join(c.claim.split())[:80]!r} {c.verdict}" for c in value.claims[:4])
+    said = (
+        "the verification call finds no claim in it"
+        if outcome == "empty"
+        else f"the verification call reads its claims against the quotes: {listed}"
+    )
+    return Checked(outcome == "supported", said, result.usage, outcome)
 
 
 MEANING_FLOOR = 0.6

@@ -175,14 +175,53 @@ class FilterDecision(StructuredOutput):
     TEXT_LABELS: ClassVar[dict[str, str]] = {"decision": "decision", "label": "decision"}
 
 
-class AnswerCheck(StructuredOutput):
-    """The verification call (``nodes/verify.py``): whether the sentences an answer rests on state it as
-    the answer to the question, about the entity the question asks about."""
+ClaimVerdict = Literal["stated", "not stated", "contradicted"]
 
-    stated: Literal["yes", "no"]
+
+class CheckedClaim(StructuredOutput):
+    """One claim a proposed answer makes in answer to the question, and what the sentences say of it."""
+
+    claim: str = Field(json_schema_extra={"maxLength": 200})
+    verdict: ClaimVerdict
+
+
+_CLAIM_LINE = re.compile(
+    r"^\s*(?:[-*]|\d+[.)])?\s*(.+?)\s*[|:=>-]+\s*(stated|not stated|contradicted)\W*$", re.I
+)
+
+
+class AnswerCheck(StructuredOutput):
+    """The verification call (``nodes/verify.py``), as RAGAS's faithfulness reads an answer: the claims
+    the proposed answer makes in answer to the question, each with a verdict against the sentences it
+    rests on. An answer that makes no claim (an apology, "the text does not say") answers nothing."""
+
+    claims: list[CheckedClaim] = Field(default_factory=list, json_schema_extra={"maxItems": 6})
     reason: str = Field(default="", json_schema_extra={"maxLength": 300})
 
-    TEXT_LABELS: ClassVar[dict[str, str]] = {"stated": "stated", "verdict": "stated", "reason": "reason"}
+    TEXT_FORMAT: ClassVar[str] = (
+        "One line per claim, in the form:\n- <claim> | stated\n- <claim> | not stated\n"
+        "- <claim> | contradicted\nNo line at all if the answer claims nothing."
+    )
+
+    @classmethod
+    def parse_text(cls, text: str) -> dict[str, Any] | None:
+        claims = [
+            {"claim": m.group(1), "verdict": m.group(2).lower()}
+            for line in text.splitlines()
+            if (m := _CLAIM_LINE.match(line))
+        ]
+        return {"claims": claims} if claims else None
+
+    @property
+    def outcome(self) -> Literal["supported", "unconfirmed", "refuted", "empty"]:
+        """``refuted`` when the sentences contradict a claim, ``supported`` when they state every one,
+        ``empty`` when there is none, else ``unconfirmed``."""
+        verdicts = {c.verdict for c in self.claims}
+        if "contradicted" in verdicts:
+            return "refuted"
+        if not verdicts:
+            return "empty"
+        return "supported" if verdicts == {"stated"} else "unconfirmed"
 
 
 class MergedReasoning(StructuredOutput):

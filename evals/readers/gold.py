@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from longgraph.state.records import MAX_RECORD_ROWS
-from longgraph.testing.answers import build_completion_content
+from longgraph.testing.answers import build_completion_content, check_answer, check_content
 from longgraph.testing.capable import CHECK_SCHEMA, ENOUGH_SCHEMA, READING_SCHEMAS, schema_name
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
 from longgraph.tokenizer import get_tokenizer
@@ -161,8 +161,9 @@ def gold_responder(
             right = bool(answer) and gold.right(answer)
             if reader == "extractor" and gold.aggregates:
                 right = right and gold.stated_by_one(answer, gold.seen(content))
-            verdict = ("yes", "they state it") if right else (NO_INFORMATION, None)
-            return build_completion_content(body, said=verdict)[0]
+            claims_nothing = not answer.strip() or answer.strip() in (NO_INFORMATION, UNKNOWN_CHATTILY)
+            check = check_answer(answer, None if claims_nothing else "stated" if right else "not stated")
+            return check_content(body, check)
         if name == PLAN_SCHEMA:
             return json.dumps(dict(gold.plan) if gold.plan else {"aggregates": False})
         if name == RECORDS_SCHEMA:  # every record the chunk holds, as the output budget allows

@@ -273,7 +273,7 @@ _SHOWN = re.compile(
 _TOKEN = re.compile(r"\w+")
 
 
-def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The oracle's verdict on a verification call (``prompts/verify.toml``): yes when the sentence it
     would answer the question from, among the shown ones, holds every word of the proposed answer
     that the question does not and every name the question gives (a bag-of-words reader confirms only
@@ -290,9 +290,37 @@ def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     # "About the very entity the question names", as the prompt asks: its capitalised words (past the
     # first) in the sentence, so a look-alike's sentence ("the X bridge" for the Y one) is no.
     names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z]\w*", question)} - STOP_WORDS
+    said = proposed.group(1).strip() if proposed else ""
     if best is None or not new or not new <= tokens(best) or not names <= tokens(best):
-        return {"stated": "no", "reason": "The sentences do not state it."}
-    return {"stated": "yes", "reason": "The text states this directly."}
+        return check_answer(said, "not stated" if said else None)
+    return check_answer(said, "stated")
+
+
+def is_verification(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a request is the verification call (``prompts/verify.toml``: its "Proposed answer:" line
+    and its sentences' fences)."""
+    content = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    return bool(_PROPOSED.search(content) and _SHOWN.search(content))
+
+
+def check_answer(proposed: str, verdict: str | None, reason: str = "") -> dict[str, Any]:
+    """An :class:`~longgraph.state.outputs.AnswerCheck` as a reader gives it: the proposed answer as its
+    one claim with ``verdict`` ("stated", "not stated", "contradicted"), or no claim (None: the answer
+    claims nothing)."""
+    claims = [] if verdict is None else [{"claim": " ".join(proposed.split()), "verdict": verdict}]
+    return {
+        "claims": claims,
+        "reason": reason or ("no claim" if verdict is None else f"the claim is {verdict}"),
+    }
+
+
+def check_content(body: Mapping[str, Any], check: Mapping[str, Any]) -> str:
+    """``check`` (:func:`check_answer`) as the request asks for it: JSON under a schema, else the
+    claim lines of the text protocol (none: a line saying so)."""
+    if _json_schema_of(body.get("response_format")) is not None:
+        return json.dumps(check, ensure_ascii=False)
+    lines = [f"- {c['claim']} | {c['verdict']}" for c in check["claims"]]
+    return "\n".join(lines) or "The answer makes no claim."
 
 
 def build_completion_content(
@@ -320,10 +348,9 @@ def build_completion_content(
     response_format = body.get("response_format")
     schema = _json_schema_of(response_format)
     properties = (schema or {}).get("properties") or {}
-    if schema is not None and "stated" in properties and said is None:  # the oracle verifying
-        return json.dumps(
-            verification(messages if isinstance(messages, list) else []), ensure_ascii=False
-        ), None
+    listed = messages if isinstance(messages, list) else []
+    if said is None and ("claims" in properties or (schema is None and is_verification(listed))):
+        return check_content(body, verification(listed)), None  # the oracle verifying
     if schema is not None and "sentences" in properties:  # a pyramid synthesis prompt
         return json.dumps({"sentences": synthesis_sentences(text)}, ensure_ascii=False), None
     if schema is not None and "aggregates" in properties:  # a records plan: the oracle cannot plan

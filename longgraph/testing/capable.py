@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from longgraph.testing.answers import build_completion_content
+from longgraph.testing.answers import build_completion_content, check_answer, check_content
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
 
 READING_SCHEMAS = frozenset(
@@ -199,8 +199,11 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
                     )
                 )
             )
-            verdict = ("yes", "they state it") if right else (NO_INFORMATION, None)
-            return build_completion_content({"messages": list(messages), **extras}, said=verdict)[0]
+            given = proposed.group(1).strip() if proposed else ""
+            # Its own ways of saying it found nothing claim nothing; another answer is its one claim.
+            claims_nothing = not given or given in (NO_INFORMATION, UNKNOWN_IN_OWN_WORDS, UNKNOWN_CHATTILY)
+            check = check_answer(given, None if claims_nothing else "stated" if right else "not stated")
+            return check_content({"messages": list(messages), **extras}, check)
         if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
             return oracle_responder(messages, extras)
         _, text = extract_question_and_text(list(messages))

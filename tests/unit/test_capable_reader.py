@@ -115,7 +115,7 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
     assert scenario.right(result.answer) and result.supported, result
     checks = [c for c in model.calls if "Proposed answer:" in str(c["messages"][-1]["content"])]
     assert len(checks) == 1 and result.stats.calls_by_stage.get("verify") == 1, result.stats.calls_by_stage
-    assert any("the verification call says yes" in n for n in result.stats.notes), result.stats.notes
+    assert any("234,394' stated" in n for n in result.stats.notes), result.stats.notes
 
     graph = build_strategy(
         "mapreduce", FakeProvider(ScriptedChatModel(responder=capable_responder(scenario)))
@@ -137,7 +137,7 @@ def test_an_answer_the_words_cannot_confirm_stands_on_the_verification_call_and_
         return (verifier if schema == "AnswerCheck" else reader)(messages, extras)
 
     refused = run("mapreduce", scenario.question, text, respond)
-    assert does_not_stand(refused) and "the verification call says no" in why_not(refused), refused
+    assert does_not_stand(refused) and "' not stated" in why_not(refused), refused
 
 
 def test_a_reduce_that_wanders_is_withheld_and_never_replaced_by_a_note() -> None:

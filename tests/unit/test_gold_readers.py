@@ -109,10 +109,12 @@ def test_the_verification_call_says_yes_to_the_gold_only() -> None:
 
     def verdict(answer: str) -> Any:
         prompt = f"Question: {instance.question}\n\nProposed answer: {answer}\n\nIs it right?"
-        return json.loads(respond([{"role": "user", "content": prompt}], extras))["stated"]
+        claims = json.loads(respond([{"role": "user", "content": prompt}], extras))["claims"]
+        return [c["verdict"] for c in claims]
 
-    assert verdict(", ".join(instance.gold_answers)) == "yes"
-    assert verdict(instance.gold_answers[0]) == "no"
+    assert verdict(", ".join(instance.gold_answers)) == ["stated"]
+    assert verdict(instance.gold_answers[0]) == ["not stated"]
+    assert verdict("I'm sorry, but I could not find that in the text provided.") == []  # claims nothing
 
 
 @pytest.mark.parametrize("reader", ["reference", "extractor"])

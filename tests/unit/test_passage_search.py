@@ -98,8 +98,9 @@ def test_a_second_reading_reads_the_sentence_alone_and_with_its_neighbours() -> 
 
     def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         user = str(messages[-1]["content"])
-        if "Do the sentences state it as the answer?" in user:
-            return json.dumps({"stated": "yes" if "market is held" in user else "no"})
+        if "Its claims, each with a verdict." in user:
+            verdict = "stated" if "market is held" in user else "not stated"
+            return json.dumps({"claims": [{"claim": "the answer", "verdict": verdict}]})
         text = re.search(r"The text begins as follows:\n(.*)\nThe text concludes here", user, re.S)
         if text is None:  # the reduce: answer from the notes
             notes = re.findall(r"smoked plums", user)
@@ -148,8 +149,9 @@ def _market_reader(readings: list[str]) -> ScriptedChatModel:
 
     def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         user = str(messages[-1]["content"])
-        if "Do the sentences state it as the answer?" in user:
-            return json.dumps({"stated": "yes" if "market is held" in user else "no"})
+        if "Its claims, each with a verdict." in user:
+            verdict = "stated" if "market is held" in user else "not stated"
+            return json.dumps({"claims": [{"claim": "the answer", "verdict": verdict}]})
         text = re.search(r"The text begins as follows:\n(.*)\nThe text concludes here", user, re.S)
         if text is None:  # the reduce
             return json.dumps({"answer": "Monday mornings" if "Monday" in user else "[NO INFORMATION]"})
