@@ -181,7 +181,6 @@ async def _read(
                 chunk,
                 documents,
                 question,
-                min_relevance=kit.context.min_relevance,
             )
             for r in results
         ]

@@ -595,9 +595,7 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
             )
             continue
         read = ChunkRead(chunk_id=chunk_id, stage="answer", draft=draft)
-        outcome, note = ground_read(
-            read, chunks[chunk_id], documents, question, min_relevance=kit.context.min_relevance
-        )
+        outcome, note = ground_read(read, chunks[chunk_id], documents, question)
         reason = f"{how}; {outcome.reason}" if outcome.reason else how
         outcomes.append(outcome.model_copy(update={"reason": reason}))
         if note is not None:
@@ -618,7 +616,6 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
             [chunks[o.chunk_id] for o in outcomes],
             documents,
             question,
-            kit.context.min_relevance,
             rarity,
         )
         if worked_out:
@@ -690,7 +687,6 @@ def _worked_out_from_passages(
     reached: Sequence[Chunk],
     documents: Sequence[DocumentIn],
     question: str,
-    min_relevance: float,
     rarity: Rarity,
 ) -> list[Note]:
     """The reached chunks' passages an answer stands on when no single chunk holds it (a total, a verdict,
@@ -700,13 +696,7 @@ def _worked_out_from_passages(
     weights = passage_weights(question, wanted, rarity)
     saying = answer_words_said(answer, question, wanted)
     passages = [
-        n
-        for c in reached
-        if (
-            n := passage_note(
-                c, documents, wanted, min_relevance=min_relevance, weights=weights, saying=saying
-            )
-        )
+        n for c in reached if (n := passage_note(c, documents, wanted, weights=weights, saying=saying))
     ]
     _, judged = judge_wording(answer, passages, question, rarity=rarity)
     if judged.kind == "none":
@@ -753,10 +743,7 @@ async def _read_best_passage_again(
         work=f"second reading of chunk {chunk_id}",
     )
     reads = [chunk_read(r, chunk_id, REREAD, prompts=PROMPTS) for r in results]  # the one ChunkRead builder
-    graded = [
-        ground_read(read, chunks[chunk_id], documents, question, min_relevance=kit.context.min_relevance)
-        for read in reads
-    ]
+    graded = [ground_read(read, chunks[chunk_id], documents, question) for read in reads]
     outcome, note, helped = settle_readings([(outcomes[index], None), *graded])
     outcomes[index] = outcome
     usage = sum((r.usage for r in results[1:]), results[0].usage)

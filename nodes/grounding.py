@@ -23,12 +23,12 @@ check against the source tells them apart.
    A **name misspelt** ("Odeil" where the span has "Odile": ``nodes/support.py`` ``misspelt_names``) is
    another name, as a changed digit is another number: not evidence either.
 4. ``relevance`` is the share of the question's content words in that span, the question's names
-   counted twice (:class:`~longgraph.nodes.lexical.QuestionWords`: asked for one company's revenue, a
-   sentence giving another's shares every word with the question but the name); below the context's
-   ``min_relevance`` (0.2) the span **does not bear on the question** (copied unrelated text): not
-   evidence, unless it holds every name the question gives (a question asked in other words shares
-   little but the name of what it asks about; whether the sentence states the asked value is the final
-   answer's check). Names the question lists as a choice count as one, held by any of them. A note
+   counted twice (:class:`~longgraph.nodes.lexical.QuestionWords`). It ranks notes and sets their
+   confidence; it refuses nothing. Whether a verbatim sentence answers the question is the final
+   answer's check (``nodes/finalize.py``: the words, then one verification call that reads the
+   answer's claims against the quotes), not a word count here: a question asked in other words shares
+   little but a name with the sentence that answers it, and a word-overlap floor silenced right
+   answers (the reference reader's dev split: SQuAD 0.94 with a floor, 0.99 without). A note
    without an answer (a Segment+ note of quotes) is judged by its most relevant verified quote; one
    with no quote found in the chunk, by what its reasoning states (as an answer).
 
@@ -46,7 +46,7 @@ check against the source tells them apart.
    the answer's other words the sentence holds, relevance the sentence's; what reaches the final stage
    is the text's number. Where second readings are on, such a chunk still gets one.
 
-Steps 2-4 are :data:`READING_RULES`, applied to each statement of a note in order; the first that fails
+Steps 2-3 are :data:`READING_RULES`, applied to each statement of a note in order; the first that fails
 gives the reason. Confidence is :func:`~longgraph.nodes.support.confidence_of`. Chunks whose notes fail
 the check are reported ``unsupported`` with the reason; nothing is dropped silently. Free-text notes
 (Segment+'s "no structure" ablation) quote nothing: their new words are looked for in the whole
@@ -115,7 +115,7 @@ sentence the answer was read in."""
 
 
 def ground_read(
-    read: ChunkRead, chunk: Chunk, documents: Sequence[DocumentIn], question: str, *, min_relevance: float
+    read: ChunkRead, chunk: Chunk, documents: Sequence[DocumentIn], question: str
 ) -> tuple[ChunkOutcome, Note | None]:
     """Check one chunk's draft against the chunk: its outcome, and its note when it is evidence."""
     if read.draft is None:
@@ -134,7 +134,7 @@ def ground_read(
     if draft.no_information and not any(q.verified for q in located):
         return said, None
 
-    against = _Chunk(chunk, documents, question, wanted, min_relevance)
+    against = _Chunk(chunk, documents, question, wanted)
     verdict = _judge(draft, located, against)
     if verdict.reason and draft.structured and not draft.answer and not quotes:
         # A note that quoted nothing is a no-information note (Segment+ removes notes with empty
@@ -206,7 +206,6 @@ class Measured:
     support: Support
     claimed: bool
     """A claim in words (an answer, or the reasoning standing for one), not quotes alone."""
-    min_relevance: float
     named: bool = False
     """Its span names what the question asks about (:meth:`_Chunk.names_what_is_asked`)."""
     also: tuple[Span, ...] = ()
@@ -242,30 +241,10 @@ def names_spelt_as_in_the_chunk(m: Measured) -> str:
     return f"misspells a name of the chunk ({shown})"
 
 
-def bears_on_the_question(m: Measured) -> str:
-    """Step 4: the supporting span shares at least ``min_relevance`` of the question's words (names
-    twice), or holds every name the question gives; else it is copied text about something else.
-
-    A question asked in other words than its sentence's shares little but the name of what it asks
-    about: "What number of baked clay slabs did the X kiln yard make for the fresh school
-    building?" shares with "The X tile works fired 4,915 tiles for the new schoolhouse." its name
-    alone (2 of 12 weighted words, 0.17), and the scripted capable reader's right answer was silenced in
-    every strategy (a test split, dev since: 4 of 4 forced instances). Whether a sentence
-    about the asked thing states the asked value is the final answer's check (``nodes/answer_support.py``:
-    another fact about it is not confirmed by the words, and goes to the verifier)."""
-    if m.support.relevance >= m.min_relevance or m.named:
-        return ""
-    return (
-        "rests on text that does not bear on the question "
-        f"(relevance {m.support.relevance:.2f} < {m.min_relevance:g})"
-    )
-
-
 READING_RULES: tuple[Callable[[Measured], str], ...] = (
     says_something_new,
     stated_in_the_chunk,
     names_spelt_as_in_the_chunk,
-    bears_on_the_question,
 )
 """Whether a measured statement is evidence, in order; each returns why not (after "its answer" or
 "its note"), or "". Tested as a table in ``tests/unit/test_grounding.py``."""
@@ -294,7 +273,6 @@ class _Chunk:
     documents: Sequence[DocumentIn]
     question: str
     wanted: QuestionWords
-    min_relevance: float
 
     @cached_property
     def titles(self) -> list[str]:
@@ -328,9 +306,7 @@ class _Chunk:
             whole = [Span.of(p.doc_index, p.title, p.start, p.end, self.documents) for p in parts]
             support = max(support, best_support(claim, whole, self.wanted), key=lambda s: s.support)
         relevance = self.wanted.share(content_stems(text))
-        return Measured(
-            text, Support(support.span, support.support, relevance, claim), False, self.min_relevance
-        )
+        return Measured(text, Support(support.span, support.support, relevance, claim), False)
 
     def measure_statement(self, stated: str, verified: Sequence[Span]) -> Measured:
         """One statement measured whole, or, when that is no evidence, the first reading of the answer
@@ -353,7 +329,7 @@ class _Chunk:
         wanted = self.wanted
         claim = new_words(stated, wanted, self.titles)
         if not claim and not (content_stems(stated) & VERDICT_WORDS):  # restates the question
-            return Measured(stated, Support(None, 0.0, 0.0, claim), True, self.min_relevance)
+            return Measured(stated, Support(None, 0.0, 0.0, claim), True)
         support = best_support(claim, verified, wanted) if verified else Support(None, 0.0, 0.0, claim)
         if not claim:
             bearing = best_support(wanted, [*verified, *self.sentences], wanted)
@@ -363,10 +339,8 @@ class _Chunk:
             support = max(support, wider, key=lambda s: (s.support, s.relevance))
             if support is wider and wider.support >= 1.0:
                 also = self.also_holding(claim, wider)
-                return Measured(
-                    stated, support, True, self.min_relevance, self.names_what_is_asked(support), also
-                )
-        return Measured(stated, support, True, self.min_relevance, self.names_what_is_asked(support))
+                return Measured(stated, support, True, self.names_what_is_asked(support), also)
+        return Measured(stated, support, True, self.names_what_is_asked(support))
 
     def also_holding(self, claim: frozenset[str], best: Support) -> tuple[Span, ...]:
         """Up to :data:`ALSO_HOLDING` other sentences of the chunk holding all of ``claim``, that bear on
@@ -376,8 +350,7 @@ class _Chunk:
             (
                 (relevance, i, span)
                 for i, span in enumerate(self.sentences)
-                if held_share(claim, span.stems) >= 1.0
-                and (relevance := self.wanted.share(span.stems)) >= self.min_relevance
+                if held_share(claim, span.stems) >= 1.0 and (relevance := self.wanted.share(span.stems)) > 0.0
             ),
             key=lambda o: (-o[0], o[1]),
         )
@@ -402,7 +375,7 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
     small model often leaves the quote list empty and writes the sentence it read into its reasoning).
     """
     verified = quote_spans(located, against.documents)
-    wanted, min_relevance = against.wanted, against.min_relevance
+    wanted = against.wanted
     what = "answer" if draft.answer or not draft.structured else "note"
     if not draft.structured:
         measured = [against.measure_free_text(draft.reasoning)]
@@ -412,7 +385,7 @@ def _judge(draft: NoteDraft, located: Sequence[Evidence], against: _Chunk) -> _V
         ]
     elif verified:
         quoted = best_support(frozenset(), verified, wanted)
-        measured = [Measured("", quoted, False, min_relevance, against.names_what_is_asked(quoted))]
+        measured = [Measured("", quoted, False, against.names_what_is_asked(quoted))]
     else:
         return _Verdict(
             Support(None, 0.0, 0.0, frozenset()), 0.0, f"none of its {len(located)} quote(s) is in the chunk"
@@ -434,7 +407,7 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
     paraphrases (its support and relevance), or None when there is none."""
     if not draft.structured:
         return None
-    wanted, min_relevance = against.wanted, against.min_relevance
+    wanted = against.wanted
     claim = new_words(draft.answer or draft.reasoning, wanted, against.titles)
     numbers = frozenset(w for w in claim if is_number(w))
     words = claim - numbers
@@ -452,7 +425,7 @@ def sentence_behind_wrong_number(draft: NoteDraft, against: _Chunk) -> Support |
         relevance = wanted.share(span.stems)
         if best is None or relevance > best.relevance:
             best = Support(span, held_share(words, span.stems), relevance, claim)
-    if best is None or best.span is None or best.relevance < min_relevance:
+    if best is None or best.span is None or best.relevance <= 0.0:
         return None
     if not bears_strongly(best.relevance, wanted, named=wanted.names_all(best.span.stems)):
         return None
@@ -511,9 +484,7 @@ async def ground(state: RunState, kit: RunKit) -> RunState:
             chunk = chunks[chunk_id]
             asked = judged = state["question"]
             wanted = question_words(judged)
-            graded = [
-                ground_read(r, chunk, documents, judged, min_relevance=settings.min_relevance) for r in reads
-            ]
+            graded = [ground_read(r, chunk, documents, judged) for r in reads]
             outcome, note, helped = settle_readings(graded)
             reread_helped += helped
             if len(graded) == 1 and may_reread and reads[0].draft is not None:

@@ -188,7 +188,6 @@ def passage_note(
     documents: Sequence[DocumentIn],
     wanted: QuestionWords,
     *,
-    min_relevance: float,
     weights: Mapping[str, float] | None = None,
     saying: AbstractSet[str] = frozenset(),
 ) -> Note | None:
@@ -197,7 +196,7 @@ def passage_note(
     (PECAN's) is judged against (``nodes/answer_support.py``). ``weights`` and ``saying``: as for
     :func:`best_passage`."""
     found = best_passage(chunk, documents, wanted, weights, saying)
-    if found is None or found.relevance <= 0.0 or found.relevance < min_relevance:
+    if found is None or found.relevance <= 0.0:
         return None
     return found_note(found, chunk.id, documents)
 

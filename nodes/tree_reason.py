@@ -111,12 +111,7 @@ class TreeReduce(BoundedLoop):
             if reasoned.read is not None:  # a leaf: grounded against its own text
                 chunk = Chunk(id=node.chunk_id or 0, parts=node.parts, tokens=0, text="")
                 reads = [reasoned.read, *reasoned.rereads]
-                graded = [
-                    ground_read(
-                        r, chunk, documents, state["question"], min_relevance=kit.context.min_relevance
-                    )
-                    for r in reads
-                ]
+                graded = [ground_read(r, chunk, documents, state["question"]) for r in reads]
                 outcome, note, helped = settle_readings(graded)
                 reread += len(reads) > 1
                 reread_helped += helped
@@ -233,7 +228,7 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
             id=chunk_id, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=0, text=text
         )
         wanted = question_words(question)
-        outcome, _ = ground_read(read, leaf, alone, question, min_relevance=kit.context.min_relevance)
+        outcome, _ = ground_read(read, leaf, alone, question)
         span = passage_worth_rereading(outcome, strongest_passage(leaf, alone, wanted), wanted)
         stretches = span.stretches() if span is not None else []
         again = await read_each(

@@ -132,7 +132,6 @@ UNSET_ALLOWED = frozenset({"pyramid_leaf_tokens", "context_window", "chunk_size"
 """Settings that may be left unset (derived from the model or the prompt, or the model's default)."""
 
 RANGES: dict[str, tuple[float, float]] = {
-    "min_relevance": (0.0, 1.0),
     "min_note_strength": (0.0, 1.0),
     "max_failed_fraction": (0.0, 1.0),
     "frequency_penalty": (-2.0, 2.0),
@@ -240,13 +239,6 @@ class Context:
     (measured with SmolLM2 on 30 needle chunks: 41 → 11 completion tokens per map call, the planted
     sentence still copied 5 of 5 times — chunks without the answer stop repeating a confabulation to
     the length cap)."""
-    min_relevance: float = field(default_factory=_env("min_relevance", 0.05, float))
-    """Grounding: the share of the question's content words (its names counted twice) a note's supporting
-    span must contain to count as evidence (0 turns the check off). See ``nodes/grounding.py``. Low by
-    default, so that a verbatim quote sharing little with a question asked in other words stays a note
-    for the final answer's checks to weigh (real questions paraphrase: at 0.2 the reference reader lost
-    8 of 100 right answers on the real suite's dev split); it still sets aside text that shares
-    next to nothing with the question."""
     verify_answers: VerifySetting = field(default_factory=_env("verify_answers", "auto"))
     """A final answer whose words cannot confirm it (its sentences name the asked entity but none of what
     the question asks of it: ``nodes/answer_support.py`` :data:`CONFIRMING_RULES`) is put to the model in

@@ -403,7 +403,7 @@ def test_a_users_assistant_is_theirs_alone_and_the_served_graphs_everyones(
      (None, {"base_url": DEAD_ENDPOINT, "model": "m", "context_window": 2048, "max_retries": 0}, "EndpointError", "127.0.0.1:9"),
      # a document of its own: the server's result cache holds the other tests' answers (no call, no budget)
      ({"question": QUESTION, "document": planted(FACT_DOCUMENT_CHARS, at=0.21)}, {"max_calls": 1}, "BudgetExhausted", "max_calls"),
-     (None, {"min_relevance": 2.0}, "ConfigurationError", "min_relevance")],
+     (None, {"min_note_strength": 2.0}, "ConfigurationError", "min_note_strength")],
     ids=["input", "endpoint", "budget", "configuration"],
 )  # fmt: skip
 def test_a_served_client_gets_longgraphs_error_type_and_message(

@@ -13,7 +13,6 @@ from longgraph.nodes.answer_support import judge_answer, modified_phrases, named
 from longgraph.nodes.grounding import (
     READING_RULES,
     Measured,
-    bears_on_the_question,
     ground_read,
     names_spelt_as_in_the_chunk,
     says_something_new,
@@ -43,17 +42,9 @@ def _chunk(documents: Sequence[DocumentIn], chunk_id: int = 0) -> Chunk:
     return Chunk(id=chunk_id, parts=parts, tokens=100, text="")
 
 
-def _ground(
-    draft: NoteDraft, documents: Sequence[DocumentIn] | None = None, question: str = CODE_Q, **kw: Any
-):  # type: ignore[no-untyped-def]
+def _ground(draft: NoteDraft, documents: Sequence[DocumentIn] | None = None, question: str = CODE_Q):  # type: ignore[no-untyped-def]
     docs = list(documents or [DocumentIn(text=DOC)])
-    return ground_read(
-        ChunkRead(chunk_id=0, draft=draft),
-        _chunk(docs),
-        docs,
-        question,
-        min_relevance=kw.get("min_relevance", 0.2),
-    )
+    return ground_read(ChunkRead(chunk_id=0, draft=draft), _chunk(docs), docs, question)
 
 
 def test_a_verbatim_answer_sentence_is_evidence_with_full_confidence() -> None:
@@ -203,12 +194,6 @@ def test_a_wrong_number_keeps_no_sentence_that_does_not_bear_strongly_on_the_que
     ]:
         outcome, note = _ground(NoteDraft(answer=answer), docs, "What total revenue did Denfur Foods report?")
         assert note is None and outcome.fate == "unsupported" and not outcome.value_dropped, answer
-    # A number the chunk holds, in a sentence rejected for bearing too little on the question, is not a
-    # wrong number: the named sentence is left to a second reading, not kept in its place.
-    outcome, note = _ground(
-        NoteDraft(answer="433.1 million dollars"), [DocumentIn(text=REPORTS)], REVENUE_Q, min_relevance=0.7
-    )
-    assert note is None and outcome.reason and "does not bear on the question" in outcome.reason
 
 
 def test_the_right_number_is_evidence_in_its_own_sentence() -> None:
@@ -285,12 +270,12 @@ def test_question_names_are_its_capitalised_words_inside_a_sentence() -> None:
     assert question_words("Which is older?\nA. Denfur\nB. Kagaerkgos").named == frozenset()
 
 
-def test_unrelated_text_copied_from_the_chunk_does_not_bear_on_the_question() -> None:
+def test_a_verbatim_sentence_about_something_else_is_a_note_the_final_answer_weighs() -> None:
+    """No word-overlap floor: copied text that shares nothing with the question is still a verbatim
+    note, with the low confidence its relevance gives; whether it answers is the final answer's check."""
     outcome, note = _ground(NoteDraft(answer="Nobody has used it since the storm."))
-    assert note is None and outcome.fate == "unsupported"
-    assert outcome.reason and "does not bear on the question" in outcome.reason
-    lenient, kept = _ground(NoteDraft(answer="Nobody has used it since the storm."), min_relevance=0.0)
-    assert kept is not None and lenient.fate == "noted" and kept.confidence < 2.0
+    assert note is not None and outcome.fate == "noted" and note.confidence < 2.0
+    assert (outcome.relevance or 0.0) < 0.2
 
 
 def test_no_information_is_decided_on_the_answer() -> None:
@@ -521,18 +506,6 @@ READING_TABLE: list[tuple[str, NoteDraft, Callable[[Measured], str] | None, str]
     # A code with one letter changed is another code, as a number with one digit changed is another
     # number (its pieces alone: "7319" in the text, "KESTRAL" near "KESTREL").
     ("a code misspelt", NoteDraft(answer="The code is 7319-KESTRAL."), stated_in_the_chunk, "kestral"),
-    (
-        "a sentence about something else",
-        NoteDraft(answer="It was built by the Kestrel company."),
-        bears_on_the_question,
-        "rests on text that does not bear on the question",
-    ),
-    (
-        "a quote about something else",
-        NoteDraft(quotes=["The harbour opened in 1911."]),
-        bears_on_the_question,
-        "its note rests on text that does not bear on the question",
-    ),
 ]
 
 
@@ -558,26 +531,21 @@ RULE_WORDING: dict[Callable[[Measured], str], str] = {
     says_something_new: "restates the question",
     stated_in_the_chunk: "is not in the chunk",
     names_spelt_as_in_the_chunk: "misspells a name of the chunk",
-    bears_on_the_question: "does not bear on the question",
 }
 
 
 def test_each_reading_rule_passes_what_the_others_reject() -> None:
     """The rules are independent: a measurement failing one passes the others."""
-    grounded = Measured("7319", Support(None, 1.0, 1.0, frozenset({"7319"})), True, 0.2)
+    grounded = Measured("7319", Support(None, 1.0, 1.0, frozenset({"7319"})), True)
     assert why_not_evidence(grounded) == ""
-    restated = Measured("the code", Support(None, 1.0, 1.0, frozenset()), True, 0.2)
-    absent = Measured("4411", Support(None, 0.4, 1.0, frozenset({"4411"})), True, 0.2)
-    elsewhere = Measured("kestrel company", Support(None, 1.0, 0.1, frozenset({"kestrel"})), True, 0.2)
-    quotes_only = Measured("", Support(None, 1.0, 1.0, frozenset()), False, 0.2)
+    restated = Measured("the code", Support(None, 1.0, 1.0, frozenset()), True)
+    absent = Measured("4411", Support(None, 0.4, 1.0, frozenset({"4411"})), True)
+    quotes_only = Measured("", Support(None, 1.0, 1.0, frozenset()), False)
     odile = Span(0, "", 0, 40, frozenset({"mayor", "odil", "zenwexsar"}))
-    misspelt = Measured(
-        "Odeil Zenwexsar", Support(odile, 0.5, 1.0, frozenset({"odeil", "zenwexsar"})), True, 0.2
-    )
+    misspelt = Measured("Odeil Zenwexsar", Support(odile, 0.5, 1.0, frozenset({"odeil", "zenwexsar"})), True)
     assert [rule.__name__ for rule in READING_RULES if rule(misspelt)] == ["names_spelt_as_in_the_chunk"]
     assert [rule.__name__ for rule in READING_RULES if rule(restated)] == ["says_something_new"]
     assert [rule.__name__ for rule in READING_RULES if rule(absent)] == ["stated_in_the_chunk"]
-    assert [rule.__name__ for rule in READING_RULES if rule(elsewhere)] == ["bears_on_the_question"]
     assert why_not_evidence(quotes_only) == ""  # quotes alone state nothing of their own to restate
 
 
@@ -721,10 +689,12 @@ def test_a_sentence_naming_what_the_question_names_bears_on_it_asked_in_other_wo
     assert (outcome.relevance or 0) < 0.2
     quoted = NoteDraft(quotes=["The Trismar tile works fired 4,915 tiles for the new schoolhouse."])
     assert _ground(quoted, [DocumentIn(text=TILES_DOC)], PARAPHRASED_Q)[0].fate == "noted"  # Segment+'s
-    # Another name's sentence in the same words does not bear on it.
+    # Another name's sentence in the same words is a note, but its words do not confirm the answer.
     other = [DocumentIn(text=TILES_DOC.replace("Trismar", "Varnev"))]
     outcome, note = _ground(NoteDraft(answer="4,915"), other, PARAPHRASED_Q)
-    assert note is None and "does not bear on the question" in (outcome.reason or "")
+    assert note is not None
+    judged = judge_answer("4,915", [note], PARAPHRASED_Q)
+    assert judged.kind == "none" or judged.unconfirmed, judged
 
 
 def test_another_fact_about_the_named_thing_is_left_to_a_verifier() -> None:
@@ -776,7 +746,9 @@ def test_a_sentence_naming_the_asked_thing_by_its_modifier_bears_on_a_paraphrase
         )
     ]
     outcome, note = _ground(NoteDraft(answer="gilded lilies"), painted, question)
-    assert note is None and "does not bear on the question" in (outcome.reason or "")
+    assert note is not None  # a verbatim note; its words do not confirm the answer
+    judged = judge_answer("gilded lilies", [note], question)
+    assert judged.kind == "none" or judged.unconfirmed, judged
     assert named_by_its_modifier(question, "The teal parlour is papered with gilded lilies.")
     assert not named_by_its_modifier(
         "Which wallpaper covers the Velcor sitting room?", "The teal parlour is papered."

@@ -25,7 +25,7 @@ from longgraph.tests.conftest import FACT, FAKE_SETTINGS, QUESTION, planted
 from longgraph.tokenizer import get_tokenizer
 
 SMALL = {**FAKE_SETTINGS, "prompt_variant": "paper"}  # the scripted responders key on the paper's prompts
-ANY_RELEVANCE = {"min_relevance": 0.0, "min_note_strength": 0.0}
+ANY_RELEVANCE = {"min_note_strength": 0.0}
 """For tests of merging many notes: quotes of ordinary sentences count as evidence and are all kept."""
 Responder = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]
 
