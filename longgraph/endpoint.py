@@ -145,5 +145,8 @@ async def resolve_context(context: Context, provider: Describes) -> Context:
     if resolved.plan_records == "auto":
         plans = profile is None or profile.plans
         resolved = resolved.replace(plan_records="on" if plans else "off")
+    if resolved.prompt_layout == "auto":
+        first = profile is not None and profile.question_first
+        resolved = resolved.replace(prompt_layout="question_first" if first else "shared_prefix")
     resolved.validate()
     return resolved

@@ -9,7 +9,7 @@ that tokenizes differently, point ``tokenizer`` at the model's own for exact bud
 from __future__ import annotations
 
 from longgraph.errors import ConfigurationError
-from longgraph.prompts import PromptSet
+from longgraph.prompts import PromptSet, ask_first
 from longgraph.state.context import Context
 from longgraph.state.outputs import StructuredOutput
 from longgraph.structured import Mode, format_instructions
@@ -41,7 +41,12 @@ def text_budget(
     overhead = 0
     for mode in modes:
         messages = prompts.render(
-            stage, context.task, format=format_instructions(schema, mode), context="", question=question
+            stage,
+            context.task,
+            format=format_instructions(schema, mode),
+            context="",
+            question=question,
+            ask_first=ask_first(context.prompt_layout, question),
         )
         tokens = sum(tokenizer.count_batch([content for _, content in messages]))
         overhead = max(overhead, tokens + PER_MESSAGE_TOKENS * len(messages))

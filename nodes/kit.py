@@ -33,7 +33,7 @@ from longgraph.nodes.answer_support import Rarity
 from longgraph.nodes.budget import text_budget
 from longgraph.nodes.early_calls import EarlyCalls
 from longgraph.nodes.endpoint_health import EndpointHealth, unanswered_failure
-from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, prompts_for, widest_labels
+from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, ask_first, prompts_for, widest_labels
 from longgraph.serving_policy import mark_screened, screen_served_context
 from longgraph.spending import SpendingLimit, spending_limit
 from longgraph.state.context import Context
@@ -171,7 +171,12 @@ class RunKit:
                 stage,
                 task=self.context.task,
                 schema=self.schema(strategy, stage),
-                variables={"context": text, "question": question, **extra},
+                variables={
+                    "context": text,
+                    "question": question,
+                    "ask_first": ask_first(self.context.prompt_layout, question),
+                    **extra,
+                },
                 parse_retries=self.context.parse_retries,
                 work=work,
                 label=label,

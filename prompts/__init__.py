@@ -83,6 +83,7 @@ class PromptSet:
         """Return ``[(role, content), ...]`` for one call."""
         template = self.stage(stage)
         fills: dict[str, Any] = dict(self.tasks.get(task) or self.tasks.get("qa") or {})
+        fills.setdefault("ask_first", "")  # a caller that gives no layout gets the shared prefix
         fills.update(variables)
         if "context" in fills:
             fills["context"] = neutralise_frames(str(fills["context"]))
@@ -100,6 +101,13 @@ class PromptSet:
     def key(self, stage: str) -> str:
         """Identifies the exact template: goes into cache keys."""
         return f"{self.strategy}/{stage}@{self.version}"
+
+
+def ask_first(layout: str, question: str) -> str:
+    """What a per-chunk prompt says before its chunk (``{ask_first}``): the question, except under the
+    "shared_prefix" layout (``prompt_layout``), where the chunk follows the instructions directly so
+    that every question's call on it shares its prefix. An unresolved "auto" counts as the longer."""
+    return "" if layout == "shared_prefix" else f"Question: {question}\n\n"
 
 
 _LINE_START = "(?<![^\n\r\x0b\x0c\x85\u2028\u2029])"

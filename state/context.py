@@ -23,6 +23,7 @@ EmbeddingPrecision = Literal["auto", "float32", "bfloat16"]
 VerifySetting = Literal["auto", "on", "embedding", "off"]
 PlanSetting = Literal["auto", "on", "off"]
 UnconfirmedSetting = Literal["show", "withhold"]
+LayoutSetting = Literal["auto", "shared_prefix", "question_first"]
 ENV_PREFIX = "LONGGRAPH_"
 DEFAULT_WINDOW = 8192
 """L when neither the context nor the endpoint says (vLLM reports ``max_model_len``)."""
@@ -101,6 +102,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "verify_answers": get_args(VerifySetting),
     "on_unconfirmed": get_args(UnconfirmedSetting),
     "plan_records": get_args(PlanSetting),
+    "prompt_layout": get_args(LayoutSetting),
     "pecan_edges": get_args(EdgeSetting),
     "prompt_variant": ("compact", "paper"),
 }
@@ -267,6 +269,12 @@ class Context:
     follows a chain) is answered from records every chunk gives, computed by code; any other keeps the
     strategy's path. "off": no plan, no call. "auto": on, except for a model whose measured profile says
     it cannot plan (``longgraph/embedded/catalog.py``). The ``records`` strategy always plans."""
+    prompt_layout: LayoutSetting = field(default_factory=_env("prompt_layout", "auto"))
+    """Where a per-chunk prompt states the question. "shared_prefix": instructions, then the chunk,
+    then the question, so that every question's call on a chunk shares its prefix (vLLM's prefix cache
+    then computes a chunk once for all the questions asked of it). "question_first": the question also
+    before the chunk, the layout a small model answers best from. "auto": the model's measured profile
+    (``longgraph/embedded/catalog.py``), else "shared_prefix"."""
     segment_size: int = field(default_factory=_env("segment_size", 3000, int))
     """Segment+ segment size in tokens (the paper's best setting)."""
     tom_top_k: int = field(default_factory=_env("tom_top_k", 7, int))
