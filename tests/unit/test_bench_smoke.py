@@ -303,3 +303,20 @@ def test_verify_probe_real_cases_pair_each_gold_with_wrong_answers_from_the_same
             assert said in {"yes", "no"} and said not in mine
         elif not kind.startswith("unanswerable"):
             assert not any(said in g or g in said for g in mine), (question, answer)
+
+
+def test_many_questions_plants_one_fact_a_question_and_reads_its_ratios() -> None:
+    """The embedded-server bench's own parts (it needs the real server to run): each question's fact is
+    in the document once, and the ratios are the later questions' and the repeat's over the first."""
+    from longgraph.evals.bench import many_questions
+
+    document, asked = many_questions.planted(2_000, 3)
+    assert len(asked) == 3 and all(document.count(f"number {answer}.") == 1 for _, answer in asked)
+    records = [
+        {"layout": "shared_prefix", "question": q, "again": again, "seconds": s}
+        for q, again, s in ((1, False, 40.0), (2, False, 10.0), (3, False, 14.0), (1, True, 8.0))
+    ]
+    assert many_questions.ratios(records, "shared_prefix") == {
+        "later_over_first": 0.3,
+        "floor_over_first": 0.2,
+    }
