@@ -200,8 +200,9 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
                 )
             )
             given = proposed.group(1).strip() if proposed else ""
-            # Its own ways of saying it found nothing claim nothing; another answer is its one claim.
-            claims_nothing = not given or given in (NO_INFORMATION, UNKNOWN_IN_OWN_WORDS, UNKNOWN_CHATTILY)
+            # Its own way of saying it found nothing claims nothing; another answer is its one claim.
+            unknown = word(NO_INFORMATION, [], style, scenario.question)
+            claims_nothing = not given or given in (NO_INFORMATION, unknown)
             check = check_answer(given, None if claims_nothing else "stated" if right else "not stated")
             return check_content({"messages": list(messages), **extras}, check)
         if name not in READING_SCHEMAS and name != ENOUGH_SCHEMA:
