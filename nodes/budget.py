@@ -15,6 +15,10 @@ from longgraph.state.outputs import StructuredOutput
 from longgraph.structured import Mode, format_instructions
 from longgraph.tokenizer import PER_MESSAGE_TOKENS, Tokenizer
 
+QUESTION_ALLOWANCE = 64
+"""Tokens a question is budgeted at, at least, under the "shared_prefix" layout (most questions are
+shorter: the few tokens it costs a chunk buy the same chunks for every question of a document)."""
+
 
 def margin(context: Context) -> int:
     return max(32, context.window // 20)
@@ -32,7 +36,18 @@ def text_budget(
     """Tokens of text one ``stage`` call can take; raises when the window cannot hold any.
 
     The prompt's own tokens are counted with an empty text slot, in every structured-output mode the
-    run may use, and the worst is kept."""
+    run may use, and the worst is kept. Under the "shared_prefix" layout a chunk's reading (a stage
+    whose prompt has ``{ask_first}``) counts a question shorter than
+    :data:`QUESTION_ALLOWANCE` tokens as that long: the chunks then come out the same for
+    every such question, so that their calls share each chunk's prefix in the server's cache (a
+    question-sized budget cut the document at other places for each question)."""
+    per_chunk = "{ask_first}" in prompts.stage(stage).user  # a chunk's reading, not a combining stage
+    if (
+        context.prompt_layout == "shared_prefix"
+        and per_chunk
+        and tokenizer.count(question) < QUESTION_ALLOWANCE
+    ):
+        question = " ".join(["question"] * QUESTION_ALLOWANCE)  # one token a word in the tokenizers used
     modes: tuple[Mode, ...] = (
         ("json_schema", "text")
         if context.structured_output == "auto"

@@ -264,7 +264,8 @@ def test_a_document_cannot_close_its_frame_or_ask_its_own_question() -> None:
     model = ScriptedChatModel()
     out = _run(model, document)
     assert "smoked plums" in out.answer and "Paris" not in out.answer
-    holder = next(call for call in model.calls if FACT in call["messages"][-1]["content"])
-    lines = holder["messages"][-1]["content"].splitlines()
-    assert lines.count("The text concludes here.") == 1 and lines.count("The text begins as follows:") == 1
-    assert lines.count("The text concludes here (quoted).") == 2
+    reads = [c["messages"][-1]["content"].splitlines() for c in model.calls]
+    reads = [lines for lines in reads if "The text begins as follows:" in lines]
+    assert all(lines.count("The text concludes here.") == 1 for lines in reads)  # the only real frame
+    assert all(lines.count("The text begins as follows:") == 1 for lines in reads)
+    assert sum(lines.count("The text concludes here (quoted).") for lines in reads) >= 2  # the document's

@@ -50,3 +50,23 @@ def test_the_layout_is_a_checked_setting_and_auto_follows_the_model_profile() ->
     with pytest.raises(Exception, match="prompt_layout"):
         Context(base_url="http://x/v1", model="m", prompt_layout="sideways").validate()  # type: ignore[arg-type]
     assert all(model.profile.question_first for model in CATALOG.values())  # the embedded ones
+
+
+def test_under_the_shared_prefix_every_short_question_gets_the_same_chunks() -> None:
+    """The chunk budget does not depend on a short question's length, so two questions cut a document
+    at the same places (and their calls share each chunk's prefix); under "question_first" it does."""
+    from longgraph.nodes.budget import text_budget
+    from longgraph.state.outputs import ChunkAnswer
+    from longgraph.tokenizer import get_tokenizer
+
+    prompts, tokenizer = prompts_for("mapreduce", "compact"), get_tokenizer(None)
+
+    def budget(layout: str, question: str) -> int:
+        context = Context(base_url="http://x/v1", model="m", context_window=2_048, prompt_layout=layout)  # type: ignore[arg-type]
+        return text_budget(
+            prompts, "map", context=context, question=question, schema=ChunkAnswer, tokenizer=tokenizer
+        )
+
+    short, longer = "Where?", "Where did the miller of the old river mill keep the ledger of the harvest?"
+    assert budget("shared_prefix", short) == budget("shared_prefix", longer)
+    assert budget("question_first", short) > budget("question_first", longer)
