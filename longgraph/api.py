@@ -479,6 +479,7 @@ async def aask_many(
     context: Context | dict[str, Any] | None = None,
     thread_id: str | None = None,
     questions_in_flight: int = QUESTIONS_IN_FLIGHT,
+    on_answer: Callable[[int, GraphOutput], None] | None = None,
     **kwargs: Any,
 ) -> list[GraphOutput]:
     """Answer several ``questions`` about the same document(s): one result per question, in their order.
@@ -489,8 +490,9 @@ async def aask_many(
     apart from its own. With the cache turned off, a temporary one holds the structure for this call
     only. A question asked twice (the same words, whitespace aside) is answered once and reported at
     each place it was asked. An empty question is an :class:`InputError` naming it, before any call.
-    ``thread_id`` checkpoints each question under ``<thread_id>-q<i>``; other arguments are
-    :func:`aask`'s.
+    ``thread_id`` checkpoints each question under ``<thread_id>-q<i>``; ``on_answer(i, result)`` is
+    told of each question's result as soon as it is settled (a question asked twice, at each of its
+    places), so a caller can show answers while the others run; other arguments are :func:`aask`'s.
     """
     import tempfile
 
@@ -516,7 +518,12 @@ async def aask_many(
         async def run(index: int) -> Any:
             thread = f"{thread_id}-q{index}" if thread_id else None
             async with gate:
-                return await aask(questions[index], document, context=context, thread_id=thread, **settings)
+                result = await aask(questions[index], document, context=context, thread_id=thread, **settings)
+            if on_answer is not None:
+                for place, key in enumerate(keys):
+                    if first_asked[key] == index:
+                        on_answer(place, result)
+            return result
 
         answered = {unique[0]: await run(unique[0])}
         rest = await asyncio.gather(*(run(i) for i in unique[1:]))

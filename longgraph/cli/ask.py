@@ -162,15 +162,30 @@ def ask(
         }
         # No bars when stderr is not a terminal: a script reading it should get errors and notes only.
         with progress_bars(not no_progress and not debug and stderr.is_terminal) as on_progress:
+            printed: set[int] = set()
+
+            def on_answer(index: int, result: GraphOutput) -> None:
+                """A question's answer as soon as it is settled (the others may still be running)."""
+                if as_json:
+                    return
+                if index == 0:  # what reading the files noted goes with the first answer
+                    result.stats.notes = notes + result.stats.notes
+                print_result(question[index], result, many=True)
+                printed.add(index)
+
             if len(question) == 1:
                 results = [asyncio.run(aask(question[0], on_progress=on_progress, **common))]
             else:
-                results = asyncio.run(aask_many(question, on_progress=on_progress, **common))
+                results = asyncio.run(
+                    aask_many(question, on_progress=on_progress, on_answer=on_answer, **common)
+                )
             if on_progress is not None and any(r.stats.resumed for r in results):
                 on_progress.complete_from_checkpoint()
-        results[0].stats.notes = notes + results[0].stats.notes
+        if not printed:
+            results[0].stats.notes = notes + results[0].stats.notes
         # The answer first: a page that cannot be written (a full disk, a folder gone) loses nothing.
-        print_results(question, results, files, documents, as_json=as_json)
+        if not printed:  # one question, or JSON: printed whole at the end
+            print_results(question, results, files, documents, as_json=as_json)
         if html is not None:
             try:
                 html.write_text(answers_page(results, question), encoding="utf-8")
@@ -246,25 +261,31 @@ def print_results(
         )
         return
     for asked, result in zip(question, results, strict=True):
-        if len(results) > 1:
-            print(for_terminal(f"Q: {asked}\nA: {shown_answer(result)}"))
-            build = result.stats.build
-            cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
-            stderr.print(
-                f"note: {cost}" + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
-        else:
-            print(for_terminal(shown_answer(result)))
-        for line in verdict_lines(result):
-            stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
-        for note in result.stats.notes:
-            stderr.print(for_terminal(f"note: {note}"), highlight=False, markup=False, soft_wrap=True)
-        coverage = coverage_line(result)
-        if coverage:
-            stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
+        print_result(asked, result, many=len(results) > 1)
+
+
+def print_result(asked: str, result: GraphOutput, *, many: bool) -> None:
+    """One question's answer on stdout (after its question when there are ``many``), its verdict, notes
+    and chunk coverage on stderr."""
+    if many:
+        print(for_terminal(f"Q: {asked}\nA: {shown_answer(result)}"), flush=True)
+        build = result.stats.build
+        cost = f"{result.stats.llm_calls - (build.llm_calls if build else 0)} call(s) for this question"
+        stderr.print(
+            f"note: {cost}" + (f", {build.llm_calls} to build" if build and build.llm_calls else ""),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    else:
+        print(for_terminal(shown_answer(result)), flush=True)
+    for line in verdict_lines(result):
+        stderr.print(for_terminal(line), highlight=False, markup=False, soft_wrap=True)
+    for note in result.stats.notes:
+        stderr.print(for_terminal(f"note: {note}"), highlight=False, markup=False, soft_wrap=True)
+    coverage = coverage_line(result)
+    if coverage:
+        stderr.print(f"note: {coverage}", highlight=False, markup=False, soft_wrap=True)
 
 
 def demo(

@@ -57,3 +57,13 @@ def test_a_thousand_questions_are_answered_a_few_at_a_time(recorder: Recorder) -
     assert len(results) == 1_000 and results[999]["answer"] == "to Question 999?"  # type: ignore[index]
     assert recorder.most == 5  # never more at once, and as many as allowed
     assert recorder.asked[0] == "Question 0?"  # the first alone: it builds what the others reuse
+
+
+def test_each_answer_is_told_as_soon_as_it_is_settled_at_every_place_it_was_asked(recorder: Recorder) -> None:
+    told: list[tuple[int, Any]] = []
+    results = asyncio.run(
+        api.aask_many(["Who?", "When?", " Who?"], "text", on_answer=lambda i, r: told.append((i, r)))
+    )
+    assert sorted(i for i, _ in told) == [0, 1, 2]
+    assert told[0][0] in (0, 2) and {i for i, _ in told[:2]} == {0, 2}  # the first question, both places
+    assert all(results[i] is r for i, r in told)
