@@ -72,12 +72,16 @@ def prefix_counters(base_url: str) -> tuple[float, float]:
     return totals["hits"], totals["queries"]
 
 
-def measure(tokens: int, count: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One record per (layout, question), question 1 asked again last; and the server's facts."""
+def measure(tokens: int, count: int, out: Path | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One record per (layout, question), question 1 asked again last, each printed (and appended to
+    ``out``) as it is measured; and the server's facts."""
     from longgraph.api import aask
     from longgraph.embedded import ensure_running, stop_server
 
     server, started = ensure_running()
+    facts = {"model": server.model, "prefix_caching": server.prefix_caching, "dtype": server.dtype}
+    if out is not None:
+        out.write_text("", encoding="utf-8")
     try:
         document, asked = planted(tokens, count)
         records: list[dict[str, Any]] = []
@@ -106,11 +110,24 @@ def measure(tokens: int, count: int) -> tuple[list[dict[str, Any]], dict[str, An
                         "answer": result.answer[:200],
                     }
                 )
-        facts = {"model": server.model, "prefix_caching": server.prefix_caching, "dtype": server.dtype}
+                shown(records[-1])
+                if out is not None:
+                    with out.open("a", encoding="utf-8") as sink:
+                        sink.write(json.dumps({**facts, **records[-1]}) + "\n")
         return records, facts
     finally:
         if started:
             stop_server()
+
+
+def shown(record: dict[str, Any]) -> None:
+    """One question's line: layout, question, seconds, prompt tokens, prefix hits, whether right."""
+    label = "1 again" if record["again"] else str(record["question"])
+    print(
+        f"{record['layout']:>14} q{label:<8} {record['seconds']:7.1f} s  {record['prompt_tokens']:>7,} prompt "
+        f"tokens  prefix hits {record['prefix_hit_rate']}  right {record['right']}",
+        flush=True,
+    )
 
 
 def ratios(records: list[dict[str, Any]], layout: str) -> dict[str, float]:
@@ -131,15 +148,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=10, choices=range(2, len(PLACES) + 1))
     parser.add_argument("--out", type=Path, default=None, help="write one JSON record per question here")
     args = parser.parse_args()
-    records, facts = measure(args.tokens, args.questions)
-    if args.out is not None:
-        args.out.write_text("".join(json.dumps({**facts, **r}) + "\n" for r in records), encoding="utf-8")
-    for r in records:
-        label = "1 again" if r["again"] else str(r["question"])
-        print(
-            f"{r['layout']:>14} q{label:<8} {r['seconds']:7.1f} s  {r['prompt_tokens']:>7,} prompt tokens  "
-            f"prefix hits {r['prefix_hit_rate']}  right {r['right']}"
-        )
+    records, facts = measure(args.tokens, args.questions, args.out)
     for layout in reversed(LAYOUTS):  # the shared prefix first: its figures are the bench's
         figures = ratios(records, layout)
         if layout == "shared_prefix":
