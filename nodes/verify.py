@@ -7,7 +7,7 @@ X flour shop" for the X flour mill), or leave out part of what is asked that the
 speaks of elsewhere (:data:`CONFIRMING_RULES`): that sentence may be another fact about the same entity,
 another thing of its name, a step of a chain whose next step no note holds, or the answer in other
 words. A reader can tell these apart, so such an answer gets one call (``prompts/verify.toml``),
-and stands only on a "yes".
+and stands only when the call reads every claim of it as stated by the quotes.
 
 A model that cannot verify (measured at chance: the embedded SmolLM2-135M, ``longgraph/endpoint.py``
 ``MODEL_PROFILES``) gets the embedder's reading instead (:func:`confirm_by_meaning`): the answer's
@@ -164,7 +164,7 @@ Verifier = Callable[[str, Sequence[Evidence]], Awaitable[Checked]]
 
 async def confirmed(judged: Judged, answer: str, verify: Verifier | None) -> tuple[Judged, Checked | None]:
     """``judged``, or "none" when the words cannot confirm it (``judged.unconfirmed``) and no
-    verification call says yes (without a verifier, a model measured unable to verify, it does not
+    verification call reads every claim as stated (without a verifier, a model measured unable to verify, it does not
     stand); and what the call said, if one was made."""
     if judged.kind == "none" or not judged.unconfirmed:
         return judged, None
