@@ -100,7 +100,7 @@ SMOLLM2 = KnownModel(
     profile=ModelProfile(
         chunk_size=1500, verifies=False, plans=False, question_first=True
     ),  # plan_probe: accuracy 0.50
-    measured="finds planted facts; real questions: none answered; 13 s per answer",
+    measured="finds planted facts; real: 8/36 right, shown unconfirmed, 0/48 wrong supported; 13 s/answer",
 )
 
 QWEN_05B = KnownModel(
