@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from longgraph.evals.bench import print_figures
 from longgraph.evals.data.real import KINDS, Split, build_real, score_real
@@ -50,13 +50,14 @@ def measure(
     wording: Wording = "bare",
     seed: int = 0,
     window: int | None = None,
+    verifier: Literal["reference", "lenient"] = "reference",
 ) -> list[dict[str, Any]]:
     """One record per (instance, strategy): kept, supported, the answer, and the run's notes."""
     records: list[dict[str, Any]] = []
     for instance in build_real(target_tokens=tokens, n=n, seed=seed, split=split):
         for strategy in strategies:
             started = time.perf_counter()
-            result = read(strategy, instance, wording, window)
+            result = read(strategy, instance, wording, window, verifier=verifier)
             score = score_real(result.answer, instance.label)
             records.append(
                 {
@@ -65,6 +66,7 @@ def measure(
                     "kind": instance.metadata["kind"],
                     "strategy": strategy,
                     "wording": wording,
+                    "verifier": verifier,
                     "tokens": tokens,
                     "question": instance.question,
                     "gold": instance.gold_answers,
@@ -185,6 +187,12 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         "--wording", choices=WORDINGS, default="bare", help="how the reader words its answers"
     )
     parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated")
+    parser.add_argument(
+        "--verifier",
+        choices=("reference", "lenient"),
+        default="reference",
+        help="lenient: the verification call says stated whenever the answer's words are in the quotes",
+    )
     parser.add_argument("--out", type=Path, default=None, help="append one JSON record per run here")
     parser.add_argument("--report", type=Path, default=None, help="write the Markdown table here")
     parser.add_argument(
@@ -201,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     if unknown:
         parser.error(f"unknown strategies {', '.join(unknown)} (known: {', '.join(STRATEGIES)})")
     started = time.perf_counter()
-    records = measure(args.split, args.n, args.tokens, strategies, args.wording, args.seed, args.window)
+    records = measure(
+        args.split, args.n, args.tokens, strategies, args.wording, args.seed, args.window, args.verifier
+    )
     lost = Counter(_why_lost(r["notes"]) for r in records if not r["correct"])
     wrong = [r for r in records if r["supported"] and not r["correct"]]
     figures: dict[str, object] = {
@@ -209,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         "instances per kind": args.n,
         "tokens": args.tokens,
         "wording": args.wording,
+        "verifier": args.verifier,
         "runs": len(records),
         "kept": f"{sum(r['correct'] for r in records):.0f}/{len(records)}",
         "wrong answers marked supported": len(wrong),

@@ -121,3 +121,31 @@ def test_the_runner_scores_a_withheld_final_answer_beside_the_run_s_own(
     monkeypatch.setattr(longgraph.api, "aask", withheld)
     record = asyncio.run(evaluate(instance, "mapreduce", context=Context(), label="fake"))
     assert record["score"] == 0.0 and record["scores"]["withheld_correct"] == 1.0
+
+
+def test_the_lenient_verifier_states_any_answer_whose_words_are_shown_and_defers_otherwise() -> None:
+    import json
+
+    from longgraph.evals.readers.real import lenient
+
+    deferred: list[str] = []
+
+    def reader(messages: object, extras: object) -> str:
+        deferred.append("asked")
+        return json.dumps({"claims": [], "reason": "the reader's own"})
+
+    respond = lenient(reader)
+    schema = {"type": "json_schema", "json_schema": {"name": "AnswerCheck", "schema": {}}}
+
+    def check(answer: str) -> list[str]:
+        prompt = (
+            f"Question: Who built it?\nProposed answer: {answer}\n\nThe sentences begin as follows:\n"
+            "The Kestrel company built the mill in 1911.\nThe sentences conclude here.\n\nQuestion: Who built it?"
+        )
+        claims = json.loads(respond([{"role": "user", "content": prompt}], {"response_format": schema}))[
+            "claims"
+        ]
+        return [c["verdict"] for c in claims]
+
+    assert check("The mill was built in 1911.") == ["stated"]  # its words are shown: stated, right or not
+    assert check("The Osprey company") == [] and deferred == ["asked"]  # a word not shown: the reader decides
