@@ -274,8 +274,8 @@ async def settle(
     question names (:func:`~longgraph.nodes.answer_wording.judge_wording`). Any other answer — a
     paraphrase, a step of a chain, a comparison, a count, an answer that goes on to explain itself —
     gets one verification call shown the question, the whole answer and the verified quotes it rests
-    on (or the strongest notes' quotes), and is ``supported`` only when it reads every claim as stated (refuted when one is contradicted, the
-    model's no-answer when it finds no claim); an answer the notes
+    on (or the strongest notes' quotes), and is ``supported`` only when it reads every claim as stated
+    (refuted when one is contradicted, the model's no-answer when it finds no claim); an answer the notes
     contradict (a number no quote holds and no arithmetic over them gives) gets no call and is
     ``refuted``: withheld (NO INFORMATION, the model's answer the first candidate, with why). Any other
     answer is ``unconfirmed``: shown as given or withheld, as ``on_unconfirmed`` says."""
