@@ -17,7 +17,6 @@ answer is X."), and chat style (a lead-in and the answer in Markdown bold; not k
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -58,19 +57,15 @@ def lenient(respond: Any) -> Any:
     it answers the question; every other call as ``respond`` answers it. What keeps wrong answers from
     being supported under such a verifier is that no stage rewrites an answer into words of the text."""
     from longgraph.nodes.lexical import content_stems
-    from longgraph.testing.answers import check_answer, check_content, is_verification
-
-    proposed_line = re.compile(r"^Proposed answer:\s*(.*?)\n\n", re.MULTILINE | re.DOTALL)
-    shown = re.compile(r"The sentences begin as follows:\n(.*?)\nThe sentences conclude here\.", re.DOTALL)
+    from longgraph.testing.answers import check_answer, check_content, verification_asked
 
     def respond_leniently(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
-        content = str(messages[-1]["content"])
-        proposed, sentences = proposed_line.search(content), shown.search(content)
-        if is_verification(messages) and proposed and sentences:
-            words = content_stems(proposed.group(1))
-            if words and words <= content_stems(sentences.group(1)):
+        asked = verification_asked(messages)
+        if asked is not None:
+            words = content_stems(asked.proposed)
+            if words and words <= content_stems(asked.sentences):
                 return check_content(
-                    {"messages": list(messages), **extras}, check_answer(proposed.group(1), "stated")
+                    {"messages": list(messages), **extras}, check_answer(asked.proposed, "stated")
                 )
         answer: str = respond(messages, extras)
         return answer

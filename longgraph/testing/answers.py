@@ -278,29 +278,45 @@ def verification(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     would answer the question from, among the shown ones, holds every word of the proposed answer
     that the question does not and every name the question gives (a bag-of-words reader confirms only
     what it would have said, about the entity asked)."""
-    content = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
     question, _ = extract_question_and_text(messages)
-    proposed, shown = _PROPOSED.search(content), _SHOWN.search(content)
-    best = oracle_answer(question, shown.group(1))[0] if shown else None
+    asked = verification_asked(messages)
+    said = asked.proposed if asked else ""
+    best = oracle_answer(question, asked.sentences)[0] if asked else None
 
     def tokens(text: str) -> set[str]:
         return {t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS}
 
-    new = tokens(proposed.group(1)) - tokens(question) if proposed else set()
+    new = tokens(said) - tokens(question)
     # "About the very entity the question names", as the prompt asks: its capitalised words (past the
     # first) in the sentence, so a look-alike's sentence ("the X bridge" for the Y one) is no.
     names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z]\w*", question)} - STOP_WORDS
-    said = proposed.group(1).strip() if proposed else ""
     if best is None or not new or not new <= tokens(best) or not names <= tokens(best):
         return check_answer(said, "not stated" if said else None)
     return check_answer(said, "stated")
 
 
-def is_verification(messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a request is the verification call (``prompts/verify.toml``: its "Proposed answer:" line
-    and its sentences' fences)."""
+@dataclass(frozen=True)
+class VerificationAsked:
+    """What a verification call (``prompts/verify.toml``) shows a reader: the proposed answer (one line:
+    the caller joins its whitespace) and the sentences between their fences."""
+
+    proposed: str
+    sentences: str
+
+
+def verification_asked(messages: Sequence[Mapping[str, Any]]) -> VerificationAsked | None:
+    """The proposed answer and the shown sentences of a verification call, or None for another call:
+    the one reading of that prompt every scripted reader shares."""
     content = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
-    return bool(_PROPOSED.search(content) and _SHOWN.search(content))
+    proposed, shown = _PROPOSED.search(content), _SHOWN.search(content)
+    if proposed is None or shown is None:
+        return None
+    return VerificationAsked(proposed.group(1).strip(), shown.group(1))
+
+
+def is_verification(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a request is the verification call (its "Proposed answer:" line and sentence fences)."""
+    return verification_asked(messages) is not None
 
 
 def check_answer(proposed: str, verdict: str | None, reason: str = "") -> dict[str, Any]:

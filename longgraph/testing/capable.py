@@ -23,7 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from longgraph.testing.answers import build_completion_content, check_answer, check_content
+from longgraph.testing.answers import (
+    build_completion_content,
+    check_answer,
+    check_content,
+    verification_asked,
+)
 from longgraph.testing.oracle import NO_INFORMATION, extract_question_and_text
 
 READING_SCHEMAS = frozenset(
@@ -66,7 +71,6 @@ knowing as an apology ("I could not find that in the text provided.")."""
 STYLES: tuple[Style, ...] = get_args(Style)
 ENOUGH_SCHEMA = "Sufficiency"
 CHECK_SCHEMA = "AnswerCheck"
-_PROPOSED = re.compile(r"^Proposed answer:\s*(.*?)\n\n", re.MULTILINE | re.DOTALL)
 """The proposed answer, whole: a list may take several lines (the prompt leaves a blank line after it)."""
 _ASKED = re.compile(r"^Question:\s*(.*)$", re.MULTILINE)
 
@@ -181,10 +185,11 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
         name = schema_name(extras)
         if name == CHECK_SCHEMA:  # the verification call: yes to the answer it would have given itself
             content = str(messages[-1]["content"])
-            proposed = _PROPOSED.search(content)
+            verifying = verification_asked(messages)
             asked = _ASKED.search(content)
-            right = proposed is not None and (
-                scenario.right(proposed.group(1))
+            given = verifying.proposed if verifying else ""
+            right = bool(given) and (
+                scenario.right(given)
                 # A step of its own reasoning, asked on its own ("What is the name of the architect of
                 # the X library?" on the way to where the architect grew up): yes when a fact it
                 # needs, shown, states the proposed answer. The question itself gets yes only for the
@@ -193,13 +198,11 @@ def capable_responder(scenario: Scenario, style: Style = "bare", wording: Wordin
                     asked is not None
                     and asked.group(1).strip() != scenario.question.strip()
                     and any(
-                        recognised(fact, " ".join(content.split()))
-                        and proposed.group(1).strip().rstrip(".") in fact
+                        recognised(fact, " ".join(content.split())) and given.rstrip(".") in fact
                         for fact in scenario.facts
                     )
                 )
             )
-            given = proposed.group(1).strip() if proposed else ""
             # Its own way of saying it found nothing claims nothing; another answer is its one claim.
             unknown = word(NO_INFORMATION, [], style, scenario.question)
             claims_nothing = not given or given in (NO_INFORMATION, unknown)
