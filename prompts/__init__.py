@@ -283,11 +283,13 @@ def neutralise_frames(text: str) -> str:
     # casefold, not lower: the regex's IGNORECASE also matches "ſ" (long s) for "s", which lower()
     # keeps, so "begins aſ follows:" took the fast path and was left able to open a frame.
     # Without its spaces, what any match holds: the regexes run only where an open or a close may be.
-    folded = view.casefold().translate(_DROPPED_BETWEEN_LETTERS)
+    # As UTF-8 bytes: ``bytes.translate`` deletes in one pass, ten times faster than ``str.translate``
+    # (1.8 ms on 30 KB), and no byte of a multi-byte character is ASCII, so only the gaps go.
+    folded = view.casefold().encode("utf-8", "surrogatepass").translate(None, _BETWEEN_LETTER_BYTES)
     ends: list[int] = []
-    if "follows" in folded:
+    if b"follows" in folded:
         ends += [m.end() for m in _OPENING.finditer(view) if _opens(m)]
-    if "conclude" in folded:
+    if b"conclude" in folded:
         ends += [m.end() for m in _CLOSING.finditer(view) if _closes(m)]
     ends += [m.end() - 1 for m in _FRAME_LABELS_AFTER_NEWLINE.finditer("\n" + view)]
     if not ends:
@@ -302,7 +304,7 @@ def neutralise_frames(text: str) -> str:
     return "".join(marked)
 
 
-_DROPPED_BETWEEN_LETTERS = str.maketrans("", "", _BETWEEN_LETTERS)
+_BETWEEN_LETTER_BYTES = _BETWEEN_LETTERS.encode("ascii")
 
 QUOTED_MARK = " (quoted)"
 """What marks a frame word inside shown text; taken out of every model answer (``longgraph/llm.py``)."""
