@@ -31,7 +31,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,6 +319,7 @@ def plan_batch(
     if path is not None:
         inputs = [source] if isinstance(items, str | Path) else []
         claim_results(path, [*inputs, *(f for item in validated for f in item.files)])
+    order = in_document_groups(validated)
     del validated
     origin = str(Path(items).resolve()) if isinstance(items, str | Path) else None
     written = list(read_rows(path, "result row")) if path is not None else []
@@ -329,10 +330,57 @@ def plan_batch(
     summary = BatchSummary(total=len(plan), skipped=len(plan) - len(todo), out=path)
 
     def again() -> Iterator[BatchItem]:
-        for item in _validated(rows(), base, strategy, files_outside=files_outside):
+        items = _validated(rows(), base, strategy, files_outside=files_outside)
+        for item in in_order(items, order):
             yield dataclasses.replace(item, origin=origin)
 
     return PlannedBatch(summary, path, todo, again)
+
+
+REORDER_WINDOW = 1_000
+"""The most items :func:`in_order` holds back while it waits for an earlier one of their document."""
+
+
+def document_key(item: BatchItem) -> str:
+    """What an item reads, as a digest: its inline text, its documents, or its files' contents."""
+    read = {"document": item.document, "documents": item.documents, "files": [str(f) for f in item.files]}
+    blob = json.dumps(read, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def in_document_groups(items: Sequence[BatchItem]) -> list[str]:
+    """The items' ids with every item on the same document(s) right after the first one on them, the
+    groups in the order their first item comes: questions about one text run together, so the model
+    server's prefix cache and the chunk memo (``nodes/chunking.chunks_once``) still hold that text."""
+    first: dict[str, int] = {}
+    ranked = []
+    for index, item in enumerate(items):
+        ranked.append((first.setdefault(document_key(item), index), index, item.id))
+    return [item_id for *_, item_id in sorted(ranked)]
+
+
+def in_order(
+    items: Iterable[BatchItem], order: Sequence[str], window: int = REORDER_WINDOW
+) -> Iterator[BatchItem]:
+    """``items`` (read in file order) given out in ``order``, holding back at most ``window`` of them:
+    beyond that the held item earliest in ``order`` goes first, so an items file whose documents
+    alternate over thousands of lines is grouped in part, never held whole in memory. Items ``order``
+    does not name come after it."""
+    rank = {item_id: place for place, item_id in enumerate(order)}
+    held: dict[str, BatchItem] = {}
+    given: set[str] = set()
+    place = 0
+    for item in items:
+        held[item.id] = item
+        while place < len(order) and (order[place] in held or order[place] in given):
+            if order[place] in held:
+                yield held.pop(order[place])
+            place += 1
+        if len(held) > window:
+            earliest = min(held, key=lambda item_id: rank.get(item_id, len(order)))
+            given.add(earliest)
+            yield held.pop(earliest)
+    yield from sorted(held.values(), key=lambda item: rank.get(item.id, len(order)))
 
 
 def refuse_another_items_file(out: Path, rows: Iterable[Mapping[str, Any]], origin: str) -> None:

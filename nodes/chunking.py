@@ -19,7 +19,10 @@ enormous "word" is quadratic, and a 5M-character line with no spaces must not ha
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -335,6 +338,56 @@ def iter_chunks(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokeniz
     for group in held:
         yield _to_chunk(chunk_id, group, documents, labels, label_tokens)
         chunk_id += 1
+
+
+MEMO_CHARS = 16_000_000
+"""The most document characters whose chunks :func:`chunks_once` keeps, all entries together."""
+_MEMO_ENTRIES = 4
+_memo: OrderedDict[tuple[bytes, int, int], tuple[Tokenizer, tuple[Chunk, ...], int]] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def chunks_once(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokenizer) -> Iterator[Chunk]:
+    """:func:`iter_chunks`, counted once per document set, budget and tokenizer in this process.
+
+    Several questions about one document (``aask_many``, ``ask -q … -q …``, a batch's items on the
+    same files) get the same chunks without counting the text again: under the shared-prefix layout
+    the chunk budget does not depend on the question (``nodes/budget.py``), so every later question
+    finds the first one's chunks. The key is a digest of the titles and texts, not the texts: a memo
+    entry holds no document. Only complete chunkings are kept (a run stopped mid-way keeps nothing),
+    the most recent :data:`_MEMO_ENTRIES` of at most :data:`MEMO_CHARS` characters in all; chunks are
+    never changed after they are made, so runs may share them."""
+    digest = hashlib.blake2b(digest_size=16)
+    for doc in documents:
+        for field in (doc.title, doc.text):
+            encoded = field.encode("utf-8", "surrogatepass")
+            digest.update(len(encoded).to_bytes(8, "little"))
+            digest.update(encoded)
+    key = (digest.digest(), budget, id(tokenizer))
+    with _memo_lock:
+        found = _memo.get(key)
+        if found is not None:
+            _memo.move_to_end(key)
+    if found is not None:
+        yield from found[1]
+        return
+    made: list[Chunk] = []
+    for chunk in iter_chunks(documents, budget, tokenizer):
+        made.append(chunk)
+        yield chunk
+    size = sum(len(doc.text) for doc in documents)
+    if size > MEMO_CHARS:
+        return
+    with _memo_lock:  # the tokenizer is kept with its chunks, so its id is not another's meanwhile
+        _memo[key] = (tokenizer, tuple(made), size)
+        while len(_memo) > _MEMO_ENTRIES or sum(entry[2] for entry in _memo.values()) > MEMO_CHARS:
+            _memo.popitem(last=False)
+
+
+def forget_chunks() -> None:
+    """Empty :func:`chunks_once`'s memo: a benchmark timing a first reading, a test starting clean."""
+    with _memo_lock:
+        _memo.clear()
 
 
 def _to_chunk(

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from longgraph.errors import ConfigurationError, InputError
-from longgraph.nodes.chunking import iter_chunks
+from longgraph.nodes.chunking import chunks_once
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.read import start_reading
 from longgraph.nodes.runtime import loop_outlives_node, report_progress
@@ -148,7 +148,7 @@ def chunk_documents_blocking(
     total = sum(len(doc.text) for doc in documents)
     done = 0
     with _large_input_slot(total, deadline, timeout):
-        for chunk in iter_chunks(documents, budget, kit.tokenizer):
+        for chunk in chunks_once(documents, budget, kit.tokenizer):
             _past(deadline, timeout, done, total)
             chunks.append(chunk)
             done += len(chunk.text)

@@ -90,7 +90,7 @@ def test_a_whole_run_asks_each_chunk_once_on_either_api(sync: bool) -> None:
 def test_a_failing_chunk_node_cancels_its_own_readings_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs sharing a context (a batch) share the kit: one run's bad input must not cancel the calls
     another run started."""
-    real = prepare.iter_chunks
+    real = prepare.chunks_once
     failing = False
 
     def chunks_then_fail(*args: Any, **kwargs: Any) -> Iterator[Chunk]:
@@ -102,7 +102,7 @@ def test_a_failing_chunk_node_cancels_its_own_readings_only(monkeypatch: pytest.
         yield next(chunks)
         raise RuntimeError("the tokenizer broke")
 
-    monkeypatch.setattr(prepare, "iter_chunks", chunks_then_fail)
+    monkeypatch.setattr(prepare, "chunks_once", chunks_then_fail)
 
     async def unanswered(*args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(30)  # still under way when the chunk node fails

@@ -28,14 +28,14 @@ def _ask(text: str, **settings: Any) -> Any:
 def test_an_input_not_chunked_within_the_deadline_stops_saying_how_far_it_got(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    slow = prepare.iter_chunks
+    slow = prepare.chunks_once
 
     def slowly(*args: Any, **kwargs: Any) -> Any:
         for chunk in slow(*args, **kwargs):
             time.sleep(0.05)  # a loaded server's counting
             yield chunk
 
-    monkeypatch.setattr(prepare, "iter_chunks", slowly)
+    monkeypatch.setattr(prepare, "chunks_once", slowly)
     with pytest.raises(
         InputError, match=r"not prepared within prepare_timeout_s \(0.2 s\): [\d,]+ of [\d,]+ characters"
     ):
