@@ -223,16 +223,21 @@ _INVISIBLE_CODES = [
 ]
 _SUSPECTS = frozenset(map(chr, [*_LOOKALIKES, *_INVISIBLE_CODES]))
 """Every character the view changes or leaves out."""
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def _has_suspect(text: str) -> bool:
-    """Whether the view of ``text`` differs from it: a suspect among its non-ASCII runs, or an ASCII
-    line separator. Not one regex class of the suspects: two thousand characters, some beyond the BMP,
-    are tested one by one (27 ms on 30 KB); the runs are few in most text (0.2 ms)."""
+    """Whether the view of ``text`` differs from it: a suspect among its non-ASCII characters, or an
+    ASCII line separator. Not one regex class of the suspects: two thousand characters, some beyond the
+    BMP, are tested one by one (27 ms on 30 KB)."""
     if any(ch in text for ch in _ASCII_SUSPECTS):
         return True
-    return any(not _SUSPECTS.isdisjoint(run) for run in _NON_ASCII.findall(text))
+    # Its non-ASCII characters alone: no byte of a multi-byte UTF-8 character is ASCII, so deleting the
+    # ASCII bytes leaves them whole (0.03 ms on 30 KB, where a regex for the runs took 0.24 ms).
+    encoded = text.encode("utf-8", "surrogatepass")
+    return not _SUSPECTS.isdisjoint(encoded.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
+
+
+_ASCII_BYTES = bytes(range(128))
 
 
 """Any character the view changes or leaves out."""
