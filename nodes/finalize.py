@@ -37,6 +37,7 @@ None, and their evidence is the shown chunks whose text contains the answer.
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,7 +46,7 @@ from longgraph.nodes.answer_wording import judge_wording, part_only
 from longgraph.nodes.chain import Followed, Unfollowed, follow_chain, link_to_follow
 from longgraph.nodes.derivation import Asked, asks_to_combine, numbers_in, unexplained_numbers
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems, words_of
+from longgraph.nodes.lexical import content_stems, sentence_spans, words_of
 from longgraph.nodes.passages import rereading_enabled
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.report import chunk_reports
@@ -209,6 +210,59 @@ def numbers_refuting(answer: str, question: str, quotes: Sequence[Evidence]) -> 
     return unexplained_numbers(answer, question, groups, asked)
 
 
+def _plain_sentence(text: str) -> str:
+    """A sentence as compared for copying: Unicode-normalised, casefolded, whitespace collapsed, without
+    the quotes, brackets and end punctuation around it."""
+    folded = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return folded.strip(_AROUND_A_SENTENCE)
+
+
+_AROUND_A_SENTENCE = " .!?;:,\"'“”‘’«»()[]*_`"
+_OPENING_QUOTES = "\"'“‘«"
+_CLOSING_MARKS = "\"'”’»)]"
+_SENTENCE_ENDS = ".!?。！？"
+
+
+def _whole_sentences(line: str, *, last_open: bool = False) -> list[str]:
+    """The whole sentences of ``line`` (:func:`_plain_sentence`): the project's sentence spans joined
+    until one ends a sentence, that is ends with end punctuation (a title does not) and what follows
+    begins another ("… Jr. (born …" and "… Вертов ; born …" end none). ``last_open``: the rest after the
+    last end is a sentence too (an answer may leave out its full stop)."""
+    sentences, begin = [], None
+    for start, end in sentence_spans(line):
+        begin = start if begin is None else begin
+        last = line[start:end].rstrip(_CLOSING_MARKS)[-1:]
+        after = line[end:].lstrip()[:1]
+        if (
+            last
+            and last in _SENTENCE_ENDS
+            and (not after or after.isupper() or after.isdigit() or after in _OPENING_QUOTES)
+        ):
+            sentences.append(_plain_sentence(line[begin:end]))
+            begin = None
+    if begin is not None and last_open:
+        sentences.append(_plain_sentence(line[begin:]))
+    return [s for s in sentences if s]
+
+
+def copied_sentences(answer: str, quotes: Sequence[Evidence]) -> list[Evidence]:
+    """The verified quotes ``answer`` copies when it is nothing but whole sentences of them; else none.
+
+    A verification call cannot confirm a copy: it reads whether the quotes state the answer's claims,
+    and every claim of a copy is stated, whether or not it answers the question (a reader one hop short
+    of "Who wrote Kenan & Kel?" copying "Kenan & Kel is an American teen sitcom created by Kim Bass for
+    Nickelodeon."). A copy the words do not confirm is therefore ``unconfirmed``, with no call."""
+    by_sentence: dict[str, Evidence] = {}
+    for quote in quotes:
+        for line in quote.text.splitlines() if quote.verified else []:  # a title heads its own line
+            for sentence in _whole_sentences(line):
+                by_sentence.setdefault(sentence, quote)
+    said = [s for line in answer.splitlines() for s in _whole_sentences(line, last_open=True)]
+    if not said or not all(s in by_sentence for s in said):
+        return []
+    return list({id(q): q for q in (by_sentence[s] for s in said)}.values())
+
+
 def grounded(answer: str, question: str, notes: Sequence[Note]) -> bool:
     """Whether any content word of ``answer`` beyond the question's own stands in a verified quote of
     ``notes`` (word forms compared): what an unconfirmed answer must have to be shown as something the
@@ -344,6 +398,13 @@ async def settle(
         why = f"the words cannot confirm it ({judged.unconfirmed}), and no model here reads it to verify it"
         return Settled(_unconfirmed(state, why, judged.quotes, notes, outcomes, on_unconfirmed))
     if judged.unconfirmed:
+        copied = copied_sentences(given, [q for n in notes for q in n.verified_quotes])
+        if copied:
+            why = (
+                f"the words cannot confirm it ({judged.unconfirmed}), and it is a sentence copied from the "
+                "text, which no verification call can confirm (every claim of a copy is stated)"
+            )
+            return Settled(_unconfirmed(state, why, copied, notes, outcomes, on_unconfirmed))
         if verify is None:
             why = f"the words cannot confirm it ({judged.unconfirmed}), and nothing verifies it here"
             return Settled(_unconfirmed(state, why, judged.quotes, notes, outcomes, on_unconfirmed))
