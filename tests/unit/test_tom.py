@@ -241,8 +241,8 @@ WEAK = "The secret ingredient of good writing is rewriting."
 def test_a_leaf_is_read_again_and_a_weak_leaf_is_set_aside() -> None:
     """As for any chunk: the holder's leaf, misread beside its title and summary, is read again (its
     most relevant passage alone) and answers; a leaf whose note passed grounding on two shared words
-    ("secret ingredient", none of the question's names) is set aside before it can meet the holder's
-    note in a reduce."""
+    ("secret ingredient", none of the question's names) is set aside, with ``min_note_strength`` set,
+    before it can meet the holder's note in a reduce."""
     document = planted(30_000, at=0.2).replace(". ", f". {WEAK} ", 1)
     seen = {"first": 0, "again": 0}
 
@@ -258,7 +258,7 @@ def test_a_leaf_is_read_again_and_a_weak_leaf_is_set_aside() -> None:
                 return json.dumps({"answer": WEAK})
         return oracle_responder(messages, extras)
 
-    out = _run("tom", document, ScriptedChatModel(responder=responder), tom_top_k=0)
+    out = _run("tom", document, ScriptedChatModel(responder=responder), tom_top_k=0, min_note_strength=0.5)
     assert seen == {"first": 1, "again": 2}  # the sentence alone, and with its neighbours
     assert "smoked plums" in out.answer and out.supported
     assert document[out.evidence[0].start : out.evidence[0].end] == FACT
