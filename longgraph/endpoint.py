@@ -145,6 +145,10 @@ async def resolve_context(context: Context, provider: Describes) -> Context:
     if resolved.plan_records == "auto":
         plans = profile is None or profile.plans
         resolved = resolved.replace(plan_records="on" if plans else "off")
+    if resolved.min_note_strength is None:
+        resolved = resolved.replace(
+            min_note_strength=profile.min_note_strength if profile is not None else 0.0
+        )
     if resolved.prompt_layout == "auto":
         first = profile is not None and profile.question_first
         resolved = resolved.replace(prompt_layout="question_first" if first else "shared_prefix")

@@ -219,10 +219,10 @@ class ReductionLoop(BoundedLoop):
             return {"loop_tasks": []}
         decisions: list[str] = []
         filtered: list[tuple[int, str]] = []
-        notes, weak = set_aside_weak(notes, kit.context.min_note_strength)
+        notes, weak = set_aside_weak(notes, kit.context.min_note_strength or 0.0)
         if weak:
             strongest = max(n.confidence for n in notes)
-            reason = weak_note_reason(kit.context.min_note_strength, strongest)
+            reason = weak_note_reason(kit.context.min_note_strength or 0.0, strongest)
             filtered += [(source, reason) for note in weak for source in note.sources]
             decisions.append(f"set aside {len(weak)} note(s) with much weaker evidence than the strongest")
         question = state["question"]

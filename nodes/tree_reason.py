@@ -139,7 +139,7 @@ def _set_aside_weak_leaves(
     aside, here once for the whole tree (every leaf is read in the first round), so a confabulation
     that passed grounding on a word or two cannot outvote the note that holds the question's words."""
     notes = [done[i] for i in leaves]
-    kept, weak = set_aside_weak(notes, kit.context.min_note_strength)
+    kept, weak = set_aside_weak(notes, kit.context.min_note_strength or 0.0)
     if not weak:
         return []
     strongest = max(n.confidence for n in notes)
@@ -147,7 +147,7 @@ def _set_aside_weak_leaves(
         if any(done[node_id] is n for n in weak):
             del done[node_id]
     covered = {s for n in kept for s in n.sources}
-    reason = weak_note_reason(kit.context.min_note_strength, strongest)
+    reason = weak_note_reason(kit.context.min_note_strength or 0.0, strongest)
     decisions.append(f"set aside {len(weak)} leaf note(s) with much weaker evidence than the strongest")
     return [(source, reason) for source in sorted({s for n in weak for s in n.sources} - covered)]
 

@@ -130,7 +130,9 @@ POSITIVE_COUNTS = (
 )
 """Settings that count tokens, calls or nodes: whole numbers from 1 to ``MAX_WINDOW``."""
 
-UNSET_ALLOWED = frozenset({"pyramid_leaf_tokens", "context_window", "chunk_size", "frequency_penalty"})
+UNSET_ALLOWED = frozenset(
+    {"pyramid_leaf_tokens", "context_window", "chunk_size", "frequency_penalty", "min_note_strength"}
+)
 """Settings that may be left unset (derived from the model or the prompt, or the model's default)."""
 
 RANGES: dict[str, tuple[float, float]] = {
@@ -257,12 +259,13 @@ class Context:
     rests on (the CLI marks it ``[UNCONFIRMED]``), so a user of a model that cannot verify still sees
     what it found; "withhold" answers NO INFORMATION and lists it first among the candidates. A refuted
     answer, or one in words of its own only, is withheld either way."""
-    min_note_strength: float = field(default_factory=_env("min_note_strength", 0.0, float))
+    min_note_strength: float | None = field(default_factory=_env("min_note_strength", None, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
-    before the final stage (reported ``filtered``); 0, the default, keeps every verified note. Off by
-    default because that confidence weighs the question's words in a note's quote: the note on a
-    chain's other hop shares few of them and was the one set aside (reference reader, real suite, dev
-    8K: HotpotQA bridge 0.89 at 0.5, 0.95 at 0, no wrong answer supported either way)."""
+    before the final stage (reported ``filtered``); 0 keeps every verified note. Unset: the model's
+    profile's (0.5 for the embedded models, whose reduce follows whatever note it reads), else 0, since
+    that confidence weighs the question's words in a note's quote and the note on a chain's other hop,
+    sharing few of them, was the one set aside (reference reader, real suite, dev 8K: HotpotQA bridge
+    0.89 at 0.5, 0.95 at 0, no wrong answer supported either way)."""
     reread: bool = field(default_factory=_env("reread", True, _bool))
     """Compact protocol: a chunk whose answer is not evidence but which holds a passage bearing strongly
     on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""

