@@ -15,6 +15,8 @@ import pytest
 
 from longgraph import ask
 from longgraph.graphs.mapreduce import graph
+from longgraph.nodes import chunking
+from longgraph.nodes.chunking import forget_chunks
 from longgraph.state.contract import Chunk
 from longgraph.testing.stub_server import StubConfig, StubHandle, run_stub_in_subprocess
 from longgraph.tests.conftest import QUESTION, planted
@@ -38,6 +40,10 @@ def _open_files() -> int:
 
 
 def _chunks_alive() -> int:
+    """Chunks still held once the chunk memo (``nodes/chunking.chunks_once``, a document's chunks kept
+    for its next question, bounded) lets go of its own: none, or a run left something behind."""
+    assert len(chunking._memo) <= chunking._MEMO_ENTRIES
+    forget_chunks()
     gc.collect()
     return sum(type(o) is Chunk for o in gc.get_objects())  # not isinstance: it wakes lazy modules
 
