@@ -297,6 +297,7 @@ def run_on_ray(
     try:
         import ray as ray_module
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     except ImportError as exc:
         raise ConfigurationError("--ray needs Ray: pip install 'longgraph[ray]'") from exc
     ray: Any = ray_module  # its handles' methods are typed as the plain class's
@@ -317,7 +318,9 @@ def run_on_ray(
         actor = ray.remote(BatchWorker).options(
             num_cpus=1, max_concurrency=per_worker, scheduling_strategy="SPREAD", max_restarts=0
         )
-        ledger = ray.remote(SpendLedger).options(num_cpus=0).remote()
+        # On the driver's own node: a worker node lost mid-run must not take the run's ledger with it.
+        here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+        ledger = ray.remote(SpendLedger).options(num_cpus=0, scheduling_strategy=here).remote()
         stack.callback(lambda: ray.kill(ledger))
         allowances = [spend_share(context, i, count, share) for i, share in enumerate(shares(permits, count))]
         serials = list(range(count))  # each worker's name in the ledger; a replacement gets a new one
