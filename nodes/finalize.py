@@ -249,9 +249,9 @@ def copied_sentences(answer: str, quotes: Sequence[Evidence]) -> list[Evidence]:
     """The verified quotes ``answer`` copies when it is nothing but whole sentences of them; else none.
 
     A verification call cannot confirm a copy: it reads whether the quotes state the answer's claims,
-    and every claim of a copy is stated, whether or not it answers the question (a reader one hop short
-    of "Who wrote Kenan & Kel?" copying "Kenan & Kel is an American teen sitcom created by Kim Bass for
-    Nickelodeon."). A copy the words do not confirm is therefore ``unconfirmed``, with no call."""
+    and every claim of a copy is stated, whether or not it answers the question (a sentence about the
+    first hop of a chain, given for the second). A copy the words do not confirm is therefore
+    ``unconfirmed``, with no call."""
     by_sentence: dict[str, Evidence] = {}
     for quote in quotes:
         for line in quote.text.splitlines() if quote.verified else []:  # a title heads its own line

@@ -262,10 +262,9 @@ class Context:
     min_note_strength: float | None = field(default_factory=_env("min_note_strength", None, float))
     """Notes whose evidence-based confidence is under this share of the strongest note's are set aside
     before the final stage (reported ``filtered``); 0 keeps every verified note. Unset: the model's
-    profile's (0.5 for the embedded models, whose reduce follows whatever note it reads), else 0, since
-    that confidence weighs the question's words in a note's quote and the note on a chain's other hop,
-    sharing few of them, was the one set aside (reference reader, real suite, dev 8K: HotpotQA bridge
-    0.89 at 0.5, 0.95 at 0, no wrong answer supported either way)."""
+    profile's (0.5 for the embedded models, whose reduce follows whatever note it reads), else 0: that
+    confidence weighs the question's words in a note's quote, so the note on a chain's other hop,
+    sharing few of them, would be the first set aside."""
     reread: bool = field(default_factory=_env("reread", True, _bool))
     """Compact protocol: a chunk whose answer is not evidence but which holds a passage bearing strongly
     on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""

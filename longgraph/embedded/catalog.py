@@ -49,9 +49,8 @@ class ModelProfile:
     fact, measured by ``python -m longgraph.evals.bench.plan_probe``: on at accuracy >= 0.9."""
     min_note_strength: float = 0.0
     """The share of the strongest note's confidence under which a note is set aside before the reduce
-    (``min_note_strength``): 0.5 for a model whose reduce follows whatever note it reads (the embedded
-    SmolLM2 answered the demo's question with a name from an essay's note beside the right one at 0,
-    rightly at 0.5: ``longgraph demo``)."""
+    (``min_note_strength``): 0.5 for a model whose reduce follows whatever note it reads, measured with
+    ``longgraph demo``."""
     question_first: bool = False
     """Whether its per-chunk prompts state the question before the chunk as well as after it
     (``prompt_layout``): the layout it answers best from, at the cost of the prefix cache across
