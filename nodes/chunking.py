@@ -357,6 +357,10 @@ def chunks_once(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokeniz
     entry holds no document. Only complete chunkings are kept (a run stopped mid-way keeps nothing),
     the most recent :data:`_MEMO_ENTRIES` of at most :data:`MEMO_CHARS` characters in all; chunks are
     never changed after they are made, so runs may share them."""
+    size = sum(len(doc.text) for doc in documents)
+    if size > MEMO_CHARS:  # never kept: not worth a digest of the whole input either
+        yield from iter_chunks(documents, budget, tokenizer)
+        return
     digest = hashlib.blake2b(digest_size=16)
     for doc in documents:
         for field in (doc.title, doc.text):
@@ -375,9 +379,6 @@ def chunks_once(documents: Sequence[DocumentIn], budget: int, tokenizer: Tokeniz
     for chunk in iter_chunks(documents, budget, tokenizer):
         made.append(chunk)
         yield chunk
-    size = sum(len(doc.text) for doc in documents)
-    if size > MEMO_CHARS:
-        return
     with _memo_lock:  # the tokenizer is kept with its chunks, so its id is not another's meanwhile
         _memo[key] = (tokenizer, tuple(made), size)
         while len(_memo) > _MEMO_ENTRIES or sum(entry[2] for entry in _memo.values()) > MEMO_CHARS:
