@@ -1,15 +1,12 @@
 """The grounded reading every note-taking strategy starts with, wired once (mapreduce, its Segment+
 merge ablation and Segment+ used to wire it three times).
 
-chunk ──Send per chunk──▶ read → ground          chunk ──beside the reads──▶ find_passages → ground
-ground ──Send per passage worth a second reading──▶ reread_chunk → ground
-ground ──done──▶ ``then``
+chunk ──Send per chunk──▶ read → ground → ``then``
 
 The caller wires what leads to ``chunk`` (the records route's ``plan_records``: ``graphs/wiring.py``).
 
 ``chunk`` starts each chunk's read as soon as the chunk is final (``nodes/early_calls.py``); ``ground``
-checks every answer against its chunk (``nodes/grounding.py``) and sends a chunk back to be read again
-(its strongest passage alone) when the answer is not evidence but the passage bears on the question.
+checks every reading against its chunk (``nodes/read.py``, by ``nodes/checks``).
 """
 
 from __future__ import annotations
@@ -18,10 +15,8 @@ from typing import Any
 
 from langgraph.graph import StateGraph
 
-from longgraph.nodes.grounding import ground
-from longgraph.nodes.passages import find_passages, rereads_to
 from longgraph.nodes.prepare import chunk_input
-from longgraph.nodes.read import each_chunk, read_chunk
+from longgraph.nodes.read import each_chunk, ground, read_chunk
 from longgraph.nodes.runtime import NodeFactory
 from longgraph.state.tasks import ReadTask
 
@@ -41,15 +36,7 @@ def add_grounded_reading(
     paper names them; ``chunking``: options of :func:`chunk_input` (``size``, ``read_early``)."""
     builder.add_node(chunk, node(chunk_input, prompts=prompts, stage=stage, **chunking))
     builder.add_node(read, node(read_chunk, prompts=prompts, stage=stage), input_schema=ReadTask)
-    builder.add_node("find_passages", node(find_passages))
     builder.add_node("ground", node(ground))
-    builder.add_node(
-        "reread_chunk", node(read_chunk, prompts=prompts, stage=stage, label="reread"), input_schema=ReadTask
-    )
-    builder.add_conditional_edges(chunk, each_chunk(read, beside="find_passages"), [read, "find_passages"])
+    builder.add_conditional_edges(chunk, each_chunk(read), [read])
     builder.add_edge(read, "ground")
-    builder.add_edge("find_passages", "ground")
-    builder.add_conditional_edges(
-        "ground", rereads_to("reread_chunk"), {"reread_chunk": "reread_chunk", "done": then}
-    )
-    builder.add_edge("reread_chunk", "ground")
+    builder.add_edge("ground", then)

@@ -157,8 +157,6 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
     first, rest = by_kind.get(shape.kind, _single_call_stages)(shape, chunks, question, kit)
     if shape.kind != "single-call" and ctx.verify_answers == "on":
         rest.append(_bounded("verify", 1, per_call, "one, when words cannot confirm the answer"))
-    if shape.kind != "single-call":
-        rest += _chain_stages(ctx, question, per_call)
     if ctx.parse_retries:
         total = first.calls + sum(s.calls for s in rest)
         rest.append(
@@ -167,29 +165,8 @@ def estimate_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
     return [first, *rest]
 
 
-def _chain_stages(ctx: Context, question: str, per_call: int) -> list[StageCost]:
-    """A chain the question names, followed when nothing answers it (``nodes/chain.py``): each step
-    reads a few passages, and a verifying model may be asked about each reading."""
-    from longgraph.nodes.chain import PASSAGES_PER_HOP, link_to_follow
-    from longgraph.nodes.passages import rereading_enabled
-
-    if not rereading_enabled(ctx) or link_to_follow(question) is None:
-        return []
-    calls = 2 * PASSAGES_PER_HOP * 2 * (2 if ctx.verify_answers == "on" else 1)  # a sentence, a passage
-    return [
-        _bounded(
-            "chain",
-            calls,
-            per_call,
-            "if nothing answers: who the entity it names through another is, then the question about them",
-        )
-    ]
-
-
 def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: RunKit) -> Staged:
-    """Every chunk read (rendered and counted), second readings, a plan, filters, the reduction loop."""
-    from longgraph.nodes.passages import rereading_enabled
-
+    """Every chunk read (rendered and counted), a plan, filters, the reduction loop."""
     ctx, n = kit.context, len(chunks)
     per_call = prompt_bound(ctx)
     tokens = first_stage_prompt_tokens(
@@ -203,10 +180,6 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         how="every chunk, rendered and counted",
     )
     rest: list[StageCost] = []
-    if rereading_enabled(ctx):
-        rest.append(
-            _bounded("reread", 2 * n, max(tokens, default=0), "at most two per chunk (a sentence, a passage)")
-        )
     rest += _planning(shape, kit)
     if shape.filters:
         rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))

@@ -3,12 +3,12 @@
 Both take one group of notes and give one note (``Combined``) for ``nodes/reduction.py``.
 
 * :func:`collapse_group` (LLM×MapReduce §3): the model reads the group (strongest notes first) and
-  writes one note of the same structure. The new answer is checked against the group's verified
-  quotes (``nodes/grounding.py``): the note keeps exactly the quotes that support it, with their
-  original offsets, so the final evidence points at the source however many rounds a note went
-  through. An answer the group's quotes do not support is not trusted: the group keeps its strongest
-  note instead (said in ``stats.notes``), as when the answer cannot be parsed. A group the model
-  says holds no information yields no note; its chunks are reported ``filtered``.
+  writes one note of the same structure: the model's answer as given, carrying the group's verified
+  quotes that hold its words (all of them when none does: ``nodes/checks``), with their original
+  offsets, so the final evidence points at the source however many rounds a note went through.
+  Whether the answer stands is the final verdict's to say, never a combining stage's. An unparseable
+  answer keeps the group's strongest note (said in ``stats.notes``). A group the model says holds no
+  information yields no note; its chunks are reported ``filtered``.
 * :func:`merge_batch` (Segment+ §3.2): quotes are concatenated verbatim, in order; the model merges
   the reasoning parts into one or two sentences. A batch of one note passes through without a call;
   an unreadable merge joins the reasoning parts instead (nothing lost; the loop's stall check
@@ -20,12 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from longgraph.llm import StructuredCall
-from longgraph.nodes.answer_wording import judge_wording
+from longgraph.nodes.checks import confidence_of, read_question, relevance_of, supporting_quotes
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.render import join_notes
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.support import confidence_of
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import Note, NoteDraft
 from longgraph.state.tasks import Combined, GroupTask
@@ -71,26 +70,17 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
         )
     else:
-        _, judged = judge_wording(draft.answer, notes, task["question"], partial=True)
-        if judged.kind == "none":
-            combined = Combined(
-                index=task["index"],
-                sources=sources,
-                note=strongest,
-                error=f"answered {draft.answer[:80]!r}, which does not stand on its notes ({judged.why}); "
-                "kept its strongest note",
-            )
-        else:
-            confidence = confidence_of(judged.support, judged.relevance, draft.model_confidence)
-            note = Note(
-                sources=sources,
-                answer=" ".join(draft.answer.split()),  # the model's own, never the part the words read
-                reasoning=draft.reasoning,
-                quotes=judged.quotes,
-                model_confidence=draft.model_confidence,
-                confidence=confidence,
-            )
-            combined = Combined(index=task["index"], sources=sources, note=note)
+        question = read_question(task["question"])
+        quotes = supporting_quotes(draft.answer, question, [q for n in notes for q in n.quotes])
+        note = Note(
+            sources=sources,
+            answer=" ".join(draft.answer.split()),
+            reasoning=draft.reasoning,
+            quotes=quotes,
+            model_confidence=draft.model_confidence,
+            confidence=confidence_of(relevance_of(quotes, question), draft.model_confidence),
+        )
+        combined = Combined(index=task["index"], sources=sources, note=note)
     return {"combined": [combined], "usage": result.usage}
 
 

@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -38,31 +39,22 @@ from typing import Any, Literal
 import numpy as np
 
 from longgraph.llm import StructuredCall
-from longgraph.nodes.answer_support import Rarity, asks_count, items_asked_for
-from longgraph.nodes.answer_wording import judge_wording
 from longgraph.nodes.attention import attention_reader, spans_in
-from longgraph.nodes.grounding import enforce_failure_budget, ground_read
+from longgraph.nodes.checks import (
+    confidence_of,
+    content_stems,
+    documents_of,
+    ground_read,
+    read_question,
+    sentence_spans,
+)
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import QuestionWords, content_stems, question_words, rarity_weight
-from longgraph.nodes.passages import (
-    REREAD,
-    Found,
-    best_passage,
-    may_bear_strongly,
-    passage_note,
-    read_each,
-    rereading_enabled,
-    settle_readings,
-    worth_rereading,
-)
-from longgraph.nodes.provenance import documents_of
-from longgraph.nodes.read import chunk_read
+from longgraph.nodes.read import enforce_failure_budget
 from longgraph.nodes.retrieval import best_piece_scores
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.support import is_number
 from longgraph.prompts import neutralise_frames
-from longgraph.state.contract import Chunk, DocumentIn
+from longgraph.state.contract import Chunk, DocumentIn, Evidence
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import StructuredOutput, Sufficiency, answer_of, is_no_information
 from longgraph.state.pecan import IPGraph, PecanState, SearchStep
@@ -135,7 +127,7 @@ def node_relevance(
     tied with the reservoirs' and took the search prompt's room (measured with the scripted capable
     reader, PECAN found two reservoirs of three). Blocking (0.65 s for 5,100 chunks of 1.28M tokens, the
     weights included): run it in a thread."""
-    wanted = question_words(question)
+    wanted = read_question(question).words
     cosine = node_similarity(graph, question_vector)
     stems = [content_stems(node_text(node, chunks)) for node in graph.nodes]
     weights = word_weights(
@@ -143,20 +135,15 @@ def node_relevance(
     )
     total = sum(weights.values())
     return [
-        score + WORD_WEIGHT * (sum(weights[word] for word in wanted.held(held)) / total if total else 1.0)
+        score + WORD_WEIGHT * (sum(weights[word] for word in wanted & held) / total if total else 1.0)
         for held, score in zip(stems, cosine, strict=True)
     ]
 
 
-def word_weights(wanted: QuestionWords, chunk_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
-    """Each question word's weight: its rarity among the chunks (:func:`rarity_weight`), twice that for a
-    name (``QuestionWords.share`` counts names twice too). A word is in a chunk in any of its forms
-    (:meth:`QuestionWords.forms`: "composer" in "composed by"), as it is held when a node is scored."""
-    held = [wanted.held(s) for s in chunk_stems]
-    return {
-        word: rarity_weight(sum(word in h for h in held), len(held)) * (2 if word in wanted.named else 1)
-        for word in wanted
-    }
+def word_weights(wanted: frozenset[str], chunk_stems: Sequence[AbstractSet[str]]) -> dict[str, float]:
+    """Each question word's weight: the rarer among the chunks, the more (``log(1 + n / (1 + holding))``)."""
+    total = len(chunk_stems)
+    return {word: math.log(1 + total / (1 + sum(word in s for s in chunk_stems))) for word in wanted}
 
 
 def retrieval_scores(
@@ -595,46 +582,13 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
             )
             continue
         read = ChunkRead(chunk_id=chunk_id, stage="answer", draft=draft)
-        outcome, note = ground_read(read, chunks[chunk_id], documents, question)
+        outcome, note = ground_read(read, chunks[chunk_id], documents, read_question(question))
         reason = f"{how}; {outcome.reason}" if outcome.reason else how
         outcomes.append(outcome.model_copy(update={"reason": reason}))
         if note is not None:
             notes.append(note)
-    update: PecanState = {}
-    # Judged as the final answer will be: a bare "3" grounded in a chunk by a sentence sharing only a word
-    # common in the document ("time") is no support there (measured with the scripted capable reader: a
-    # count of 3 ferries rested on such a chunk, was refused at the end, and the passages it was worked out
-    # from were never tried). Counted once per run (kit.rarity): the final answer weighs the same words.
-    rarity = await kit.rarity(state["input_chunks"], question)
-    if (
-        answer
-        and not is_no_information(answer)
-        and judge_wording(answer, notes, question, rarity=rarity)[1].kind == "none"
-    ):
-        worked_out = _worked_out_from_passages(
-            answer,
-            [chunks[o.chunk_id] for o in outcomes],
-            documents,
-            question,
-            rarity,
-        )
-        if worked_out:
-            notes = worked_out
-            used = {n.sources[0] for n in notes}
-            outcomes = [
-                o.model_copy(
-                    update={
-                        "fate": "noted",
-                        "reason": f"{o.reason}; its passage on the question is "
-                        "one the answer is worked out from",
-                    }
-                )
-                if o.chunk_id in used
-                else o
-                for o in outcomes
-            ]
-    if not notes and answer is not None and rereading_enabled(kit.context):
-        update = await _read_best_passage_again(state, kit, outcomes, notes)
+    if answer and not is_no_information(answer) and not unread and not notes:
+        notes = _bearing_sentences([chunks[o.chunk_id] for o in outcomes], documents, question)
     _keep_one_candidate(outcomes)
     reached_chunks = {graph.node(i).chunk_id for i in reached}
     filtered = [
@@ -651,110 +605,44 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
         "outcomes": outcomes,
         "filtered": filtered,
         "structure": describe_search(state),
-        **update,
     }
 
 
-def passage_weights(question: str, wanted: QuestionWords, rarity: Rarity) -> dict[str, float]:
-    """How much each question word weighs when two passages share as much of the question: the rarer in
-    the document, the more (``lexical.rarity_weight``), but a question over every item ("For how many
-    quarries …?", :func:`~longgraph.nodes.answer_support.items_asked_for`) expects the items' noun in
-    each item's sentence: its being common is the items' number, not a filler's word, and it weighs as
-    the rarest. Measured with the scripted capable reader (dev seed 4, 2,048): "For how many quarries
-    does the text give the stone?" had one chunk's passage on "gabion walls formed from the stones"
-    (one shared word, rarer) rather than "The X quarry yields yellow limestone", and the right count
-    of 3 was refused."""
-    weights = {w: rarity_weight(rarity.counts.get(w, 0), rarity.sentences) for w in wanted}
-    if (noun := items_asked_for(question)) in weights:
-        weights[noun] = rarity_weight(0, rarity.sentences)
-    return weights
+MAX_BEARING = 6
+"""Reached chunks whose sentence bearing most on the question is shown to the verdict."""
 
 
-def answer_words_said(answer: str, question: str, wanted: QuestionWords) -> frozenset[str]:
-    """The answer's words (not the question's) a passage it is worked out from would say
-    (``passages.best_passage``'s ``saying``): not the number of a count over items ("For how many ports
-    …?" is answered "6", and no item's sentence says 6). Measured with the scripted capable reader (dev
-    seed 6, 2,048): one chunk's passage was an essay's sentence holding a 6 and "fine" rather than
-    "Smugglers caught in X pay a fine of 8,046 ducats.", and the right count of 6 was refused."""
-    words = frozenset(content_stems(answer)) - wanted
-    if items_asked_for(question) is not None and asks_count(question):
-        return frozenset(w for w in words if not is_number(w))
-    return words
-
-
-def _worked_out_from_passages(
-    answer: str,
-    reached: Sequence[Chunk],
-    documents: Sequence[DocumentIn],
-    question: str,
-    rarity: Rarity,
+def _bearing_sentences(
+    reached: Sequence[Chunk], documents: Sequence[DocumentIn], question: str
 ) -> list[Note]:
-    """The reached chunks' passages an answer stands on when no single chunk holds it (a total, a verdict,
-    the end of a chain: PECAN asks for one answer over many nodes), or none. Judged as every strategy's
-    final answer is (``nodes/answer_support.py``)."""
-    wanted = question_words(question)
-    weights = passage_weights(question, wanted, rarity)
-    saying = answer_words_said(answer, question, wanted)
-    passages = [
-        n for c in reached if (n := passage_note(c, documents, wanted, weights=weights, saying=saying))
-    ]
-    _, judged = judge_wording(answer, passages, question, rarity=rarity)
-    if judged.kind == "none":
-        return []
-    cited = [n for n in passages if any(q in n.quotes for q in judged.quotes)]
-    # A count or list is worked out over every passage it was judged on, and the few it cites may not
-    # give it again (measured with the scripted capable reader: a count of 4 families kept 2): then all.
-    return cited if judge_wording(answer, cited, question, rarity=rarity)[1].kind != "none" else passages
-
-
-async def _read_best_passage_again(
-    state: PecanState, kit: RunKit, outcomes: list[ChunkOutcome], notes: list[Note]
-) -> PecanState:
-    """As for every strategy (``nodes/grounding.py``): when no reached chunk supports the answer but one
-    holds a passage bearing strongly on the question, that passage alone is read once more with the
-    answer prompt (a small model loses a fact among many nodes that it finds in a few sentences)."""
-    chunks = _chunks(state)
-    documents = documents_of(state)
-    question = state["question"]
-    wanted = question_words(question)
-    best: tuple[Found, int] | None = None
-    for index, outcome in enumerate(outcomes):
-        if not may_bear_strongly(chunks[outcome.chunk_id], documents, wanted):
-            continue
-        found = best_passage(chunks[outcome.chunk_id], documents, wanted)
-        if (
-            found is not None
-            and worth_rereading(outcome, found.relevance, wanted, named=found.named)
-            and (best is None or (found.named, found.relevance) > (best[0].named, best[0].relevance))
-        ):
-            best = (found, index)
-    if best is None:
-        return {}
-    strongest, index = best
-    chunk_id = outcomes[index].chunk_id
-    text = documents[strongest.span.doc_index].text
-    results = await read_each(
-        kit,
-        [f"* {' '.join(text[a:b].split())}" for a, b in strongest.stretches()],
-        prompts=PROMPTS,
-        stage="answer",
-        question=question,
-        label=REREAD,
-        work=f"second reading of chunk {chunk_id}",
-    )
-    reads = [chunk_read(r, chunk_id, REREAD, prompts=PROMPTS) for r in results]  # the one ChunkRead builder
-    graded = [ground_read(read, chunks[chunk_id], documents, question) for read in reads]
-    outcome, note, helped = settle_readings([(outcomes[index], None), *graded])
-    outcomes[index] = outcome
-    usage = sum((r.usage for r in results[1:]), results[0].usage)
-    decision = f"the answer was not supported by the chunks reached: chunk {chunk_id}'s most relevant passage was read again alone"
-    if note is None or not helped:
-        return {"usage": usage, "decisions": [f"{decision}; it did not help"]}
-    notes.append(note)
-    again = next(
-        read.draft.answer for read, (o, n) in zip(reads, graded, strict=True) if n is note and read.draft
-    )
-    return {"usage": usage, "answer": again, "decisions": [f"{decision}; it gave the answer"]}
+    """When no reached chunk holds the answer verbatim (a total, a verdict, the end of a chain: one answer
+    over many nodes), the evidence it is judged on: each reached chunk's sentence holding the largest
+    share of the question's words, as a quote-only note, the :data:`MAX_BEARING` strongest."""
+    read = read_question(question)
+    found: list[tuple[float, Note]] = []
+    for chunk in reached:
+        best: tuple[float, Evidence] | None = None
+        for part in chunk.parts:
+            text = documents[part.doc_index].text
+            for a, b in sentence_spans(text, part.start, part.end):
+                share = read.share_of(content_stems(text[a:b]))
+                if share > 0 and (best is None or share > best[0]):
+                    quote = Evidence(
+                        chunk_id=chunk.id,
+                        doc_index=part.doc_index,
+                        title=part.title,
+                        start=a,
+                        end=b,
+                        text=text[a:b],
+                        verified=True,
+                    )
+                    best = (share, quote)
+        if best is not None:
+            confidence = confidence_of(best[0], None)
+            quote = best[1].model_copy(update={"confidence": confidence})
+            found.append((best[0], Note(sources=[chunk.id], quotes=[quote], confidence=confidence)))
+    found.sort(key=lambda f: -f[0])
+    return [note for _, note in found[:MAX_BEARING]]
 
 
 def _keep_one_candidate(outcomes: list[ChunkOutcome]) -> None:

@@ -43,9 +43,9 @@ from langgraph.types import Send
 from longgraph.embeddings import resolve_precision
 from longgraph.errors import ConfigurationError
 from longgraph.nodes.attention import attention_reader, normalise_rows, spans_in
+from longgraph.nodes.checks import documents_of
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import BoundedLoop, fresh_loop
-from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import SizedNode, group_in_order
 from longgraph.nodes.retrieval import PIECES, pieces_of
 from longgraph.nodes.runtime import report_progress

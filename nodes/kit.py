@@ -29,7 +29,6 @@ from numpy.typing import NDArray
 from longgraph.endpoint import resolve_context
 from longgraph.errors import ConfigurationError, EndpointError
 from longgraph.llm import LLMClient, PerLoopProvider, StructuredCall, call_structured
-from longgraph.nodes.answer_support import Rarity
 from longgraph.nodes.budget import text_budget
 from longgraph.nodes.early_calls import EarlyCalls
 from longgraph.nodes.endpoint_health import EndpointHealth, unanswered_failure
@@ -37,20 +36,12 @@ from longgraph.prompts import NoteLabels, PromptSet, all_prompt_sets, ask_first,
 from longgraph.serving_policy import mark_screened, screen_served_context
 from longgraph.spending import SpendingLimit, spending_limit
 from longgraph.state.context import Context
-from longgraph.state.contract import Chunk
 from longgraph.state.outputs import SCHEMAS, StructuredOutput
 from longgraph.state.usage import Usage
 from longgraph.tokenizer import Tokenizer, get_tokenizer
 from longgraph.user_share import call_window, share_settings
 
 log = logging.getLogger(__name__)
-
-
-RARITIES_KEPT = 4
-"""Word counts a kit keeps (:meth:`RunKit.rarity`): a run asks for one or two (a chain's second question)."""
-
-_RARITY_COUNTERS = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="longgraph-rarity")
-"""Where :meth:`RunKit.count_rarity` counts: threads of no event loop, as its futures are of none."""
 
 
 @dataclass(frozen=True)
@@ -71,9 +62,6 @@ class RunKit:
     )
     """Calls started ahead of their node (``start_call``), taken by the identical ``call``."""
     _budgets: dict[tuple[str, str, str], int] = field(default_factory=dict, compare=False, repr=False)
-    _rarities: OrderedDict[tuple[str, int, int], concurrent.futures.Future[Rarity]] = field(
-        default_factory=OrderedDict, compare=False, repr=False
-    )
 
     @property
     def window(self) -> int:
@@ -104,30 +92,6 @@ class RunKit:
                 tokenizer=self.tokenizer,
             )
         return budget
-
-    def count_rarity(self, chunks: Sequence[Chunk], question: str) -> concurrent.futures.Future[Rarity]:
-        """Start counting how common the question's words are in the run's text (:class:`Rarity`) in a
-        worker thread, unless it is counted or being counted: the chunk node starts it as soon as the
-        chunks are cut, so the count (a read of every sentence, 0.4 s over 1.28M tokens) runs while the
-        chunks' calls are with the model instead of after the last answer, where the final answer asks
-        for it. Counted once per question and text: PECAN's search and its final answer weigh the same
-        words over the same chunks. A kit outlives its run when its context object is reused, so only
-        the last :data:`RARITIES_KEPT` are kept, each keyed by the texts themselves (their hash), not by
-        chunk numbers another document has too. A future, not a task: it belongs to no event loop."""
-        texts = tuple(c.text for c in chunks)
-        key = (question, len(texts), hash(texts))
-        counting = self._rarities.get(key)
-        if counting is None or counting.cancelled():
-            counting = _RARITY_COUNTERS.submit(Rarity.of, texts, question)
-            self._rarities[key] = counting
-            while len(self._rarities) > RARITIES_KEPT:
-                self._rarities.popitem(last=False)
-        return counting
-
-    async def rarity(self, chunks: Sequence[Chunk], question: str) -> Rarity:
-        """How common the question's words are in the run's text (:meth:`count_rarity`), off the event
-        loop."""
-        return await asyncio.wrap_future(self.count_rarity(chunks, question))
 
     def client(self) -> LLMClient:
         return self.provider(self.context)

@@ -8,16 +8,7 @@ notes, so the prompt removes only notes with nothing useful. A label that cannot
 bounded retries keeps the note: dropping it could drop the answer, keeping it costs tokens.
 
 A Remove label does not drop a note whose evidence is strong (evidence-based confidence of at least
-:data:`STRONG_EVIDENCE`: its verified quote holds the answer and most of the question's words). Nor,
-when every note is labelled Remove, does it drop those whose verified quotes name an entity the
-question names (all of one name's words: "X" for "the X barrage"): measured with
-SmolLM2-135M on paraphrased questions, "The X dam stands 41.1 metres tall", asked "What is the
-height of the X barrage?", holds half the question's weighted words, and its label left the run
-with no note, silent. The same holds when the notes kept name no asked entity: on a third
-test split the one note kept quoted a look-alike's hedges ("the Y topiary garden"), the answer layer
-refused it, and the note quoting the Z garden's sentence had been labelled Remove, silent. A
-note about a look-alike names no asked entity and stays removed; the answer layer judges what is kept.
-Overrides are said in ``stats.notes``. Measured with the embedded SmolLM2-135M: it labelled the note
+:data:`STRONG_EVIDENCE`: its verified quotes hold most of the question's words). Overrides are said in ``stats.notes``. Measured with the embedded SmolLM2-135M: it labelled the note
 quoting a planted fact Keep in 1 of 12 cases and a note quoting an unrelated sentence Keep in 8 of 12
 — at that size the label carries no signal, while the evidence check does. A capable model's label
 still removes every weakly supported note, as the paper intends.
@@ -31,18 +22,15 @@ Wiring: ``route_filter`` sends one ``filter_note`` per note (or answers ``"done"
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Literal
 
 from langgraph.types import Send
 
-from longgraph.nodes.answer_support import name_phrases
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems
 from longgraph.nodes.render import render_note, source_label
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.graph_state import cleared
-from longgraph.state.notes import Note
 from longgraph.state.segment_plus import FilterOutcome, SegmentPlusState
 from longgraph.state.tasks import NoteTask
 
@@ -96,7 +84,6 @@ async def gather_filter(state: SegmentPlusState, kit: RunKit) -> SegmentPlusStat
     """Keep the Keep-labelled notes in document order; report the removed ones' chunks."""
     notes = state.get("notes") or []
     labels = {j.index: j for j in state.get("judged") or []}
-    phrases = name_phrases(state["question"])
     kept, removed, decisions = [], [], []
     overridden = 0
     for i, note in enumerate(notes):
@@ -117,26 +104,9 @@ async def gather_filter(state: SegmentPlusState, kit: RunKit) -> SegmentPlusStat
             f"the filter labelled {overridden} note(s) Remove whose quotes hold the answer and most of the "
             f"question's words (evidence-based confidence ≥ {STRONG_EVIDENCE:g}): kept them"
         )
-    rescued: set[int] = set()
-    if not any(names_an_asked_entity(n, phrases) for n in kept):
-        rescued = {id(n) for n in removed if names_an_asked_entity(n, phrases)}
-    if rescued:
-        staying = rescued | {id(k) for k in kept}
-        kept = [n for n in notes if id(n) in staying]
-        removed = [n for n in removed if id(n) not in rescued]
-        decisions.append(
-            f"no note the filter kept names what the question asks about; kept the {len(rescued)} labelled "
-            "Remove whose verified quotes do"
-        )
     return {
         "notes": kept,
         "judged": cleared(),
         "filtered": [(source, LABELLED_REMOVE) for n in removed for source in n.sources],
         "decisions": decisions,
     }
-
-
-def names_an_asked_entity(note: Note, phrases: Sequence[frozenset[str]]) -> bool:
-    """Whether the note's verified quotes hold every word of one of the question's names."""
-    stems = frozenset().union(*(content_stems(q.text) for q in note.verified_quotes))
-    return any(phrase <= stems for phrase in phrases)

@@ -215,5 +215,4 @@ async def chunk_input(
         stopped = True
         kit.early_calls.cancel(started)  # this run's only: a batch's runs share the kit
         raise
-    kit.count_rarity(chunked["input_chunks"], chunked["question"])  # the final answer's, counted meanwhile
     return chunked

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from longgraph.errors import TooManyFailures
+from longgraph.nodes.checks import content_stems, sentence_spans, words_of
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import content_stems, sentence_spans, words_of
 from longgraph.nodes.loop import BoundedLoop, fresh_loop
 from longgraph.nodes.prepare import chunk_documents_blocking
 from longgraph.nodes.reduction import SizedNode, group_in_order

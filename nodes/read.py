@@ -2,7 +2,7 @@
 
 LLM×MapReduce's map and Segment+'s gather are this one stage with different prompts: the prompt file
 names the output schema, and the schema says how it fills a note draft. A draft is not yet evidence:
-the grounding stage (``nodes/grounding.py``) checks it against its chunk.
+:func:`ground` checks it against its chunk (``nodes/checks``: a note only with a verbatim quote).
 
 A parse failure (after the bounded retries) is recorded with the raw answer; a transport failure
 raises :class:`~longgraph.errors.EndpointError`, so a checkpointed run resumes by redoing only the
@@ -12,31 +12,32 @@ chunks that did not finish.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.types import Send
 
-from longgraph.errors import ConfigurationError
+from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.llm import StructuredCall
+from longgraph.nodes.checks import documents_of, ground_read, read_question
 from longgraph.nodes.kit import RunKit
+from longgraph.nodes.loop import fresh_loop
+from longgraph.nodes.render import measure_notes
 from longgraph.nodes.runtime import report_progress
 from longgraph.state.contract import Chunk
 from longgraph.state.graph_state import RunState
-from longgraph.state.notes import ChunkRead
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
 from longgraph.state.tasks import ReadTask
 
 
-def each_chunk(target: str, *, beside: str | None = None) -> Callable[[RunState], list[Send | str]]:
-    """A router sending every chunk to ``target`` (``max_concurrency`` in the client bounds what runs),
-    and running ``beside`` in the same step (the passage search, next to the reads)."""
+def each_chunk(target: str) -> Callable[[RunState], list[Send]]:
+    """A router sending every chunk to ``target`` (``max_concurrency`` in the client bounds what runs)."""
 
-    def fan_out(state: RunState) -> list[Send | str]:
+    def fan_out(state: RunState) -> list[Send]:
         chunks = state["input_chunks"]
-        reads: list[Send | str] = [
+        return [
             Send(target, ReadTask(chunk=c, question=state["question"], total=len(chunks))) for c in chunks
         ]
-        return [*reads, beside] if beside else reads
 
     fan_out.__name__ = f"each_chunk_to_{target}"
     return fan_out
@@ -89,3 +90,60 @@ def chunk_read(result: StructuredCall[Any], chunk_id: int, stage: str, *, prompt
             f"prompts/{prompts}/{stage}: schema {type(result.value).__name__} makes no note"
         )
     return ChunkRead(chunk_id=chunk_id, stage=stage, draft=drafting())
+
+
+def enforce_failure_budget(
+    failed: Sequence[int], total: int, kit: RunKit, *, stage: str, first_error: str | None
+) -> None:
+    """Raise :class:`~longgraph.errors.TooManyFailures` when more than ``max_failed_fraction`` of the
+    ``total`` chunks read failed (ids ``failed``): an answer from the rest would mislead."""
+    if total and len(failed) / total > kit.context.max_failed_fraction:
+        ids = ", ".join(map(str, failed[:20]))
+        raise TooManyFailures(
+            f"{len(failed)} of {total} chunks failed in the {stage} stage (chunks {ids}"
+            f"{'…' if len(failed) > 20 else ''}); first error: {first_error}"
+        )
+
+
+async def ground(state: RunState, kit: RunKit) -> RunState:
+    """Every chunk's reading checked against its chunk, in chunk order (``nodes/checks``): its outcome
+    and, when it quotes the chunk verbatim, its note. Raises :class:`~longgraph.errors.TooManyFailures`
+    when more reads failed than ``max_failed_fraction`` allows."""
+    reads = sorted(state.get("reads") or [], key=lambda r: r.chunk_id)
+    failed = [r for r in reads if r.draft is None]
+    enforce_failure_budget(
+        [r.chunk_id for r in failed],
+        len(reads),
+        kit,
+        stage=failed[0].stage if failed else "",
+        first_error=failed[0].error if failed else None,
+    )
+    chunks = {c.id: c for c in state.get("input_chunks") or []}
+    documents = documents_of(state)
+    question = read_question(state["question"])
+
+    def check() -> list[tuple[ChunkOutcome, Note | None]]:
+        return [ground_read(r, chunks[r.chunk_id], documents, question) for r in reads]
+
+    graded = await asyncio.to_thread(check)  # CPU work off the event loop
+    notes = [n for _, n in graded if n is not None]
+    decisions = []
+    unverified = [q for n in notes for q in n.quotes if not q.verified]
+    if unverified:
+        where = ", ".join(map(str, sorted({q.chunk_id for q in unverified})))
+        decisions.append(
+            f"{len(unverified)} quoted sentence(s) could not be found in their chunk (chunks {where}): "
+            "kept and flagged verified=false in the evidence"
+        )
+    unsupported = sum(o.fate == "unsupported" for o, _ in graded)
+    if unsupported:
+        decisions.append(
+            f"{unsupported} chunk(s) answered without a verbatim quote of their text (reported "
+            f"'unsupported'); {len(notes)} note(s) passed"
+        )
+    handover: RunState = {
+        "outcomes": [o for o, _ in graded],
+        "notes": measure_notes(notes, kit),
+        "decisions": decisions,
+    }
+    return fresh_loop(handover)

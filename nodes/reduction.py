@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from longgraph.nodes.checks import content_stems, read_question
 from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import overlap, question_words
 from longgraph.nodes.loop import BoundedLoop
 from longgraph.nodes.render import measure_notes, quote_line, source_label, total_tokens
 from longgraph.state.contract import Evidence
@@ -169,9 +169,10 @@ def trim_quotes(
         unique.append(kept)
     flat = [(i, q) for i, quotes in enumerate(unique) for q in quotes]
     costs = kit.tokenizer.count_batch([quote_line(q.text) for _, q in flat]) if flat else []
-    wanted = question_words(question)
+    wanted = read_question(question).words
     ranked = sorted(
-        range(len(flat)), key=lambda k: (not flat[k][1].verified, -overlap(flat[k][1].text, wanted), k)
+        range(len(flat)),
+        key=lambda k: (not flat[k][1].verified, -len(wanted & content_stems(flat[k][1].text)), k),
     )
     chosen: set[int] = set()
     used = 0

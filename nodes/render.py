@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from longgraph.nodes.lexical import words_of
+from longgraph.nodes.checks import words_of
 from longgraph.prompts import NoteLabels
 from longgraph.state.notes import Note
 

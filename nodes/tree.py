@@ -24,8 +24,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from longgraph.nodes.lexical import words_of
-from longgraph.nodes.provenance import _find, _Words
+from longgraph.nodes.checks import Indexed, find_span, words_of
 from longgraph.nodes.structure_store import StructureStore
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
 from longgraph.state.outputs import DocSections, ParsedSection
@@ -51,7 +50,7 @@ def _locate_start(text: str, chunk: Chunk, documents: Sequence[DocumentIn]) -> t
         return None
     for index, part in enumerate(chunk.parts):
         doc_text = documents[part.doc_index].text[part.start : part.end]
-        found = _find(anchor, _Words.of(doc_text, part.start), doc_text, part.start)
+        found = find_span(anchor, Indexed.of(doc_text, part.start))
         if found is not None:
             return index, found[0]
     return None

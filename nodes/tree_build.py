@@ -33,9 +33,9 @@ import numpy as np
 from langgraph.types import Send
 from numpy.typing import NDArray
 
+from longgraph.nodes.checks import documents_of
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import BoundedLoop, fresh_loop
-from longgraph.nodes.provenance import documents_of
 from longgraph.nodes.reduction import group_in_order
 from longgraph.nodes.retrieval import best_piece_scores, pieces_of
 from longgraph.nodes.runtime import report_progress

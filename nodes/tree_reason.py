@@ -3,18 +3,19 @@
 Paper §3.3: **Map** on a node takes its own information (title, keywords, summary, and a leaf's
 original text) plus, for an inner node, the **Reduce** of its children's results; Reduce resolves
 conflicts among siblings by confidence (out of 10 in the paper's protocol, parsed and used: it is the
-model's score of the note, combined with the evidence as everywhere, ``nodes/grounding.py``) and is
+model's score of the note, combined with the evidence as everywhere, ``nodes/checks``) and is
 skipped for a single child. Every node of a level runs in parallel (:class:`TreeReduce`, a bounded
 loop: ``nodes/loop.py``; the tree's height bounds it — at most four parsed levels plus the
 aggregation's bounded rounds).
 
-Grounded like every strategy: a leaf's answer is checked against the leaf's own text (its span of the
-chunk); an inner node's Reduce and Map answers against the verified quotes of its children's notes —
-a node keeps exactly the quotes that support its answer, so the root's evidence points at the
-characters of the document. A Reduce answer its children's quotes do not confirm by words (a two-hop
-conclusion, a verdict) goes on as the node's answer with all their quotes, for the final stage's gate
-to decide (said in ``stats.notes``); an unreadable Reduce, or one that found nothing, leaves the node
-its strongest child's note. Where the paper is silent: an inner node
+Grounded like every strategy: a leaf's reading is a note only with a verbatim quote of the leaf's
+own text (its span of the chunk); an inner node's Reduce and Map answers are the model's own, as
+given, carrying the verified quotes of its children's notes that hold their words (all of them when
+none does), so the root's evidence points at the characters of the document and the final verdict
+judges the root's answer. An inner node's Map asks for an answer from its outline and the reduced
+notes (the ``map_inner`` stage where the prompt set has one: a compact leaf reading copies a sentence
+of the text, which an inner node has none of). An unreadable Reduce or Map leaves the node the
+evidence below it: the strongest child's note, or the reduced note. Where the paper is silent: an inner node
 none of whose children holds evidence is not mapped — its own information is model-written summary,
 which nothing could verify — and carries no result.
 """
@@ -26,27 +27,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from longgraph.llm import StructuredCall
-from longgraph.nodes.answer_wording import judge_wording
-from longgraph.nodes.grounding import enforce_failure_budget, ground_read
-from longgraph.nodes.kit import RunKit
-from longgraph.nodes.lexical import question_words
-from longgraph.nodes.loop import BoundedLoop
-from longgraph.nodes.passages import (
-    REREAD,
-    passage_worth_rereading,
-    read_each,
-    rereading_enabled,
-    settle_readings,
-    strongest_passage,
+from longgraph.nodes.checks import (
+    confidence_of,
+    dedupe_quotes,
+    documents_of,
+    ground_read,
+    read_question,
+    relevance_of,
+    supporting_quotes,
 )
-from longgraph.nodes.provenance import documents_of
-from longgraph.nodes.read import chunk_read
+from longgraph.nodes.kit import RunKit
+from longgraph.nodes.loop import BoundedLoop
+from longgraph.nodes.read import chunk_read, enforce_failure_budget
 from longgraph.nodes.reduction import set_aside_weak, strength, weak_note_reason
 from longgraph.nodes.render import join_notes, measure_notes, render_note
 from longgraph.nodes.runtime import report_progress
-from longgraph.nodes.support import confidence_of, dedupe_quotes
 from longgraph.nodes.tree import leaf_text, node_info
-from longgraph.state.contract import Chunk, ChunkPart, DocumentIn
+from longgraph.state.contract import Chunk
 from longgraph.state.notes import ChunkOutcome, Note, NoteDraft
 from longgraph.state.outputs import is_no_information
 from longgraph.state.tom import DocTree, Reasoned, ReasonTask, ToMState
@@ -104,17 +101,13 @@ class TreeReduce(BoundedLoop):
         done = dict(state.get("results") or {})
         outcomes: list[ChunkOutcome] = list(state.get("leaf_outcomes") or [])
         decisions = []
-        reread = reread_helped = 0
+        question = read_question(state["question"])
         for item in results:
             reasoned: Reasoned = item
             node = tree.node(reasoned.node_id)
             if reasoned.read is not None:  # a leaf: grounded against its own text
                 chunk = Chunk(id=node.chunk_id or 0, parts=node.parts, tokens=0, text="")
-                reads = [reasoned.read, *reasoned.rereads]
-                graded = [ground_read(r, chunk, documents, state["question"]) for r in reads]
-                outcome, note, helped = settle_readings(graded)
-                reread += len(reads) > 1
-                reread_helped += helped
+                outcome, note = ground_read(reasoned.read, chunk, documents, question)
                 outcomes.append(outcome)
             else:
                 note = reasoned.note
@@ -122,11 +115,6 @@ class TreeReduce(BoundedLoop):
                 decisions.append(reasoned.decision)
             if note is not None:
                 done[node.id] = measure_notes([note], kit)[0]
-        if reread:
-            decisions.append(
-                f"{reread} tree leaf/leaves were read a second time, their most relevant passage alone: "
-                f"{reread_helped} gave evidence"
-            )
         leaves = [r.node_id for r in results if r.read is not None and r.node_id in done]
         filtered = _set_aside_weak_leaves(done, leaves, kit, decisions)
         return {"results": done, "leaf_outcomes": outcomes, "decisions": decisions, "filtered": filtered}
@@ -157,44 +145,20 @@ def _labels(kit: RunKit, confidence: bool) -> Any:
     return labels if confidence else replace(labels, confidence="")
 
 
-def _grounded(
-    answer_note: Note | None,
-    draft_answer: str,
-    model_confidence: float | None,
-    inputs: Sequence[Note],
-    question: str,
-    sources: list[int],
-) -> Note | None:
-    """A note for ``draft_answer`` keeping the quotes of ``inputs`` it stands on, or None
-    (``nodes/answer_support.py``: read in them, or worked out from them). The note's answer is the
-    model's own, as given, never the part of it the words read: the final check judges it whole."""
-    _, judged = judge_wording(draft_answer, inputs, question, partial=True)
-    if judged.kind == "none":
-        return None
-    return Note(
-        sources=sources,
-        answer=" ".join(draft_answer.split()),
-        quotes=judged.quotes,
-        model_confidence=model_confidence,
-        confidence=confidence_of(judged.support, judged.relevance, model_confidence),
-        reasoning=answer_note.reasoning if answer_note else "",
+def _carried(draft: NoteDraft, inputs: Sequence[Note], question: str, sources: list[int]) -> Note:
+    """The node's note: the model's answer as given, with the verified quotes of ``inputs`` that hold
+    its words (all of them when none does)."""
+    read = read_question(question)
+    quotes = supporting_quotes(
+        draft.answer, read, dedupe_quotes(q for n in inputs for q in n.verified_quotes)
     )
-
-
-def _unconfirmed(draft: NoteDraft, children: Sequence[Note], sources: list[int], strongest: Note) -> Note:
-    """The reduce's own answer when its children's quotes do not confirm it by words (a two-hop
-    conclusion, a verdict, a comparison): it rests on all their verified quotes, with the strongest
-    child's confidence. Replacing it with the strongest child's note would answer with another note's
-    text; the final stage's gate (``nodes/finalize.py``: the verification call) decides whether it is
-    supported."""
-    quotes = dedupe_quotes(q for child in children for q in child.verified_quotes)
     return Note(
         sources=sources,
-        answer=draft.answer,
+        answer=" ".join(draft.answer.split()),
         reasoning=draft.reasoning,
         quotes=quotes,
         model_confidence=draft.model_confidence,
-        confidence=strongest.confidence,
+        confidence=confidence_of(relevance_of(quotes, read), draft.model_confidence),
     )
 
 
@@ -207,11 +171,8 @@ def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
 
 
 async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
-    """Map on a leaf, and (as for any chunk: ``nodes/grounding.py``) a second reading of its most
-    relevant passage alone when the first answer is not supported by the leaf's text but that passage
-    bears strongly on the question. Both are grounded on the document when the level is gathered."""
+    """Map on a leaf: its reading, grounded on the document when the level is gathered."""
     node, question, text = task["node"], task["question"], task["leaf_text"]
-    chunk_id = node.chunk_id or 0
     result = await kit.call(
         PROMPTS,
         stage,
@@ -221,31 +182,8 @@ async def _read_leaf(task: ReasonTask, kit: RunKit, stage: str) -> ToMState:
         record_unanswered=True,
     )
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
-    read, usage, rereads = chunk_read(result, chunk_id, stage, prompts=PROMPTS), result.usage, []
-    if read.draft is not None and rereading_enabled(kit.context):
-        alone = [DocumentIn(text=text)]  # the leaf on its own: offsets are the leaf's
-        leaf = Chunk(
-            id=chunk_id, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=0, text=text
-        )
-        wanted = question_words(question)
-        outcome, _ = ground_read(read, leaf, alone, question)
-        span = passage_worth_rereading(outcome, strongest_passage(leaf, alone, wanted), wanted)
-        stretches = span.stretches() if span is not None else []
-        again = await read_each(
-            kit,
-            [text[start:end] for start, end in stretches],
-            prompts=PROMPTS,
-            stage=stage,
-            question=question,
-            label=REREAD,
-            work=f"second reading of tree node {node.id}",
-            record_unanswered=True,
-        )
-        for result in again:
-            rereads.append(chunk_read(result, chunk_id, REREAD, prompts=PROMPTS))
-            usage = usage + result.usage
-    reasoned = Reasoned(index=task["index"], node_id=node.id, read=read, rereads=rereads)
-    return {"reasoned": [reasoned], "usage": usage}
+    read = chunk_read(result, node.chunk_id or 0, stage, prompts=PROMPTS)
+    return {"reasoned": [Reasoned(index=task["index"], node_id=node.id, read=read)], "usage": result.usage}
 
 
 async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = True) -> ToMState:
@@ -273,42 +211,24 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
         )
         usage = result.usage
         draft = _draft(result)
-        grounded = (
-            _grounded(None, draft.answer, draft.model_confidence, children, question, sources)
-            if draft
-            else None
-        )
-        if grounded is not None and draft is not None:
-            reduced = grounded.model_copy(update={"reasoning": draft.reasoning})
-        elif draft is not None and draft.answer and not is_no_information(draft.answer):
-            reduced = _unconfirmed(draft, children, sources, strongest)
-            decision = (
-                f"the words of its children's quotes do not confirm the reduce at tree node {node.id}; "
-                "its answer goes on with their quotes, for the final check"
-            )
+        if draft is not None and draft.answer and not is_no_information(draft.answer):
+            reduced = _carried(draft, children, question, sources)
         else:
             reduced = strongest
-            why = (
-                f"was unreadable ({result.error})"
-                if draft is None
-                else "was not supported by its children's quotes"
-            )
-            decision = f"the reduce at tree node {node.id} {why}; kept its strongest child's note"
+            why = f"was unreadable ({result.error})" if draft is None else "found no answer"
+            decision = f"the reduce at tree node {node.id} {why}; its strongest child's note goes on"
     info = node_info(node)
     text = f"{info}\n\nPrevious reasoning results:\n{render_note(reduced, labels)}"
-    result = await kit.call(
-        PROMPTS, map_stage, text=text, question=question, work=f"map of tree node {node.id}"
-    )
+    inner = f"{map_stage}_inner" if f"{map_stage}_inner" in kit.prompts(PROMPTS).stages else map_stage
+    result = await kit.call(PROMPTS, inner, text=text, question=question, work=f"map of tree node {node.id}")
     report_progress("tree map", total=task["total"], message=f"level {task['round']}")
     usage = result.usage if usage is None else usage + result.usage
     draft = _draft(result)
     mapped = (
-        _grounded(reduced, draft.answer, draft.model_confidence, [reduced], question, sources)
-        if draft
-        else None
+        _carried(draft, [reduced], question, sources)
+        if draft is not None and draft.answer and not is_no_information(draft.answer)
+        else reduced  # no answer of its own: the reduced evidence goes on
     )
-    if mapped is None:
-        mapped = reduced  # its own information cannot be verified: the reduced evidence stands
     reasoned = Reasoned(index=task["index"], node_id=node.id, note=mapped, decision=decision)
     return {"reasoned": [reasoned], "usage": usage}
 

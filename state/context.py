@@ -20,7 +20,7 @@ TaskFamily = Literal["qa", "mc", "retrieval", "code", "math", "summary"]
 StructuredMode = Literal["auto", "json_schema", "text"]
 EdgeSetting = Literal["auto", "attention", "embedding"]
 EmbeddingPrecision = Literal["auto", "float32", "bfloat16"]
-VerifySetting = Literal["auto", "on", "embedding", "off"]
+VerifySetting = Literal["auto", "on", "off"]
 PlanSetting = Literal["auto", "on", "off"]
 UnconfirmedSetting = Literal["show", "withhold"]
 LayoutSetting = Literal["auto", "shared_prefix", "question_first"]
@@ -244,15 +244,11 @@ class Context:
     sentence still copied 5 of 5 times — chunks without the answer stop repeating a confabulation to
     the length cap)."""
     verify_answers: VerifySetting = field(default_factory=_env("verify_answers", "auto"))
-    """A final answer whose words cannot confirm it (its sentences name the asked entity but none of what
-    the question asks of it: ``nodes/answer_support.py`` :data:`CONFIRMING_RULES`) is put to the model in
-    one verification call (``nodes/verify.py``): "on" asks; "embedding" lets the bundled embedder read
-    whether its sentence is close in meaning to the question beyond naming the entity (no model call;
-    its thresholds are measured for the bundled all-MiniLM-L6-v2 on the templated suite); "off" answers
-    NO INFORMATION instead. "auto": on, except for a model whose measured profile says it cannot verify
-    (``longgraph/embedded/catalog.py``: the embedded SmolLM2-135M and Qwen2.5-Coder-0.5B), which gets
-    "off": on the real suite's human-written questions the embedder says yes to right and wrong answers
-    alike (``verify_probe --suite real --by meaning``: yes-rate gap 0.02), so it is no verifier there."""
+    """A final answer its words do not confirm (a whole sentence, a paraphrase, a yes or no, a choice,
+    a value worked out over several quotes: ``nodes/checks``) is put to the model in one verification
+    call (``prompts/verify.toml``): "on" asks; "off" leaves it ``unconfirmed``. "auto": on, except for a
+    model whose measured profile says it cannot verify (``longgraph/embedded/catalog.py``: the embedded
+    SmolLM2-135M and Qwen2.5-Coder-0.5B answer it at chance: ``verify_probe``), which gets "off"."""
     on_unconfirmed: UnconfirmedSetting = field(default_factory=_env("on_unconfirmed", "show"))
     """An answer nothing confirms or refutes (verdict ``unconfirmed``): "show" returns it as the model gave
     it when some of its own words stand in a verified quote, ``supported`` False, with the quotes it
@@ -265,9 +261,6 @@ class Context:
     profile's (0.5 for the embedded models, whose reduce follows whatever note it reads), else 0: that
     confidence weighs the question's words in a note's quote, so the note on a chain's other hop,
     sharing few of them, would be the first set aside."""
-    reread: bool = field(default_factory=_env("reread", True, _bool))
-    """Compact protocol: a chunk whose answer is not evidence but which holds a passage bearing strongly
-    on the question is read again, that passage alone (``nodes/grounding.py``). Never with "paper"."""
     plan_records: PlanSetting = field(default_factory=_env("plan_records", "auto"))
     """``mapreduce``, ``segment-plus`` and ``tom`` (and their ablations) first plan the question (one call,
     ``nodes/records/``): one that aggregates (counts, sums, compares, ranks, groups, lists every one,

@@ -20,9 +20,9 @@ from typing import Annotated, Any, Literal, TypedDict, cast
 from langgraph.types import Overwrite
 
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
-from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, Passage
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
 from longgraph.state.records import RecordsRead
-from longgraph.state.tasks import Combined, ReadTask
+from longgraph.state.tasks import Combined
 from longgraph.state.usage import Usage
 
 
@@ -62,20 +62,14 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     filtered: Annotated[list[tuple[int, str]], operator.add]
     """(chunk id, reason) for chunks whose information was set aside on purpose."""
     unread: list[int]
-    """Chunks no stage read (ToM's query-aware compression set them aside before any call): an answer
-    over every item of a kind cannot stand on the rest (``nodes/answer_support.read_every_item``)."""
+    """Chunks no stage read (ToM's query-aware compression set them aside before any call)."""
     usage: Annotated[Usage, operator.add]
     decisions: Annotated[list[str], operator.add]
     """Notes for the user about choices the run made (fallbacks, trims): they end in ``stats.notes``."""
     reads: Annotated[list[ChunkRead], operator.add]
     """Fan-in of the read stage: one per chunk, in completion order."""
-    passages: dict[int, Passage | None]
-    """Each chunk's passage bearing most on its question, by chunk id (None: none could bear strongly),
-    found beside the read stage (``nodes/passages.py: find_passages``); absent: not searched."""
     outcomes: list[ChunkOutcome]
     """One per chunk, in chunk order, after grounding."""
-    rereads: list[ReadTask]
-    """Chunks the grounding stage wants read again (their most relevant passage alone)."""
     notes: list[Note]
     """The notes in play: grounded notes, then what the reduction loop made of them."""
     loop_tasks: list[Any]

@@ -7,9 +7,9 @@ model's own confidence, as the model said them. Each output schema says how it f
 (``note_draft()`` in :mod:`longgraph.state.outputs`), so prompts and parsing stay per strategy and per
 paper while everything downstream sees one shape.
 
-The grounding stage (``nodes/grounding.py``) checks a draft against the chunk it came from and turns
-it into a :class:`Note` — quotes located in the original documents (character offsets), an
-evidence-based confidence next to the model's — or reports why it is not evidence. Stages that only
+The ground stage (``nodes/read.py``, by ``nodes/checks``) checks a draft against the chunk it came from
+and turns it into a :class:`Note` — quotes located in the original documents (character offsets), a
+confidence next to the model's — or reports why it is not evidence. Stages that only
 move notes (group, collapse/merge loop, filter, answer, finalize, chunk accounting) take any note.
 """
 
@@ -64,7 +64,7 @@ class Note(BaseModel):
     model_confidence: float | None = None
     """The model's own score out of 5 (None when the protocol asks for none)."""
     confidence: float = 0.0
-    """Evidence-based confidence out of 5 (``nodes/support.py`` documents the formula)."""
+    """Evidence-based confidence out of 5 (``nodes/checks/notes.py`` documents the formula)."""
     structured: bool = True
     tokens: int = 0
     """Tokens of the note as rendered into a prompt (an upper bound over the prompt sets' labels)."""
@@ -72,33 +72,6 @@ class Note(BaseModel):
     @property
     def verified_quotes(self) -> list[Evidence]:
         return [q for q in self.quotes if q.verified]
-
-
-class Passage(BaseModel):
-    """The stretch of a chunk that bears most on the question it is judged against, and how much
-    (``nodes/passages.py``: the candidate for a second reading). Found while the chunk is being read,
-    since it does not depend on the answer."""
-
-    doc_index: int
-    title: str
-    start: int
-    end: int
-    relevance: float
-    sentence_start: int | None = None
-    """Where its strongest sentence starts (None: the passage is that sentence)."""
-    sentence_end: int | None = None
-    named: bool = False
-    """Whether its strongest sentence holds every name the question gives (it bears on the question
-    however the rest is worded: ``nodes/passages.py``)."""
-
-    def stretches(self) -> list[tuple[int, int]]:
-        """What a second reading reads (``nodes/passages.py``): the strongest sentence alone, then the
-        passage with its neighbours, when it has any."""
-        whole = (self.start, self.end)
-        if self.sentence_start is None or self.sentence_end is None:
-            return [whole]
-        sentence = (self.sentence_start, self.sentence_end)
-        return [sentence] if sentence == whole else [sentence, whole]
 
 
 ChunkFate = Literal["noted", "no_information", "unsupported", "failed"]
@@ -118,6 +91,3 @@ class ChunkOutcome(BaseModel):
     support: float | None = None
     relevance: float | None = None
     raw_output: str | None = None
-    value_dropped: bool = False
-    """The model's answer gave a number the chunk does not hold; its note is the sentence it paraphrased
-    (``nodes/grounding.py``, step 5), so a second reading may still give the value itself."""

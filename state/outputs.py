@@ -261,6 +261,9 @@ class DirectAnswer(StructuredOutput):
 
     TEXT_LABELS: ClassVar[dict[str, str]] = {"answer": "answer", "final answer": "answer"}
 
+    def note_draft(self) -> NoteDraft:
+        return NoteDraft(answer=self.answer.strip(), no_information=is_no_information(self.answer))
+
 
 class ParsedSection(BaseModel):
     """One numbered section of a chunk's outline (ToM's Hierarchical Semantic Parsing)."""

@@ -142,8 +142,7 @@ class Reasoned(BaseModel):
     node_id: int
     read: ChunkRead | None = None
     """A leaf's reading (grounded against the leaf's own text when the round is gathered)."""
-    rereads: list[ChunkRead] = Field(default_factory=list)
-    """A leaf's second readings, of its most relevant passage alone, when the first missed it."""
+
     note: Note | None = None
     """An inner node's note (already grounded against its children's quotes)."""
     decision: str | None = None

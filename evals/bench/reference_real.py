@@ -32,32 +32,17 @@ from longgraph.state.outputs import is_no_information
 
 STRATEGIES = ("mapreduce", "segment-plus", "mapreduce-segment-merge", "tom", "pecan")
 """Every strategy that grounds its answer (the baselines answer from one call, unchecked)."""
-CHECK_MODULES = (
-    "answer_support",
-    "answer_wording",
-    "chain",
-    "derivation",
-    "finalize",
-    "grounding",
-    "lexical",
-    "passages",
-    "provenance",
-    "support",
-    "verify",
-    "word_forms",
-)
-"""The modules of ``nodes/`` that settle an answer against its evidence: what the scores are bought with."""
 
 
 def checks_size() -> dict[str, object]:
-    """What the answer checks weigh, printed beside the scores: their modules, lines (docstrings
-    included) and named rules (``answer_support``'s aboutness and confirming rules)."""
-    from longgraph.nodes import answer_support
+    """What the answer checks weigh, printed beside the scores: the lines of ``nodes/checks`` and of
+    ``nodes/finalize.py`` (docstrings included), and how many decisions they make."""
+    from longgraph.nodes import checks, finalize
 
-    folder = Path(answer_support.__file__).parent
-    lines = sum(len((folder / f"{m}.py").read_text(encoding="utf-8").splitlines()) for m in CHECK_MODULES)
-    rules = len(answer_support.ABOUTNESS_RULES) + len(answer_support.CONFIRMING_RULES)
-    return {"answer check modules": len(CHECK_MODULES), "answer check lines": lines, "named rules": rules}
+    folder = Path(checks.__file__).parent
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in sorted(folder.glob("*.py")))
+    gate = len(Path(finalize.__file__).read_text(encoding="utf-8").splitlines())
+    return {"answer check lines": lines, "finalize lines": gate, "decisions": len(checks.DECISIONS)}
 
 
 def verification_calls(records: Sequence[dict[str, Any]]) -> str:

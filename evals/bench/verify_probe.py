@@ -1,18 +1,14 @@
-"""Can a model verify, or the embedder? ``nodes/verify.py``'s two readers on cases whose truth is known.
+"""Can a model verify? The verification call (``nodes/finalize.py: verifier_for``) on cases whose truth is known.
 
-``python -m longgraph.evals.bench.verify_probe [--seeds 3] [--split dev] [--by call|meaning]``
+``python -m longgraph.evals.bench.verify_probe [--seeds 3] [--split dev] [--by call|words]``
 
 Why: a model gets the verification call by default only if it tells a right answer from a wrong one
 (``longgraph/endpoint.py`` ``MODEL_PROFILES``). This asks the call, through the project's own prompt and
 structured path, about cases built from the general suite's templates: the right value in its
 sentence (asked in the question's words and in a paraphrase), a look-alike's value in the look-alike's
 sentence, another fact about the asked entity, another thing of the asked name ("the X flour
-shop" for the X flour mill), and a two-hop question answered with the chain's bridge. ``--by meaning`` asks the embedder's reading instead (:func:`confirm_by_meaning`, no model
-call): how its thresholds were chosen, on dev. ``--by words`` asks the lexical rules alone
-(:func:`judge_answer`: the answer read in its sentence and confirmed by the words, no call, no
-embedder): what reaches a verifier at all, and what the words let stand on their own;
-``--by words+meaning`` is what a run with the embedded model lets stand (the words, then the embedder
-on what they cannot confirm). It prints the share of "yes" per
+shop" for the X flour mill), and a two-hop question answered with the chain's bridge. ``--by words``
+asks the checks alone (``nodes/checks``: what stands by its words, no call). It prints the share of "yes" per
 kind: a model that can verify says yes to the right cases and no to the others; one at chance says
 yes to all alike. The embedded server is reused if one runs, otherwise started.
 """
@@ -31,16 +27,15 @@ from typing import Any
 from longgraph.evals.bench import bench_endpoint, endpoint_label, print_figures
 from longgraph.evals.data.general import HOPS, TEMPLATES, Split, distinct_entities, made_up_name, person_name
 from longgraph.llm import default_provider
-from longgraph.nodes.answer_support import Judged, Rarity, judge_answer, reasoned_beyond_the_words
+from longgraph.nodes.checks import judge, read_question
+from longgraph.nodes.finalize import verifier_for
 from longgraph.nodes.kit import build_kit
-from longgraph.nodes.verify import confirm_by_meaning, verify_answer
 from longgraph.state.context import Context
 from longgraph.state.contract import Evidence
-from longgraph.state.notes import Note
 
 Case = tuple[str, str, str, str, str]
 """(kind, question, proposed answer, the sentences shown, the planted sentences of its document): the
-words' rules weigh how common the question's words are in the document (:class:`Rarity`)."""
+document is kept for inspection."""
 
 
 def cases(split: Split, seeds: int) -> list[Case]:
@@ -205,51 +200,29 @@ def shown_quote(case: Case) -> Evidence:
     return Evidence(chunk_id=0, title="", doc_index=0, start=0, end=len(sentences), text=sentences)
 
 
-def words_verdict(case: Case) -> Judged:
-    """What the lexical rules alone make of the case's answer in its verified sentences (no call, no
-    embedder), weighed against the words of its planted document as a run would weigh them."""
-    _, question, answer, _, document = case
-    note = Note(sources=[0], quotes=[shown_quote(case).model_copy(update={"verified": True})])
-    return judge_answer(answer, [note], question, rarity=Rarity.of([document], question))
-
-
-def stands_by_words(judged: Judged, case: Case) -> bool:
-    """The words confirmed the answer on their own, as the final gate reads them: read in its support,
-    nothing left unconfirmed, and not a verdict or choice only a reader can check."""
+async def words_verdict(case: Case) -> bool:
+    """Whether the checks (``nodes/checks``) let the case's answer stand on its verified sentences by
+    its words alone, with no call."""
     _, question, answer, _, _ = case
-    beyond = (
-        reasoned_beyond_the_words(answer, question, [shown_quote(case)]) if judged.kind == "derived" else ""
-    )
-    return judged.kind != "none" and not judged.unconfirmed and not beyond
+    quote = shown_quote(case).model_copy(update={"verified": True})
+    judged = await judge(answer, read_question(question), [quote], None)
+    return judged.verdict == "supported"
 
 
 async def probe(all_cases: Sequence[Case], settings: dict[str, Any], by: str = "call") -> dict[str, object]:
     said: dict[str, list[bool]] = defaultdict(list)
     calls = 0
-    if by == "words":  # no call and no embedder: nothing to build
+    if by == "words":  # no call: nothing to build
         for case in all_cases:
-            said[case[0]].append(stands_by_words(words_verdict(case), case))
+            said[case[0]].append(await words_verdict(case))
         return tally(said, calls)
-    kit = await build_kit(Context(**settings), default_provider)
+    kit = await build_kit(Context(**{**settings, "verify_answers": "on"}), default_provider)
     for case in all_cases:
         kind, question, answer, _, _ = case
-        if by == "words+meaning":
-            judged = words_verdict(case)
-            beyond = (
-                reasoned_beyond_the_words(answer, question, [shown_quote(case)])
-                if judged.kind == "derived"
-                else ""
-            )
-            if judged.kind == "none" or beyond or not judged.unconfirmed:
-                said[kind].append(
-                    stands_by_words(judged, case)
-                )  # a verdict or choice: the embedder cannot read it
-                continue
-        if by in ("meaning", "words+meaning"):
-            checked = await confirm_by_meaning(kit, question, answer, [shown_quote(case)])
-        else:
-            checked = await verify_answer(kit, question, answer, [shown_quote(case)])
-        said[kind].append(checked.confirmed)
+        verify = verifier_for(kit, question)
+        assert verify is not None  # verify_answers is on
+        checked = await verify(answer, [shown_quote(case)])
+        said[kind].append(checked.outcome == "supported")
         calls += checked.usage.llm_calls
     return tally(said, calls)
 
@@ -285,22 +258,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--n", type=int, default=20, help="questions per kind (--suite real)")
     parser.add_argument(
         "--by",
-        choices=("call", "meaning", "words", "words+meaning"),
+        choices=("call", "words"),
         default="call",
-        help="the model's call, the embedder, the words alone, or the words then the embedder",
+        help="the model's verification call, or the checks' words alone",
     )
     args = parser.parse_args(argv)
     embedded = not args.stub and args.by == "call"
     with ExitStack() as stack:
-        # The words alone make no call and need no embedder: no server is started for them.
+        # The words alone make no call: no server is started for them.
         endpoint = {} if args.by == "words" else bench_endpoint(stack, embedded=embedded, latency=0.0)[0]
         chosen = real_cases(args.split, args.n) if args.suite == "real" else cases(args.split, args.seeds)
         figures = asyncio.run(probe(chosen, {**endpoint, "cache_path": ""}, args.by))
-    reader = {
-        "call": endpoint_label(embedded=embedded, latency=0.0),
-        "meaning": "the bundled embedder",
-        "words": "the words (no call)",
-    }.get(args.by, "the words, then the bundled embedder")
+    reader = endpoint_label(embedded=embedded, latency=0.0) if args.by == "call" else "the words (no call)"
     print_figures("can the model verify?", {"reader": reader, **figures})
     return figures
 

@@ -56,7 +56,7 @@ def lenient(respond: Any) -> Any:
     whenever its content words (word forms compared) all stand in the shown sentences, whether or not
     it answers the question; every other call as ``respond`` answers it. What keeps wrong answers from
     being supported under such a verifier is that no stage rewrites an answer into words of the text."""
-    from longgraph.nodes.lexical import content_stems
+    from longgraph.nodes.checks import content_stems
     from longgraph.testing.answers import check_answer, check_content, verification_asked
 
     def respond_leniently(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:

@@ -129,7 +129,7 @@ def score_general(prediction: str, label: Any) -> dict[str, float]:
     prediction gives the gold and nothing wrong beside it — the value and no look-alike's; NO
     INFORMATION for an absent entity (and no look-alike's value); the exact total or count among its
     numbers; the top entity named first; every listed entity and no other."""
-    from longgraph.nodes.derivation import numbers_in
+    from longgraph.nodes.checks import numbers_in
     from longgraph.state.outputs import is_no_information
 
     kind = _label(label, "kind")
@@ -168,7 +168,7 @@ def _states(prediction: str, value: str) -> bool:
     """Whether ``prediction`` states ``value``: a plain number as a number, however written ("519.5C",
     "519.5 °C", "8770" for "8,770"; measured: the embedded model glues units on), anything else as
     whole tokens (:func:`~longgraph.evals.metrics.needle_match`)."""
-    from longgraph.nodes.derivation import numbers_in
+    from longgraph.nodes.checks import numbers_in
 
     if _PLAIN_NUMBER.fullmatch(value.strip()):
         wanted = numbers_in(value)

@@ -113,7 +113,7 @@ class FakeProvider(PerLoopProvider):
 def hashed_embeddings(texts: Sequence[str], dimensions: int = 256) -> NDArray[np.float32]:
     """Unit vectors of hashed content-word counts: cheap, offline and deterministic."""
     from longgraph.embeddings import unit_rows
-    from longgraph.nodes.lexical import content_stems
+    from longgraph.nodes.checks import content_stems
 
     vectors = np.zeros((len(texts), dimensions), dtype=np.float32)
     for row, text in enumerate(texts):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from longgraph.nodes.derivation import numbers_in
+from longgraph.nodes.checks import numbers_in
 from longgraph.nodes.records.compute import fold
 from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.state.records import MENTIONS, Record, RecordPlan, RecordRow

@@ -1,0 +1,109 @@
+"""Decision (a) on a chunk's reading: it becomes a note only with a quote that is a verbatim span of
+the chunk.
+
+The draft's quotes are located (:func:`~.quotes.locate_quotes`); a draft that quotes nothing (the
+compact protocol's one-line answer, a note of reasoning only) has its answer, or its reasoning, looked
+for instead, each of its sentences in the chunk's sentences that hold its words as one stretch (the
+one sharing most of the question's words, where several do: a bare answer's words recur): a model
+told to copy the sentence that answers gives it as its answer. A draft with a
+verified quote is a note, its unverified quotes kept and flagged; one without is ``unsupported``, with
+why; one that says the text holds nothing is ``no_information``; a failed read is ``failed``. Nothing
+about whether the note answers the question is decided here: that is the final answer's verdict.
+
+Confidence (out of 5) is for ranking and reporting only: ``5 · (0.25 + 0.75 · relevance)``, where
+``relevance`` is the share of the question's content words in the verified quotes, scaled by
+``0.5 + 0.5 · model_confidence / 5`` when the model gave one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from longgraph.nodes.checks.question import Question
+from longgraph.nodes.checks.quotes import locate_quotes
+from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
+from longgraph.state.contract import Chunk, DocumentIn, Evidence
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
+
+
+def confidence_of(relevance: float, model_confidence: float | None) -> float:
+    """The formula of the module docstring, rounded to two decimals."""
+    evidence = 0.25 + 0.75 * relevance
+    if model_confidence is not None:
+        evidence *= 0.5 + 0.5 * min(5.0, max(0.0, model_confidence)) / 5
+    return round(5 * evidence, 2)
+
+
+def relevance_of(quotes: Sequence[Evidence], question: Question) -> float:
+    """The share of the question's content words in the verified ``quotes``."""
+    return question.share_of(content_stems(" ".join(q.text for q in quotes if q.verified)))
+
+
+def sentences_saying(
+    said: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question
+) -> list[Evidence]:
+    """For each sentence of ``said``, the chunk's sentence holding its words as one stretch that shares
+    most of the question's words (the first of equals), verified; none for a piece found nowhere."""
+    found: list[Evidence] = []
+    for a, b in sentence_spans(said) or [(0, len(said))]:
+        words = " ".join(words_of(said[a:b]))
+        best: tuple[float, Evidence] | None = None
+        for part in (p for p in chunk.parts if p.doc_index < len(documents) and words):
+            text = documents[part.doc_index].text
+            for start, end in sentence_spans(text, part.start, part.end):
+                if f" {words} " in f" {' '.join(words_of(text[start:end]))} ":
+                    share = question.share_of(content_stems(text[start:end]))
+                    if best is None or share > best[0]:
+                        quote = Evidence(
+                            chunk_id=chunk.id,
+                            doc_index=part.doc_index,
+                            title=part.title,
+                            start=start,
+                            end=end,
+                            text=text[start:end],
+                            verified=True,
+                        )
+                        best = (share, quote)
+        found += [best[1]] if best is not None else []
+    return found
+
+
+def ground_read(
+    read: ChunkRead, chunk: Chunk, documents: Sequence[DocumentIn], question: Question
+) -> tuple[ChunkOutcome, Note | None]:
+    """One chunk's reading checked against the chunk: its outcome, and its note when it is evidence."""
+    if read.draft is None:
+        return ChunkOutcome(chunk_id=chunk.id, fate="failed", reason=read.error, raw_output=read.raw), None
+    draft = read.draft
+    said = draft.answer or draft.reasoning
+    located = locate_quotes(draft.quotes, chunk, documents)
+    if not any(q.verified for q in located) and said and not draft.no_information:
+        located += sentences_saying(said, chunk, documents, question)
+    outcome = ChunkOutcome(
+        chunk_id=chunk.id,
+        fate="no_information",
+        answer=said or None,
+        extracted="\n".join(q.strip() for q in draft.quotes) or None,
+        model_confidence=draft.model_confidence,
+    )
+    verified = [q for q in located if q.verified]
+    if draft.no_information and not verified:
+        return outcome, None
+    if not verified:
+        why = (
+            "no quote of it is in the chunk" if draft.quotes else "its words are not a sentence of the chunk"
+        )
+        return outcome.model_copy(update={"fate": "unsupported", "reason": why, "confidence": 0.0}), None
+    relevance = relevance_of(verified, question)
+    confidence = confidence_of(relevance, draft.model_confidence)
+    note = Note(
+        sources=[chunk.id],
+        answer="" if draft.no_information else draft.answer,
+        reasoning=draft.reasoning,
+        quotes=[q.model_copy(update={"confidence": confidence if q.verified else None}) for q in located],
+        model_confidence=draft.model_confidence,
+        confidence=confidence,
+        structured=draft.structured,
+    )
+    update = {"fate": "noted", "confidence": confidence, "support": 1.0, "relevance": round(relevance, 3)}
+    return outcome.model_copy(update=update), note

@@ -1,0 +1,30 @@
+"""The question, read once into the one value every check uses."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from longgraph.nodes.checks.numbers import numbers_in
+from longgraph.nodes.checks.words import content_stems
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as the checks read it: its text, its content words (:func:`~.words.stem` keys) and
+    its numbers. An answer's words and numbers beyond these are what it claims."""
+
+    text: str
+    words: frozenset[str]
+    numbers: tuple[float, ...]
+
+    def share_of(self, words: frozenset[str] | set[str]) -> float:
+        """The share of the question's content words among ``words`` (0 for a question with none): how
+        much a quote bears on the question, for ranking notes only (it refuses nothing)."""
+        return len(self.words & words) / len(self.words) if self.words else 0.0
+
+
+@functools.lru_cache(maxsize=256)
+def read_question(text: str) -> Question:
+    """``text`` read as a :class:`Question` (cached: a run's stages ask for the same question)."""
+    return Question(" ".join(text.split()), frozenset(content_stems(text)), tuple(numbers_in(text)))
