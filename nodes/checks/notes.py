@@ -3,9 +3,10 @@ the chunk.
 
 The draft's quotes are located (:func:`~.quotes.locate_quotes`); a draft that quotes nothing (the
 compact protocol's one-line answer, a note of reasoning only) has its answer, or its reasoning, looked
-for instead, each of its sentences in the chunk's sentences that hold its words as one stretch (the
-one sharing most of the question's words, where several do: a bare answer's words recur): a model
-told to copy the sentence that answers gives it as its answer. A draft with a
+for instead, each of its sentences in the chunk's sentences that hold its words as one stretch, or
+else every content word it adds to the question's (the one sharing most of the question's words,
+where several do: a bare answer's words recur): a model told to copy the sentence that answers gives
+it as its answer, and a small one adds a word of the question ("234,394 people"). A draft with a
 verified quote is a note, its unverified quotes kept and flagged; one without is ``unsupported``, with
 why; one that says the text holds nothing is ``no_information``; a failed read is ``failed``. Nothing
 about whether the note answers the question is decided here: that is the final answer's verdict.
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 from longgraph.nodes.checks.question import Question
 from longgraph.nodes.checks.quotes import locate_quotes
+from longgraph.nodes.checks.verdict import unframed
 from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
@@ -42,18 +44,22 @@ def relevance_of(quotes: Sequence[Evidence], question: Question) -> float:
 def sentences_saying(
     said: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question
 ) -> list[Evidence]:
-    """For each sentence of ``said``, the chunk's sentence holding its words as one stretch that shares
+    """For each sentence of ``said`` (without the words that only announce it), the chunk's sentence
+    that holds its words as one stretch, or else all its content words beyond the question's, sharing
     most of the question's words (the first of equals), verified; none for a piece found nowhere."""
     found: list[Evidence] = []
     for a, b in sentence_spans(said) or [(0, len(said))]:
-        words = " ".join(words_of(said[a:b]))
-        best: tuple[float, Evidence] | None = None
-        for part in (p for p in chunk.parts if p.doc_index < len(documents) and words):
+        piece = unframed(said[a:b])
+        words, own = f" {' '.join(words_of(piece))} ", content_stems(piece) - question.words
+        best: tuple[bool, float, Evidence] | None = None
+        for part in (p for p in chunk.parts if p.doc_index < len(documents) and words.strip()):
             text = documents[part.doc_index].text
             for start, end in sentence_spans(text, part.start, part.end):
-                if f" {words} " in f" {' '.join(words_of(text[start:end]))} ":
-                    share = question.share_of(content_stems(text[start:end]))
-                    if best is None or share > best[0]:
+                stems = content_stems(text[start:end])
+                stretch = words in f" {' '.join(words_of(text[start:end]))} "
+                if stretch or (own and own <= stems):
+                    rank = (stretch, question.share_of(stems))
+                    if best is None or rank > best[:2]:
                         quote = Evidence(
                             chunk_id=chunk.id,
                             doc_index=part.doc_index,
@@ -63,8 +69,8 @@ def sentences_saying(
                             text=text[start:end],
                             verified=True,
                         )
-                        best = (share, quote)
-        found += [best[1]] if best is not None else []
+                        best = (*rank, quote)
+        found += [best[2]] if best is not None else []
     return found
 
 

@@ -31,6 +31,7 @@ from typing import Literal
 
 from longgraph.nodes.checks.numbers import unexplained_numbers
 from longgraph.nodes.checks.question import Question
+from longgraph.nodes.checks.quotes import dedupe_quotes
 from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
 from longgraph.state.contract import Evidence, Verdict
 from longgraph.state.outputs import AnswerCheck
@@ -42,6 +43,7 @@ _SOURCE = r"(?:text|document|documents|passage|passages|notes?|context|excerpts?
 _FRAME = re.compile(
     r"^\s*(?:(?:so|thus|therefore|in\s+short|overall)\s*,\s*)?"
     rf"(?:(?:according\s+to|based\s+on|from)\s+the\s+{_SOURCE}\s*[,:]?\s*"
+    rf"|the\s+{_SOURCE}\s+(?:says|states|shows)\s*(?:that\s*)?:?\s*"
     r"|(?:the\s+)?(?:final\s+|short\s+)?answer(?:\s+is)?\s*:\s*|the\s+(?:final\s+|short\s+)?answer\s+is\s*)",
     re.IGNORECASE,
 )
@@ -103,25 +105,36 @@ def _plain(sentence: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", sentence).casefold().split()).strip(_AROUND)
 
 
-def _sentences(text: str, *, ended: bool) -> list[str]:
-    """The sentences of ``text`` as compared for copying; with ``ended``, only those that end with end
-    punctuation (a title line is no sentence of a quote)."""
-    spans = sentence_spans(text)
-    return [
-        s
-        for a, b in spans
-        if (s := _plain(text[a:b])) and (not ended or text[a:b].rstrip("\"'”’)]")[-1:] in ".!?。！？")
-    ]
+def _sentences(line: str, *, last_open: bool) -> list[str]:
+    """The whole sentences of ``line`` as compared for copying: sentence spans joined until one ends
+    with end punctuation and what follows begins another (a capital, a digit, an opening quote), so a
+    title line or "Jr. (born" ends none; ``last_open``: the rest after the last end is one too (an
+    answer may leave out its full stop)."""
+    sentences, begin = [], None
+    for start, end in sentence_spans(line):
+        begin = start if begin is None else begin
+        last = line[start:end].rstrip("\"'”’»)]")[-1:]
+        after = line[end:].lstrip()[:1]
+        if (
+            last
+            and last in ".!?。！？"
+            and (not after or after.isupper() or after.isdigit() or after in "\"'“‘«")
+        ):
+            sentences.append(_plain(line[begin:end]))
+            begin = None
+    if begin is not None and last_open:
+        sentences.append(_plain(line[begin:]))
+    return [s for s in sentences if s]
 
 
 def copied(answer: str, quotes: Sequence[Evidence]) -> list[Evidence]:
     """The quotes ``answer`` copies when it is nothing but whole sentences of them; else none."""
     by_sentence: dict[str, Evidence] = {}
-    for quote in quotes:
+    for quote in (q for q in quotes if q.verified):
         for line in quote.text.splitlines():
-            for sentence in _sentences(line, ended=True):
+            for sentence in _sentences(line, last_open=False):
                 by_sentence.setdefault(sentence, quote)
-    said = [s for line in answer.splitlines() for s in _sentences(line, ended=False)]
+    said = [s for line in answer.splitlines() for s in _sentences(line, last_open=True)]
     if not said or not all(s in by_sentence for s in said):
         return []
     return list({id(q): q for q in (by_sentence[s] for s in said)}.values())
@@ -157,7 +170,7 @@ async def judge(
     answer: str, question: Question, quotes: Sequence[Evidence], verify: Verify | None
 ) -> Judgement:
     """The verdict on ``answer`` (as given, not empty) over the verified ``quotes`` (strongest first)."""
-    quotes = [q for q in quotes if q.verified]
+    quotes = dedupe_quotes(q for q in quotes if q.verified)
     reading = unframed(answer)
     words = own_words(reading, question)
     grounded = bool(words & content_stems(" ".join(q.text for q in quotes)))

@@ -1,6 +1,6 @@
 """A sentence copied from the text is no answer a verification call can confirm
-(``nodes/finalize.copied_sentences``): every claim of a copy is stated. A copy the words do not confirm
-is ``unconfirmed``, shown flagged with its quote, and no call is made."""
+(``nodes/checks/verdict.copied``): every claim of a copy is stated, and its words show only that it is
+in the text. A copy is ``unconfirmed``, shown flagged with its quote, and no call is made."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from longgraph.nodes.answer_support import Rarity
-from longgraph.nodes.finalize import copied_sentences, settle
+from longgraph.nodes.checks.verdict import copied
+from longgraph.nodes.finalize import settle
 from longgraph.state.contract import Evidence
 from longgraph.tests.conftest import verified_notes
 
@@ -23,14 +23,13 @@ def quotes(*texts: str) -> list[Evidence]:
     return [q for note in verified_notes(*texts) for q in note.quotes]
 
 
-def test_a_copy_the_words_confirm_stands_on_them() -> None:
-    """What asked is in the sentence ("the secret code ... is 753159"): the words confirm it, no call."""
+def test_a_copy_of_the_sentence_that_answers_is_shown_unconfirmed_too() -> None:
+    """Even where the copied sentence holds what is asked, its words show only that it is in the text."""
     fact = "The secret code of the archive is 753159."
     notes = verified_notes(fact)
     state = {"question": "What is the secret code of the archive?", "answer": fact}
-    rarity = Rarity.of([fact], state["question"])
-    output = asyncio.run(settle(state, notes, [], rarity, never_called)).output  # type: ignore[arg-type]
-    assert output["verdict"] == "supported" and output["answer"] == fact, output
+    output = asyncio.run(settle(state, notes, [], never_called)).output  # type: ignore[arg-type]
+    assert output["verdict"] == "unconfirmed" and output["answer"] == fact, output
 
 
 async def never_called(answer: str, quotes: Sequence[Evidence]) -> Any:
@@ -42,7 +41,7 @@ def test_a_copy_the_words_do_not_confirm_is_unconfirmed_shown_and_never_sent_to_
 ):
     notes = verified_notes("Kenan & Kel\n" + FACT + " It ran for four seasons.")
     state = {"question": QUESTION, "answer": FACT}
-    settled = asyncio.run(settle(state, notes, [], Rarity.of([FACT], QUESTION), never_called))  # type: ignore[arg-type]
+    settled = asyncio.run(settle(state, notes, [], never_called))  # type: ignore[arg-type]
     output = settled.output
     assert output["answer"] == FACT and output["verdict"] == "unconfirmed", output
     assert output["supported"] is False and "copied from the text" in output["verdict_reason"], output
@@ -67,7 +66,7 @@ def test_a_copy_the_words_do_not_confirm_is_unconfirmed_shown_and_never_sent_to_
     ids=["title-line", "no-full-stop", "case-and-spaces", "two-sentences", "semicolon-inside"],
 )
 def test_whole_sentences_of_the_quotes_are_a_copy(answer: str, text: str) -> None:
-    assert copied_sentences(answer, quotes(text))
+    assert copied(answer, quotes(text))
 
 
 @pytest.mark.parametrize(
@@ -82,9 +81,9 @@ def test_whole_sentences_of_the_quotes_are_a_copy(answer: str, text: str) -> Non
     ids=["title", "abbreviation", "span", "own-sentence", "tail"],
 )
 def test_anything_else_is_not(answer: str, text: str) -> None:
-    assert copied_sentences(answer, quotes(text)) == []
+    assert copied(answer, quotes(text)) == []
 
 
 def test_an_unverified_quote_is_not_the_text() -> None:
     unverified = [q.model_copy(update={"verified": False}) for q in quotes(FACT)]
-    assert copied_sentences(FACT, unverified) == []
+    assert copied(FACT, unverified) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from longgraph.nodes.derivation import numbers_in
+from longgraph.nodes.checks import numbers_in
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,6 @@ from longgraph.nodes.graph_search import (
     node_similarity,
     retrieval_scores,
 )
-from longgraph.nodes.lexical import stem
 from longgraph.state.contract import Chunk, DocumentIn, GraphOutput
 from longgraph.state.pecan import IPGraph, IPNode
 from longgraph.strategies import build_strategy
@@ -72,62 +71,6 @@ def test_the_planted_fact_is_found_and_grounded_and_every_chunk_accounted_for() 
     assert {c.status for c in out.chunks} <= {"used", "no_information", "unsupported", "filtered"}
     assert any(c.status == "used" for c in out.chunks)
     assert all(c.reason for c in out.chunks if c.status == "filtered")
-
-
-def test_the_documents_words_are_counted_once_for_the_search_and_the_final_answer(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The search judges its answer as the final stage will, over the same chunks and question: one read
-    of every sentence serves both (it was two, about 1 s each at 1.28M tokens)."""
-    from longgraph.nodes.answer_support import Rarity
-
-    counted: list[str] = []
-    original = Rarity.of.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[Rarity], texts: Any, question: str) -> Rarity:
-        counted.append(question)
-        return original(cls, texts, question)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(Rarity, "of", classmethod(counting))
-    out, _ = _run(planted(60_000))
-    assert "smoked plums" in out.answer and out.supported is True
-    assert counted == [QUESTION], counted
-
-
-def test_a_kit_reused_for_another_text_counts_its_words_afresh_and_keeps_few_counts() -> None:
-    """A kit outlives its run when the caller reuses the context object: counts are keyed by the texts,
-    not by chunk numbers every document has, and only the last few are kept."""
-    import asyncio
-
-    from longgraph.nodes.kit import RARITIES_KEPT, build_kit
-    from longgraph.state.context import Context
-    from longgraph.state.contract import ChunkPart
-
-    def chunk(text: str) -> Chunk:
-        return Chunk(
-            id=0, parts=[ChunkPart(doc_index=0, title="", start=0, end=len(text))], tokens=9, text=text
-        )
-
-    question = "Who tends the Vexmoor beacon?"
-    plain = "The Vexmoor beacon is tended by Ilka Lenhal. Cold rain fell."  # as long as the next one
-    beacons = "The Vexmoor beacon burns. The Vexmoor beacon is lit at dusk."
-
-    async def counts() -> tuple[int, int, int, int]:
-        kit = await build_kit(Context(**SMALL), FakeProvider(ScriptedChatModel()))  # type: ignore[arg-type]
-        first = await kit.rarity([chunk(plain)], question)
-        again = await kit.rarity([chunk(plain)], question)
-        other = await kit.rarity([chunk(beacons)], question)
-        for n in range(RARITIES_KEPT + 3):
-            await kit.rarity([chunk(f"{plain} {n}")], question)
-        return (
-            first.counts[stem("beacon")],
-            other.counts[stem("beacon")],
-            int(first is again),
-            len(kit._rarities),
-        )
-
-    one, two, reused, kept = asyncio.run(counts())
-    assert (one, two, reused, kept) == (1, 2, 1, RARITIES_KEPT)
 
 
 def test_batches_fill_up_to_the_threshold_in_order() -> None:
@@ -488,7 +431,7 @@ def test_a_thread_asked_again_does_not_carry_the_last_answer_turns_failure() -> 
     graph = build_graph(FakeProvider(ScriptedChatModel(responder=respond)), checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "asked twice"}}
     given = {"question": QUESTION, "document": planted(20_000)}
-    settings = {**SMALL, "parse_retries": 0, "max_failed_fraction": 1.0, "reread": False}
+    settings = {**SMALL, "parse_retries": 0, "max_failed_fraction": 1.0}
     first = GraphOutput.model_validate(graph.invoke(given, config, context=settings))
     assert any(c.status == "failed" for c in first.chunks)
     second = GraphOutput.model_validate(graph.invoke(given, config, context=settings))

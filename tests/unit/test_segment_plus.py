@@ -13,8 +13,8 @@ from langchain_core.language_models import BaseChatModel
 from numpy.typing import NDArray
 
 from longgraph.graphs.segment_plus import build_graph
+from longgraph.nodes.checks import locate_quotes
 from longgraph.nodes.notes_filter import LABELLED_REMOVE
-from longgraph.nodes.provenance import locate_quotes
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, GraphOutput
 from longgraph.state.outputs import NO_INFORMATION, is_no_information

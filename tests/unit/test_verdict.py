@@ -11,7 +11,6 @@ import pytest
 
 from longgraph.cli.verdict import UNCONFIRMED_MARK, shown_answer, verdict_lines
 from longgraph.errors import ConfigurationError
-from longgraph.nodes.answer_support import Rarity
 from longgraph.nodes.finalize import settle
 from longgraph.state.context import Context, UnconfirmedSetting
 from longgraph.state.contract import GraphOutput
@@ -23,6 +22,8 @@ FACT = "The town of Quiganqui has a population of 234,394 residents."
 
 
 ASKED_IN_ITS_WORDS = "What is the population of the town of Quiganqui?"
+PARAPHRASE = "Quiganqui has 234,394 residents."
+"""Its words stand in the quote, but not as one stretch of it: the words alone cannot confirm it."""
 
 
 def _settle(
@@ -30,17 +31,16 @@ def _settle(
 ) -> dict[str, Any]:
     """Settled with no verifier: what the words alone make of ``answer``."""
     notes = verified_notes(FACT)
-    rarity = Rarity.of([FACT], question)
     state = {"question": question, "answer": answer}
-    run = settle(state, notes, [], rarity, None, on_unconfirmed=on_unconfirmed)  # type: ignore[arg-type]
+    run = settle(state, notes, [], None, on_unconfirmed=on_unconfirmed)  # type: ignore[arg-type]
     return dict(asyncio.run(run).output)
 
 
 def test_an_answer_the_words_cannot_confirm_is_shown_as_given_flagged_with_its_quote() -> None:
-    """The sentence names the town and none of what is asked of it: without a verifier the answer is
-    unconfirmed, and by default the user gets it as the model gave it, not NO INFORMATION."""
-    output = _settle("234,394")
-    assert output["answer"] == "234,394" and output["verdict"] == "unconfirmed", output
+    """A paraphrase of the quote: without a verifier the answer is unconfirmed, and by default the user
+    gets it as the model gave it, not NO INFORMATION."""
+    output = _settle(PARAPHRASE)
+    assert output["answer"] == PARAPHRASE and output["verdict"] == "unconfirmed", output
     assert output["supported"] is False and output["confidence"] is None
     assert "nothing verifies it here" in output["verdict_reason"], output["verdict_reason"]
     assert [e.text for e in output["evidence"]] == [FACT]
@@ -48,9 +48,9 @@ def test_an_answer_the_words_cannot_confirm_is_shown_as_given_flagged_with_its_q
 
 
 def test_withhold_answers_no_information_with_the_models_answer_first_among_the_candidates() -> None:
-    output = _settle("234,394", "withhold")
+    output = _settle(PARAPHRASE, "withhold")
     assert output["answer"] == NO_INFORMATION and output["verdict"] == "unconfirmed", output
-    assert output["candidates"][0]["answer"] == "234,394" and output["candidates"][0]["chunk_id"] is None
+    assert output["candidates"][0]["answer"] == PARAPHRASE and output["candidates"][0]["chunk_id"] is None
     assert output["evidence"] == [] and output["supported"] is False
 
 
@@ -63,8 +63,8 @@ def test_a_refuted_answer_is_withheld_whatever_the_setting(setting: UnconfirmedS
     assert "contradict" in output["verdict_reason"]
 
 
-def test_a_confirmed_answer_is_supported_with_the_reason() -> None:
-    output = _settle("234,394", question=ASKED_IN_ITS_WORDS)
+def test_an_answer_that_is_a_stretch_of_a_quote_is_supported_by_its_words() -> None:
+    output = _settle("234,394")
     assert output["answer"] == "234,394" and output["verdict"] == "supported" and output["supported"] is True
     assert output["verdict_reason"], output
 
@@ -77,14 +77,14 @@ def test_the_setting_takes_show_or_withhold_only() -> None:
 
 
 def test_the_cli_marks_an_unconfirmed_answer_and_says_why_on_stderr() -> None:
-    shown = GraphOutput.model_validate({**_settle("234,394"), "strategy": "mapreduce"})
+    shown = GraphOutput.model_validate({**_settle(PARAPHRASE), "strategy": "mapreduce"})
     printed = shown_answer(shown)
-    assert printed.splitlines()[0] == f"{UNCONFIRMED_MARK} 234,394"
+    assert printed.splitlines()[0] == f"{UNCONFIRMED_MARK} {PARAPHRASE}"
     assert FACT in printed.splitlines()[1], printed
     assert verdict_lines(shown) == [f"unconfirmed: {shown.verdict_reason}"]
-    withheld = GraphOutput.model_validate(_settle("234,394", "withhold"))
+    withheld = GraphOutput.model_validate(_settle(PARAPHRASE, "withhold"))
     assert shown_answer(withheld) == NO_INFORMATION
-    assert verdict_lines(withheld)[0].startswith("unconfirmed, withheld: the model answered '234,394'")
+    assert verdict_lines(withheld)[0].startswith(f"unconfirmed, withheld: the model answered '{PARAPHRASE}'")
     supported = GraphOutput.model_validate(_settle("234,394", question=ASKED_IN_ITS_WORDS))
     assert shown_answer(supported) == "234,394" and verdict_lines(supported) == []
 
@@ -106,4 +106,4 @@ def test_an_answer_that_goes_on_with_a_number_no_quote_gives_is_refuted() -> Non
     run_on = "The town of Quiganqui has a population of 234,394 residents. The text concludes with 4208246."
     output = _settle(run_on, question=ASKED_IN_ITS_WORDS)
     assert output["answer"] == NO_INFORMATION and output["verdict"] == "refuted", output
-    assert "its number(s) 4208246 are in no verified note" in output["verdict_reason"], output
+    assert "its number(s) 4208246 are in none" in output["verdict_reason"], output
