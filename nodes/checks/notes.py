@@ -93,8 +93,8 @@ def ground_read(
         model_confidence=draft.model_confidence,
     )
     verified = [q for q in located if q.verified]
-    if draft.no_information and not verified:
-        return outcome, None
+    if (draft.no_information or (draft.structured and not draft.answer and not draft.quotes)) and not verified:
+        return outcome, None  # a note that quotes nothing and answers nothing holds no information
     if not verified:
         why = (
             "no quote of it is in the chunk" if draft.quotes else "its words are not a sentence of the chunk"

@@ -151,7 +151,7 @@ def _run(
 def test_tom_answers_from_the_tree_and_accounts_for_every_chunk() -> None:
     document = planted(60_000)
     out = _run("tom", document)
-    assert "smoked plums" in out.answer and out.supported and out.strategy == "tom"
+    assert "smoked plums" in out.answer and out.verdict in ("supported", "unconfirmed") and out.strategy == "tom"
     assert document[out.evidence[0].start : out.evidence[0].end] == FACT
     assert {"parse", "summarize", "map"} <= set(out.stats.calls_by_stage)
     filtered = [c for c in out.chunks if c.status == "filtered"]
