@@ -41,12 +41,12 @@ import numpy as np
 from longgraph.llm import StructuredCall
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.checks import (
+    chunk_sentences,
     confidence_of,
     content_stems,
     documents_of,
     ground_read,
     read_question,
-    sentence_spans,
 )
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
@@ -622,21 +622,10 @@ def _bearing_sentences(
     found: list[tuple[float, Note]] = []
     for chunk in reached:
         best: tuple[float, Evidence] | None = None
-        for part in chunk.parts:
-            text = documents[part.doc_index].text
-            for a, b in sentence_spans(text, part.start, part.end):
-                share = read.share_of(content_stems(text[a:b]))
-                if share > 0 and (best is None or share > best[0]):
-                    quote = Evidence(
-                        chunk_id=chunk.id,
-                        doc_index=part.doc_index,
-                        title=part.title,
-                        start=a,
-                        end=b,
-                        text=text[a:b],
-                        verified=True,
-                    )
-                    best = (share, quote)
+        for sentence in chunk_sentences(chunk, documents):
+            share = read.share_of(content_stems(sentence.text))
+            if share > 0 and (best is None or share > best[0]):
+                best = (share, sentence)
         if best is not None:
             confidence = confidence_of(best[0], None)
             quote = best[1].model_copy(update={"confidence": confidence})

@@ -14,7 +14,14 @@ model's own answer.
 from longgraph.nodes.checks.notes import confidence_of, ground_read, relevance_of
 from longgraph.nodes.checks.numbers import numbers_in, same_number
 from longgraph.nodes.checks.question import Question, read_question
-from longgraph.nodes.checks.quotes import Indexed, dedupe_quotes, documents_of, find_span, locate_quotes
+from longgraph.nodes.checks.quotes import (
+    Indexed,
+    chunk_sentences,
+    dedupe_quotes,
+    documents_of,
+    find_span,
+    locate_quotes,
+)
 from longgraph.nodes.checks.verdict import (
     Checked,
     Judgement,
@@ -46,6 +53,7 @@ __all__ = [
     "Question",
     "Verify",
     "checked_claims",
+    "chunk_sentences",
     "confidence_of",
     "content_stems",
     "dedupe_quotes",

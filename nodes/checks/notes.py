@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from longgraph.nodes.checks.question import Question
-from longgraph.nodes.checks.quotes import locate_quotes
+from longgraph.nodes.checks.quotes import chunk_sentences, locate_quotes
 from longgraph.nodes.checks.verdict import unframed
 from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
@@ -52,24 +52,13 @@ def sentences_saying(
         piece = unframed(said[a:b])
         words, own = f" {' '.join(words_of(piece))} ", content_stems(piece) - question.words
         best: tuple[bool, float, Evidence] | None = None
-        for part in (p for p in chunk.parts if p.doc_index < len(documents) and words.strip()):
-            text = documents[part.doc_index].text
-            for start, end in sentence_spans(text, part.start, part.end):
-                stems = content_stems(text[start:end])
-                stretch = words in f" {' '.join(words_of(text[start:end]))} "
-                if stretch or (own and own <= stems):
-                    rank = (stretch, question.share_of(stems))
-                    if best is None or rank > best[:2]:
-                        quote = Evidence(
-                            chunk_id=chunk.id,
-                            doc_index=part.doc_index,
-                            title=part.title,
-                            start=start,
-                            end=end,
-                            text=text[start:end],
-                            verified=True,
-                        )
-                        best = (*rank, quote)
+        for sentence in chunk_sentences(chunk, documents) if words.strip() else ():
+            stems = content_stems(sentence.text)
+            stretch = words in f" {' '.join(words_of(sentence.text))} "
+            if (stretch or (own and own <= stems)) and (
+                best is None or (stretch, question.share_of(stems)) > best[:2]
+            ):
+                best = (stretch, question.share_of(stems), sentence)
         found += [best[2]] if best is not None else []
     return found
 
@@ -93,7 +82,9 @@ def ground_read(
         model_confidence=draft.model_confidence,
     )
     verified = [q for q in located if q.verified]
-    if (draft.no_information or (draft.structured and not draft.answer and not draft.quotes)) and not verified:
+    if (
+        draft.no_information or (draft.structured and not draft.answer and not draft.quotes)
+    ) and not verified:
         return outcome, None  # a note that quotes nothing and answers nothing holds no information
     if not verified:
         why = (

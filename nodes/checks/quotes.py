@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from longgraph.nodes.checks.words import WORD, sentence_spans, word_form, words_of
-from longgraph.state.contract import Chunk, DocumentIn, Evidence, parse_input
+from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, Evidence, parse_input
 
 _ELLIPSIS = re.compile(r"\s*(?:\.\s*\.\s*\.|…|\[\s*(?:\.\.\.|…)\s*\])\s*")
 
@@ -86,15 +86,8 @@ def locate_quotes(quotes: Iterable[str], chunk: Chunk, documents: Sequence[Docum
         for part, text, words in indexed:
             span = find_span(quote, words)
             if span is not None:
-                start, end = _sentences_around(text[part.start : part.end], part.start, *span)
-                return Evidence(
-                    chunk_id=chunk.id,
-                    doc_index=part.doc_index,
-                    title=part.title,
-                    start=start,
-                    end=end,
-                    text=text[start:end],
-                    verified=True,
+                return _evidence(
+                    chunk, part, text, *_sentences_around(text[part.start : part.end], part.start, *span)
                 )
         return None
 
@@ -120,6 +113,26 @@ def locate_quotes(quotes: Iterable[str], chunk: Chunk, documents: Sequence[Docum
         else:
             found += [located(piece) or unverified(piece) for piece in pieces]
     return dedupe_quotes(found)
+
+
+def chunk_sentences(chunk: Chunk, documents: Sequence[DocumentIn]) -> Iterator[Evidence]:
+    """Every sentence of ``chunk``, in order, as verified evidence over the document's own characters."""
+    for part in (p for p in chunk.parts if p.doc_index < len(documents)):
+        text = documents[part.doc_index].text
+        for start, end in sentence_spans(text, part.start, part.end):
+            yield _evidence(chunk, part, text, start, end)
+
+
+def _evidence(chunk: Chunk, part: ChunkPart, text: str, start: int, end: int) -> Evidence:
+    return Evidence(
+        chunk_id=chunk.id,
+        doc_index=part.doc_index,
+        title=part.title,
+        start=start,
+        end=end,
+        text=text[start:end],
+        verified=True,
+    )
 
 
 def dedupe_quotes(quotes: Iterable[Evidence]) -> list[Evidence]:

@@ -158,8 +158,10 @@ def test_provenance_handles_elisions_cjk_and_multiple_documents() -> None:
     chunk = Chunk(id=3, parts=parts, tokens=20, text="")
     cjk, elided, missing = locate_quotes(["配料是烟熏李子。", "Then ... gamma", "delta"], chunk, docs)
     text = docs[1].text
-    assert (cjk.doc_index, cjk.title, text[cjk.start : cjk.end]) == (1, "b", "配料是烟熏李子。")
-    assert text[elided.start : elided.end] == "Then: alpha, beta; gamma" and elided.verified
+    # A located quote is evidence over the whole sentences of the document it lies in.
+    assert (cjk.doc_index, cjk.title, text[cjk.start : cjk.end]) == (1, "b", "秘密的配料是烟熏李子。")
+    assert cjk.text == "秘密的配料是烟熏李子。"
+    assert text[elided.start : elided.end] == "Then: alpha, beta; gamma." and elided.verified
     assert not missing.verified and missing.chunk_id == 3
 
 
