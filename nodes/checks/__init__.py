@@ -3,8 +3,8 @@ an answer stands. Nothing outside this package imports its modules; they import 
 libraries, and the verification call comes in as a typed callable (:data:`Verify`).
 
 Decisions, each general: (a) a note counts only with a quote that is a verbatim span of its chunk
-(:func:`ground_read`); (b) an answer that is a stretch of a verified quote, saying more than the
-question, stands by its words; (c) a number no quote holds and no arithmetic over the quotes'
+(:func:`ground_read`); (b) an answer whose own words stand in verified quotes is grounded (shown
+when nothing confirms it), never supported by words alone; (c) a number no quote holds and no arithmetic over the quotes'
 numbers gives refutes; (d, in ``nodes/finalize.py``) a value computed in code from records with
 verified quotes stands; (e) anything else gets one verification call (:func:`judge`). A sentence
 copied from the quotes is ``unconfirmed`` without a call. Never a rewrite: the verdict is on the
@@ -35,7 +35,7 @@ from longgraph.nodes.checks.words import STOP_WORDS, content_stems, is_content, 
 
 DECISIONS = (
     "(a) a note counts only with a quote that is a verbatim span of its chunk",
-    "(b) an answer that is a stretch of one verified quote, saying more than the question, stands",
+    "(b) an answer whose own words stand in verified quotes is grounded: shown when unconfirmed",
     "(c) a number no quote holds and no arithmetic over the quotes' numbers gives refutes",
     "(d) a value computed in code from records with verified quotes stands",
     "(e) anything else gets one verification call (claims and a verdict each)",

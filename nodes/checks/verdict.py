@@ -7,11 +7,11 @@ and the Markdown emphasis that sets it off: :func:`unframed`):
   and no arithmetic over the quotes' numbers gives (:mod:`.numbers`).
 * **a copy** (nothing but whole sentences of verified quotes) is ``unconfirmed``, no call: every claim
   of a copy is stated, so neither the words nor a claims check can tell whether it answers.
-* (b) **supported by the words** (``extractive``): it is a stretch of one verified quote, shorter
-  than the sentences it lies in, and says something beyond the question's own words. A whole sentence,
-  a paraphrase, an answer put together from several places, a yes or no or a choice among the
-  question's own options are not shown to answer by words, and go on.
-* (e) **one verification call** (the typed callable :data:`Verify`, made by ``nodes/finalize.py``):
+* (b) **grounded**: its own words (beyond the question's) stand in a verified quote, or it is a
+  stretch of one. Words in a quote do not show that it answers (a look-alike's value, another fact
+  about the entity, the bridge of a chain are stretches of quotes too), so grounding decides only
+  whether an unconfirmed answer is shown, and which quotes it rests on.
+* (e) **one verification call** for every answer that is not refuted and not a copy (the typed callable :data:`Verify`, made by ``nodes/finalize.py``):
   shown the question, the answer and the quotes it rests on, it lists the answer's claims with a
   verdict each; ``supported`` when every claim is stated, ``refuted`` when one is contradicted, no
   verdict when it finds no claim (the model said it found nothing), else ``unconfirmed``. Without a
@@ -183,12 +183,15 @@ async def judge(
     if copies := copied(reading, quotes):
         why = "it is a sentence copied from the text: its words cannot show that it answers the question"
         return Judgement("unconfirmed", "none", why, copies, grounded)
-    if words and (holding := in_a_quote(reading, quotes)):
-        return Judgement("supported", "extractive", "its words stand in a verified quote", holding, grounded)
+    holding = in_a_quote(reading, quotes) if words else []
     if verify is None:
-        why = "its words do not confirm it, and nothing verifies it here"
-        return Judgement("unconfirmed", "none", why, resting, grounded)
-    checked = await verify(answer, resting)
+        why = (
+            "its words stand in a verified quote, which does not show that it answers; nothing verifies it here"
+            if holding
+            else "its words do not confirm it, and nothing verifies it here"
+        )
+        return Judgement("unconfirmed", "none", why, holding or resting, grounded)
+    checked = await verify(answer, holding or resting)
     verdict: Verdict | None = (
         None
         if checked.outcome == "empty"

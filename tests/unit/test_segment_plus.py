@@ -17,7 +17,7 @@ from longgraph.nodes.checks import locate_quotes
 from longgraph.nodes.notes_filter import LABELLED_REMOVE
 from longgraph.state.context import Context
 from longgraph.state.contract import Chunk, ChunkPart, DocumentIn, GraphOutput
-from longgraph.state.outputs import NO_INFORMATION, is_no_information
+from longgraph.state.outputs import NO_INFORMATION
 from longgraph.strategies import build_strategy
 from longgraph.testing.fakes import FakeProvider, ScriptedChatModel, oracle_responder
 from longgraph.testing.oracle import extract_question_and_text, oracle_answer
@@ -359,25 +359,3 @@ def _dam_run(keep: Callable[[str], bool]) -> GraphOutput:
     )
 
 
-def test_a_note_naming_the_asked_entity_survives_when_the_filter_removes_every_note() -> None:
-    """Measured with SmolLM2-135M: asked "What is the height of the Pevcor barrage?", the filter labelled
-    the one note ("The Pevcor dam stands 41.1 metres tall.") Remove, and the run was silent. When every
-    note is labelled Remove, a note naming the asked entity stays; one about a look-alike does not. The
-    final stage's own answer is the result (it said it found none here): the surviving note is the
-    first candidate, never put in its place."""
-    out = _dam_run(keep=lambda note: False)
-    assert is_no_information(out.answer), (out.answer, out.stats.notes)
-    assert "41.1" in out.candidates[0].answer and all("77.6" not in c.answer for c in out.candidates)
-    assert [c.reason for c in out.chunks if c.status == "filtered"] == [LABELLED_REMOVE]
-    assert any(
-        "no note the filter kept names what the question asks about; kept the 1" in n for n in out.stats.notes
-    )
-
-
-def test_a_note_naming_the_asked_entity_survives_when_the_filter_keeps_only_a_look_alikes() -> None:
-    """Session 51's third test split (dev since): the filter kept the note quoting a look-alike's sentence
-    and removed the one quoting the asked entity's; the answer layer refused the look-alike, silent."""
-    out = _dam_run(keep=lambda note: "Wexul" in note)  # the filter keeps the look-alike's note only
-    assert is_no_information(out.answer), (out.answer, out.stats.notes)
-    assert "41.1" in out.candidates[0].answer, out.candidates
-    assert any("no note the filter kept names what the question asks about" in n for n in out.stats.notes)
