@@ -589,6 +589,18 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
             notes.append(note)
     if answer and not is_no_information(answer) and not unread and not notes:
         notes = _bearing_sentences([chunks[o.chunk_id] for o in outcomes], documents, question)
+        bearing = {n.sources[0] for n in notes}
+        outcomes = [
+            o.model_copy(
+                update={
+                    "fate": "noted",
+                    "reason": f"{o.reason}; its sentence bearing most on the question is evidence",
+                }
+            )
+            if o.chunk_id in bearing
+            else o
+            for o in outcomes
+        ]
     _keep_one_candidate(outcomes)
     reached_chunks = {graph.node(i).chunk_id for i in reached}
     filtered = [

@@ -195,7 +195,8 @@ class AnswerCheck(StructuredOutput):
     the proposed answer makes in answer to the question, each with a verdict against the sentences it
     rests on. An answer that makes no claim (an apology, "the text does not say") answers nothing."""
 
-    claims: list[CheckedClaim] = Field(default_factory=list, json_schema_extra={"maxItems": 6})
+    claims: list[CheckedClaim] = Field(json_schema_extra={"maxItems": 6})
+    """Required: a reply without the list is no verdict (unconfirmed), not an answer that claims nothing."""
     reason: str = Field(default="", json_schema_extra={"maxLength": 300})
 
     TEXT_FORMAT: ClassVar[str] = (

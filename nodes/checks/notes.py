@@ -1,12 +1,12 @@
 """Decision (a) on a chunk's reading: it becomes a note only with a quote that is a verbatim span of
 the chunk.
 
-The draft's quotes are located (:func:`~.quotes.locate_quotes`); a draft that quotes nothing (the
-compact protocol's one-line answer, a note of reasoning only) has its answer, or its reasoning, looked
-for instead, each of its sentences in the chunk's sentences that hold its words as one stretch, or
-else every content word it adds to the question's (the one sharing most of the question's words,
-where several do: a bare answer's words recur): a model told to copy the sentence that answers gives
-it as its answer, and a small one adds a word of the question ("234,394 people"). A draft with a
+The draft's quotes are located (:func:`~.quotes.locate_quotes`). Where they do not hold its answer
+(the compact protocol quotes nothing; a model may quote one sentence and answer from another), its
+answer, or its reasoning, is looked for too: each of its sentences in the chunk's sentences that hold
+its words as one stretch, or else every content word it adds to the question's (the one sharing most
+of the question's words, where several do: a bare answer's words recur); a small model adds a word of
+the question ("234,394 people"). A draft with a
 verified quote is a note, its unverified quotes kept and flagged; one without is ``unsupported``, with
 why; one that says the text holds nothing is ``no_information``; a failed read is ``failed``. Nothing
 about whether the note answers the question is decided here: that is the final answer's verdict.
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from longgraph.nodes.checks.question import Question
-from longgraph.nodes.checks.quotes import chunk_sentences, locate_quotes
+from longgraph.nodes.checks.quotes import chunk_sentences, dedupe_quotes, locate_quotes
 from longgraph.nodes.checks.verdict import unframed
 from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
@@ -44,23 +44,32 @@ def relevance_of(quotes: Sequence[Evidence], question: Question) -> float:
 def sentences_saying(
     said: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question
 ) -> list[Evidence]:
-    """For each sentence of ``said`` (without the words that only announce it), the chunk's sentence
-    that holds its words as one stretch, or else all its content words beyond the question's, sharing
-    most of the question's words (the first of equals), verified; none for a piece found nowhere."""
+    """For each sentence of ``said`` (without the words that only announce it, or a label before a
+    colon that it copied from the prompt, "Original Text: …"), the chunk's sentence that holds its words
+    as one stretch, or else all its content words beyond the question's, sharing most of the question's
+    words (the first of equals), verified; none for a piece found nowhere."""
     found: list[Evidence] = []
     for a, b in sentence_spans(said) or [(0, len(said))]:
         piece = unframed(said[a:b])
-        words, own = f" {' '.join(words_of(piece))} ", content_stems(piece) - question.words
-        best: tuple[bool, float, Evidence] | None = None
-        for sentence in chunk_sentences(chunk, documents) if words.strip() else ():
-            stems = content_stems(sentence.text)
-            stretch = words in f" {' '.join(words_of(sentence.text))} "
-            if (stretch or (own and own <= stems)) and (
-                best is None or (stretch, question.share_of(stems)) > best[:2]
-            ):
-                best = (stretch, question.share_of(stems), sentence)
-        found += [best[2]] if best is not None else []
+        labelled = piece.partition(":")[2] if ":" in piece[:40] else ""
+        best = _saying(piece, chunk, documents, question) or (
+            _saying(labelled, chunk, documents, question) if labelled.strip() else None
+        )
+        found += [best] if best is not None else []
     return found
+
+
+def _saying(piece: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question) -> Evidence | None:
+    words, own = f" {' '.join(words_of(piece))} ", content_stems(piece) - question.words
+    best: tuple[bool, float, Evidence] | None = None
+    for sentence in chunk_sentences(chunk, documents) if words.strip() else ():
+        stems = content_stems(sentence.text)
+        stretch = words in f" {' '.join(words_of(sentence.text))} "
+        if (stretch or (own and own <= stems)) and (
+            best is None or (stretch, question.share_of(stems)) > best[:2]
+        ):
+            best = (stretch, question.share_of(stems), sentence)
+    return best[2] if best is not None else None
 
 
 def ground_read(
@@ -72,8 +81,9 @@ def ground_read(
     draft = read.draft
     said = draft.answer or draft.reasoning
     located = locate_quotes(draft.quotes, chunk, documents)
-    if not any(q.verified for q in located) and said and not draft.no_information:
-        located += sentences_saying(said, chunk, documents, question)
+    quoted = content_stems(" ".join(q.text for q in located if q.verified))
+    if said and not draft.no_information and not (content_stems(said) - question.words) <= quoted:
+        located = dedupe_quotes([*located, *sentences_saying(said, chunk, documents, question)])
     outcome = ChunkOutcome(
         chunk_id=chunk.id,
         fate="no_information",

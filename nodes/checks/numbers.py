@@ -56,10 +56,12 @@ def same_number(written: float, value: float) -> bool:
 
 
 def derived_values(groups: Sequence[Sequence[float]]) -> list[float]:
-    """What a count, extremum, difference, sum or mean over ``groups`` (each quote's numbers) gives."""
+    """What a count (of any number of the quotes, or of their numbers), extremum, difference, sum or
+    mean over ``groups`` (each quote's numbers) gives."""
     filled = [list(dict.fromkeys(g)) for g in groups if g]
     flat = sorted({v for g in filled for v in g})
-    values = [float(len(groups)), float(len(filled)), float(len(flat))]
+    values = [float(k) for k in range(len(groups) + 1)]  # a count of any of the quotes
+    values += [float(len(filled)), float(len(flat))]
     values += [a - b for a, b in itertools.permutations(flat, 2)]
     subsets = (
         [c for size in range(2, len(filled) + 1) for c in itertools.combinations(filled, size)]

@@ -235,46 +235,17 @@ def test_verify_probe_prints_the_yes_rate_of_every_kind(capsys: pytest.CaptureFi
     assert int(str(figures["calls"])) > 0
 
 
-def test_verify_probe_by_words_asks_no_model_and_lets_no_look_alike_stand() -> None:
-    """The words' own verdict on the dev cases: no call is made, no look-alike's value or bridge stands,
-    and every right value in its sentence asked in the question's words stands (a count asked of an
-    entity named by a modifier, "How many arches does the cobalt aqueduct stand on?", was read as a count
-    over every item of its kind until its sentence's stated count was read as the value). One template
-    asks with a verb its sentence does not use (``VERB_THE_SENTENCE_LACKS``, "What is the cloak of … made
-    of?" over "… wears a cloak of …"): the words leave it to a verifier, naming the verb."""
+def test_verify_probe_by_words_asks_no_model_and_lets_nothing_stand_on_words_alone() -> None:
+    """The words' own verdict on the dev cases: no call is made, and no answer stands by its words alone,
+    right or wrong: a look-alike's value, another fact about the entity and a chain's bridge are
+    stretches of the shown sentence just as the right value is (``nodes/checks``: words ground an
+    answer, only the verification call supports it)."""
     from longgraph.evals.bench import verify_probe
-    from longgraph.evals.data.general import TEMPLATES
-    from longgraph.tests.conftest import VERB_THE_SENTENCE_LACKS
-
-    def verb_it_lacks(question: str) -> str | None:
-        for template in TEMPLATES:
-            before, _, after = template.question.partition("{e}")
-            if (
-                template.name in VERB_THE_SENTENCE_LACKS
-                and question.startswith(before)
-                and question.endswith(after)
-            ):
-                return VERB_THE_SENTENCE_LACKS[template.name]
-        return None
 
     figures = verify_probe.main(["--by", "words", "--seeds", "1"])
     assert figures["calls"] == 0
-    assert str(figures["yes, look-alike's value"]).startswith("0/")
-    assert str(figures["yes, two-hop, the bridge"]).startswith("0/")
-    # Another thing of the asked name ("the … flour shop" for the … flour mill): left to a reader.
-    stood, cases = map(int, str(figures["yes, same name, another thing"]).split()[0].split("/"))
-    assert cases >= 20 and stood == 0, figures
-    refused, left_for_the_verb = [], []
-    for case in verify_probe.cases("dev", 1):
-        judged = verify_probe.words_verdict(case)
-        if case[0] == "right" and not verify_probe.stands_by_words(judged, case):
-            verb = verb_it_lacks(case[1])
-            if verb and judged.kind == "extractive" and f"({verb})" in judged.unconfirmed:
-                left_for_the_verb.append(case[1])
-            else:
-                refused.append((case[1], judged.why or judged.unconfirmed))
-    assert refused == []
-    assert len(left_for_the_verb) == len(VERB_THE_SENTENCE_LACKS)
+    yes = {k: v for k, v in figures.items() if k.startswith("yes, ")}
+    assert len(yes) >= 6 and all(str(v).startswith("0/") for v in yes.values()), figures
 
 
 def test_verify_probe_real_cases_pair_each_gold_with_wrong_answers_from_the_same_data() -> None:

@@ -109,7 +109,7 @@ def test_collapse_runs_when_notes_exceed_the_window() -> None:
     assert out.stats.collapse_rounds >= 1
     assert out.stats.calls_by_stage["collapse"] >= 1
     assert all(c.status == "used" for c in out.chunks)
-    assert out.answer == "smoked plums"
+    assert out.answer == "smoked plums", (out.verdict, out.verdict_reason, out.rationale)
 
 
 def test_collapse_that_cannot_shrink_falls_back_instead_of_looping() -> None:

@@ -194,7 +194,7 @@ def test_a_word_most_chunks_hold_counts_for_less_than_the_one_that_says_what_is_
         "The noise levels in the hall were high.",
         "Water levels in the canal fell in June.",
         "The violet reservoir is 32.0 percent full.",
-        "The reservoir fill level is read each day.",
+        "The text gives the reservoir fill level each day.",
     ]
     graph, chunks = _one_chunk_each(texts)
     question = "For which reservoirs does the text give the fill level?"

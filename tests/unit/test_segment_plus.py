@@ -357,5 +357,3 @@ def _dam_run(keep: Callable[[str], bool]) -> GraphOutput:
     return GraphOutput.model_validate(
         graph.invoke({"question": question, "document": document}, context=context)
     )
-
-

@@ -151,7 +151,9 @@ def _run(
 def test_tom_answers_from_the_tree_and_accounts_for_every_chunk() -> None:
     document = planted(60_000)
     out = _run("tom", document)
-    assert "smoked plums" in out.answer and out.verdict in ("supported", "unconfirmed") and out.strategy == "tom"
+    assert (
+        "smoked plums" in out.answer and out.verdict in ("supported", "unconfirmed") and out.strategy == "tom"
+    )
     assert document[out.evidence[0].start : out.evidence[0].end] == FACT
     assert {"parse", "summarize", "map"} <= set(out.stats.calls_by_stage)
     filtered = [c for c in out.chunks if c.status == "filtered"]
@@ -180,7 +182,7 @@ def test_reasoning_is_post_order() -> None:
     def logging_oracle(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         user = str(messages[-1]["content"])
         title = re.search(r"^Title: (.*)$", user, re.MULTILINE)
-        if title and "Find the sentence" in user:
+        if title and ("Find the sentence" in user or "A section of a long text" in user):
             order.append("inner" if "Previous reasoning results" in user else "leaf")
         return oracle_responder(messages, extras)
 
@@ -238,32 +240,23 @@ def test_assembled_tree_renumbers_and_keeps_losses() -> None:
 WEAK = "The secret ingredient of good writing is rewriting."
 
 
-def test_a_leaf_is_read_again_and_a_weak_leaf_is_set_aside() -> None:
-    """As for any chunk: the holder's leaf, misread beside its title and summary, is read again (its
-    most relevant passage alone) and answers; a leaf whose note passed grounding on two shared words
-    ("secret ingredient", none of the question's names) is set aside, with ``min_note_strength`` set,
-    before it can meet the holder's note in a reduce."""
+def test_a_weak_leaf_is_set_aside() -> None:
+    """A leaf whose note quotes a sentence sharing two words with the question ("secret ingredient",
+    none of its names: its confidence is 55% of the holder's) is set aside, with ``min_note_strength``
+    set above that, before it can meet the holder's note in a reduce."""
     document = planted(30_000, at=0.2).replace(". ", f". {WEAK} ", 1)
-    seen = {"first": 0, "again": 0}
 
     def responder(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         user = str(messages[-1]["content"])
         if "Find the sentence" in user and "Previous reasoning results" not in user:
-            if "smoked plums" in user and "Original Text:" in user:
-                seen["first"] += 1
-                return json.dumps({"answer": "The secret ingredient is 444 anchovies."})
             if "smoked plums" in user:
-                seen["again"] += 1
-            elif WEAK in user:
+                return json.dumps({"answer": FACT})
+            if WEAK in user:
                 return json.dumps({"answer": WEAK})
         return oracle_responder(messages, extras)
 
-    out = _run("tom", document, ScriptedChatModel(responder=responder), tom_top_k=0, min_note_strength=0.5)
-    assert seen == {"first": 1, "again": 2}  # the sentence alone, and with its neighbours
-    assert "smoked plums" in out.answer and out.supported
+    out = _run("tom", document, ScriptedChatModel(responder=responder), tom_top_k=0, min_note_strength=0.6)
+    assert "smoked plums" in out.answer and out.verdict in ("supported", "unconfirmed"), out.verdict_reason
     assert document[out.evidence[0].start : out.evidence[0].end] == FACT
-    holder = next(c for c in out.chunks if c.status == "used")
-    assert "second reading" in (holder.reason or "")
     weak = next(c for c in out.chunks if c.answer == WEAK)
     assert weak.status == "filtered" and "much weaker" in (weak.reason or "")
-    assert out.stats.calls_by_stage.get("reread") == 2

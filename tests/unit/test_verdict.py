@@ -11,6 +11,7 @@ import pytest
 
 from longgraph.cli.verdict import UNCONFIRMED_MARK, shown_answer, verdict_lines
 from longgraph.errors import ConfigurationError
+from longgraph.nodes.checks import Checked
 from longgraph.nodes.finalize import settle
 from longgraph.state.context import Context, UnconfirmedSetting
 from longgraph.state.contract import GraphOutput
@@ -26,13 +27,18 @@ PARAPHRASE = "Quiganqui has 234,394 residents."
 """Its words stand in the quote, but not as one stretch of it: the words alone cannot confirm it."""
 
 
+async def says_stated(answer: str, quotes: Any) -> Checked:
+    """A verifier that reads every claim as stated."""
+    return Checked("supported", "the verification call reads its claims against the quotes: 'x' stated")
+
+
 def _settle(
-    answer: str, on_unconfirmed: UnconfirmedSetting = "show", question: str = QUESTION
+    answer: str, on_unconfirmed: UnconfirmedSetting = "show", question: str = QUESTION, verify: Any = None
 ) -> dict[str, Any]:
-    """Settled with no verifier: what the words alone make of ``answer``."""
+    """Settled with ``verify`` (None: no verifier, what the words alone make of ``answer``)."""
     notes = verified_notes(FACT)
     state = {"question": question, "answer": answer}
-    run = settle(state, notes, [], None, on_unconfirmed=on_unconfirmed)  # type: ignore[arg-type]
+    run = settle(state, notes, [], verify, on_unconfirmed=on_unconfirmed)
     return dict(asyncio.run(run).output)
 
 
@@ -63,8 +69,12 @@ def test_a_refuted_answer_is_withheld_whatever_the_setting(setting: UnconfirmedS
     assert "contradict" in output["verdict_reason"]
 
 
-def test_an_answer_that_is_a_stretch_of_a_quote_is_supported_by_its_words() -> None:
-    output = _settle("234,394")
+def test_words_in_a_quote_ground_an_answer_but_only_the_verification_call_supports_it() -> None:
+    """ "234,394" is a stretch of the quote: grounded, shown unconfirmed without a verifier (a look-alike's
+    value would be a stretch of its sentence too); supported once the call reads it as stated."""
+    alone = _settle("234,394")
+    assert alone["verdict"] == "unconfirmed" and "does not show that it answers" in alone["verdict_reason"]
+    output = _settle("234,394", verify=says_stated)
     assert output["answer"] == "234,394" and output["verdict"] == "supported" and output["supported"] is True
     assert output["verdict_reason"], output
 
@@ -85,7 +95,9 @@ def test_the_cli_marks_an_unconfirmed_answer_and_says_why_on_stderr() -> None:
     withheld = GraphOutput.model_validate(_settle(PARAPHRASE, "withhold"))
     assert shown_answer(withheld) == NO_INFORMATION
     assert verdict_lines(withheld)[0].startswith(f"unconfirmed, withheld: the model answered '{PARAPHRASE}'")
-    supported = GraphOutput.model_validate(_settle("234,394", question=ASKED_IN_ITS_WORDS))
+    supported = GraphOutput.model_validate(
+        _settle("234,394", question=ASKED_IN_ITS_WORDS, verify=says_stated)
+    )
     assert shown_answer(supported) == "234,394" and verdict_lines(supported) == []
 
 
