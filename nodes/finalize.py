@@ -18,17 +18,16 @@ given, ``supported`` None, their evidence the shown chunks whose text contains i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from longgraph.nodes.checks import Checked, Verify, checked_claims, judge, read_question, words_of
+from longgraph.nodes.checks import Checked, Verify, checked_claims, judge, read_question
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
-from longgraph.nodes.report import chunk_reports
+from longgraph.nodes.report import build_stats, chunk_reports, shown_evidence
 from longgraph.prompts import neutralise_frames
 from longgraph.state.context import UnconfirmedSetting
-from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, Stats, Verdict
+from longgraph.state.contract import Candidate, Chunk, ChunkReport, Evidence, SupportKind, Verdict
 from longgraph.state.graph_state import RunState
 from longgraph.state.notes import ChunkOutcome, Note
 from longgraph.state.outputs import NO_INFORMATION, AnswerCheck, is_no_information
@@ -36,27 +35,6 @@ from longgraph.state.records import Computation
 from longgraph.state.usage import Usage
 
 MAX_CANDIDATES = 5
-
-
-def build_stats(state: RunState, extra: Usage | None = None) -> Stats:
-    usage = (state.get("usage") or Usage()) + (extra or Usage())
-    built = "built_from_cache" in state
-    return Stats(
-        **usage.model_dump(),
-        build=(state.get("build_usage") or Usage()) if built else None,
-        build_seconds=state.get("build_seconds") if built else None,
-        built_from_cache=state.get("built_from_cache") if built else None,
-        structure=state.get("structure"),
-        collapse_rounds=int(state.get("rounds") or 0),
-        seconds=round(time.time() - state.get("started_at", time.time()), 3),
-        notes=list(state.get("decisions") or []),
-    )
-
-
-def agrees(answer: str, other: str) -> bool:
-    """Whether two short texts say the same thing (one's words contain the other's, in order)."""
-    a, b = " ".join(words_of(answer)), " ".join(words_of(other))
-    return bool(a and b) and (f" {a} " in f" {b} " or f" {b} " in f" {a} ")
 
 
 def note_answer(note: Note) -> str:
@@ -122,6 +100,30 @@ def _no_information(why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOut
     }
 
 
+def _answered(
+    answer: str,
+    rationale: str,
+    confidence: float | None,
+    support: SupportKind,
+    verdict: Verdict,
+    why: str,
+    evidence: list[Evidence],
+) -> RunState:
+    """The output keys of an answer returned as given (``supported`` only for a supported verdict)."""
+    supported = verdict == "supported"
+    return {
+        "answer": answer,
+        "rationale": rationale,
+        "confidence": confidence,
+        "supported": supported,
+        "support": support if supported else "none",
+        "verdict": verdict,
+        "verdict_reason": why,
+        "candidates": [],
+        "evidence": evidence,
+    }
+
+
 def _withheld(
     given: str, why: str, notes: Sequence[Note], outcomes: Sequence[ChunkOutcome], verdict: Verdict | None
 ) -> RunState:
@@ -135,13 +137,9 @@ def _withheld(
 
 def _nothing_found(outcomes: Sequence[ChunkOutcome]) -> str:
     """Why no verified note exists, from the chunks' fates."""
-    failed = sum(o.fate == "failed" for o in outcomes)
-    unsupported = sum(o.fate == "unsupported" for o in outcomes)
+    failed, unsupported = (sum(o.fate == fate for o in outcomes) for fate in ("failed", "unsupported"))
     if unsupported:
-        return (
-            f"no verified note answers the question: {unsupported} chunk(s) answered, but none quoted "
-            "its text (see candidates)"
-        )
+        return f"no verified note answers the question: {unsupported} chunk(s) answered, but none quoted its text (see candidates)"
     if failed:
         return f"no chunk yielded information ({failed} of {len(outcomes)} failed, the rest reported none)"
     return "every chunk reported no information for this question"
@@ -177,26 +175,18 @@ async def settle(
             if not judged.grounded:
                 why += "; none of its own words stands in a verified quote, so it shows nothing found in the text"
             return Settled(_withheld(given, why, notes, outcomes, "unconfirmed"), [], spent)
-        shown = _no_information(why, notes, outcomes)
-        shown["answer"], shown["rationale"], shown["confidence"] = given, state.get("rationale", ""), None
-        shown["verdict"], shown["verdict_reason"] = "unconfirmed", why
+        shown = _answered(given, state.get("rationale", ""), None, "none", "unconfirmed", why, [])
+        shown["candidates"] = _no_information(why, notes, outcomes)["candidates"]
         shown["evidence"] = _evidence(judged.quotes, resting)
         return Settled(shown, [], spent)
     # A quoted answer is as strong as its best note; one confirmed over several, as its weakest.
-    by_words = judged.support == "extractive"
-    confidence = (max if by_words else min)((n.confidence for n in resting), default=None)
-    output: RunState = {
-        "answer": given,
-        "rationale": state.get("rationale", ""),
-        "confidence": confidence,
-        "supported": True,
-        "support": judged.support,
-        "verdict": "supported",
-        "verdict_reason": why,
-        "candidates": [],
-        "evidence": _evidence(judged.quotes, resting),
-    }
-    return Settled(output, [] if by_words else [f"the answer was verified: {why}"], spent)
+    quoted = judged.support == "extractive"
+    confidence = (max if quoted else min)((n.confidence for n in resting), default=None)
+    evidence = _evidence(judged.quotes, resting)
+    output = _answered(
+        given, state.get("rationale", ""), confidence, judged.support, "supported", why, evidence
+    )
+    return Settled(output, [f"the answer was verified: {why}"], spent)
 
 
 def verifier_for(kit: RunKit, question: str) -> Verify | None:
@@ -232,53 +222,17 @@ def settle_computation(computation: Computation, chunks: Sequence[Chunk]) -> Set
     ]
     said += [f"records conflict: {c}" for c in computation.conflicts]
     if not computation.answer.strip() or not computation.used:
-        nothing: RunState = {
-            "answer": NO_INFORMATION,
-            "rationale": computation.explanation,
-            "confidence": 0.0,
-            "supported": False,
-            "support": "none",
-            "verdict": None,
-            "verdict_reason": "",
-            "candidates": [],
-            "evidence": [],
-        }
-        return Settled(nothing, said)
-    computed: RunState = {
-        "answer": computation.answer,
-        "rationale": computation.explanation,
-        "confidence": 1.0,
-        "supported": True,
-        "support": "derived",
-        "verdict": "supported",
-        "verdict_reason": f"computed in code from {len(computation.used)} record(s), each with a verified quote",
-        "candidates": [],
-        "evidence": [
-            Evidence(
-                chunk_id=r.chunk_id,
-                doc_index=r.doc_index,
-                title=titles.get(r.chunk_id, ""),
-                start=r.start,
-                end=r.end,
-                text=r.quote,
-                verified=True,
-            )
-            for r in computation.used
-        ],
-    }
+        return Settled(_no_information(computation.explanation, [], []), said)
+    quotes = [
+        Evidence(chunk_id=r.chunk_id, doc_index=r.doc_index, title=titles.get(r.chunk_id, ""), start=r.start,
+                 end=r.end, text=r.quote, verified=True)
+        for r in computation.used
+    ]  # fmt: skip
+    why = f"computed in code from {len(computation.used)} record(s), each with a verified quote"
+    computed = _answered(
+        computation.answer, computation.explanation, 1.0, "derived", "supported", why, quotes
+    )
     return Settled(computed, said)
-
-
-def shown_evidence(answer: str, chunks: Sequence[Chunk], used: set[int]) -> list[Evidence]:
-    """Baselines: the shown chunks whose text contains the answer (one call gives no finer provenance)."""
-    if is_no_information(answer):
-        return []
-    return [
-        Evidence(chunk_id=c.id, doc_index=p.doc_index, title=p.title, start=p.start, end=p.end)
-        for c in chunks
-        if c.id in used and agrees(answer, c.text)
-        for p in c.parts
-    ]
 
 
 async def finalize(

@@ -192,6 +192,9 @@ class Stats(Usage):
 
 
 Verdict = Literal["supported", "unconfirmed", "refuted"]
+SupportKind = Literal["extractive", "derived", "none"]
+"""How a supported answer stands: a stretch of a verified quote the verification call confirmed
+("extractive"), confirmed otherwise or computed in code ("derived"); "none" for any other."""
 """What the checks say of the model's own answer; never a rewrite of it."""
 
 
@@ -224,7 +227,7 @@ class GraphOutput(BaseModel):
     to check (the model found none) or the strategy does not check (baselines)."""
     verdict_reason: str = ""
     """Why the verdict is what it is, in one sentence (empty when ``verdict`` is None)."""
-    support: Literal["extractive", "derived", "none"] | None = None
+    support: SupportKind | None = None
     """How the answer stands on the verified notes (``nodes/finalize.py``): read in their quotes
     ("extractive"), worked out from them — a count, sum, comparison or verdict ("derived") — or not at all
     ("none": NO INFORMATION). None: the strategy does not check (baselines)."""

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, TypedDict, cast
 
 from langgraph.types import Overwrite
 
-from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence
+from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence, SupportKind
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
 from longgraph.state.records import RecordsRead
 from longgraph.state.tasks import Combined
@@ -43,7 +43,7 @@ class GraphOutputState(TypedDict, total=False):
     rationale: str
     confidence: float | None
     supported: bool | None
-    support: Literal["extractive", "derived", "none"] | None
+    support: SupportKind | None
     verdict: Literal["supported", "unconfirmed", "refuted"] | None
     verdict_reason: str
     candidates: list[dict[str, Any]]

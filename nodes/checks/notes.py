@@ -41,35 +41,44 @@ def relevance_of(quotes: Sequence[Evidence], question: Question) -> float:
     return question.share_of(content_stems(" ".join(q.text for q in quotes if q.verified)))
 
 
+SAYING_KEPT = 2
+"""Sentences kept per piece of an answer found in several: which one the model read it in is not
+known, and the one sharing most of the question's words need not be it."""
+
+
 def sentences_saying(
     said: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question
 ) -> list[Evidence]:
     """For each sentence of ``said`` (without the words that only announce it, or a label before a
-    colon that it copied from the prompt, "Original Text: …"), the chunk's sentence that holds its words
-    as one stretch, or else all its content words beyond the question's, sharing most of the question's
-    words (the first of equals), verified; none for a piece found nowhere."""
+    colon that it copied from the prompt, "Original Text: …"), the chunk's sentences that hold its
+    words as one stretch, or else all its content words beyond the question's: the
+    :data:`SAYING_KEPT` sharing most of the question's words (stretches first, then document order),
+    verified; none for a piece found nowhere."""
+    pieces = sentence_spans(said) or [(0, len(said))]
+    if len(pieces) > 1:  # found whole, it is one stretch of the text ("Il trovatore (] ; Italian for …")
+        whole = locate_quotes([unframed(said)], chunk, documents)
+        if whole and all(q.verified for q in whole):
+            return whole
     found: list[Evidence] = []
-    for a, b in sentence_spans(said) or [(0, len(said))]:
+    for a, b in pieces:
         piece = unframed(said[a:b])
         labelled = piece.partition(":")[2] if ":" in piece[:40] else ""
-        best = _saying(piece, chunk, documents, question) or (
-            _saying(labelled, chunk, documents, question) if labelled.strip() else None
+        found += _saying(piece, chunk, documents, question) or (
+            _saying(labelled, chunk, documents, question) if labelled.strip() else []
         )
-        found += [best] if best is not None else []
     return found
 
 
-def _saying(piece: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question) -> Evidence | None:
+def _saying(piece: str, chunk: Chunk, documents: Sequence[DocumentIn], question: Question) -> list[Evidence]:
     words, own = f" {' '.join(words_of(piece))} ", content_stems(piece) - question.words
-    best: tuple[bool, float, Evidence] | None = None
-    for sentence in chunk_sentences(chunk, documents) if words.strip() else ():
+    ranked: list[tuple[bool, float, int, Evidence]] = []
+    for order, sentence in enumerate(chunk_sentences(chunk, documents) if words.strip() else ()):
         stems = content_stems(sentence.text)
         stretch = words in f" {' '.join(words_of(sentence.text))} "
-        if (stretch or (own and own <= stems)) and (
-            best is None or (stretch, question.share_of(stems)) > best[:2]
-        ):
-            best = (stretch, question.share_of(stems), sentence)
-    return best[2] if best is not None else None
+        if stretch or (own and own <= stems):
+            ranked.append((stretch, question.share_of(stems), -order, sentence))
+    ranked.sort(key=lambda r: r[:3], reverse=True)
+    return [r[3] for r in ranked[:SAYING_KEPT]]
 
 
 def ground_read(
@@ -82,7 +91,8 @@ def ground_read(
     said = draft.answer or draft.reasoning
     located = locate_quotes(draft.quotes, chunk, documents)
     quoted = content_stems(" ".join(q.text for q in located if q.verified))
-    if said and not draft.no_information and not (content_stems(said) - question.words) <= quoted:
+    unsaid = not quoted or not (content_stems(said) - question.words) <= quoted
+    if said and not draft.no_information and unsaid:
         located = dedupe_quotes([*located, *sentences_saying(said, chunk, documents, question)])
     outcome = ChunkOutcome(
         chunk_id=chunk.id,

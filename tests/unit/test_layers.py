@@ -132,3 +132,32 @@ def test_the_scan_sees_lazy_and_type_only_imports() -> None:
     assert "longgraph.answerview" in edges["longgraph.api"]  # imported inside Answer.to_html
     assert "longgraph.ray_batch" in edges["longgraph.batch"]  # lazy, and under TYPE_CHECKING
     assert layer("longgraph.llm") == 2 and layer("longgraph.cli.ask") == 5 and layer("longgraph.errors") == 0
+
+
+CHECKS = "longgraph.nodes.checks"
+
+
+def test_the_answer_checks_import_only_state_and_each_other() -> None:
+    """``nodes/checks`` decides what is evidence and whether an answer stands: it reads the typed state
+    and libraries only; the verification call comes in as a callable, never as the model client."""
+    reaching_out = sorted(
+        f"{a} imports {b}"
+        for a, targets in graph().items()
+        if a == CHECKS or a.startswith(f"{CHECKS}.")
+        for b in targets
+        if not (b.startswith("longgraph.state") or b == CHECKS or b.startswith(f"{CHECKS}."))
+    )
+    assert not reaching_out, "\n".join(reaching_out)
+
+
+def test_nothing_reaches_inside_the_answer_checks() -> None:
+    """Every module outside ``nodes/checks`` uses its one entry point, the package itself."""
+    inside = sorted(
+        f"{a} imports {b}"
+        for a, targets in graph().items()
+        if not (a == CHECKS or a.startswith(f"{CHECKS}."))
+        for b in targets
+        if b.startswith(f"{CHECKS}.")
+    )
+    assert not inside, "\n".join(inside)
+    assert any(CHECKS in targets for targets in graph().values())  # the scan sees the entry point's users
