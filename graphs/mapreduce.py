@@ -2,8 +2,6 @@
 
 START → plan_records ──aggregates──▶ chunk_records ──Send per chunk──▶ extract_records → compute_records → finalize
 plan_records ──otherwise──▶ chunk ──Send per chunk──▶ map_chunk → ground → plan_collapse
-chunk ──beside the reads──▶ find_passages → ground
-ground ──Send per passage worth a second reading──▶ reread_chunk → ground
 plan_collapse ──fits──▶ reduce → finalize → END
 plan_collapse ──too long──Send per group──▶ collapse_group → gather_collapse → plan_collapse
 plan_collapse ──no evidence──▶ finalize
@@ -15,12 +13,9 @@ chunk) and every question takes the map-reduce path.
 The front half, through ``ground``, is the grounded reading Segment+ shares (``graphs/reading.py``).
 ``chunk`` starts each chunk's map call as soon as the chunk is final, so calls leave while a long
 input is still being counted; ``map_chunk`` joins the call under way (``nodes/early_calls.py``).
-``ground`` checks every map answer against its chunk (``nodes/grounding.py``) and sends a chunk whose
-answer is not evidence, but which holds a passage bearing strongly on the question, to be read again
-(that passage alone; compact protocol only): ``find_passages`` finds those passages while the chunks
-are being read, since they do not depend on the answers. The collapse loop is
-the project's one bounded reduction loop (``nodes/reduction.py``); ``finalize`` keeps only an answer
-that a verified note supports (``nodes/finalize.py``). ``prompt_variant="paper"`` runs the paper's
+``ground`` keeps a map answer as a note only with a verbatim quote of its chunk (``nodes/checks``).
+The collapse loop is the project's one bounded reduction loop (``nodes/reduction.py``); ``finalize``
+gives the verdict on the reduce's own answer (``nodes/finalize.py``). ``prompt_variant="paper"`` runs the paper's
 four-field protocol with self-reported confidence; the default "compact" protocol asks for the
 answering sentence first (``prompts/mapreduce_compact.toml``).
 """

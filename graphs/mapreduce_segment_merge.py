@@ -7,8 +7,6 @@ read and write the one note type, so no adapter sits between them.
 
 START → plan_records ──aggregates──▶ the records route (``graphs/wiring.py``) → finalize
 plan_records ──otherwise──▶ chunk ──Send per chunk──▶ map_chunk → ground → plan_merge
-chunk ──beside the reads──▶ find_passages → ground
-ground ──Send per passage worth a second reading──▶ reread_chunk → ground
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
 plan_merge ──fits──▶ reduce → finalize → END          plan_merge ──no evidence──▶ finalize
 """

@@ -1,8 +1,7 @@
 """Segment+ (Shi et al., 2024): segment → note ∥ → ground → filter ∥ → [merge ∥]* → answer from notes.
 
 START → plan_records ──aggregates──▶ the records route (``graphs/wiring.py``) → finalize
-plan_records ──otherwise──▶ segment ──Send per segment──▶ take_note → ground ──Send per passage──▶ reread_chunk → ground
-segment ──beside the notes──▶ find_passages → ground
+plan_records ──otherwise──▶ segment ──Send per segment──▶ take_note → ground
 ground → screen ──Send per note──▶ filter_note → gather_filter → plan_merge
 screen ──nothing to label──▶ plan_merge
 plan_merge ──too long──Send per batch──▶ merge_batch → gather_merge → plan_merge
@@ -12,8 +11,8 @@ plan_merge ──fits──▶ answer → finalize → END                    pl
 (``nodes/early_calls.py``). The ablations of the paper's §4.3 are the same wiring with stages swapped: ``use_filter=False`` leaves
 the filter out ("No Label"); ``structured=False`` takes one free-text note per segment and merges free
 text ("No Structure"); both together is the plain chunk-and-merge baseline ("Normal"). The grounding
-check and the second reading of a segment whose note is not evidence (``nodes/grounding.py``) run in
-every variant: they are this project's, not the paper's.
+check (``nodes/checks``: a note only with a verbatim quote) runs in every variant: it is this
+project's, not the paper's.
 """
 
 from __future__ import annotations

@@ -222,9 +222,9 @@ def _tree_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, kit: 
         _bounded("summarize", rounds * k + 1, per_call, f"≤{rounds} aggregation rounds over ≤{k} top nodes"),
         _bounded(
             "tree map + reduce",
-            3 * nodes + 1,
+            2 * nodes + 1,
             per_call,
-            "three per tree node (a leaf's map and two second readings; an inner node's reduce and map), "
+            "two per tree node (a leaf's map; an inner node's reduce and map), "
             "assuming ≤12 sections a chunk (the outline schema's cap)",
         ),
         *_planning(shape, kit),
@@ -259,10 +259,10 @@ def _ip_graph_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, k
         ),
         _bounded(
             "search + answer",
-            2 * retrieved + 5,
+            2 * retrieved + 3,
             per_call,
             "a Yes/No turn and at most one condensing of the prompt per retrieved node, one condensing "
-            "before the first, the answer, a second reading (a sentence, a passage)",
+            "before the first, the answer",
         ),
     ]
     return first, rest

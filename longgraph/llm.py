@@ -356,7 +356,7 @@ async def call_structured(
     """Render, ask, parse, retry on parse failure; consult and fill the result cache.
 
     ``label`` names the call in usage counts and the stage header when it differs from the prompt's
-    stage (a second reading renders the map prompt but is counted as "reread").
+    stage.
 
     Transport failures propagate as :class:`EndpointError`, naming ``work`` (e.g. "map of chunk 7") as
     left undone; parse failures come back as a failed ``StructuredCall``. With ``spending``, each

@@ -135,7 +135,7 @@ SERVED_BUDGETS = {
 ``LONGGRAPH_MAX_PROMPT_TOKENS``): without one, a run's cost is the client's to choose. Measured by dry
 run: 1,000 one-word documents with a ``plan`` (a few kilobytes of request) ask for 998 map calls, one
 per document, and the server accepts request bodies of 300 MB; a 1.28M-token document read by
-mapreduce is 847 map calls (its dry-run bound, every reread, retry and collapse round taken, is 13,526
+mapreduce is 847 map calls (its dry-run bound, every retry and collapse round taken, is 13,526
 calls and 91M prompt tokens). An operator who wants more sets their own; a run may lower it, never
 raise it or lift it."""
 SERVED_USER_KEY = "langgraph_auth_user_id"

@@ -4,7 +4,7 @@ A flaky endpoint (a share of 5xx answers) should cost a run the chunks whose cal
 the whole run: measured against the stub with 30% 5xx and default retries, one chunk out of retries
 aborted a 30-chunk run after 5 s. So a chunk's reading whose call fails after its retries is recorded as
 a failed chunk (its reason names the endpoint's error) and the run goes on; the failure budget
-(``max_failed_fraction``, ``nodes/grounding.py``) still refuses an answer from too few chunks, and a
+(``max_failed_fraction``, ``nodes/read.py``) still refuses an answer from too few chunks, and a
 resume retries the recorded chunks (``longgraph/api.py``, through the result cache).
 
 An endpoint that is *down* is another matter. Recording its chunks as failed would spend every chunk's

@@ -115,7 +115,7 @@ class RunKit:
     ) -> StructuredCall[StructuredOutput]:
         """One stage call: render the stage's prompt, ask for its schema, parse, retry, cache.
 
-        ``label`` counts the call under another name than its prompt's stage (a second reading).
+        ``label`` counts the call under another name than its prompt's stage.
         ``record_unanswered`` (a chunk's reading): a call that runs out of the endpoint's retries comes
         back failed, counted in ``usage.unanswered_calls``, instead of stopping the run — unless the
         endpoint looks down (``nodes/endpoint_health.py``). The same call started earlier by

@@ -99,7 +99,7 @@ LoopState = TypeVar("LoopState", bound=RunState)
 def fresh_loop(update: LoopState) -> LoopState:
     """``update`` with the loop keys as the node before a loop leaves them: no round done, nothing
     measured, nothing planned. A graph with two loops in a row (ToM: aggregation, then reasoning) or a
-    stage that runs again (grounding after second readings) starts the next loop at round 1 this way."""
+    stage that runs again (a stage that runs once more) starts the next loop at round 1 this way."""
     update["rounds"] = 0
     update["previous_tokens"] = None
     update["loop_tasks"] = []

@@ -48,7 +48,7 @@ async def read_chunk(
 ) -> RunState:
     """Ask ``stage`` of the ``prompts`` set about one chunk; return its draft note.
 
-    ``label`` (e.g. "reread") names the call in progress, usage and the read itself when it is not the
+    ``label`` names the call in progress, usage and the read itself when it is not the
     stage's first reading of the chunk.
     """
     chunk = task["chunk"]

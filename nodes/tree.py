@@ -3,7 +3,7 @@
 **The chunk's text is the source of truth.** The parser (paper Figure 12) restructures a chunk into
 numbered sections and is asked to carry the original text in its leaves; a model may drop, shorten
 or rewrite it. So a leaf's text here is never the model's: each leaf's start is located in the chunk
-(the opening words of its text, tolerant to case, spacing and punctuation: ``nodes/provenance.py``)
+(the opening words of its text, tolerant to case, spacing and punctuation: ``nodes/checks: find_span``)
 and the leaves partition the chunk in order — a leaf runs from its start to the next leaf's, the
 first one from the chunk's start, the last one to its end. Every character of the chunk is in exactly
 one leaf. A leaf whose start cannot be found keeps its title and summary in the outline but no text

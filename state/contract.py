@@ -145,7 +145,7 @@ class ChunkReport(BaseModel):
     reason: str | None = None
     answer: str | None = None
     confidence: float | None = None
-    """Evidence-based confidence out of 5 of the chunk's note (see ``nodes/support.py``)."""
+    """Evidence-based confidence out of 5 of the chunk's note (see ``nodes/checks/notes.py``)."""
     model_confidence: float | None = None
     """The model's own score out of 5, when its protocol asks for one."""
     support: float | None = None

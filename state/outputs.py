@@ -191,7 +191,7 @@ _CLAIM_LINE = re.compile(
 
 
 class AnswerCheck(StructuredOutput):
-    """The verification call (``nodes/verify.py``), as RAGAS's faithfulness reads an answer: the claims
+    """The verification call (``prompts/verify.toml``, ``nodes/finalize.py: verifier_for``), as RAGAS's faithfulness reads an answer: the claims
     the proposed answer makes in answer to the question, each with a verdict against the sentences it
     rests on. An answer that makes no claim (an apology, "the text does not say") answers nothing."""
 

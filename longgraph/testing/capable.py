@@ -12,7 +12,7 @@ from them. The reader answers every stage that reads text for the question: with
 sees every fact it needs, with the facts it sees (copied) when it sees some, and with NO INFORMATION when
 it sees none; Segment+'s filter keeps a note that holds a fact, PECAN's search says "Yes" once the shown
 information holds every fact needed. Stages that build structure (outlines, summaries, information
-points, plans) get the oracle's answers, as before. Asked to verify an answer (``nodes/verify.py``), it
+points, plans) get the oracle's answers, as before. Asked to verify an answer (``prompts/verify.toml``), it
 says yes to its own conclusion and no to anything else.
 """
 

@@ -2,7 +2,7 @@
 
 **Check** (each record on its own, against its chunk): its quote must be a verbatim span of the chunk —
 whitespace, case and Unicode normalised, nothing else forgiven; it must give one value per field; a
-number field must hold a number (the one number reader, ``nodes/derivation.numbers_in``) and every
+number field must hold a number (the one number reader, ``nodes/checks: numbers_in``) and every
 value must be written in the quote (a number as a number of the quote, text as words of it, or the
 quote's document title: a paper's own title is not repeated in its every sentence). Rows of one chunk
 giving the same quote name its successive occurrences. A record that fails is dropped with the
