@@ -180,6 +180,12 @@ def _fan_out_stages(shape: CostShape, chunks: Sequence[Chunk], question: str, ki
         how="every chunk, rendered and counted",
     )
     rest: list[StageCost] = []
+    if ctx.reread and ctx.prompt_variant == "compact":
+        rest.append(
+            _bounded(
+                "reread", n, max(tokens, default=0), "at most one per chunk (its passage on the question)"
+            )
+        )
     rest += _planning(shape, kit)
     if shape.filters:
         rest.append(_bounded("filter", n, per_call, "one Keep/Remove per note"))

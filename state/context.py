@@ -261,6 +261,10 @@ class Context:
     profile's (0.5 for the embedded models, whose reduce follows whatever note it reads), else 0: that
     confidence weighs the question's words in a note's quote, so the note on a chain's other hop,
     sharing few of them, would be the first set aside."""
+    reread: bool = field(default_factory=_env("reread", True, _bool))
+    """Compact protocol: a chunk that answered without quoting its text, but holds a sentence sharing at
+    least half the question's words, is read once more, that sentence with its neighbours alone
+    (``nodes/read.py``). Never with "paper"."""
     plan_records: PlanSetting = field(default_factory=_env("plan_records", "auto"))
     """``mapreduce``, ``segment-plus`` and ``tom`` (and their ablations) first plan the question (one call,
     ``nodes/records/``): one that aggregates (counts, sums, compares, ranks, groups, lists every one,

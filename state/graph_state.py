@@ -22,7 +22,7 @@ from langgraph.types import Overwrite
 from longgraph.state.contract import Chunk, ChunkReport, DocumentIn, Evidence, SupportKind
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
 from longgraph.state.records import RecordsRead
-from longgraph.state.tasks import Combined
+from longgraph.state.tasks import Combined, ReadTask
 from longgraph.state.usage import Usage
 
 
@@ -70,6 +70,8 @@ class RunState(GraphInputState, GraphOutputState, total=False):
     """Fan-in of the read stage: one per chunk, in completion order."""
     outcomes: list[ChunkOutcome]
     """One per chunk, in chunk order, after grounding."""
+    rereads: list[ReadTask]
+    """Passages the ground stage sends to be read a second time (``nodes/read.py``)."""
     notes: list[Note]
     """The notes in play: grounded notes, then what the reduction loop made of them."""
     loop_tasks: list[Any]
