@@ -561,7 +561,7 @@ async def conclude_search(state: PecanState, kit: RunKit) -> PecanState:
         # fails, unless the budget allows every chunk to fail). Not "no answer": nothing was read.
         ids = [int(graph.node(i).chunk_id or 0) for i in reached]
         enforce_failure_budget(ids, len(ids), kit, stage="answer", first_error=unread)
-    # The answer alone, as the compact protocol's note (``ChunkAnswer``): grounding finds the sentences that
+    # The answer alone, as a quote-less note: grounding finds the sentences that
     # support it; quoting the bare answer would make a span of "4820193" alone, bearing on no question word.
     draft = NoteDraft(answer=answer, no_information=is_no_information(answer))
     outcomes: list[ChunkOutcome] = []

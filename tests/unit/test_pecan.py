@@ -394,13 +394,13 @@ def test_a_first_level_of_unreadable_batches_leaves_the_chunks_as_the_top(tmp_pa
 
 def _unreadable_answers(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
     schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
-    return "I cannot answer that." if schema == "ChunkAnswer" else oracle_responder(messages, extras)
+    return "I cannot answer that." if schema == "DirectAnswer" else oracle_responder(messages, extras)
 
 
 def test_an_unparseable_answer_turn_fails_the_chunks_it_read() -> None:
     """The answer turn is the one call that reads the reached chunks: when it gives nothing they failed
     (not "no answer"), and the failure budget refuses a run all of whose reached chunks failed."""
-    with pytest.raises(TooManyFailures, match=r"failed in the answer stage.*ChunkAnswer"):
+    with pytest.raises(TooManyFailures, match=r"failed in the answer stage.*DirectAnswer"):
         _run(planted(20_000), model=ScriptedChatModel(responder=_unreadable_answers), parse_retries=0)
     out, _ = _run(
         planted(20_000),
@@ -423,7 +423,7 @@ def test_a_thread_asked_again_does_not_carry_the_last_answer_turns_failure() -> 
 
     def respond(messages: Sequence[Mapping[str, Any]], extras: Mapping[str, Any]) -> str:
         schema = ((extras.get("response_format") or {}).get("json_schema") or {}).get("name")
-        if schema == "ChunkAnswer" and not replies:
+        if schema == "DirectAnswer" and not replies:
             replies.append("failed once")
             return "I cannot answer that."
         return oracle_responder(messages, extras)
