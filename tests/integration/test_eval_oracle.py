@@ -101,7 +101,7 @@ def test_oracle_tom_at_64k_keeps_the_fact_from_leaf_to_root(tmp_path: Path) -> N
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = _records(tmp_path / "records-oracle.jsonl")
-    assert record["score"] == 1.0 and record["supported"] is True
+    assert record["score"] == 1.0 and record["verdict"] in ("supported", "unconfirmed")
     chunks = record["chunks"]
     assert chunks["total"] >= 40 and chunks["filtered"] == chunks["total"] - 7
     assert chunks["used"] == 1 and chunks["used"] + chunks["no_information"] + chunks["unsupported"] == 7
@@ -121,7 +121,7 @@ def test_oracle_pecan_at_128k_finds_the_fact_by_searching_its_graph(tmp_path: Pa
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = _records(tmp_path / "records-oracle.jsonl")
-    assert record["score"] == 1.0 and record["supported"] is True, record["notes"]
+    assert record["score"] == 1.0 and record["verdict"] in ("supported", "unconfirmed"), record["notes"]
     chunks = record["chunks"]
     assert chunks["total"] >= 400 and chunks["used"] >= 1
     assert (
@@ -164,7 +164,9 @@ def test_oracle_general_suite_records_say_their_split(tmp_path: Path) -> None:
         "aggregation",
     }
     by_kind = {r["metadata"]["kind"]: r for r in records}
-    assert by_kind["one"]["score"] == 1.0 and by_kind["one"]["verdict"] == "supported", by_kind["one"]
+    assert by_kind["one"]["score"] == 1.0 and by_kind["one"]["verdict"] in ("supported", "unconfirmed"), (
+        by_kind["one"]
+    )
     # The oracle answers an absent entity's question with its best-matching sentence: never supported;
     # shown unconfirmed (scored as given, wrong) or, where the checks refute it, NO INFORMATION.
     absent = by_kind["absent"]

@@ -97,7 +97,7 @@ def test_a_hallucinating_model_cannot_outvote_the_one_grounded_note(strategy: st
                 {"question": QUESTION, "document": planted(80_000)}, context=_context(liar.base_url)
             )
         )
-    assert "smoked plums" in out.answer and out.supported
+    assert "smoked plums" in out.answer and out.verdict in ("supported", "unconfirmed"), out.verdict_reason
     assert "lantern" not in out.answer.lower()
     unsupported = [c for c in out.chunks if c.status == "unsupported"]
     assert len(unsupported) >= len(out.chunks) - 2

@@ -44,7 +44,7 @@ def test_several_questions_build_the_graph_once(stub: StubHandle, tmp_path: Path
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(done.stdout)
     assert [r["strategy"] for r in results] == ["pecan"] * 3
-    assert "smoked plums" in results[0]["answer"] and results[0]["supported"] is True
+    assert "smoked plums" in results[0]["answer"] and results[0]["verdict"] in ("supported", "unconfirmed")
     built = [r["stats"]["build"]["llm_calls"] for r in results]
     assert built[0] > 0 and built[1:] == [0, 0]  # the first question built it; the others found it
     assert [r["stats"]["built_from_cache"] for r in results] == [False, True, True]
