@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from longgraph.llm import StructuredCall
-from longgraph.nodes.checks import confidence_of, read_question, relevance_of, supporting_quotes
+from longgraph.nodes.checks import combined_note, read_question
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.reduction import strength
 from longgraph.nodes.render import join_notes
@@ -70,16 +70,7 @@ async def collapse_group(task: GroupTask, kit: RunKit, *, prompts: str, stage: s
             emptied=f"the {stage} of its group (round {task['round']}) found no information",
         )
     else:
-        question = read_question(task["question"])
-        quotes = supporting_quotes(draft.answer, question, [q for n in notes for q in n.quotes])
-        note = Note(
-            sources=sources,
-            answer=" ".join(draft.answer.split()),
-            reasoning=draft.reasoning,
-            quotes=quotes,
-            model_confidence=draft.model_confidence,
-            confidence=confidence_of(relevance_of(quotes, question), draft.model_confidence),
-        )
+        note = combined_note(draft, notes, read_question(task["question"]), sources)
         combined = Combined(index=task["index"], sources=sources, note=note)
     return {"combined": [combined], "usage": result.usage}
 

@@ -28,13 +28,10 @@ from typing import Any
 
 from longgraph.llm import StructuredCall
 from longgraph.nodes.checks import (
-    confidence_of,
-    dedupe_quotes,
+    combined_note,
     documents_of,
     ground_read,
     read_question,
-    relevance_of,
-    supporting_quotes,
 )
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import BoundedLoop
@@ -145,23 +142,6 @@ def _labels(kit: RunKit, confidence: bool) -> Any:
     return labels if confidence else replace(labels, confidence="")
 
 
-def _carried(draft: NoteDraft, inputs: Sequence[Note], question: str, sources: list[int]) -> Note:
-    """The node's note: the model's answer as given, with the verified quotes of ``inputs`` that hold
-    its words (all of them when none does)."""
-    read = read_question(question)
-    quotes = supporting_quotes(
-        draft.answer, read, dedupe_quotes(q for n in inputs for q in n.verified_quotes)
-    )
-    return Note(
-        sources=sources,
-        answer=" ".join(draft.answer.split()),
-        reasoning=draft.reasoning,
-        quotes=quotes,
-        model_confidence=draft.model_confidence,
-        confidence=confidence_of(relevance_of(quotes, read), draft.model_confidence),
-    )
-
-
 def _draft(result: StructuredCall[Any]) -> NoteDraft | None:
     return (
         result.value.note_draft()
@@ -212,7 +192,7 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
         usage = result.usage
         draft = _draft(result)
         if draft is not None and draft.answer and not is_no_information(draft.answer):
-            reduced = _carried(draft, children, question, sources)
+            reduced = combined_note(draft, children, read_question(question), sources)
         else:
             reduced = strongest
             why = f"was unreadable ({result.error})" if draft is None else "found no answer"
@@ -225,7 +205,7 @@ async def reason_at_node(task: ReasonTask, kit: RunKit, *, confidence: bool = Tr
     usage = result.usage if usage is None else usage + result.usage
     draft = _draft(result)
     mapped = (
-        _carried(draft, [reduced], question, sources)
+        combined_note(draft, [reduced], read_question(question), sources)
         if draft is not None and draft.answer and not is_no_information(draft.answer)
         else reduced  # no answer of its own: the reduced evidence goes on
     )

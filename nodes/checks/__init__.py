@@ -11,7 +11,7 @@ copied from the quotes is ``unconfirmed`` without a call. Never a rewrite: the v
 model's own answer.
 """
 
-from longgraph.nodes.checks.notes import confidence_of, ground_read, relevance_of
+from longgraph.nodes.checks.notes import combined_note, confidence_of, ground_read, relevance_of
 from longgraph.nodes.checks.numbers import numbers_in, same_number
 from longgraph.nodes.checks.question import Question, read_question
 from longgraph.nodes.checks.quotes import (
@@ -54,6 +54,7 @@ __all__ = [
     "Verify",
     "checked_claims",
     "chunk_sentences",
+    "combined_note",
     "confidence_of",
     "content_stems",
     "dedupe_quotes",

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 
 from longgraph.nodes.checks.question import Question
 from longgraph.nodes.checks.quotes import chunk_sentences, dedupe_quotes, locate_quotes
-from longgraph.nodes.checks.verdict import unframed
+from longgraph.nodes.checks.verdict import supporting_quotes, unframed
 from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
 from longgraph.state.contract import Chunk, DocumentIn, Evidence
-from longgraph.state.notes import ChunkOutcome, ChunkRead, Note
+from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 
 
 def confidence_of(relevance: float, model_confidence: float | None) -> float:
@@ -79,6 +79,21 @@ def _saying(piece: str, chunk: Chunk, documents: Sequence[DocumentIn], question:
             ranked.append((stretch, question.share_of(stems), -order, sentence))
     ranked.sort(key=lambda r: r[:3], reverse=True)
     return [r[3] for r in ranked[:SAYING_KEPT]]
+
+
+def combined_note(draft: NoteDraft, inputs: Sequence[Note], question: Question, sources: list[int]) -> Note:
+    """A combining stage's note (a collapse, a tree node's reduce or map): the model's answer as given,
+    never another, carrying the verified quotes of ``inputs`` that hold its words (all of them when none
+    does: ``supporting_quotes``), its confidence by the same formula as a chunk's note."""
+    quotes = supporting_quotes(draft.answer, question, dedupe_quotes(q for n in inputs for q in n.quotes))
+    return Note(
+        sources=sources,
+        answer=" ".join(draft.answer.split()),
+        reasoning=draft.reasoning,
+        quotes=quotes,
+        model_confidence=draft.model_confidence,
+        confidence=confidence_of(relevance_of(quotes, question), draft.model_confidence),
+    )
 
 
 def ground_read(
