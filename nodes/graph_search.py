@@ -41,12 +41,12 @@ import numpy as np
 from longgraph.llm import StructuredCall
 from longgraph.nodes.attention import attention_reader, spans_in
 from longgraph.nodes.checks import (
-    chunk_sentences,
     confidence_of,
     content_stems,
     documents_of,
     ground_read,
     read_question,
+    strongest_sentence,
 )
 from longgraph.nodes.ip_graph import PROMPTS, node_text, stage_mode
 from longgraph.nodes.kit import RunKit
@@ -54,7 +54,7 @@ from longgraph.nodes.read import enforce_failure_budget
 from longgraph.nodes.retrieval import best_piece_scores
 from longgraph.nodes.runtime import report_progress
 from longgraph.prompts import neutralise_frames
-from longgraph.state.contract import Chunk, DocumentIn, Evidence
+from longgraph.state.contract import Chunk, DocumentIn
 from longgraph.state.notes import ChunkOutcome, ChunkRead, Note, NoteDraft
 from longgraph.state.outputs import StructuredOutput, Sufficiency, answer_of, is_no_information
 from longgraph.state.pecan import IPGraph, PecanState, SearchStep
@@ -633,15 +633,11 @@ def _bearing_sentences(
     read = read_question(question)
     found: list[tuple[float, Note]] = []
     for chunk in reached:
-        best: tuple[float, Evidence] | None = None
-        for sentence in chunk_sentences(chunk, documents):
-            share = read.share_of(content_stems(sentence.text))
-            if share > 0 and (best is None or share > best[0]):
-                best = (share, sentence)
-        if best is not None:
-            confidence = confidence_of(best[0], None)
-            quote = best[1].model_copy(update={"confidence": confidence})
-            found.append((best[0], Note(sources=[chunk.id], quotes=[quote], confidence=confidence)))
+        share, best, sentences = strongest_sentence(chunk, documents, read)
+        if best >= 0:
+            confidence = confidence_of(share, None)
+            quote = sentences[best].model_copy(update={"confidence": confidence})
+            found.append((share, Note(sources=[chunk.id], quotes=[quote], confidence=confidence)))
     found.sort(key=lambda f: -f[0])
     return [note for _, note in found[:MAX_BEARING]]
 

@@ -21,11 +21,10 @@ from longgraph.errors import ConfigurationError, TooManyFailures
 from longgraph.llm import StructuredCall
 from longgraph.nodes.checks import (
     Question,
-    chunk_sentences,
-    content_stems,
     documents_of,
     ground_read,
     read_question,
+    strongest_sentence,
 )
 from longgraph.nodes.kit import RunKit
 from longgraph.nodes.loop import fresh_loop
@@ -126,14 +125,12 @@ def rereading_enabled(context: Context) -> bool:
 
 def passage_to_reread(chunk: Chunk, documents: Sequence[DocumentIn], question: Question) -> Chunk | None:
     """The part of ``chunk`` a second reading reads: its sentence holding the largest share of the
-    question's words, at least :data:`BEARS_ON`, with its neighbours in the same document, without the
-    document's title label (a small model answered a "who" question with the label); None when no
+    question's words (:func:`~longgraph.nodes.checks.strongest_sentence`), at least :data:`BEARS_ON`,
+    with its neighbours in the same document and without the document's title label; None when no
     sentence bears on the question."""
-    sentences = list(chunk_sentences(chunk, documents))
-    shares = [question.share_of(content_stems(s.text)) for s in sentences]
-    if not shares or max(shares) < BEARS_ON:
+    share, best, sentences = strongest_sentence(chunk, documents, question)
+    if share < BEARS_ON:
         return None
-    best = shares.index(max(shares))
     around = [s for s in sentences[max(0, best - 1) : best + 2] if s.doc_index == sentences[best].doc_index]
     doc, start, end = around[0].doc_index, around[0].start, around[-1].end
     part = ChunkPart(doc_index=doc, title=around[0].title, start=start, end=end)

@@ -11,27 +11,23 @@ copied from the quotes is ``unconfirmed`` without a call. Never a rewrite: the v
 model's own answer.
 """
 
-from longgraph.nodes.checks.notes import combined_note, confidence_of, ground_read, relevance_of
-from longgraph.nodes.checks.numbers import numbers_in, same_number
+from longgraph.nodes.checks.notes import combined_note, confidence_of, ground_read, strongest_sentence
+from longgraph.nodes.checks.numbers import numbers_in
 from longgraph.nodes.checks.question import Question, read_question
 from longgraph.nodes.checks.quotes import (
     Indexed,
     chunk_sentences,
-    dedupe_quotes,
     documents_of,
     find_span,
     locate_quotes,
 )
 from longgraph.nodes.checks.verdict import (
     Checked,
-    Judgement,
     Verify,
     checked_claims,
     judge,
-    supporting_quotes,
-    unframed,
 )
-from longgraph.nodes.checks.words import STOP_WORDS, content_stems, is_content, sentence_spans, stem, words_of
+from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
 
 DECISIONS = (
     "(a) a note counts only with a quote that is a verbatim span of its chunk",
@@ -46,10 +42,8 @@ DECISIONS = (
 
 __all__ = [
     "DECISIONS",
-    "STOP_WORDS",
     "Checked",
     "Indexed",
-    "Judgement",
     "Question",
     "Verify",
     "checked_claims",
@@ -57,20 +51,14 @@ __all__ = [
     "combined_note",
     "confidence_of",
     "content_stems",
-    "dedupe_quotes",
     "documents_of",
     "find_span",
     "ground_read",
-    "is_content",
     "judge",
     "locate_quotes",
     "numbers_in",
     "read_question",
-    "relevance_of",
-    "same_number",
     "sentence_spans",
-    "stem",
-    "supporting_quotes",
-    "unframed",
+    "strongest_sentence",
     "words_of",
 ]

@@ -81,6 +81,18 @@ def _saying(piece: str, chunk: Chunk, documents: Sequence[DocumentIn], question:
     return [r[3] for r in ranked[:SAYING_KEPT]]
 
 
+def strongest_sentence(
+    chunk: Chunk, documents: Sequence[DocumentIn], question: Question
+) -> tuple[float, int, list[Evidence]]:
+    """The chunk's sentences, the index of the one holding the largest share of the question's content
+    words (the first of equals; -1 when none holds any) and that share: what a chunk says on the
+    question, whatever its reading said."""
+    sentences = list(chunk_sentences(chunk, documents))
+    shares = [question.share_of(content_stems(s.text)) for s in sentences]
+    best = max(shares, default=0.0)
+    return best, shares.index(best) if best > 0 else -1, sentences
+
+
 def combined_note(draft: NoteDraft, inputs: Sequence[Note], question: Question, sources: list[int]) -> Note:
     """A combining stage's note (a collapse, a tree node's reduce or map): the model's answer as given,
     never another, carrying the verified quotes of ``inputs`` that hold its words (all of them when none

@@ -33,7 +33,7 @@ from longgraph.nodes.checks.numbers import unexplained_numbers
 from longgraph.nodes.checks.question import Question
 from longgraph.nodes.checks.quotes import dedupe_quotes
 from longgraph.nodes.checks.words import content_stems, sentence_spans, words_of
-from longgraph.state.contract import Evidence, Verdict
+from longgraph.state.contract import Evidence, SupportKind, Verdict
 from longgraph.state.outputs import AnswerCheck
 from longgraph.state.usage import Usage
 
@@ -69,11 +69,11 @@ Verify = Callable[[str, Sequence[Evidence]], Awaitable[Checked]]
 @dataclass(frozen=True)
 class Judgement:
     """The verdict on one answer. ``verdict`` None: the answer claims nothing (the model's way of
-    saying it found nothing). ``support``: how a supported answer stands (by its words, or by the
-    call). ``quotes``: what it rests on. ``usage``: the call's cost, None when none was made."""
+    saying it found nothing). ``support``: how a supported answer stands (``extractive``: a stretch of
+    a quote the call confirmed; ``derived``: any other answer it confirmed). ``quotes``: what it rests on. ``usage``: the call's cost, None when none was made."""
 
     verdict: Verdict | None
-    support: Literal["extractive", "derived", "none"]
+    support: SupportKind
     reason: str
     quotes: list[Evidence]
     grounded: bool
@@ -158,12 +158,14 @@ def own_words(answer: str, question: Question) -> set[str]:
     return content_stems(answer) - question.words
 
 
-def resting_on(answer: str, question: Question, quotes: Sequence[Evidence]) -> list[Evidence]:
-    """The quotes an answer rests on: those holding its own words first, then the rest, at most
-    :data:`MAX_QUOTES_SHOWN`."""
-    words = own_words(answer, question)
-    holding = [q for q in quotes if words & content_stems(q.text)]
-    return [*holding, *(q for q in quotes if q not in holding)][:MAX_QUOTES_SHOWN]
+def holding_first(
+    answer: str, question: Question, quotes: Sequence[Evidence]
+) -> tuple[list[Evidence], list[Evidence]]:
+    """The verified ``quotes`` holding any of the answer's own words, and the others."""
+    words = own_words(unframed(answer), question)
+    verified = [q for q in quotes if q.verified]
+    holding = [q for q in verified if words & content_stems(q.text)]
+    return holding, [q for q in verified if q not in holding]
 
 
 async def judge(
@@ -174,7 +176,8 @@ async def judge(
     reading = unframed(answer)
     words = own_words(reading, question)
     grounded = bool(words & content_stems(" ".join(q.text for q in quotes)))
-    resting = resting_on(reading, question, quotes)
+    holding_words, others = holding_first(reading, question, quotes)
+    resting = [*holding_words, *others][:MAX_QUOTES_SHOWN]  # what the verdict rests on
     wrong = unexplained_numbers(reading, question.numbers, [q.text for q in quotes])
     if wrong:
         listed = ", ".join(f"{int(v)}" if v.is_integer() else f"{v:g}" for v in wrong[:4])
@@ -201,14 +204,12 @@ async def judge(
         if checked.outcome == "refuted"
         else "unconfirmed"
     )
-    support: Literal["derived", "none"] = "derived" if verdict == "supported" else "none"
-    return Judgement(verdict, support, checked.why, resting, grounded, checked.usage)
+    support: SupportKind = "none" if verdict != "supported" else "extractive" if holding else "derived"
+    return Judgement(verdict, support, checked.why, holding or resting, grounded, checked.usage)
 
 
 def supporting_quotes(answer: str, question: Question, quotes: Sequence[Evidence]) -> list[Evidence]:
     """The verified quotes a combining stage's ``answer`` rests on (those holding its own words), or
     all of them when none does: what a collapsed or reduced note carries on."""
-    words = own_words(unframed(answer), question)
-    verified = [q for q in quotes if q.verified]
-    holding = [q for q in verified if words & content_stems(q.text)]
-    return holding or verified
+    holding, others = holding_first(answer, question, quotes)
+    return holding or others

@@ -71,12 +71,15 @@ def test_a_refuted_answer_is_withheld_whatever_the_setting(setting: UnconfirmedS
 
 def test_words_in_a_quote_ground_an_answer_but_only_the_verification_call_supports_it() -> None:
     """ "234,394" is a stretch of the quote: grounded, shown unconfirmed without a verifier (a look-alike's
-    value would be a stretch of its sentence too); supported once the call reads it as stated."""
+    value would be a stretch of its sentence too); supported once the call reads it as stated, as a
+    stretch of a quote ("extractive"); a paraphrase the call confirms is "derived"."""
     alone = _settle("234,394")
     assert alone["verdict"] == "unconfirmed" and "does not show that it answers" in alone["verdict_reason"]
     output = _settle("234,394", verify=says_stated)
     assert output["answer"] == "234,394" and output["verdict"] == "supported" and output["supported"] is True
-    assert output["verdict_reason"], output
+    assert output["verdict_reason"] and output["support"] == "extractive", output
+    paraphrase = _settle(PARAPHRASE, verify=says_stated)
+    assert paraphrase["verdict"] == "supported" and paraphrase["support"] == "derived", paraphrase
 
 
 def test_the_setting_takes_show_or_withhold_only() -> None:
